@@ -1,0 +1,249 @@
+"""Is there an NVIDIA driver, and can this process see a GPU through it?"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterator, List, Optional
+
+from cudadoctor.facts import Facts
+from cudadoctor.model import Code, Finding, Fix, check
+
+from ._common import driver_version, find_text, kb, kernel_module, nvidia_gpu_present, torch_variant
+
+NO_NVIDIA_DRIVER = Code(
+    code="no-nvidia-driver",
+    title="No NVIDIA driver is loaded",
+    area="driver",
+    severity="error",
+    explanation={
+        "what": "No NVIDIA kernel driver or user-space driver library (libcuda, libnvidia-ml) is "
+        "present. The report says which of two situations it is: the machine has an NVIDIA GPU "
+        "but no driver, or it has no NVIDIA GPU at all.",
+        "why": "PyTorch's CUDA build talks to the GPU only through the driver; without it "
+        "torch.cuda.is_available() is False and CUDA initialisation says \"Found no NVIDIA driver "
+        "on your system\".",
+        "confirm": "`nvidia-smi` is missing or fails; `lspci | grep -i nvidia` shows whether a GPU "
+        "is on the PCI bus; `lsmod | grep nvidia` shows whether the kernel module is loaded.",
+        "fix": "Install NVIDIA's driver for your OS (new enough for your torch build) and reboot. "
+        "If the machine has no NVIDIA GPU, run on one that has, or install the CPU wheel.",
+    },
+    links=("https://docs.nvidia.com/cuda/cuda-installation-guide-linux/",
+           "https://www.nvidia.com/Download/index.aspx"),
+    signatures=(r"Found no NVIDIA driver on your system", r"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver",
+                r"nvidia-smi: (command )?not found", r"CUDA driver initialization failed",
+                r"libcuda\.so(\.1)?: cannot open shared object file"),
+)
+
+NO_GPU_VISIBLE = Code(
+    code="no-gpu-visible",
+    title="The driver works but no GPU is visible to this process",
+    area="gpu",
+    severity="error",
+    explanation={
+        "what": "The NVIDIA driver is present, but zero devices are visible to PyTorch: "
+        "CUDA_VISIBLE_DEVICES is empty or names devices that do not exist, a container was "
+        "started without GPUs, or NVIDIA_VISIBLE_DEVICES hides them.",
+        "why": "CUDA enumerates only the devices the environment exposes; with none, "
+        "torch.cuda.is_available() is False and device_count() is 0, and programs silently fall "
+        "back to the CPU or fail with \"no CUDA-capable device is detected\".",
+        "confirm": "`echo $CUDA_VISIBLE_DEVICES` and `nvidia-smi -L` (which ignores that variable) "
+        "side by side; in a container, `ls /dev/nvidia*`.",
+        "fix": "Unset CUDA_VISIBLE_DEVICES or set it to indices or UUIDs that `nvidia-smi -L` lists; "
+        "start containers with `--gpus all` (Docker) or a `nvidia.com/gpu` resource limit (Kubernetes).",
+    },
+    links=("https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars",
+           "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/docker-specialized.html"),
+    signatures=(r"no CUDA-capable device is detected", r"cudaErrorNoDevice", r"CUDA error: invalid device ordinal",
+                r"error=38 : no CUDA-capable device", r"could not select device driver .* with capabilities: \[\[gpu\]\]"),
+)
+
+
+def _driver_install_fix(fx: Facts) -> List[str]:
+    distro = (fx.str("system.distro") or "").lower()
+    if fx.bool("system.wsl"):
+        return ["# On the Windows host: install the current NVIDIA driver for Windows (it provides CUDA to WSL2)",
+                "# Inside WSL do not install a Linux NVIDIA driver"]
+    if (fx.str("system.os") or "").lower().startswith("windows"):
+        return ["# Download and install the driver for your GPU: https://www.nvidia.com/Download/index.aspx"]
+    if "ubuntu" in distro or "pop!_os" in distro or "mint" in distro:
+        return ["sudo ubuntu-drivers install", "sudo reboot"]
+    if "debian" in distro:
+        return ["sudo apt install nvidia-driver firmware-misc-nonfree  # needs the non-free components enabled", "sudo reboot"]
+    if "fedora" in distro:
+        return ["sudo dnf install akmod-nvidia  # from RPM Fusion", "sudo reboot"]
+    if any(x in distro for x in ("red hat", "rocky", "alma", "centos")):
+        return ["sudo dnf module install nvidia-driver:latest-dkms  # from NVIDIA's CUDA repository", "sudo reboot"]
+    if "arch" in distro:
+        return ["sudo pacman -S nvidia", "sudo reboot"]
+    return ["# Install NVIDIA's driver for your distribution: https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/",
+            "sudo reboot"]
+
+
+def _min_driver_note(fx: Facts) -> Optional[str]:
+    k, cuda = kb(), fx.str("torch.cuda")
+    if not (k and cuda):
+        return None
+    try:
+        floor = k.min_driver_for_cuda(cuda, "windows" if (fx.str("system.os") or "").lower().startswith("windows") else "linux")
+    except Exception:
+        return None
+    return f"torch {fx.str('torch.version')} (CUDA {cuda}) needs driver >= {floor}" if floor else None
+
+
+@check(NO_NVIDIA_DRIVER)
+def no_nvidia_driver(fx: Facts) -> Iterator[Finding]:
+    """No driver: distinguish 'GPU without driver' from 'no GPU at all'."""
+    nvml = fx.str("nvml.status")
+    module = kernel_module(fx)
+    said = find_text(fx, NO_NVIDIA_DRIVER.signatures[0])
+    # Inside a container the host's module list shows through; a missing library there is a
+    # container started without GPU support (no-gpu-visible), not a missing driver.
+    if fx.str("system.container") and module is True:
+        return
+    absent = nvml in ("library-missing", "driver-not-loaded") and module is not True
+    if not absent and said and not driver_version(fx):
+        absent = True
+    if not absent:
+        return
+    gpu = nvidia_gpu_present(fx)
+    evidence = {"nvml.status": nvml, "nvml.error": fx.str("nvml.error"),
+                "system.kernel_modules.nvidia": module,
+                "system.pci_nvidia_devices": len(fx.list("system.pci_nvidia_devices") or []) if fx.list("system.pci_nvidia_devices") is not None else "unknown",
+                "torch.version": fx.str("torch.version")}
+    if said:
+        evidence[said[0]] = said[1]
+    note = _min_driver_note(fx)
+    if gpu is False:
+        variant = torch_variant(fx)
+        cmds = ["# Run on a machine with an NVIDIA GPU (in the cloud: a GPU instance type)"]
+        if variant and variant != "cpu":
+            cmds.append(f"# For CPU-only work the CPU wheel is ~10x smaller: python -m pip install torch --index-url https://download.pytorch.org/whl/cpu")
+        yield NO_NVIDIA_DRIVER.finding(
+            title="No NVIDIA GPU in this machine, so there is no NVIDIA driver for PyTorch to use",
+            evidence=evidence,
+            fix=Fix(tuple(cmds), "PyTorch's CUDA build needs an NVIDIA GPU and its driver; the PCI bus shows no NVIDIA device here."),
+        )
+        return
+    cmds = _driver_install_fix(fx)
+    if kernel_module(fx, "nouveau"):
+        cmds = ["# The open-source nouveau driver is loaded and blocks NVIDIA's: the package below blacklists it"] + cmds
+        evidence["system.kernel_modules.nouveau"] = True
+    if note:
+        cmds.append(f"# {note}")
+    title = ("An NVIDIA GPU is installed but no NVIDIA driver is loaded" if gpu
+             else "No NVIDIA driver found (could not tell whether the machine has an NVIDIA GPU)")
+    if gpu and module is None and fx.origin == "live":
+        title = "No NVIDIA driver found"
+    yield NO_NVIDIA_DRIVER.finding(
+        title=title,
+        evidence=evidence,
+        fix=Fix(tuple(cmds), "The driver is what lets CUDA, and so PyTorch, reach the GPU."),
+    )
+
+
+_INDEX = re.compile(r"^\d+$")
+
+
+def _visible_entries(value: str) -> List[str]:
+    return [p.strip() for p in value.split(",")]
+
+
+def _cvd_problem(cvd: str, count: Optional[int], uuids: List[str]) -> Optional[str]:
+    """Why CUDA_VISIBLE_DEVICES hides every device, or None if it selects at least one.
+
+    CUDA reads the list left to right and stops at the first invalid entry.
+    """
+    v = cvd.strip()
+    if v == "":
+        return "CUDA_VISIBLE_DEVICES is set but empty, which hides every GPU"
+    if v.lower() in ("-1", "none", "nodevfiles", "void"):
+        return f"CUDA_VISIBLE_DEVICES={v} hides every GPU"
+    first = _visible_entries(v)[0]
+    if _INDEX.match(first):
+        if count is not None and int(first) >= count:
+            return (f"CUDA_VISIBLE_DEVICES={v} starts with device {first}, but this machine has "
+                    f"{count} GPU{'s' if count != 1 else ''} (indices 0..{count - 1})")
+        return None
+    if first.startswith("-"):
+        return f"CUDA_VISIBLE_DEVICES={v} starts with an invalid index"
+    if first.upper().startswith(("GPU-", "MIG-")):
+        if uuids and not any(u.upper().startswith(first.upper()) for u in uuids) and not first.upper().startswith("MIG-"):
+            return f"CUDA_VISIBLE_DEVICES names {first}, which matches no GPU UUID on this machine"
+        return None
+    return f"CUDA_VISIBLE_DEVICES={v}: {first!r} is neither an index nor a GPU UUID"
+
+
+@check(NO_GPU_VISIBLE)
+def no_gpu_visible(fx: Facts) -> Iterator[Finding]:
+    """Driver fine, zero devices for this process: CUDA_VISIBLE_DEVICES, containers, NVML count."""
+    nvml = fx.str("nvml.status")
+    devices = fx.dicts("nvml.devices")
+    count = fx.int("nvml.device_count")
+    if count is None and devices:
+        count = len(devices)
+    uuids = [d["uuid"] for d in devices if isinstance(d.get("uuid"), str)]
+    cvd = fx.env("CUDA_VISIBLE_DEVICES")
+    nvd = fx.env("NVIDIA_VISIBLE_DEVICES")
+    torch_count = fx.int("torch.device_count")
+    said = find_text(fx, "|".join(NO_GPU_VISIBLE.signatures[:4]))
+    driver_ok = nvml == "ok" or bool(driver_version(fx)) or (kernel_module(fx) is True and nvml not in ("library-missing",))
+    evidence = {"nvml.status": nvml, "nvml.device_count": count, "torch.device_count": torch_count}
+    if said:
+        evidence[said[0]] = said[1]
+
+    # A container on a GPU host, started without the NVIDIA runtime: the host's module is loaded
+    # but the driver's user-space libraries were never mounted in.
+    if fx.str("system.container") and kernel_module(fx) is True and nvml in ("library-missing", "driver-not-loaded"):
+        evidence["system.container"] = fx.str("system.container")
+        kube = fx.str("system.container") == "kubernetes"
+        yield NO_GPU_VISIBLE.finding(
+            title=f"This {fx.str('system.container')} container was started without GPU access (the host has the NVIDIA driver)",
+            evidence=evidence,
+            fix=Fix(("# Kubernetes: request the GPU in the pod spec: resources: {limits: {nvidia.com/gpu: 1}}",) if kube else
+                    ("docker run --gpus all ...  # needs the NVIDIA Container Toolkit on the host",
+                     "# podman: podman run --device nvidia.com/gpu=all ..."),
+                    "The container runtime must mount the GPU devices and driver libraries into the container."),
+        )
+        return
+    if not driver_ok:
+        return
+    if cvd is not None:
+        problem = _cvd_problem(cvd, count, uuids)
+        if problem:
+            evidence["CUDA_VISIBLE_DEVICES"] = cvd
+            good = ",".join(str(i) for i in range(count)) if count else "0"
+            yield NO_GPU_VISIBLE.finding(
+                title=problem,
+                evidence=evidence,
+                fix=Fix(("unset CUDA_VISIBLE_DEVICES", f"# or choose from `nvidia-smi -L`, e.g.: export CUDA_VISIBLE_DEVICES={good}"),
+                        "CUDA only sees the devices that CUDA_VISIBLE_DEVICES names, up to its first invalid entry."),
+            )
+            return
+    if nvd is not None and nvd.strip().lower() in ("void", "none", ""):
+        evidence["NVIDIA_VISIBLE_DEVICES"] = nvd
+        yield NO_GPU_VISIBLE.finding(
+            title=f"NVIDIA_VISIBLE_DEVICES={nvd or '(empty)'} hides every GPU from this container",
+            evidence=evidence,
+            fix=Fix(("# start the container with NVIDIA_VISIBLE_DEVICES=all, or docker run --gpus all ...",),
+                    "The NVIDIA container runtime exposes only the devices this variable names."),
+        )
+        return
+    if nvml == "ok" and count == 0:
+        yield NO_GPU_VISIBLE.finding(
+            title="The NVIDIA driver is loaded but reports no GPU",
+            evidence=evidence,
+            fix=Fix(("nvidia-smi -L", "sudo dmesg | grep -i -E 'nvrm|xid'  # look for a GPU that failed to initialise"),
+                    "With the driver up and no device, the GPU is hidden (container, VM passthrough) or failed to initialise."),
+        )
+        return
+    if said and torch_count in (0, None) and "no CUDA-capable device" in said[1]:
+        yield NO_GPU_VISIBLE.finding(
+            title="CUDA reports no CUDA-capable device although the driver is present",
+            evidence=evidence,
+            fix=Fix(("unset CUDA_VISIBLE_DEVICES", "nvidia-smi -L"),
+                    "Usually CUDA_VISIBLE_DEVICES or the container hides the devices the driver sees."),
+        )
+
+
+def register():
+    return [no_nvidia_driver, no_gpu_visible]

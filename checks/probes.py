@@ -1,0 +1,66 @@
+"""Probes that failed or timed out: what the report could not find out, and why."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from cudadoctor.facts import Facts
+from cudadoctor.model import Code, Finding, Fix, check
+
+PROBE_FAILED = Code(
+    code="probe-failed",
+    title="A probe failed or timed out; some facts are unknown",
+    area="tool",
+    severity="warning",
+    explanation={
+        "what": "One of cudadoctor's probes (system, environment, toolkit, nvml, pyenv, torch) "
+        "failed, crashed or ran past its time limit. A torch probe that crashed or hung while "
+        "initialising CUDA or running a test kernel is an error: PyTorch cannot use the GPU.",
+        "why": "Probes run in child processes with time limits so that a hung driver call or a "
+        "crashing library becomes a fact instead of freezing the tool. Facts that probe would "
+        "have gathered are unknown, and checks that need them say so rather than guessing.",
+        "confirm": "The evidence names the probe, how it failed and where it stopped. "
+        "`cudadoctor collect -v` shows every probe's status and duration.",
+        "fix": "For a crash or hang while initialising CUDA: look at `dmesg` for Xid errors and "
+        "at other findings; for a slow filesystem, raise the limit with --timeout.",
+    },
+)
+
+_CUDA_STAGES = ("cuda_init", "devices", "kernel")
+
+
+@check(PROBE_FAILED)
+def probe_failed(fx: Facts) -> Iterator[Finding]:
+    for p in fx.dicts("probe_errors"):
+        name = str(p.get("probe") or "?")
+        status = str(p.get("status") or "error")
+        message = str(p.get("message") or "")
+        if name == "torch" and fx.str("torch.status") == "import-failed":
+            continue  # torch-import-failed reports it, with more detail
+        stage = fx.str("torch.failed_stage") if name == "torch" else None
+        evidence = {"probe": name, "status": status, "message": message[:500]}
+        if stage:
+            evidence["stage"] = stage
+        tail = fx.str("torch.failure.stderr_tail") if name == "torch" else None
+        if tail:
+            evidence["stderr_tail"] = "\n".join(tail.strip().splitlines()[-6:])
+        if name == "torch" and stage and stage.startswith(_CUDA_STAGES):
+            what = "hung" if status == "timeout" else "crashed"
+            yield PROBE_FAILED.finding(
+                title=f"PyTorch {what} while {'initialising CUDA' if stage == 'cuda_init' else 'using the GPU'} (stage {stage}): {message}",
+                evidence=evidence,
+                fix=Fix(("sudo dmesg | grep -i -E 'nvrm|xid' | tail", "nvidia-smi"),
+                        "A crash or hang inside CUDA points at the driver or the GPU itself; the kernel log names Xid errors."),
+                severity="error",
+            )
+            continue
+        yield PROBE_FAILED.finding(
+            title=f"The {name} probe {'timed out' if status == 'timeout' else 'failed'}: {message}"[:300],
+            evidence=evidence,
+            fix=Fix((f"cudadoctor check --timeout 300  # if the {name} probe is merely slow",) if status == "timeout" else (),
+                    "Facts from this probe are unknown; checks that need them report unknown, never ok."),
+        )
+
+
+def register():
+    return [probe_failed]

@@ -1,0 +1,47 @@
+"""The command-line entry point. Commands live one per module in cudadoctor/commands/."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from . import __version__, exitcodes
+from .commands.catalogue import explain_cmd, list_checks_cmd
+from .commands.check import check_cmd
+from .commands.collect import collect_cmd
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="cudadoctor")
+def cli() -> None:
+    """cudadoctor: can PyTorch use your NVIDIA GPU? If not, why, and the exact fix.
+
+    Start with `cudadoctor check`.
+    """
+
+
+for _cmd in (check_cmd, collect_cmd, list_checks_cmd, explain_cmd):
+    cli.add_command(_cmd)
+
+
+def main(argv=None) -> None:
+    """Run the CLI; an unexpected error is one line (exit 3), never a traceback."""
+    try:
+        cli.main(args=argv, prog_name="cudadoctor", standalone_mode=True)
+    except SystemExit:
+        raise
+    except KeyboardInterrupt:
+        click.echo("cudadoctor: interrupted", err=True)
+        raise SystemExit(130)
+    except BaseException as e:  # noqa: BLE001 - the last guard
+        if os.environ.get("CUDADOCTOR_DEBUG"):
+            raise
+        msg = str(e).splitlines()[0][:300] if str(e) else ""
+        click.echo(f"cudadoctor: internal error: {type(e).__name__}: {msg} (set CUDADOCTOR_DEBUG=1 for the traceback)", err=True)
+        raise SystemExit(exitcodes.INTERNAL)
+
+
+if __name__ == "__main__":
+    main()

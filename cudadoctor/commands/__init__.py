@@ -1,0 +1,1 @@
+"""One module per command: each only parses options, calls the engine and renders."""

@@ -1,0 +1,71 @@
+"""`cudadoctor check`: can PyTorch use the GPU? If not, why and the exact fix."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Dict, Optional
+
+import click
+
+from .. import exitcodes, registry
+from ..probes import DEFAULT_TIMEOUTS, collect
+from ..render import render
+from ..report import diagnose
+from ._shared import BadInput, emit, format_option, output_option, python_option, read_facts, read_text_arg, use_color
+
+
+def gather(facts_file: Optional[str], python: Optional[str], quick: bool, timeout: Optional[float],
+           error: Optional[str], error_file: Optional[str], kernel: bool = True, deep: bool = False) -> Dict[str, Any]:
+    """Facts from a file or from the live probes, plus the user's error text when given."""
+    if facts_file:
+        facts = read_facts(facts_file)
+    else:
+        if python and not _is_interpreter(python):
+            raise BadInput(f"--python {python}: not an executable file")
+        timeouts = {"torch": timeout} if timeout else None
+        facts = collect(python=python, quick=quick, kernel=kernel, timeouts=timeouts, deep=deep)
+    text = error or ""
+    if error_file:
+        text = (text + "\n" if text else "") + read_text_arg(error_file, "an error message")
+    if text.strip():
+        facts["user_error"] = {"text": text[-20000:]}
+    return facts
+
+
+def _is_interpreter(path: str) -> bool:
+    import os
+
+    return os.path.isfile(path) and os.access(path, os.X_OK)
+
+
+@click.command("check")
+@format_option
+@output_option
+@click.option("--facts", "facts_file", metavar="FILE", help="Diagnose a saved facts file or JSON report ('-' for stdin) instead of this machine.")
+@click.option("--error", "error", metavar="TEXT", help="The error message you saw; checks use it as evidence.")
+@click.option("--error-file", "error_file", metavar="FILE", help="Read the error message (or a whole traceback) from FILE ('-' for stdin).")
+@click.option("--strict", is_flag=True, help="Exit 1 on warnings too, not only on errors.")
+@click.option("-v", "--verbose", is_flag=True, help="Show the evidence of each finding and the probe timings.")
+@python_option
+@click.option("--quick", is_flag=True, help="Do not import torch (versions from package metadata only); well under a second.")
+@click.option("--deep", is_flag=True, help="Import torchvision/torchaudio fully (slower) instead of only loading their compiled extensions.")
+@click.option("--timeout", type=click.FloatRange(min=1), metavar="SECONDS",
+              help=f"Time limit for importing torch and initialising CUDA (default {DEFAULT_TIMEOUTS['torch']:.0f}).")
+def check_cmd(fmt: str, output: Optional[str], facts_file: Optional[str], error: Optional[str], error_file: Optional[str],
+              strict: bool, verbose: bool, python: Optional[str], quick: bool, deep: bool, timeout: Optional[float]) -> None:
+    """Diagnose whether PyTorch can use the NVIDIA GPU, and print the fix for what is wrong.
+
+    Exit codes: 0 no error findings; 1 error findings (with --strict, warnings too);
+    2 usage error or bad input.
+    """
+    t0 = time.perf_counter()
+    facts = gather(facts_file, python, quick, timeout, error, error_file, deep=deep)
+    t1 = time.perf_counter()
+    reg = registry.load()
+    report = diagnose(facts, reg, timings={"probes_s": t1 - t0, "plugins_s": time.perf_counter() - t1})
+    emit(render(report, fmt, verbose=verbose, color=use_color(output)), output)
+    code = report.exit_code(strict)
+    if output and output != "-":
+        v = report.verdict()
+        click.echo(f"cudadoctor: wrote {output} — {v['text']}", err=True)
+    raise SystemExit(code)

@@ -1,0 +1,207 @@
+"""The facts document: one versioned, JSON-serialisable record of what the probes found.
+
+Everything downstream (checks, renderers, diff, fleet) runs from a facts document, live or
+loaded from a file. Unknown is represented by a missing key or ``None`` — never by a default
+that looks like an answer. See docs/facts.md for the schema.
+
+:class:`Facts` wraps the dict with typed, dotted-path getters so that checks stay robust to
+facts files from elsewhere: a value of the wrong type reads as unknown (``None``), never as a
+crash.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Dict, List, Optional, Union
+
+from . import SCHEMA_VERSION
+
+FACTS_KIND = "cudadoctor-facts"
+REPORT_KIND = "cudadoctor-report"
+#: Largest facts/report file we read. Real ones are tens of kB.
+MAX_INPUT_BYTES = 32 * 1024 * 1024
+
+SECTIONS = ("tool", "system", "python", "nvml", "torch", "packages", "environment", "toolkit")
+
+_MISSING = object()
+
+
+class FactsError(ValueError):
+    """A facts or report file that cannot be used; the message is one line for the user."""
+
+
+class Facts:
+    """Read-only view of a facts dict with typed dotted-path access."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: Dict[str, Any]):
+        self.data = data
+
+    def get(self, path: str, default: Any = None) -> Any:
+        cur: Any = self.data
+        for part in path.split("."):
+            if isinstance(cur, dict):
+                cur = cur.get(part, _MISSING)
+            elif isinstance(cur, list) and part.isdigit():
+                i = int(part)
+                cur = cur[i] if i < len(cur) else _MISSING
+            else:
+                return default
+            if cur is _MISSING:
+                return default
+        return default if cur is None else cur
+
+    def str(self, path: str) -> Optional[str]:
+        v = self.get(path)
+        return v if isinstance(v, str) and v != "" else None
+
+    def bool(self, path: str) -> Optional[bool]:
+        v = self.get(path)
+        return v if isinstance(v, bool) else None
+
+    def int(self, path: str) -> Optional[int]:
+        v = self.get(path)
+        return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+    def num(self, path: str) -> Optional[float]:
+        v = self.get(path)
+        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+    def list(self, path: str) -> Optional[List[Any]]:
+        v = self.get(path)
+        return v if isinstance(v, list) else None
+
+    def dicts(self, path: str) -> List[Dict[str, Any]]:
+        """The dict items of a list (anything else in it is skipped); [] when unknown."""
+        return [x for x in (self.list(path) or []) if isinstance(x, dict)]
+
+    def dict(self, path: str) -> Optional[Dict[str, Any]]:
+        v = self.get(path)
+        return v if isinstance(v, dict) else None
+
+    def __contains__(self, path: str) -> bool:
+        return self.get(path, _MISSING) is not _MISSING
+
+    # Small derived views used by several checks. They only read facts.
+
+    @property
+    def origin(self) -> str:
+        return self.str("origin") or "live"
+
+    def env(self, name: str) -> Optional[str]:
+        """An environment variable as recorded (None when not set or not recorded)."""
+        v = self.get("environment.vars." + name)
+        return v if isinstance(v, str) else None
+
+    def env_recorded(self) -> bool:
+        return self.dict("environment.vars") is not None
+
+    def distribution(self, name: str) -> Optional[Dict[str, Any]]:
+        """The installed distribution ``name`` (normalised name match), first found."""
+        want = normalize_name(name)
+        for d in self.dicts("packages.distributions"):
+            if normalize_name(str(d.get("name", ""))) == want:
+                return d
+        return None
+
+    def user_error(self) -> str:
+        """The error text the user saw, when given (``--error``), else ''."""
+        return self.str("user_error.text") or ""
+
+
+def normalize_name(name: str) -> str:
+    return name.lower().replace("_", "-").replace(".", "-")
+
+
+def new_facts(origin: str = "live") -> Dict[str, Any]:
+    """An empty facts document of the current schema."""
+    doc: Dict[str, Any] = {"schema_version": SCHEMA_VERSION, "kind": FACTS_KIND, "origin": origin}
+    for s in SECTIONS:
+        doc[s] = {}
+    doc["probe_errors"] = []
+    return doc
+
+
+def parse_document(text: Union[str, bytes], name: str = "input") -> Dict[str, Any]:
+    """Parse a facts document or a whole report; returns the facts dict.
+
+    Raises :class:`FactsError` with a one-line message for anything unusable.
+    """
+    if isinstance(text, bytes):
+        if len(text) > MAX_INPUT_BYTES:
+            raise FactsError(f"{name}: file is larger than {MAX_INPUT_BYTES // (1024 * 1024)} MiB; not a cudadoctor report")
+        try:
+            text = text.decode("utf-8-sig")
+        except UnicodeDecodeError as e:
+            raise FactsError(f"{name}: not UTF-8 text (byte {e.start}); expected a cudadoctor JSON report") from None
+    if not text.strip():
+        raise FactsError(f"{name}: file is empty; expected a cudadoctor JSON report or facts file")
+    try:
+        doc = json.loads(text)
+    except RecursionError:
+        raise FactsError(f"{name}: JSON nested too deeply") from None
+    except ValueError as e:
+        msg = getattr(e, "msg", str(e))
+        pos = getattr(e, "pos", None)
+        truncated = pos is not None and pos >= len(text.rstrip()) - 1
+        hint = "truncated JSON" if truncated else "not valid JSON"
+        raise FactsError(f"{name}: {hint} ({msg} at line {getattr(e, 'lineno', '?')} column {getattr(e, 'colno', '?')})") from None
+    if not isinstance(doc, dict):
+        raise FactsError(f"{name}: expected a JSON object (a cudadoctor report or facts file), got {type(doc).__name__}")
+    kind = doc.get("kind")
+    if kind == REPORT_KIND:
+        facts = doc.get("facts")
+        if not isinstance(facts, dict):
+            raise FactsError(f"{name}: report has no 'facts' object")
+        doc_version = doc.get("schema_version")
+        facts = dict(facts)
+        facts.setdefault("schema_version", doc_version)
+        facts.setdefault("kind", FACTS_KIND)
+    elif kind == FACTS_KIND:
+        facts = doc
+    else:
+        raise FactsError(
+            f"{name}: not a cudadoctor report or facts file (kind={kind!r}); "
+            "for `python -m torch.utils.collect_env` output use --from-collect-env"
+        )
+    version = facts.get("schema_version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise FactsError(f"{name}: missing or invalid schema_version {version!r}")
+    if version > SCHEMA_VERSION:
+        raise FactsError(
+            f"{name}: written by a newer cudadoctor (schema {version}; this one reads up to {SCHEMA_VERSION}); "
+            "upgrade with: pip install -U cudadoctor"
+        )
+    for s in SECTIONS:
+        if s in facts and facts[s] is not None and not isinstance(facts[s], dict):
+            raise FactsError(f"{name}: section '{s}' should be an object, got {type(facts[s]).__name__}")
+        if facts.get(s) is None:
+            facts[s] = {}
+    if not isinstance(facts.get("probe_errors"), list):
+        facts["probe_errors"] = []
+    facts.setdefault("origin", "file")
+    return facts
+
+
+def load_facts(path: str) -> Dict[str, Any]:
+    """Read a facts document or report from ``path`` ('-' for stdin)."""
+    import sys
+
+    name = "stdin" if path == "-" else path
+    try:
+        if path == "-":
+            data = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
+        else:
+            if os.path.isdir(path):
+                raise FactsError(f"{path}: is a directory, expected a report file")
+            with open(path, "rb") as f:
+                data = f.read(MAX_INPUT_BYTES + 1)
+    except FileNotFoundError:
+        raise FactsError(f"{name}: no such file") from None
+    except PermissionError:
+        raise FactsError(f"{name}: permission denied") from None
+    except OSError as e:
+        raise FactsError(f"{name}: cannot read ({e.strerror or e})") from None
+    return parse_document(data, name)

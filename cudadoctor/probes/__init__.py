@@ -1,0 +1,207 @@
+"""Probes: the only code that touches the system. Each is time-bounded and never raises.
+
+``collect()`` starts every probe at once, each in its own thread, and waits for all of them
+against one deadline per probe. Anything that imports torch or talks to the driver runs in a
+child interpreter (see ``child/``), so a crash or a hang becomes a fact, not our crash.
+Every probe records its status (ok | absent | error | timeout), its duration and, when it
+failed, why — in ``tool.probes`` and ``probe_errors``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import sys
+import threading
+import time
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from .. import SCHEMA_VERSION, __version__
+from ..facts import new_facts
+from . import proc, system
+
+#: Default time budget per probe, in seconds. Importing a CUDA build of torch from a slow disk
+#: can take tens of seconds; everything else answers in well under a second when healthy.
+DEFAULT_TIMEOUTS = {"system": 5.0, "environment": 5.0, "toolkit": 10.0, "nvml": 15.0, "pyenv": 20.0, "torch": 90.0}
+
+
+def _torch_facts(r: proc.ChildResult, timeout: float) -> Dict[str, Any]:
+    """Turn the torch child's result into the facts' ``torch`` section."""
+    data = dict(r.data or {})
+    stage = data.get("stage")
+    status = data.get("status")
+    out: Dict[str, Any] = {k: v for k, v in data.items() if k not in ("probe", "elapsed_s")}
+    if status in ("ok", "not-installed", "import-failed"):
+        out["status"] = status
+        return out
+    # The child died or hung before it finished: say where.
+    out["status"] = "crashed" if r.status in ("killed", "exited", "ok") else ("timed-out" if r.status == "timeout" else "error")
+    out["failed_stage"] = stage or "start"
+    detail: Dict[str, Any] = {"how": r.describe()}
+    if r.signal is not None:
+        detail["signal"] = r.signal
+        detail["signal_name"] = proc.signal_name(r.signal)
+    if r.status == "timeout":
+        detail["timeout_s"] = timeout
+    if r.returncode is not None and r.status == "exited":
+        detail["exit_code"] = r.returncode
+    if r.stderr_tail:
+        detail["stderr_tail"] = r.stderr_tail[-2000:]
+    if r.status == "error":
+        detail["error"] = r.error
+    out["failure"] = detail
+    if stage == "import" or stage in (None, "start", "find"):
+        # Import never finished: that is an import failure of a particular kind.
+        out["status"] = "import-failed"
+        how = "crashed" if r.status in ("killed", "exited", "ok") else ("hung" if r.status == "timeout" else "error")
+        out["error"] = {
+            "type": {"crashed": "Crash", "hung": "Timeout", "error": "ProbeError"}[how],
+            "message": f"import torch {r.describe()}",
+            "how": how,
+            "traceback_tail": (r.stderr_tail or "")[-2000:],
+        }
+    return out
+
+
+def _run_torch(python: str, timeout: float, kernel: bool, deep: bool = False) -> Tuple[str, Dict[str, Any], str]:
+    argv = [python, proc.child_script("torch_probe.py")] + ([] if kernel else ["--no-kernel"]) + (["--deep"] if deep else [])
+    r = proc.run(argv, timeout=timeout, env=proc.child_env(), result_file=True)
+    facts = _torch_facts(r, timeout)
+    if r.stderr_tail:
+        facts["stderr_tail"] = r.stderr_tail[-2000:]
+    if r.stdout_tail.strip():
+        facts["stdout_tail"] = r.stdout_tail[-500:]
+    status = "ok" if facts.get("status") in ("ok", "not-installed", "import-failed") and r.status != "timeout" else ("timeout" if r.status == "timeout" else "error")
+    if facts.get("status") == "import-failed" and facts.get("failure"):
+        status = "timeout" if r.status == "timeout" else "error"
+    return status, facts, "" if status == "ok" else f"torch probe {r.describe()} during stage {facts.get('failed_stage', '?')}"
+
+
+def _run_simple_child(script: str, python: str, timeout: float) -> Tuple[str, Dict[str, Any], str]:
+    r = proc.run([python, proc.child_script(script)], timeout=timeout, env=proc.child_env(), result_file=True)
+    data = dict(r.data or {})
+    data.pop("probe", None)
+    if r.status == "ok" and data.get("status") != "running":
+        return "ok", data, ""
+    msg = r.describe()
+    if r.stderr_tail.strip():
+        msg += ": " + r.stderr_tail.strip().splitlines()[-1][-300:]
+    data["probe_status"] = "timeout" if r.status == "timeout" else "error"
+    data.setdefault("stage", None)
+    return ("timeout" if r.status == "timeout" else "error"), data, msg
+
+
+def _in_thread(fn: Callable[[], Tuple[str, Dict[str, Any], str]], timeout: float) -> Tuple[str, Dict[str, Any], str, float]:
+    box: List[Any] = []
+    start = time.monotonic()
+
+    def target() -> None:
+        try:
+            box.append(fn())
+        except BaseException as e:  # a probe never raises: an exception is a fact
+            box.append(("error", {}, f"{type(e).__name__}: {e}"))
+
+    t = threading.Thread(target=target, daemon=True)
+    t.start()
+    t.join(timeout)
+    took = time.monotonic() - start
+    if not box:
+        return "timeout", {}, f"did not finish within {timeout:.0f} s", took
+    status, data, err = box[0]
+    return status, data, err, took
+
+
+def collect(
+    python: Optional[str] = None,
+    quick: bool = False,
+    kernel: bool = True,
+    timeouts: Optional[Dict[str, float]] = None,
+    deep: bool = False,
+) -> Dict[str, Any]:
+    """Gather live facts. ``python`` is the interpreter to diagnose (default: this one).
+
+    ``quick`` skips importing torch (versions then come from package metadata and
+    torch/version.py). ``deep`` imports torchvision/torchaudio fully instead of only loading
+    their compiled extensions (slower: torchvision's import costs as much as torch's).
+    Never raises.
+    """
+    python = python or sys.executable
+    t = dict(DEFAULT_TIMEOUTS)
+    t.update(timeouts or {})
+    started = time.monotonic()
+    facts = new_facts("live")
+
+    jobs: Dict[str, Callable[[], Tuple[str, Dict[str, Any], str]]] = {
+        "system": lambda: ("ok", system.probe_system(), ""),
+        "environment": lambda: ("ok", system.probe_environment(), ""),
+        "toolkit": lambda: ("ok", system.probe_toolkit(timeout=t["toolkit"] - 1), ""),
+        "nvml": lambda: _run_simple_child("nvml_probe.py", sys.executable, t["nvml"]),
+        "pyenv": lambda: _run_simple_child("pyenv_probe.py", python, t["pyenv"]),
+    }
+    if not quick:
+        jobs["torch"] = lambda: _run_torch(python, t["torch"], kernel, deep)
+
+    results: Dict[str, Tuple[str, Dict[str, Any], str, float]] = {}
+    threads = []
+    for name, fn in jobs.items():
+        # Each probe gets its own thread and its own bound (children bound themselves; the
+        # extra margin covers the kill grace period).
+        def run(name=name, fn=fn) -> None:
+            results[name] = _in_thread(fn, t[name] + proc.KILL_GRACE_S + 1.0)
+
+        th = threading.Thread(target=run, daemon=True)
+        th.start()
+        threads.append(th)
+    for th in threads:
+        th.join()
+
+    probes: Dict[str, Any] = {}
+    for name in jobs:
+        status, data, err, took = results.get(name, ("timeout", {}, "did not finish", 0.0))
+        probes[name] = {"status": status, "duration_s": round(took, 4)}
+        if err:
+            probes[name]["error"] = err
+            facts["probe_errors"].append({"probe": name, "status": status, "message": err})
+        if name == "pyenv":
+            facts["python"] = data.get("python") or {}
+            facts["packages"] = {
+                k: v for k, v in data.items() if k in ("distributions", "distributions_error", "torch_sources")
+            }
+            if status != "ok":
+                facts["packages"]["probe_status"] = status
+        else:
+            facts[name] = data
+    if quick:
+        facts["torch"] = _torch_from_sources(facts)
+        probes["torch"] = {"status": "skipped", "duration_s": 0.0}
+    facts["tool"] = {
+        "name": "cudadoctor",
+        "version": __version__,
+        "schema_version": SCHEMA_VERSION,
+        "collected_at": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
+        "duration_s": round(time.monotonic() - started, 4),
+        "probes": probes,
+        "quick": quick,
+        "deep": deep,
+        "python_target": python,
+    }
+    return facts
+
+
+def _torch_from_sources(facts: Dict[str, Any]) -> Dict[str, Any]:
+    """In --quick mode: what torch/version.py says, without importing torch."""
+    srcs = facts.get("packages", {}).get("torch_sources") or []
+    if not srcs:
+        return {"status": "skipped", "source": "version.py", "installed": False}
+    s = srcs[0]
+    return {
+        "status": "skipped",
+        "source": "version.py",
+        "installed": True,
+        "location": os.path.join(s.get("path", ""), "__init__.py"),
+        "version": s.get("version"),
+        "cuda": s.get("cuda"),
+        "hip": s.get("hip"),
+        "git_version": s.get("git_version"),
+        "debug": s.get("debug"),
+    }

@@ -1,0 +1,152 @@
+"""Child probe: the Python interpreter and the packages that matter, without importing them.
+
+    python pyenv_probe.py RESULT.json
+
+Standalone (stdlib only, Python 3.6+), run under the interpreter being diagnosed. Reads
+package metadata (importlib.metadata where available) and torch/version.py as text, so it is
+fast and cannot be crashed by a broken torch.
+"""
+
+import json
+import os
+import re
+import struct
+import sys
+import time
+
+RELEVANT = re.compile(
+    r"^(torch|torchvision|torchaudio|torchtext|torchdata|pytorch-triton.*|triton|numpy|xformers|"
+    r"nvidia-.*|cuda-.*|cupy.*|flash-attn|vllm|jax|jaxlib|tensorflow.*|onnxruntime.*|"
+    r"deepspeed|bitsandbytes|apex|accelerate|torch-tensorrt|tensorrt.*|pynvml|nvidia-ml-py.*|"
+    r"mkl|intel-openmp|cudadoctor)$"
+)
+
+_t0 = time.perf_counter()
+result = {"probe": "pyenv", "status": "running"}
+
+
+def save(path):
+    result["elapsed_s"] = round(time.perf_counter() - _t0, 4)
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(result, f, default=str)
+    os.replace(tmp, path)
+
+
+def norm(name):
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def python_info():
+    conda_prefix = os.environ.get("CONDA_PREFIX")
+    in_conda = os.path.exists(os.path.join(sys.prefix, "conda-meta"))
+    return {
+        "version": "%d.%d.%d" % sys.version_info[:3],
+        "version_full": sys.version,
+        "implementation": sys.implementation.name,
+        "executable": sys.executable,
+        "prefix": sys.prefix,
+        "base_prefix": getattr(sys, "base_prefix", sys.prefix),
+        "venv": getattr(sys, "base_prefix", sys.prefix) != sys.prefix,
+        "conda": in_conda,
+        "conda_prefix": conda_prefix,
+        "bits": struct.calcsize("P") * 8,
+        "platform": sys.platform,
+        "user_site_enabled": bool(getattr(__import__("site"), "ENABLE_USER_SITE", False)),
+        "path": [p for p in sys.path if p][:50],
+    }
+
+
+def distributions():
+    try:
+        from importlib import metadata
+    except ImportError:
+        return None, "importlib.metadata not available (Python < 3.8)"
+    found = []
+    for dist in metadata.distributions():
+        try:
+            name = dist.metadata["Name"]
+        except Exception:
+            name = None
+        if not name:
+            continue
+        if not RELEVANT.match(norm(name)):
+            continue
+        loc = None
+        try:
+            loc = str(dist.locate_file(""))
+        except Exception:
+            pass
+        installer = None
+        try:
+            installer = (dist.read_text("INSTALLER") or "").strip() or None
+        except Exception:
+            pass
+        editable = False
+        try:
+            du = dist.read_text("direct_url.json")
+            if du:
+                editable = bool(json.loads(du).get("dir_info", {}).get("editable"))
+        except Exception:
+            pass
+        requires = []
+        try:
+            requires = [r for r in (dist.requires or []) if RELEVANT.match(norm(re.split(r"[ ;<>=!~\[(]", r)[0]))]
+        except Exception:
+            pass
+        found.append({
+            "name": name,
+            "version": dist.version,
+            "location": loc,
+            "installer": installer,
+            "editable": editable,
+            "requires": requires[:40],
+        })
+    return found, None
+
+
+def torch_sources():
+    """Every torch package directory on sys.path, in import order, with its version.py contents."""
+    out = []
+    for entry in sys.path:
+        if not entry:
+            entry = os.getcwd()
+        d = os.path.join(entry, "torch")
+        if os.path.isfile(os.path.join(d, "__init__.py")):
+            item = {"path": d}
+            vp = os.path.join(d, "version.py")
+            try:
+                with open(vp, encoding="utf-8", errors="replace") as f:
+                    text = f.read(20000)
+                for key in ("__version__", "cuda", "hip", "git_version", "debug"):
+                    m = re.search(r"^%s\s*(?::\s*[^=]+)?=\s*(.+)$" % re.escape(key), text, re.M)
+                    if m:
+                        val = m.group(1).strip()
+                        if val in ("None",):
+                            item[key.strip("_")] = None
+                        elif val in ("True", "False"):
+                            item[key.strip("_")] = val == "True"
+                        else:
+                            item[key.strip("_")] = val.strip("'\"")
+            except OSError:
+                item["version_py"] = "missing"
+            out.append(item)
+    return out
+
+
+def main():
+    path = sys.argv[-1]
+    result["python"] = python_info()
+    save(path)
+    dists, err = distributions()
+    if err:
+        result["distributions_error"] = err
+    else:
+        result["distributions"] = dists
+    result["torch_sources"] = torch_sources()
+    result["status"] = "ok"
+    save(path)
+
+
+if __name__ == "__main__":
+    main()

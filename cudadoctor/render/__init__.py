@@ -1,0 +1,21 @@
+"""Renderers: they only read a :class:`~cudadoctor.report.Report`; they decide nothing."""
+
+from __future__ import annotations
+
+from ..report import Report
+
+FORMATS = ("text", "json", "markdown")
+
+
+def render(report: Report, fmt: str, verbose: bool = False, color: bool = False) -> str:
+    if fmt == "json":
+        from .json import render_json
+
+        return render_json(report)
+    if fmt == "markdown":
+        from .markdown import render_markdown
+
+        return render_markdown(report, verbose=verbose)
+    from .text import render_text
+
+    return render_text(report, verbose=verbose, color=color)

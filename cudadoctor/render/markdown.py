@@ -1,0 +1,94 @@
+"""Markdown ready to paste into a GitHub issue or a ticket.
+
+Everything from the facts is untrusted (GPU names, paths, environment values, error text): it is
+escaped so a report cannot inject markup, links or HTML into a ticket system, and code blocks
+use a fence longer than any backtick run inside them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import List
+
+from .. import __version__
+from ..report import Report
+from .summary import SYMBOLS, areas
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+!|~])")
+
+
+def md_escape(s: object) -> str:
+    """Escape text for inline Markdown (also safe in a table cell): no markup, no HTML, no links."""
+    text = "".join(ch if ch.isprintable() else " " for ch in str(s))
+    text = _MD_SPECIAL.sub(r"\\\1", text)
+    # Autolinks: GitHub turns bare URLs and www. into links; break the scheme so they stay text.
+    text = re.sub(r"(?i)\b(https?|ftp|file|javascript|data)(:)", r"\1&#58;", text)
+    text = re.sub(r"(?i)\bwww\.", "www&#46;", text)
+    text = text.replace("&", "&amp;").replace("&amp;#58;", "&#58;").replace("&amp;#46;", "&#46;")
+    text = text.replace("@", "&#64;")
+    return text
+
+
+def fence(body: str, lang: str = "") -> str:
+    """A fenced code block that the body cannot close early."""
+    longest = max((len(m) for m in re.findall(r"`+", body)), default=0)
+    ticks = "`" * max(3, longest + 1)
+    return f"{ticks}{lang}\n{body.rstrip()}\n{ticks}"
+
+
+def _safe_link(url: str) -> str:
+    if re.match(r"^https://[A-Za-z0-9.-]+(/[A-Za-z0-9._~:/?#@!$&'*+,;=%-]*)?$", url):
+        return f"<{url}>"
+    return md_escape(url)
+
+
+def render_markdown(report: Report, verbose: bool = False) -> str:
+    v = report.verdict()
+    sym = {"yes": "✅", "no": "❌", "unknown": "❔"}[v["state"]]
+    out: List[str] = [f"## cudadoctor report", "", f"**{sym} {md_escape(v['text'])}.**", ""]
+    out += ["| Area | Status | Details |", "|---|---|---|"]
+    for _, label, status, detail in areas(report):
+        out.append(f"| {md_escape(label)} | {SYMBOLS[status]} | {md_escape(detail)} |")
+    out.append("")
+    if report.findings:
+        out.append("### Findings")
+        out.append("")
+        for f in report.findings:
+            out.append(f"#### {SYMBOLS['crashed' if f.code == 'check-crashed' else f.severity]} `{f.code}` ({f.severity}): {md_escape(f.title)}")
+            out.append("")
+            if f.fix.commands:
+                out.append("Fix:")
+                out.append("")
+                out.append(fence("\n".join(f.fix.commands), "sh"))
+                out.append("")
+            if f.fix.why:
+                out.append(f"Why: {md_escape(f.fix.why)}")
+                out.append("")
+            if f.evidence:
+                out.append("Evidence:")
+                out.append("")
+                for k, val in f.evidence.items():
+                    sval = val if isinstance(val, str) else json.dumps(val, default=str)
+                    if "\n" in sval:
+                        out.append(f"- {md_escape(k)}:")
+                        out.append("")
+                        out.append(fence(sval))
+                    else:
+                        out.append(f"- {md_escape(k)}: `{sval.replace('`', 'ˋ')[:300]}`" if sval else f"- {md_escape(k)}: (empty)")
+                out.append("")
+            if f.links:
+                out.append("See: " + ", ".join(_safe_link(u) for u in f.links))
+                out.append("")
+    else:
+        out += ["No findings.", ""]
+    out.append("<details><summary>Facts (JSON)</summary>")
+    out.append("")
+    out.append(fence(json.dumps(report.facts, sort_keys=True, indent=1, ensure_ascii=False, default=str), "json"))
+    out.append("")
+    out.append("</details>")
+    out.append("")
+    kb = report.to_dict()["tool"].get("kb_date")
+    out.append(f"<sub>cudadoctor {__version__} · schema {report.to_dict()['schema_version']}"
+               + (f" · knowledge base {md_escape(kb)}" if kb else "") + "</sub>")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,160 @@
+"""One line per area, derived from the report: shared by the text and Markdown renderers."""
+
+from __future__ import annotations
+
+from typing import List, Optional, Tuple
+
+from ..facts import Facts
+from ..model import AREAS, severity_rank
+from ..report import Report
+
+# status words: ok | error | warning | info | unknown | crashed
+SYMBOLS = {"ok": "✓", "error": "✗", "warning": "!", "info": "✓", "unknown": "?", "crashed": "☠", "none": "–"}
+ASCII_SYMBOLS = {"ok": "OK", "error": "X", "warning": "!", "info": "OK", "unknown": "?", "crashed": "!!"}
+
+
+def _gib(n: Optional[float]) -> str:
+    return f"{n / 2**30:.1f} GiB" if n else "?"
+
+
+def system_line(fx: Facts) -> Optional[str]:
+    parts = []
+    osname = " ".join(x for x in (fx.str("system.os"), fx.str("system.kernel"), fx.str("system.arch")) if x)
+    if osname:
+        parts.append(osname)
+    if fx.str("system.distro"):
+        parts.append(fx.str("system.distro"))
+    py = fx.str("python.version")
+    if py:
+        kind = "conda" if fx.bool("python.conda") else ("venv" if fx.bool("python.venv") else None)
+        bits = fx.int("python.bits")
+        parts.append(f"Python {py}" + (f" ({kind})" if kind else "") + (f" {bits}-bit" if bits and bits != 64 else ""))
+    if fx.str("system.container"):
+        parts.append(f"container: {fx.str('system.container')}")
+    if fx.bool("system.wsl"):
+        parts.append("WSL")
+    return " · ".join(parts) or None
+
+
+def driver_line(fx: Facts) -> Optional[str]:
+    ver = fx.str("nvml.driver_version")
+    if ver:
+        cuda = fx.str("nvml.cuda_driver_version")
+        return f"{ver}" + (f" (supports CUDA ≤ {cuda})" if cuda else "")
+    status = fx.str("nvml.status")
+    if status in (None, "running"):
+        return None
+    pci = fx.list("system.pci_nvidia_devices")
+    where = ""
+    if pci is not None:
+        where = f" · {len(pci)} NVIDIA device(s) on the PCI bus" if pci else " · no NVIDIA GPU on the PCI bus"
+    return f"not available (NVML: {status}){where}"
+
+
+def gpu_line(fx: Facts) -> Optional[str]:
+    devs = fx.dicts("nvml.devices") or fx.dicts("torch.devices")
+    if devs:
+        names = {}
+        for d in devs:
+            n = str(d.get("name") or "unknown GPU")
+            cc = d.get("compute_capability") or d.get("capability")
+            key = f"{n}" + (f" (sm_{str(cc).replace('.', '')})" if cc else "")
+            names[key] = names.get(key, 0) + 1
+        return ", ".join(f"{c} × {k}" for k, c in names.items())
+    if fx.int("nvml.device_count") == 0 or fx.int("torch.device_count") == 0:
+        return "none visible"
+    return None
+
+
+def torch_line(fx: Facts) -> Optional[str]:
+    status = fx.str("torch.status")
+    if status == "not-installed":
+        return "not installed"
+    if status == "import-failed":
+        return f"{fx.str('torch.version') or ''} import failed".strip()
+    ver = fx.str("torch.version")
+    if not ver:
+        return None
+    parts = [ver]
+    if fx.str("torch.cuda"):
+        parts.append(f"CUDA {fx.str('torch.cuda')}")
+    elif fx.str("torch.hip"):
+        parts.append(f"ROCm/HIP {fx.str('torch.hip')}")
+    elif "cuda" in (fx.dict("torch") or {}):
+        parts.append("CPU-only build")
+    cudnn = fx.int("torch.cudnn_version")
+    if cudnn:
+        parts.append(f"cuDNN {cudnn // 10000 if cudnn >= 10000 else cudnn // 1000}.{(cudnn % 10000) // 100 if cudnn >= 10000 else (cudnn % 1000) // 100}.{cudnn % 100}")
+    avail = fx.bool("torch.cuda_available")
+    if avail is not None:
+        parts.append(f"cuda.is_available() = {avail}")
+    if fx.num("torch.import_s") is not None:
+        parts.append(f"imported in {fx.num('torch.import_s'):.1f} s")
+    if fx.str("torch.status") == "skipped":
+        parts.append("not imported (--quick)")
+    return " · ".join(parts)
+
+
+def packages_line(fx: Facts) -> Optional[str]:
+    parts = []
+    for name in ("torchvision", "torchaudio", "numpy", "triton"):
+        d = fx.distribution(name)
+        if d:
+            parts.append(f"{name} {d.get('version')}")
+    return " · ".join(parts) or ("none of torchvision, torchaudio, numpy" if fx.dicts("packages.distributions") else None)
+
+
+def toolkit_line(fx: Facts) -> Optional[str]:
+    if fx.str("toolkit.nvcc_version"):
+        return f"nvcc {fx.str('toolkit.nvcc_version')} ({fx.str('toolkit.nvcc')})"
+    if "nvcc" in (fx.dict("toolkit") or {}) and fx.get("toolkit.nvcc") is None:
+        return "no nvcc (pip wheels do not need one)"
+    return None
+
+
+def libraries_line(fx: Facts) -> Optional[str]:
+    libs = fx.dicts("torch.loaded_libraries.libraries")
+    if libs:
+        return f"{len(libs)} CUDA-related libraries loaded"
+    return None
+
+
+LINES = {
+    "system": system_line,
+    "driver": driver_line,
+    "gpu": gpu_line,
+    "torch": torch_line,
+    "packages": packages_line,
+    "libraries": libraries_line,
+    "toolkit": toolkit_line,
+}
+
+
+def areas(report: Report) -> List[Tuple[str, str, str, str]]:
+    """[(area key, area label, status, detail)] in display order."""
+    fx = Facts(report.facts)
+    worst = {}
+    for f in report.findings:
+        a = report.area_of(f)
+        st = "crashed" if f.code == "check-crashed" else f.severity
+        if a not in worst or (st == "crashed") or severity_rank(st) < severity_rank(worst[a]):
+            if worst.get(a) != "crashed":
+                worst[a] = st
+    out = []
+    for key, label in AREAS.items():
+        fn = LINES.get(key)
+        detail = None
+        try:
+            detail = fn(fx) if fn else None
+        except Exception:  # a renderer never dies on odd facts
+            detail = None
+        if key == "tool" and key not in worst:
+            continue
+        status = worst.get(key) or ("ok" if detail else "unknown")
+        if status == "ok" and key == "gpu" and detail == "none visible":
+            status = "none"
+        if key == "tool":
+            n = sum(1 for f in report.findings if report.area_of(f) == "tool")
+            detail = f"{n} problem{'s' if n != 1 else ''} in cudadoctor's own probes or checks"
+        out.append((key, label, status, detail or "unknown"))
+    return out

@@ -1,0 +1,108 @@
+"""The report: one object that every renderer only reads, and that decides the exit code."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import time
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional
+
+from . import SCHEMA_VERSION, __version__, exitcodes
+from .facts import REPORT_KIND, Facts
+from .model import AREAS, Finding
+from .registry import Registry
+from .runner import CheckRun, run_checks
+
+
+def _kb_date() -> Optional[str]:
+    try:
+        from . import kb  # the knowledge base; absent in very old builds
+    except ImportError:
+        return None
+    try:
+        return kb.kb_date()
+    except Exception:
+        return None
+
+
+@dataclass
+class Report:
+    facts: Dict[str, Any]
+    findings: List[Finding]
+    checks: List[CheckRun]
+    registry: Registry
+    generated_at: str = ""
+    timings: Dict[str, float] = field(default_factory=dict)
+    extra: Dict[str, Any] = field(default_factory=dict)  # e.g. the smoke result, when attached
+
+    @property
+    def counts(self) -> Dict[str, int]:
+        c = {"error": 0, "warning": 0, "info": 0}
+        for f in self.findings:
+            c[f.severity] = c.get(f.severity, 0) + 1
+        return c
+
+    def exit_code(self, strict: bool = False) -> int:
+        c = self.counts
+        if c["error"] or (strict and c["warning"]):
+            return exitcodes.FINDINGS
+        return exitcodes.OK
+
+    def area_of(self, f: Finding) -> str:
+        code = self.registry.code(f.code)
+        return code.area if code else "tool"
+
+    def verdict(self) -> Dict[str, Any]:
+        """The closing line: can PyTorch use the GPU here?"""
+        fx = Facts(self.facts)
+        c = self.counts
+        errors = [f.code for f in self.findings if f.severity == "error"]
+        n_dev = fx.int("torch.device_count")
+        available = fx.bool("torch.cuda_available")
+        kernels = [d.get("kernel_ok") for d in fx.dicts("torch.devices")]
+        if errors:
+            state = "no"
+            text = f"PyTorch cannot use a GPU here: {c['error']} error{'s' if c['error'] != 1 else ''} ({', '.join(dict.fromkeys(errors))})"
+        elif available and (not kernels or all(k is not False for k in kernels)):
+            state = "yes"
+            text = f"PyTorch can use {n_dev or 'the'} GPU{'s' if (n_dev or 0) != 1 else ''}"
+            if kernels and all(kernels):
+                text += " (a test kernel ran on each)"
+            if c["warning"]:
+                text += f", with {c['warning']} warning{'s' if c['warning'] != 1 else ''}"
+        else:
+            state = "unknown"
+            text = "Could not establish whether PyTorch can use a GPU"
+            if fx.get("tool.quick"):
+                text += " (--quick does not import torch; run without it)"
+            elif c["warning"]:
+                text += f"; {c['warning']} warning{'s' if c['warning'] != 1 else ''} below"
+        return {"state": state, "text": text, "errors": c["error"], "warnings": c["warning"], "infos": c["info"]}
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "kind": REPORT_KIND,
+            "tool": {"name": "cudadoctor", "version": __version__, "kb_date": _kb_date(), "generated_at": self.generated_at},
+            "facts": self.facts,
+            "findings": [f.to_dict() for f in self.findings],
+            "checks": [r.to_dict() for r in self.checks],
+            "summary": self.verdict(),
+            "timings": {k: round(v, 4) for k, v in self.timings.items()},
+            **({"extra": self.extra} if self.extra else {}),
+        }
+
+
+def diagnose(facts: Dict[str, Any], registry: Registry, timings: Optional[Dict[str, float]] = None) -> Report:
+    t = time.perf_counter()
+    findings, runs = run_checks(registry, Facts(facts))
+    tm = dict(timings or {})
+    tm["checks_s"] = time.perf_counter() - t
+    return Report(
+        facts=facts,
+        findings=findings,
+        checks=runs,
+        registry=registry,
+        generated_at=_dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
+        timings=tm,
+    )

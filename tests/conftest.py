@@ -1,0 +1,59 @@
+"""Shared test helpers: recorded facts, the CLI runner, and locating real torch interpreters."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+FIXTURES = HERE / "fixtures"
+SHARED = REPO.parent / "shared"
+
+
+def load_fixture(name: str) -> dict:
+    return json.loads((FIXTURES / "facts" / name).read_text())
+
+
+@pytest.fixture
+def facts_nodriver():
+    """Recorded on this project's machine: torch 2.14.1+cu130 from PyPI, no GPU, no driver."""
+    return load_fixture("live-torch2141-cu130-nodriver.json")
+
+
+def torch_python() -> str | None:
+    """An interpreter with a real torch: $CUDADOCTOR_TEST_TORCH_PYTHON, this one, or none."""
+    env = os.environ.get("CUDADOCTOR_TEST_TORCH_PYTHON")
+    if env:
+        return env
+    try:
+        import importlib.util
+
+        if importlib.util.find_spec("torch") is not None:
+            return sys.executable
+    except Exception:
+        pass
+    return None
+
+
+def run_cli(*args: str, env: dict | None = None, timeout: float = 300, python: str | None = None, input: str | None = None):
+    """Run the real CLI in a subprocess (python -m cudadoctor ...)."""
+    e = dict(os.environ)
+    e.pop("CUDADOCTOR_DEBUG", None)
+    e["NO_COLOR"] = "1"
+    if env:
+        e.update(env)
+    return subprocess.run([python or sys.executable, "-m", "cudadoctor", *args], capture_output=True, text=True,
+                          env=e, timeout=timeout, input=input)
+
+
+def write_json(path: Path, data: dict) -> Path:
+    path.write_text(json.dumps(data))
+    return path
