@@ -1,0 +1,402 @@
+"""Compatibility knowledge base: NVIDIA driver <-> CUDA, PyTorch releases, wheel arch lists, GPUs.
+
+Pure data look-ups over the JSON tables shipped in this package (read lazily with
+importlib.resources and cached). No network, no other I/O.
+
+Conventions: versions are strings and compare as integer tuples ("535.104.05" -> (535, 104, 5));
+CUDA versions look like "12.4"; compute capabilities like "8.6"; wheel variants are local-version
+tags: "cpu", "cu118", "cu130", "rocm6.2", ... Functions answer None when the tables do not know;
+they never guess. Facts measured on the user's machine (torch.cuda.get_arch_list(), NVML) should
+always win over these tables.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from importlib import resources
+
+__all__ = [
+    "tables", "kb_date", "parse_version", "variant_of", "cuda_of_variant",
+    "min_driver_for_cuda", "max_cuda_for_driver", "driver_supports_cuda",
+    "torch_release", "torchvision_for_torch", "torch_for_torchvision",
+    "arch_list", "arch_runs", "compute_capability", "cores_per_sm",
+    "variants_for_driver", "releases_with_arch", "python_supported",
+    "newest_torch_for_python", "index_url", "newest_release",
+]
+
+TABLES = ("cuda_drivers", "torch_releases", "torch_arch_lists", "gpu_compute_capability", "cores_per_sm")
+
+
+@functools.lru_cache(maxsize=None)
+def _load(name: str) -> dict:
+    text = resources.files(__name__).joinpath(f"{name}.json").read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+def tables() -> dict[str, dict]:
+    """Every table's name -> {"checked": "YYYY-MM-DD", "sources": [{"title", "url"}], "notes": [...]}."""
+    return {n: {k: _load(n).get(k) for k in ("checked", "sources", "notes")} for n in TABLES}
+
+
+def kb_date() -> str:
+    """The newest 'checked' date over all tables (YYYY-MM-DD)."""
+    return max(t["checked"] for t in tables().values())
+
+
+# ---------------------------------------------------------------- versions
+
+def parse_version(s: str | None) -> tuple[int, ...] | None:
+    """Leading dotted integers of a version string, tolerant of decoration.
+
+    "2.6.0+cu126" -> (2, 6, 0); "12.4.131" -> (12, 4, 131); "535.104.05" -> (535, 104, 5);
+    "v2.1.0a0" -> (2, 1, 0); "3.11.7 (main, ...)" -> (3, 11, 7). None when there is no number.
+    """
+    if s is None:
+        return None
+    m = re.search(r"\d+(?:\.\d+)*", str(s))
+    return tuple(int(p) for p in m.group(0).split(".")) if m else None
+
+
+def _mm(v: str | tuple | None) -> tuple[int, int] | None:
+    """major.minor of a version as a 2-tuple (minor 0 if missing)."""
+    t = parse_version(v) if not isinstance(v, tuple) else v
+    if not t:
+        return None
+    return (t[0], t[1] if len(t) > 1 else 0)
+
+
+def _series(v: str) -> str | None:
+    mm = _mm(v)
+    return f"{mm[0]}.{mm[1]}" if mm else None
+
+
+def variant_of(torch_version: str, torch_cuda: str | None) -> str | None:
+    """The wheel variant of an installed torch.
+
+    Uses the local version tag when present ("2.6.0+cu126" -> "cu126", "2.5.1+rocm6.2" -> "rocm6.2",
+    "2.4.0+cpu" -> "cpu"); otherwise derives it from torch.version.cuda ("2.14.1", "13.0" -> "cu130").
+    torch_cuda None and no tag -> "cpu" (e.g. PyPI wheels on Windows/macOS). None if unparsable.
+    """
+    if torch_version and "+" in torch_version:
+        tag = torch_version.split("+", 1)[1].strip().lower()
+        m = re.match(r"(cpu|cu\d+|rocm[\d.]*\d|xpu)", tag)
+        if m:
+            return m.group(1)
+    if torch_cuda:
+        mm = _mm(torch_cuda)
+        return f"cu{mm[0]}{mm[1]}" if mm else None
+    return "cpu" if parse_version(torch_version) else None
+
+
+def cuda_of_variant(variant: str) -> str | None:
+    """CUDA version of a CUDA variant: "cu124" -> "12.4", "cu102" -> "10.2", "cu92" -> "9.2"; else None."""
+    m = re.fullmatch(r"cu(\d+)(\d)", variant or "")
+    return f"{int(m.group(1))}.{m.group(2)}" if m else None
+
+
+def index_url(variant: str) -> str:
+    """The PyTorch wheel index for a variant: "cu124" -> "https://download.pytorch.org/whl/cu124"."""
+    return f"https://download.pytorch.org/whl/{variant}"
+
+
+# ---------------------------------------------------------------- drivers
+
+def _os_key(os: str) -> str:
+    return "windows" if str(os).lower().startswith("win") else "linux"
+
+
+def min_driver_for_cuda(cuda: str, os: str = "linux", minor_compat: bool = True) -> str | None:
+    """Minimum driver that can run code built with this CUDA runtime.
+
+    minor_compat=True (what matters for PyTorch wheels): for CUDA 11+ the family floor of minor-version
+    compatibility ("12.4" -> "525.60.13"; "11.8" -> "450.80.02"; 13.x -> "580", a branch); before CUDA 11
+    the toolkit's own minimum. minor_compat=False: the driver bundled with that toolkit's GA release
+    ("12.4" -> "550.54.14"). os "linux" or "windows". None when unknown.
+    """
+    mm = _mm(cuda)
+    if not mm:
+        return None
+    t = _load("cuda_drivers")
+    osk = _os_key(os)
+    if minor_compat:
+        floor = t["minor_compat_floor"].get(str(mm[0]))
+        if floor:
+            return floor.get(osk)
+    row = t["toolkit_min_driver"].get(f"{mm[0]}.{mm[1]}")
+    return row.get(osk) if row else None
+
+
+def max_cuda_for_driver(driver: str, os: str = "linux") -> str | None:
+    """Highest CUDA version the driver supports, as nvidia-smi prints it ("CUDA Version").
+
+    Looked up by driver branch (the driver's first number): "470.182.03" -> "11.4", "535.104.05" -> "12.2",
+    Windows "566.36" -> "12.7". Drivers newer than the newest known branch get that branch's CUDA
+    (a lower bound). None for unparsable or pre-R384 drivers. `os` is accepted for symmetry: Windows
+    driver numbers fall into the same branches.
+    """
+    v = parse_version(driver)
+    if not v:
+        return None
+    best = None
+    for branch, cuda in _load("cuda_drivers")["driver_branch_cuda"]:
+        if v[0] >= branch:
+            best = cuda
+    return best
+
+
+def driver_supports_cuda(driver: str, cuda: str, os: str = "linux") -> bool | None:
+    """Can a PyTorch wheel built with CUDA `cuda` run on this driver? None when unknown.
+
+    True if the driver natively reports at least that CUDA (its branch), or if the driver is at or above
+    the toolkit's own minimum, or (CUDA 11+) at or above the family's minor-version-compatibility floor
+    (newer drivers stay backward compatible). Examples: ("410.48", "10.1") -> False; ("470.182.03", "11.4")
+    -> True; ("535.104.05", "12.8") -> True (minor-version compatibility); ("575.57.08", "13.0") -> False.
+    """
+    dv, mm = parse_version(driver), _mm(cuda)
+    if not dv or not mm:
+        return None
+    native = _mm(max_cuda_for_driver(driver, os))
+    if native and native >= mm:
+        return True
+    osk = _os_key(os)
+    t = _load("cuda_drivers")
+    floor = (t["minor_compat_floor"].get(str(mm[0])) or {}).get(osk)
+    if floor:
+        return dv >= parse_version(floor)
+    row = t["toolkit_min_driver"].get(f"{mm[0]}.{mm[1]}")
+    if row and row.get(osk):
+        return dv >= parse_version(row[osk])
+    return None
+
+
+# ---------------------------------------------------------------- torch releases
+
+def _releases() -> dict:
+    return _load("torch_releases")["releases"]
+
+
+def _series_sorted() -> list[str]:
+    """Known release series, newest first."""
+    return sorted(_releases(), key=parse_version, reverse=True)
+
+
+def newest_release() -> str:
+    """Newest torch release known to the tables, as its newest patch version (e.g. "2.15.0")."""
+    s = _series_sorted()[0]
+    return max(_releases()[s]["patches"], key=parse_version)
+
+
+def torch_release(version: str) -> dict | None:
+    """Facts about a torch release ("2.6.0", "2.6.0+cu124" or the series "2.6"); None if unknown.
+
+    Keys: "version" (the patch asked for, or the newest known patch of the series), "series", "date",
+    "variants" (["cpu", "cu118", ...] Linux x86_64 wheels), "default_variant" (what plain
+    `pip install torch` from PyPI gets, per "linux-x86_64", "windows", "linux-aarch64", "macos"),
+    "python" ({"min", "max"}), "torchvision", "torchaudio" (exact patch pairing when known, else the
+    paired major.minor series; None when there is none), "cudnn" ({variant: version}).
+    """
+    t = parse_version(version)
+    if not t:
+        return None
+    series = f"{t[0]}.{t[1] if len(t) > 1 else 0}"
+    r = _releases().get(series)
+    if r is None:
+        return None
+    if len(t) >= 3:
+        patch = ".".join(str(x) for x in t[:3])
+    else:
+        patch = max(r["patches"], key=parse_version)
+    pair = r["patches"].get(patch)
+    tv, ta = (pair if pair else [r["torchvision"], r["torchaudio"]])
+    if pair and tv is None:
+        tv = r["torchvision"]
+    if pair and ta is None:
+        ta = r["torchaudio"]
+    return {
+        "version": patch, "series": series, "date": r["date"],
+        "variants": list(r["variants"]), "default_variant": dict(r["default_variant"]),
+        "python": dict(r["python"]), "torchvision": tv, "torchaudio": ta, "cudnn": dict(r["cudnn"]),
+    }
+
+
+def torchvision_for_torch(torch_version: str) -> str | None:
+    """torchvision paired with a torch release: "2.6.0" -> "0.21.0"; unknown patch -> series "0.21"."""
+    r = torch_release(torch_version)
+    return r["torchvision"] if r else None
+
+
+def torch_for_torchvision(tv_version: str) -> str | None:
+    """torch paired with a torchvision release: "0.21.0" -> "2.6.0"; unknown patch "0.21.9" -> "2.6"."""
+    t = parse_version(tv_version)
+    if not t:
+        return None
+    want = ".".join(str(x) for x in t[:3])
+    tv_series = _series(tv_version)
+    fallback = None
+    for series in _series_sorted():
+        r = _releases()[series]
+        for patch, (tv, _ta) in sorted(r["patches"].items(), key=lambda kv: parse_version(kv[0])):
+            if tv == want:
+                return patch
+        if r["torchvision"] and _series(r["torchvision"]) == tv_series and fallback is None:
+            fallback = series
+    return fallback
+
+
+def python_supported(torch_version: str, python_version: str) -> bool | None:
+    """Does the release publish wheels for this CPython major.minor? None if the release is unknown."""
+    r = torch_release(torch_version)
+    py = _mm(python_version)
+    if not r or not py:
+        return None
+    return _mm(r["python"]["min"]) <= py <= _mm(r["python"]["max"])
+
+
+def newest_torch_for_python(python_version: str, platform: str = "linux-x86_64") -> str | None:
+    """Newest known torch (patch version) with wheels for this Python on this platform.
+
+    platform: "linux-x86_64", "linux-aarch64", "windows", "macos" (arm64) or "macos-x86_64"
+    (Intel Macs: wheels stopped after 2.2). None if no known release fits.
+    """
+    last = _load("torch_releases").get("platform_last", {}).get(platform)
+    for series in _series_sorted():
+        if last and parse_version(series) > parse_version(last):
+            continue
+        r = torch_release(series)
+        if python_supported(series, python_version):
+            return r["version"]
+    return None
+
+
+# ---------------------------------------------------------------- architectures
+
+def arch_list(torch_version: str, variant: str) -> dict | None:
+    """Compiled architectures of an official Linux x86_64 wheel: {"sass": ["sm_50", ...], "ptx": ["compute_120"]}.
+
+    Keyed by release series and variant ("2.6.0", "cu124"); None when unknown (CPU/ROCm variants too).
+    A live torch.cuda.get_arch_list() wins over this.
+    """
+    series = _series(torch_version)
+    archs = _load("torch_arch_lists")["builds"].get(series or "", {}).get(variant)
+    if archs is None:
+        return None
+    return {"sass": [a for a in archs if a.startswith("sm_")],
+            "ptx": [a for a in archs if a.startswith("compute_")]}
+
+
+_ARCH = re.compile(r"(sm|compute)_(\d+)(\d)([af]?)$")
+
+
+def _cap(capability: str) -> tuple[int, int] | None:
+    m = re.fullmatch(r"\s*(\d+)\.(\d+)\s*", str(capability))
+    if m:
+        return (int(m.group(1)), int(m.group(2)))
+    m = re.fullmatch(r"\s*(?:sm_|compute_)?(\d+)(\d)\s*", str(capability))  # "86", "sm_86"
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def _runs(kind: str, arch: tuple[int, int], suffix: str, dev: tuple[int, int]) -> bool:
+    if suffix == "a":                      # arch-specific (sm_90a): exactly that capability
+        return arch == dev
+    if suffix == "f":                      # family-specific (sm_100f): same major, minor >=
+        return arch[0] == dev[0] and arch[1] <= dev[1]
+    if kind == "sm":                       # cubin: same major, minor <=
+        return arch[0] == dev[0] and arch[1] <= dev[1]
+    return arch <= dev                     # PTX: JIT for any newer device
+
+
+def arch_runs(capability: str, arch_list: list[str] | dict) -> str | None:
+    """How a device of `capability` ("8.6") runs a build with these archs.
+
+    arch_list is in get_arch_list() form (["sm_75", "sm_80", "compute_90"]) or an arch_list() dict.
+    "sass" if some sm_XY cubin runs natively (same major, minor <= device; sm_XYa only on exactly X.Y;
+    sm_XYf on the same major with minor <= device); else "ptx" if some compute_XY <= capability can be
+    JIT-compiled (compute_XYa/f restricted as above); else None. JIT also needs a driver new enough for
+    the build's PTX, which this does not check. Unparsable capability -> None.
+    """
+    dev = _cap(capability)
+    if dev is None:
+        return None
+    if isinstance(arch_list, dict):
+        arch_list = list(arch_list.get("sass", [])) + list(arch_list.get("ptx", []))
+    kinds = set()
+    for a in arch_list or []:
+        m = _ARCH.match(str(a).strip().lower())
+        if m and _runs(m.group(1), (int(m.group(2)), int(m.group(3))), m.group(4), dev):
+            kinds.add(m.group(1))
+    return "sass" if "sm" in kinds else "ptx" if "compute" in kinds else None
+
+
+def releases_with_arch(capability: str) -> list[tuple[str, str]]:
+    """(release series, variant) pairs whose Linux x86_64 wheel runs on this capability (SASS or PTX).
+
+    Newest release first; within a release, newest CUDA first. E.g. "12.0" -> [("2.15", "cu132"), ...].
+    """
+    out = []
+    builds = _load("torch_arch_lists")["builds"]
+    for series in sorted(builds, key=parse_version, reverse=True):
+        for variant in sorted(builds[series], key=lambda v: _mm(cuda_of_variant(v)) or (0, 0), reverse=True):
+            if arch_runs(capability, builds[series][variant]):
+                out.append((series, variant))
+    return out
+
+
+def variants_for_driver(torch_version: str, driver: str, os: str = "linux") -> list[str]:
+    """CUDA variants published for this release that the driver can run, newest CUDA first ([] if none/unknown)."""
+    r = torch_release(torch_version)
+    if not r:
+        return []
+    cuda = [v for v in r["variants"] if cuda_of_variant(v)]
+    ok = [v for v in cuda if driver_supports_cuda(driver, cuda_of_variant(v), os)]
+    return sorted(ok, key=lambda v: _mm(cuda_of_variant(v)), reverse=True)
+
+
+# ---------------------------------------------------------------- GPUs
+
+_NOISE = re.compile(r"^(\d+gb?|hbm\d?e?|pcie|sxm\d?|nvl|dgxs|fhhl|laptop|gpu|mobile|with|max|q|design)$")
+_PREFIX = {"nvidia", "geforce", "tesla", "grid"}
+
+
+def _norm_gpu(name: str) -> str:
+    """Canonical key for a GPU name: "NVIDIA A100-SXM4-80GB" -> "a100", "NVIDIA GeForce RTX 4060 Laptop GPU"
+    -> "rtx 4060", "Tesla K40m" -> "k40m"."""
+    s = re.sub(r"[®™()\[\],]", " ", str(name).lower()).replace("-", " ").replace("_", " ")
+    toks = [t for t in s.split() if t not in _PREFIX and not _NOISE.match(t)]
+    return " ".join(toks)
+
+
+@functools.lru_cache(maxsize=None)
+def _gpu_index() -> dict[str, str | None]:
+    t = _load("gpu_compute_capability")
+    idx: dict[str, str | None] = {}
+    for cc, names in t["gpus"].items():
+        for n in names:
+            k = _norm_gpu(n)
+            if k in idx and idx[k] != cc:
+                idx[k] = None          # collision: never guess
+            else:
+                idx.setdefault(k, cc)
+    for n in t["ambiguous"]:
+        idx[_norm_gpu(n)] = None
+    return idx
+
+
+def compute_capability(gpu_name: str) -> str | None:
+    """Compute capability ("8.6") of a GPU by name as nvidia-smi/torch print it, or None if unknown/ambiguous.
+
+    Tolerates the "NVIDIA "/"GeForce "/"Tesla " prefixes, case, memory/form-factor suffixes
+    ("80GB HBM3", "-SXM4-40GB", "PCIe", "NVL") and "Laptop GPU"/"with Max-Q Design".
+    """
+    if not gpu_name or not str(gpu_name).strip():
+        return None
+    return _gpu_index().get(_norm_gpu(gpu_name))
+
+
+def cores_per_sm(capability: str) -> int | None:
+    """FP32 CUDA cores per SM for a compute capability (as NVIDIA's helper_cuda.h); None if unknown."""
+    cc = _cap(capability)
+    if cc is None:
+        return None
+    return _load("cores_per_sm")["cores_per_sm"].get(f"{cc[0]}.{cc[1]}")
