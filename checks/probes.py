@@ -27,10 +27,33 @@ PROBE_FAILED = Code(
 )
 
 _CUDA_STAGES = ("cuda_init", "devices", "kernel")
+# NVML failures no more specific check explains (a missing or unloaded driver, a version
+# mismatch and a lost GPU have codes of their own).
+_NVML_FAILURES = {
+    "bindings-missing": "the nvidia-ml-py bindings are not installed in cudadoctor's environment",
+    "no-permission": "this user may not query the driver (permissions on /dev/nvidia*)",
+    "uninitialized": "NVML reported it is not initialised",
+    "timeout": "the driver did not answer in time",
+    "function-missing": "the driver's NVML library lacks a function the bindings need (a very old driver?)",
+    "operating-system": "the operating system refused the driver call",
+    "unknown-error": "NVML reported an unknown error",
+    "error": "NVML failed",
+    # Until dedicated checks land these are at least named here:
+    "gpu-lost": "the driver reports a GPU has fallen off the bus (Xid 79): drain the node and reset or reboot",
+    "driver-library-mismatch": "the loaded kernel module and the driver libraries are different versions: reboot",
+}
 
 
 @check(PROBE_FAILED)
 def probe_failed(fx: Facts) -> Iterator[Finding]:
+    nvml = fx.str("nvml.status")
+    if nvml in _NVML_FAILURES and not any(p.get("probe") == "nvml" for p in fx.dicts("probe_errors")):
+        yield PROBE_FAILED.finding(
+            title=f"Could not query the NVIDIA driver (NVML: {nvml}): {_NVML_FAILURES[nvml]}",
+            evidence={"nvml.status": nvml, "nvml.error": fx.str("nvml.error"), "nvml.error_code": fx.int("nvml.error_code")},
+            fix=Fix(("nvidia-smi", "ls -l /dev/nvidia*") if nvml != "bindings-missing" else ("python -m pip install nvidia-ml-py",),
+                    "Driver and GPU facts are unknown until NVML answers; nvidia-smi uses the same library and shows the same error."),
+        )
     for p in fx.dicts("probe_errors"):
         name = str(p.get("probe") or "?")
         status = str(p.get("status") or "error")

@@ -124,6 +124,25 @@ def new_facts(origin: str = "live") -> Dict[str, Any]:
     return doc
 
 
+def sanitize(obj: Any, depth: int = 0) -> Any:
+    """Make a facts structure safe to serialise anywhere: no lone surrogates (non-UTF-8 bytes in
+    paths or environment values arrive as surrogate escapes), no absurd nesting."""
+    if isinstance(obj, str):
+        try:
+            obj.encode("utf-8")
+            return obj
+        except UnicodeEncodeError:
+            escapes_only = all(not 0xD800 <= ord(c) <= 0xDFFF or 0xDC80 <= ord(c) <= 0xDCFF for c in obj)
+            return obj.encode("utf-8", "surrogateescape" if escapes_only else "replace").decode("utf-8", "replace")
+    if depth > 64:
+        return None
+    if isinstance(obj, dict):
+        return {(sanitize(k, depth + 1) if isinstance(k, str) else str(k)): sanitize(v, depth + 1) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [sanitize(v, depth + 1) for v in obj]
+    return obj
+
+
 def parse_document(text: Union[str, bytes], name: str = "input") -> Dict[str, Any]:
     """Parse a facts document or a whole report; returns the facts dict.
 
@@ -182,7 +201,7 @@ def parse_document(text: Union[str, bytes], name: str = "input") -> Dict[str, An
     if not isinstance(facts.get("probe_errors"), list):
         facts["probe_errors"] = []
     facts.setdefault("origin", "file")
-    return facts
+    return sanitize(facts)  # lone surrogates from "\\udcff" escapes must not reach the output
 
 
 def load_facts(path: str) -> Dict[str, Any]:

@@ -57,3 +57,18 @@ def run_cli(*args: str, env: dict | None = None, timeout: float = 300, python: s
 def write_json(path: Path, data: dict) -> Path:
     path.write_text(json.dumps(data))
     return path
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Print the fault-injection matrix when tests/test_faults.py ran."""
+    try:
+        from test_faults import MATRIX
+    except ImportError:
+        return
+    if not MATRIX:
+        return
+    tr = terminalreporter
+    tr.section("fault matrix: fault -> seconds -> exit code -> findings")
+    width = max(len(r[0]) for r in MATRIX)
+    for fault, took, rc, codes in MATRIX:
+        tr.write_line(f"{fault:<{width}}  {took:5.1f} s  exit {rc}  {codes}")

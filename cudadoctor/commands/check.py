@@ -8,6 +8,7 @@ from typing import Any, Dict, Optional
 import click
 
 from .. import exitcodes, registry
+from ..facts import sanitize
 from ..probes import DEFAULT_TIMEOUTS, collect
 from ..render import render
 from ..report import diagnose
@@ -28,7 +29,7 @@ def gather(facts_file: Optional[str], python: Optional[str], quick: bool, timeou
     if error_file:
         text = (text + "\n" if text else "") + read_text_arg(error_file, "an error message")
     if text.strip():
-        facts["user_error"] = {"text": text[-20000:]}
+        facts["user_error"] = {"text": sanitize(text[-20000:])}
     return facts
 
 

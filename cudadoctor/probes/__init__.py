@@ -17,12 +17,27 @@ import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .. import SCHEMA_VERSION, __version__
-from ..facts import new_facts
+from ..facts import new_facts, sanitize
 from . import proc, system
 
 #: Default time budget per probe, in seconds. Importing a CUDA build of torch from a slow disk
 #: can take tens of seconds; everything else answers in well under a second when healthy.
 DEFAULT_TIMEOUTS = {"system": 5.0, "environment": 5.0, "toolkit": 10.0, "nvml": 15.0, "pyenv": 20.0, "torch": 90.0}
+
+
+def timeouts_from_env(value: Optional[str]) -> Dict[str, float]:
+    """Parse CUDADOCTOR_TIMEOUTS, e.g. "torch=30,nvml=5" (seconds per probe). Bad entries are ignored."""
+    out: Dict[str, float] = {}
+    for part in (value or "").split(","):
+        name, _, secs = part.partition("=")
+        name = name.strip()
+        try:
+            v = float(secs)
+        except ValueError:
+            continue
+        if name in DEFAULT_TIMEOUTS and 0.5 <= v <= 3600:
+            out[name] = v
+    return out
 
 
 def _torch_facts(r: proc.ChildResult, timeout: float) -> Dict[str, Any]:
@@ -91,6 +106,14 @@ def _run_simple_child(script: str, python: str, timeout: float) -> Tuple[str, Di
     return ("timeout" if r.status == "timeout" else "error"), data, msg
 
 
+def _toolkit(timeout: float) -> Tuple[str, Dict[str, Any], str]:
+    data = system.probe_toolkit(timeout=max(0.5, timeout - 1))
+    err = str(data.get("nvcc_error") or "")
+    if err.startswith("timed out"):
+        return "timeout", data, f"{data.get('nvcc')} --version {err}"
+    return "ok", data, ""
+
+
 def _in_thread(fn: Callable[[], Tuple[str, Dict[str, Any], str]], timeout: float) -> Tuple[str, Dict[str, Any], str, float]:
     box: List[Any] = []
     start = time.monotonic()
@@ -127,6 +150,7 @@ def collect(
     """
     python = python or sys.executable
     t = dict(DEFAULT_TIMEOUTS)
+    t.update(timeouts_from_env(os.environ.get("CUDADOCTOR_TIMEOUTS")))
     t.update(timeouts or {})
     started = time.monotonic()
     facts = new_facts("live")
@@ -134,7 +158,7 @@ def collect(
     jobs: Dict[str, Callable[[], Tuple[str, Dict[str, Any], str]]] = {
         "system": lambda: ("ok", system.probe_system(), ""),
         "environment": lambda: ("ok", system.probe_environment(), ""),
-        "toolkit": lambda: ("ok", system.probe_toolkit(timeout=t["toolkit"] - 1), ""),
+        "toolkit": lambda: _toolkit(t["toolkit"]),
         "nvml": lambda: _run_simple_child("nvml_probe.py", sys.executable, t["nvml"]),
         "pyenv": lambda: _run_simple_child("pyenv_probe.py", python, t["pyenv"]),
     }
@@ -184,8 +208,9 @@ def collect(
         "quick": quick,
         "deep": deep,
         "python_target": python,
+        "timeouts": t,
     }
-    return facts
+    return sanitize(facts)
 
 
 def _torch_from_sources(facts: Dict[str, Any]) -> Dict[str, Any]:

@@ -175,14 +175,14 @@ def probe_environment(environ: Optional[Dict[str, str]] = None) -> Dict[str, Any
         n for n in env
         if not SECRET_NAME.search(n) and (n in _ENV_EXACT or n.startswith(_ENV_PREFIXES))
     )
-    vars_ = {n: scrub_value(env[n])[:4096] for n in names}
+    vars_ = {n: scrub_value(env[n])[:4096] for n in names[:200]}
     path = env.get("PATH", "")
     sep = ";" if sys.platform == "win32" else ":"
-    cuda_path_dirs = [p for p in path.split(sep) if re.search(r"cuda|nvidia|cudnn", p, re.I)]
+    cuda_path_dirs = [p[:1024] for p in path.split(sep) if re.search(r"cuda|nvidia|cudnn", p, re.I)][:100]
     return {
         "vars": vars_,
         "path_cuda_dirs": cuda_path_dirs,
-        "ld_library_path": [p for p in env.get("LD_LIBRARY_PATH", "").split(":") if p],
+        "ld_library_path": [p[:1024] for p in env.get("LD_LIBRARY_PATH", "").split(":") if p][:200],
         "secret_names_skipped": True,
     }
 

@@ -1,0 +1,60 @@
+"""How long `cudadoctor check` takes next to importing torch and torch's collect_env.
+
+    python benchmarks/check_speed.py [--python PATH] [--rounds N]
+
+Runs the commands interleaved, round after round (so a busy machine slows all of them alike),
+and prints the median wall time of each and the ratios the hardening issue budgets:
+check <= 1.1x `import torch`, check <= 0.5x collect_env, check --quick < 0.5 s.
+PATH is the interpreter whose torch is measured (default: this one); cudadoctor runs from this
+interpreter with --python PATH.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+
+def wall(argv, env) -> float:
+    t = time.perf_counter()
+    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, check=False)
+    return time.perf_counter() - t
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--python", default=sys.executable, help="interpreter whose torch to measure")
+    ap.add_argument("--rounds", type=int, default=5)
+    args = ap.parse_args()
+    env = dict(os.environ, NO_COLOR="1")
+    me = [sys.executable, "-m", "cudadoctor"]
+    cmds = {
+        "import torch": [args.python, "-c", "import torch"],
+        "cudadoctor check": me + ["check", "--python", args.python],
+        "cudadoctor check --quick": me + ["check", "--quick", "--python", args.python],
+        "collect_env": [args.python, "-m", "torch.utils.collect_env"],
+    }
+    for argv in cmds.values():  # warm the page cache once
+        wall(argv, env)
+    times = {k: [] for k in cmds}
+    for _ in range(args.rounds):
+        for k, argv in cmds.items():
+            times[k].append(wall(argv, env))
+    med = {k: statistics.median(v) for k, v in times.items()}
+    for k, v in med.items():
+        print(f"{k:<26} median {v:6.3f} s   (min {min(times[k]):.3f}, max {max(times[k]):.3f}, n={len(times[k])})")
+    r1 = med["cudadoctor check"] / med["import torch"]
+    r2 = med["cudadoctor check"] / med["collect_env"]
+    q = med["cudadoctor check --quick"]
+    print(f"check / import torch  = {r1:.2f}  (budget 1.10: {'ok' if r1 <= 1.10 else 'OVER'})")
+    print(f"check / collect_env   = {r2:.2f}  (budget 0.50: {'ok' if r2 <= 0.50 else 'OVER'})")
+    print(f"check --quick         = {q:.3f} s (budget 0.50 s: {'ok' if q < 0.5 else 'OVER'})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
