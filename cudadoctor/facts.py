@@ -22,7 +22,7 @@ REPORT_KIND = "cudadoctor-report"
 #: Largest facts/report file we read. Real ones are tens of kB.
 MAX_INPUT_BYTES = 32 * 1024 * 1024
 
-SECTIONS = ("tool", "system", "python", "nvml", "torch", "packages", "environment", "toolkit")
+SECTIONS = ("tool", "system", "python", "nvml", "torch", "packages", "environment", "toolkit", "windows")
 
 _MISSING = object()
 

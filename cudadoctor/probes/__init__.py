@@ -22,7 +22,8 @@ from . import proc, system
 
 #: Default time budget per probe, in seconds. Importing a CUDA build of torch from a slow disk
 #: can take tens of seconds; everything else answers in well under a second when healthy.
-DEFAULT_TIMEOUTS = {"system": 5.0, "environment": 5.0, "toolkit": 10.0, "nvml": 15.0, "pyenv": 20.0, "torch": 90.0}
+DEFAULT_TIMEOUTS = {"system": 5.0, "environment": 5.0, "toolkit": 10.0, "nvml": 15.0, "pyenv": 20.0, "torch": 90.0,
+                    "windows": 30.0}
 
 
 def timeouts_from_env(value: Optional[str]) -> Dict[str, float]:
@@ -162,6 +163,8 @@ def collect(
         "nvml": lambda: _run_simple_child("nvml_probe.py", sys.executable, t["nvml"]),
         "pyenv": lambda: _run_simple_child("pyenv_probe.py", python, t["pyenv"]),
     }
+    if sys.platform == "win32":  # why a torch DLL would not load, read from the files
+        jobs["windows"] = lambda: _run_simple_child("windows_probe.py", python, t["windows"])
     if not quick:
         jobs["torch"] = lambda: _run_torch(python, t["torch"], kernel, deep)
 
