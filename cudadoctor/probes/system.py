@@ -161,7 +161,8 @@ _ENV_EXACT = (
 )
 _ENV_PREFIXES = ("PYTORCH_", "TORCH_", "NCCL_", "CUDA_", "CUDNN_", "CUBLAS_", "NVIDIA_", "TORCHINDUCTOR_")
 SECRET_NAME = re.compile(r"TOKEN|KEY|SECRET|PASSW|PASSPHRASE|CREDENTIAL|AUTH|PRIVATE|COOKIE|SESSION|CERT", re.I)
-_URL_USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s@]+@")
+# Bounded repetitions: an unbounded scheme pattern is quadratic on a long run of letters.
+_URL_USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]{0,31}://)[^/\s@]{1,512}@")
 
 
 def scrub_value(value: str) -> str:
@@ -175,7 +176,7 @@ def probe_environment(environ: Optional[Dict[str, str]] = None) -> Dict[str, Any
         n for n in env
         if not SECRET_NAME.search(n) and (n in _ENV_EXACT or n.startswith(_ENV_PREFIXES))
     )
-    vars_ = {n: scrub_value(env[n])[:4096] for n in names[:200]}
+    vars_ = {n: scrub_value(env[n][:4096]) for n in names[:200]}
     path = env.get("PATH", "")
     sep = ";" if sys.platform == "win32" else ":"
     cuda_path_dirs = [p[:1024] for p in path.split(sep) if re.search(r"cuda|nvidia|cudnn", p, re.I)][:100]
