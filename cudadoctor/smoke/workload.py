@@ -968,6 +968,8 @@ def main(argv=None):
     device = cfg.get("device") or "cuda"
     rec = Recorder(args.out, device)
     faulthandler.enable()  # a segfault prints the Python stack to stderr for the parent
+    if hasattr(faulthandler, "register"):  # on the watchdog's SIGTERM: show where we hung, then die
+        faulthandler.register(signal.SIGTERM, all_threads=True, chain=True)
     if cfg.get("timeout_s"):
         t = float(cfg["timeout_s"])
         faulthandler.dump_traceback_later(max(t * 0.9, t - 3), exit=False)
