@@ -220,11 +220,12 @@ def _hint(tail: str) -> str | None:
 
 
 def exit_code(result: dict) -> int:
-    """Suggested CLI exit code: 0 pass, 1 fail, 2 data missing, 3 other error."""
+    """Suggested CLI exit code: 0 pass, 1 fail, 2 bad input (data missing/corrupt, bad interpreter), 3 other."""
     if result.get("status") == "pass":
         return EXIT_PASS
     if result.get("status") == "fail":
         return EXIT_FAIL
-    if (result.get("error") or {}).get("kind") == "data-missing":
-        return EXIT_DATA_MISSING
+    if (result.get("error") or {}).get("kind") in ("data-missing", "data-corrupt", "download-failed",
+                                                   "bad-interpreter"):
+        return EXIT_DATA_MISSING  # bad input
     return EXIT_ERROR
