@@ -112,6 +112,8 @@ def run_smoke(python: str, data_dir: str) -> dict:
                            capture_output=True, text=True, timeout=900)
         wall = time.perf_counter() - t0
         r = json.load(open(out))
+    if r.get("error"):
+        sys.exit(f"smoke workload error: {r['error']['message']}")
     tr = next(s for s in r["stages"] if s["name"] == "training")
     if tr["verdict"] != "pass":
         sys.exit(f"smoke training did not pass: {tr['message']}\n{p.stderr[-2000:]}")
@@ -123,7 +125,7 @@ def run_smoke(python: str, data_dir: str) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--python", default=os.environ.get("CUDADOCTOR_TEST_TORCH_PYTHON") or sys.executable)
-    ap.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data"),
+    ap.add_argument("--data-dir", default=os.environ.get("CUDADOCTOR_TEST_MNIST_ROOT") or str(REPO.parent / "shared" / "data"),
                     help="root holding MNIST/raw (default: ../shared/data beside the repo)")
     ap.add_argument("--json", action="store_true", help="print the numbers as JSON too")
     a = ap.parse_args()

@@ -950,8 +950,12 @@ def check_residency(torch, dev, model, tensors):
         return True
     bad = [f"parameter {n} on {p.device}" for n, p in model.named_parameters() if not same(p.device)]
     bad += [f"tensor #{i} on {t.device}" for i, t in enumerate(tensors) if not same(t.device)]
-    if dev.type == "cuda" and torch.cuda.memory_allocated(dev) == 0:
-        bad.append(f"torch.cuda.memory_allocated({dev}) is 0")
+    if not bad and dev.type == "cuda":
+        try:
+            if torch.cuda.memory_allocated(dev) == 0:
+                bad.append(f"torch.cuda.memory_allocated({dev}) is 0")
+        except Exception as e:
+            bad.append(f"torch.cuda.memory_allocated({dev}) failed: {e}")
     return (not bad), "; ".join(bad[:5])
 
 
