@@ -31,6 +31,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from torchvision import datasets, transforms
+TI = time.perf_counter()  # imports done
 
 class Net(nn.Module):
     def __init__(self):
@@ -81,9 +82,9 @@ for epoch in range(1, 4):
     now = time.perf_counter()
     print(f"Epoch {epoch}: test accuracy {acc:.4f} at {now - T0:.1f} s", file=sys.stderr)
     if acc >= 0.97 and reached is None:
-        reached = {"epoch": epoch, "accuracy": acc, "process_s": now - T0, "train_s": now - T1}
+        reached = {"epoch": epoch, "accuracy": acc, "process_s": now - T0, "data_train_s": now - TI, "train_s": now - T1}
 end = time.perf_counter()
-print(json.dumps({"reached": reached, "final_accuracy": acc, "process_s": end - T0, "train_s": end - T1}))
+print(json.dumps({"reached": reached, "final_accuracy": acc, "process_s": end - T0, "data_train_s": end - TI, "train_s": end - T1}))
 '''
 
 
@@ -119,7 +120,9 @@ def run_smoke(python: str, data_dir: str) -> dict:
         sys.exit(f"smoke training did not pass: {tr['message']}\n{p.stderr[-2000:]}")
     ev = tr["evidence"]
     return {"accuracy": ev["test_accuracy"], "epochs": ev["epochs"], "process_s": ev["process_time_to_target_s"],
-            "train_s": ev["time_to_target_s"], "wall_s": wall, "status": r["status"]}
+            "train_s": ev["time_to_target_s"], "wall_s": wall, "status": r["status"],
+            # data on disk -> accuracy: load + normalise/move to the device + training (imports excluded)
+            "data_train_s": r["data"]["load_s"] + ev["setup_s"] + ev["time_to_target_s"]}
 
 
 def main() -> int:
@@ -140,21 +143,26 @@ def main() -> int:
         rt = tut["reached"]
         print(f"  test accuracy {rt['accuracy']:.4f} after epoch {rt['epoch']}: {rt['process_s']:.2f} s from process "
               f"start ({rt['train_s']:.2f} s of training); 3 epochs {tut['process_s']:.1f} s", flush=True)
-        t_proc, t_train, note = rt["process_s"], rt["train_s"], ""
+        t_proc, t_data, t_train, note = rt["process_s"], rt["data_train_s"], rt["train_s"], ""
     else:
-        t_proc, t_train = tut["process_s"], tut["train_s"]
+        t_proc, t_data, t_train = tut["process_s"], tut["data_train_s"], tut["train_s"]
         note = " (tutorial never reached 97% in 3 epochs: its full time is used, a LOWER bound)"
         print(f"  final test accuracy {tut['final_accuracy']:.4f}: never reached 97%{note}")
     ratio = smoke["process_s"] / t_proc
     ratio_train = smoke["train_s"] / t_train
+    ratio_data = smoke["data_train_s"] / t_data
     print(f"\ntime to >=97% test accuracy, process start included: smoke {smoke['process_s']:.2f} s vs tutorial "
           f"{t_proc:.2f} s -> ratio {ratio:.3f} (1/{1 / ratio:.1f}){note}")
+    print(f"data load + training (imports excluded):             smoke {smoke['data_train_s']:.2f} s vs tutorial "
+          f"{t_data:.2f} s -> ratio {ratio_data:.3f} (1/{1 / ratio_data:.1f})  <- the goal's measure")
     print(f"training loop only:                                  smoke {smoke['train_s']:.2f} s vs tutorial "
           f"{t_train:.2f} s -> ratio {ratio_train:.3f} (1/{1 / ratio_train:.1f})")
-    print(f"goal <= 0.1: {'MET' if ratio <= 0.1 else 'NOT met'}")
+    print(f"goal (data load + training) <= 0.1: {'MET' if ratio_data <= 0.1 else 'NOT met'}; "
+          f"with interpreter + torch import included: {'MET' if ratio <= 0.1 else 'NOT met'}")
     if a.json:
-        print(json.dumps({"smoke": smoke, "tutorial": tut, "ratio": ratio, "ratio_train": ratio_train}))
-    return 0 if ratio <= 0.1 else 1
+        print(json.dumps({"smoke": smoke, "tutorial": tut, "ratio_process": ratio, "ratio_data_train": ratio_data,
+                          "ratio_train": ratio_train}))
+    return 0 if ratio_data <= 0.1 else 1
 
 
 if __name__ == "__main__":
