@@ -12,6 +12,7 @@ from .commands.catalogue import explain_cmd, list_checks_cmd
 from .commands.check import check_cmd
 from .commands.collect import collect_cmd
 from .commands.kb import kb_cmd
+from .commands.smoke import smoke_cmd
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -23,7 +24,7 @@ def cli() -> None:
     """
 
 
-for _cmd in (check_cmd, collect_cmd, list_checks_cmd, explain_cmd, kb_cmd):
+for _cmd in (check_cmd, collect_cmd, list_checks_cmd, explain_cmd, kb_cmd, smoke_cmd):
     cli.add_command(_cmd)
 
 

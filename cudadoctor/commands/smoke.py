@@ -1,0 +1,72 @@
+"""`cudadoctor smoke`: prove end-to-end GPU acceleration by training MNIST in a watched child process."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Optional
+
+import click
+
+from .. import exitcodes
+from ..smoke.render import render
+from ..smoke.runner import run_smoke
+from ._shared import BadInput, emit, format_option, output_option, python_option
+
+DEFAULT_TIMEOUT_S = 300.0
+
+# data problems are bad input (2) like any other missing/broken input file
+_ERROR_EXIT = {"data-missing": exitcodes.BAD_INPUT, "data-corrupt": exitcodes.BAD_INPUT,
+               "download-failed": exitcodes.BAD_INPUT, "bad-interpreter": exitcodes.BAD_INPUT}
+
+
+def exit_code_for(result: dict) -> int:
+    if result.get("status") == "pass":
+        return exitcodes.OK
+    if result.get("status") == "fail":
+        return exitcodes.FINDINGS
+    return _ERROR_EXIT.get((result.get("error") or {}).get("kind"), exitcodes.INTERNAL)
+
+
+def _device(ctx, param, value: str) -> str:
+    v = value.strip().lower()
+    if v in ("cuda", "cpu", "all") or (v.startswith("cuda:") and v[5:].isdigit()):
+        return v
+    raise click.BadParameter("expected cuda, cuda:N, all or cpu")
+
+
+@click.command("smoke")
+@click.option("--device", default="cuda", show_default=True, callback=_device, metavar="cuda|cuda:N|all|cpu",
+              help="Where to run: a GPU, every visible GPU (all), or the CPU (to check the workload itself).")
+@click.option("--data-dir", metavar="DIR", help="Where MNIST is (DIR/MNIST/raw/*-ubyte[.gz], the torchvision layout).")
+@click.option("--download", is_flag=True, help="Download MNIST (the only option that uses the network).")
+@click.option("--synthetic", is_flag=True, help="Train on generated seven-segment digits instead of MNIST (bar 95%).")
+@click.option("--epochs", type=click.IntRange(min=1), metavar="N", help="Most epochs to train (stops early at the bar).")
+@format_option
+@output_option
+@python_option
+@click.option("--timeout", type=click.FloatRange(min=1), default=DEFAULT_TIMEOUT_S, show_default=True,
+              metavar="SECONDS", help="Watchdog: the whole workload is killed after this long.")
+@click.option("--progress/--no-progress", default=None, help="Progress bars on stderr (default: when stderr is a terminal).")
+def smoke_cmd(device: str, data_dir: Optional[str], download: bool, synthetic: bool, epochs: Optional[int], fmt: str,
+              output: Optional[str], python: Optional[str], timeout: float, progress: Optional[bool]) -> None:
+    """Train the MNIST MLP on the GPU and check every stage: device, CPU agreement, training to 97%,
+    throughput vs CPU, mixed precision, cuDNN and host<->device bandwidth.
+
+    Exit codes: 0 every stage passed; 1 a stage failed (including a crash or a hang of the workload);
+    2 bad input (MNIST missing or corrupt, bad --python); 3 internal error.
+    """
+    if python and not (os.path.isfile(python) and os.access(python, os.X_OK)):
+        raise BadInput(f"--python {python}: not an executable file")
+    if synthetic and download:
+        raise BadInput("--synthetic and --download exclude each other")
+    if progress is None:
+        try:
+            progress = sys.stderr.isatty()
+        except (AttributeError, ValueError):
+            progress = False
+    result = run_smoke(python or sys.executable, device, data_dir, download, synthetic, epochs, timeout, progress)
+    emit(render(result, fmt), output)
+    if output and output != "-":
+        click.echo(f"cudadoctor smoke: {result.get('status')} (report written to {output})", err=True)
+    raise SystemExit(exit_code_for(result))

@@ -1,0 +1,231 @@
+"""Parent side of `cudadoctor smoke`: run workload.py in a child process under a watchdog.
+
+Standard library only; never imports torch. The child writes its result file
+progressively; whatever it finished before a crash or a hang is kept, and the
+stage it was in becomes a failed stage saying what happened.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+WORKLOAD = Path(__file__).resolve().with_name("workload.py")
+SCHEMA = 1
+STAGES = ("device", "agreement", "training", "throughput", "mixed-precision", "cudnn", "transfers")
+KILL_GRACE_S = 3.0      # SIGTERM -> SIGKILL
+REAP_BOUND_S = 5.0      # how long we wait for the process after SIGKILL
+STDERR_TAIL = 6000      # characters of the child's stderr kept for evidence
+
+# exit codes suggested for the CLI
+EXIT_PASS, EXIT_FAIL, EXIT_DATA_MISSING, EXIT_ERROR = 0, 1, 2, 3
+
+
+def _signal_name(num: int) -> str:
+    try:
+        return signal.Signals(num).name
+    except ValueError:
+        return f"signal {num}"
+
+
+class _StderrPump(threading.Thread):
+    """Forward the child's stderr (progress bars) and keep its tail for evidence."""
+
+    def __init__(self, stream, forward: bool):
+        super().__init__(daemon=True)
+        self.stream, self.forward = stream, forward
+        self.buf = bytearray()
+
+    def run(self):
+        fd = self.stream.fileno()
+        while True:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            if self.forward:
+                try:
+                    sys.stderr.write(chunk.decode("utf-8", "replace"))
+                    sys.stderr.flush()
+                except Exception:
+                    pass
+            self.buf += chunk
+            if len(self.buf) > 4 * STDERR_TAIL:
+                del self.buf[:-STDERR_TAIL]
+
+    def tail(self) -> str:
+        text = bytes(self.buf[-STDERR_TAIL:]).decode("utf-8", "replace")
+        # progress bars use \r; keep only the last state of each line
+        return "\n".join(line.split("\r")[-1] for line in text.splitlines()).strip()
+
+
+def _kill_group(proc: subprocess.Popen) -> str:
+    """Terminate the child's process group; bounded wait. Returns what happened."""
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.wait(timeout=KILL_GRACE_S)
+        return "terminated (SIGTERM)"
+    except subprocess.TimeoutExpired:
+        pass
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.wait(timeout=REAP_BOUND_S)
+        return "killed (SIGKILL)"
+    except subprocess.TimeoutExpired:
+        return (f"still alive {REAP_BOUND_S:.0f} s after SIGKILL (uninterruptible, probably stuck in the GPU driver); "
+                "abandoned")
+
+
+def _read_result(path: str) -> dict | None:
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def _stage(name, device, verdict, message, duration=0.0, evidence=None):
+    return {"name": name, "device": device, "verdict": verdict, "duration_s": round(duration, 4),
+            "message": message, "evidence": evidence or {}}
+
+
+def run_smoke(python: str, device: str, data_dir: str | None, download: bool, synthetic: bool,
+              epochs: int | None, timeout_s: float, progress: bool) -> dict:
+    """Run the smoke workload with `python` in a child process and return the result dict (schema 1).
+
+    status: "pass" (no stage failed), "fail" (a stage failed, including a crash or a timeout of the child,
+    error.kind "crash"/"timeout"), "error" (the check could not be done: error.kind "data-missing",
+    "data-corrupt", "download-failed", "bad-interpreter", "internal").
+    """
+    device = device or "cuda"
+    cfg = {"device": device, "data_dir": data_dir, "download": bool(download), "synthetic": bool(synthetic),
+           "epochs": epochs, "progress": bool(progress), "timeout_s": timeout_s}
+    base = {"schema": SCHEMA, "device": device, "status": "error", "stages": [],
+            "data": {"source": "synthetic" if synthetic else None, "path": None, "torchvision": None},
+            "error": None, "timeout_s": timeout_s, "python": python}
+    with tempfile.TemporaryDirectory(prefix="cudadoctor-smoke-") as tmp:
+        out = os.path.join(tmp, "result.json")
+        cmd = [python, str(WORKLOAD), "--config", json.dumps(cfg), "--out", out]
+        env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONFAULTHANDLER="1")
+        t0 = time.monotonic()
+        try:
+            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.PIPE, env=env, start_new_session=True)
+        except OSError as e:
+            base["error"] = {"kind": "bad-interpreter", "message": f"cannot run {python}: {e}"}
+            return base
+        pump = _StderrPump(proc.stderr, progress)
+        pump.start()
+        timed_out, killed = False, None
+        try:
+            rc = proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            killed = _kill_group(proc)
+            rc = proc.returncode
+        except BaseException:  # Ctrl-C in the parent: do not leave the child running
+            _kill_group(proc)
+            raise
+        elapsed = time.monotonic() - t0
+        pump.join(timeout=2.0)
+        try:
+            proc.stderr.close()
+        except Exception:
+            pass
+        child = _read_result(out)
+    return _assemble(base, child, rc, timed_out, killed, elapsed, timeout_s, pump.tail())
+
+
+def _assemble(base, child, rc, timed_out, killed, elapsed, timeout_s, stderr_tail):
+    r = base
+    r["elapsed_s"] = round(elapsed, 3)
+    r["exit_code"] = rc
+    if child:
+        r["stages"] = child.get("stages", [])
+        d = child.get("data") or {}
+        r["data"] = {"source": d.get("source"), "path": d.get("path"), "torchvision": d.get("torchvision"),
+                     **{k: v for k, v in d.items() if k not in ("source", "path", "torchvision", "dir")}}
+        r["env"] = child.get("env", {})
+        r["error"] = child.get("error")
+    finished = bool(child) and child.get("state") == "finished"
+    if finished and not timed_out and rc is not None and rc >= 0:
+        r["status"] = child.get("status") or "error"
+        if r["status"] == "error" and not r["error"]:
+            r["error"] = {"kind": "internal", "message": "workload reported an error without details",
+                          "stderr_tail": stderr_tail}
+        return r
+    # the child died or hung: the stage it was in fails with what happened
+    current = (child or {}).get("current") or {}
+    stage_name = current.get("name") or "device"
+    stage_dev = current.get("device") or r["device"]
+    started = current.get("started_unix")
+    dur = (time.time() - started) if started else elapsed
+    if timed_out:
+        what = f"timed out after {timeout_s:g} s in stage '{stage_name}' ({killed})"
+        kind = "timeout"
+    elif rc is not None and rc < 0:
+        what = f"child killed by signal {-rc} ({_signal_name(-rc)}) in stage '{stage_name}'"
+        kind = "crash"
+    else:
+        what = (f"child exited with code {rc} in stage '{stage_name}' without finishing"
+                if child else f"child exited with code {rc} before writing any result")
+        kind = "crash"
+    hint = _hint(stderr_tail)
+    ev = {"exit_code": rc, "signal": -rc if (rc is not None and rc < 0) else None,
+          "timed_out": timed_out, "stderr_tail": stderr_tail}
+    if hint:
+        ev["hint"] = hint
+    r["stages"].append(_stage(stage_name, stage_dev, "fail", what + (f": {hint}" if hint else ""), dur, ev))
+    # stages the plan still had are reported as not run
+    plan = (child or {}).get("plan") or [[s, stage_dev] for s in STAGES]
+    done = {(s["name"], s.get("device")) for s in r["stages"]}
+    for name, dev in plan:
+        if (name, dev) not in done:
+            r["stages"].append(_stage(name, dev, "skip", f"not run: the workload died in '{stage_name}'"))
+    r["status"] = "fail"
+    r["error"] = {"kind": kind, "message": what, "stage": stage_name, "device": stage_dev,
+                  "signal": ev["signal"], "stderr_tail": stderr_tail}
+    return r
+
+
+def _hint(tail: str) -> str | None:
+    for needle, hint in (
+        ("illegal memory access", "CUDA illegal memory access"),
+        ("CUDA error", "CUDA error (see stderr_tail)"),
+        ("Xid", "GPU Xid error"),
+        ("No module named 'torch'", "torch is not installed for this interpreter"),
+        ("Fatal Python error", "fatal error in the interpreter (see stderr_tail for the Python stack)"),
+    ):
+        if needle in tail:
+            # keep the matching line
+            for line in tail.splitlines():
+                if needle in line:
+                    return line.strip()[:300]
+            return hint
+    return None
+
+
+def exit_code(result: dict) -> int:
+    """Suggested CLI exit code: 0 pass, 1 fail, 2 bad input (data missing/corrupt, bad interpreter), 3 other."""
+    if result.get("status") == "pass":
+        return EXIT_PASS
+    if result.get("status") == "fail":
+        return EXIT_FAIL
+    if (result.get("error") or {}).get("kind") in ("data-missing", "data-corrupt", "download-failed",
+                                                   "bad-interpreter"):
+        return EXIT_DATA_MISSING  # bad input
+    return EXIT_ERROR

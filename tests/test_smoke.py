@@ -1,0 +1,389 @@
+"""`cudadoctor smoke`: the real workload on the CPU on real MNIST, data errors, crashes and hangs of the child.
+
+The workload needs an interpreter with torch: $CUDADOCTOR_TEST_TORCH_PYTHON, else /work/venvs/t214/bin/python,
+else this interpreter if it can import torch; otherwise those tests are skipped (the IDX-reader and render
+tests run anywhere). Real MNIST is read from ../shared/data beside the repository.
+"""
+
+from __future__ import annotations
+
+import gzip
+import importlib.util
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cudadoctor.cli import cli
+from cudadoctor.smoke import render as smoke_render
+from cudadoctor.smoke import runner
+from cudadoctor.smoke.runner import run_smoke
+
+REPO = Path(__file__).resolve().parents[1]
+# ../shared/data beside the repository; CUDADOCTOR_TEST_MNIST_ROOT overrides (e.g. in a git worktree elsewhere)
+MNIST_ROOT = Path(os.environ.get("CUDADOCTOR_TEST_MNIST_ROOT") or Path(__file__).resolve().parents[2] / "shared" / "data")
+MNIST_RAW = MNIST_ROOT / "MNIST" / "raw"
+WORKLOAD_PATH = REPO / "cudadoctor" / "smoke" / "workload.py"
+T213 = Path("/work/venvs/t213/bin/python")  # torch CPU + a torchvision whose import fails (nms operator)
+
+
+def _load_workload():
+    spec = importlib.util.spec_from_file_location("smoke_workload", WORKLOAD_PATH)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+workload = _load_workload()  # importable without torch: torch is imported lazily
+
+
+def _find_torch_python():
+    env = os.environ.get("CUDADOCTOR_TEST_TORCH_PYTHON")
+    if env:
+        return env
+    if os.access("/work/venvs/t214/bin/python", os.X_OK):
+        return "/work/venvs/t214/bin/python"
+    if importlib.util.find_spec("torch") is not None:
+        return sys.executable
+    return None
+
+
+TORCH_PY = _find_torch_python()
+needs_torch = pytest.mark.skipif(TORCH_PY is None, reason="no interpreter with torch: set CUDADOCTOR_TEST_TORCH_PYTHON")
+needs_mnist = pytest.mark.skipif(not (MNIST_RAW / "train-images-idx3-ubyte").is_file(),
+                                 reason=f"real MNIST not found at {MNIST_RAW}")
+
+
+def smoke(**kw):
+    args = dict(python=TORCH_PY, device="cpu", data_dir=None, download=False, synthetic=False, epochs=None,
+                timeout_s=240.0, progress=False)
+    args.update(kw)
+    return run_smoke(**args)
+
+
+def stage(result, name, device=None):
+    return next(s for s in result["stages"] if s["name"] == name and (device is None or s["device"] == device))
+
+
+def write_idx(path: Path, shape, payload: bytes, code=0x08):
+    path.write_bytes(bytes([0, 0, code, len(shape)]) + struct.pack(f">{len(shape)}I", *shape) + payload)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The real thing on the CPU
+# ---------------------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def cpu_result():
+    if TORCH_PY is None:
+        pytest.skip("no interpreter with torch")
+    if not (MNIST_RAW / "train-images-idx3-ubyte").is_file():
+        pytest.skip(f"real MNIST not found at {MNIST_RAW}")
+    return smoke(data_dir=str(MNIST_ROOT))
+
+
+def test_cpu_real_mnist_reaches_97_percent_and_reports_throughput(cpu_result):
+    r = cpu_result
+    assert r["status"] == "pass", smoke_render.render_text(r)
+    assert json.loads(json.dumps(r)) == r  # JSON-serialisable
+    assert [s["name"] for s in r["stages"]] == list(runner.STAGES)
+    tr = stage(r, "training")
+    ev = tr["evidence"]
+    assert ev["test_accuracy"] >= 0.97 and ev["accuracy_bar"] == 0.97
+    assert ev["loss_last"] < 0.5 * ev["loss_first"]
+    assert ev["tensor_devices"] == {"params": ["cpu"], "train_data": "cpu", "test_data": "cpu"}
+    assert ev["epochs"] <= 2.0 and ev["time_to_target_s"] > 0
+    th = stage(r, "throughput")["evidence"]
+    assert th["cpu_samples_per_s"] > 1000 and th["speedup"] is None
+    assert stage(r, "agreement")["verdict"] == "pass"
+    assert stage(r, "agreement")["evidence"]["cpu_float32_vs_float64"] <= 1e-4
+    mp = stage(r, "mixed-precision")["evidence"]
+    assert mp["dtype"] == "bfloat16" and mp["autocast_output_dtype"] == "bfloat16"
+    assert stage(r, "cudnn")["verdict"] == "skip" and "cuDNN" in stage(r, "cudnn")["message"]
+    assert stage(r, "transfers")["verdict"] == "skip"
+    assert r["data"]["source"] in ("torchvision", "idx") and r["data"]["path"].endswith("raw")
+    assert all(v == "official" for v in r["data"]["checksums"].values())
+    assert all(s["duration_s"] >= 0 for s in r["stages"])
+
+
+def test_render_text_and_markdown(cpu_result):
+    text = smoke_render.render(cpu_result, "text")
+    lines = text.splitlines()
+    assert lines[0].endswith("PASS")
+    stage_lines = lines[1:1 + len(runner.STAGES)]
+    assert [ln[0] for ln in stage_lines] == ["✓", "✓", "✓", "✓", "✓", "–", "–"]
+    assert all(" s  " in ln for ln in stage_lines)
+    assert "test accuracy 0." in text and "samples/s" in text
+    md = smoke_render.render(cpu_result, "markdown")
+    assert "| ✓ | training | cpu |" in md
+    assert json.loads(smoke_render.render(cpu_result, "json")) == cpu_result
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Data: missing, corrupt, synthetic, no torchvision
+# ---------------------------------------------------------------------------------------------------------
+
+@needs_torch
+def test_data_missing_names_where_it_looked_and_cli_exits_2(tmp_path):
+    t0 = time.monotonic()
+    r = smoke(data_dir=str(tmp_path / "nowhere"))
+    assert time.monotonic() - t0 < 30  # fails before importing torch
+    assert r["status"] == "error" and r["error"]["kind"] == "data-missing"
+    assert str(tmp_path / "nowhere" / "MNIST" / "raw") in r["error"]["looked_in"]
+    assert "--data-dir" in r["error"]["message"] and "--download" in r["error"]["message"]
+    assert runner.exit_code(r) == 2
+    res = CliRunner().invoke(cli, ["smoke", "--device", "cpu", "--python", TORCH_PY, "--data-dir",
+                                   str(tmp_path / "nowhere")])
+    assert res.exit_code == 2, res.output
+    assert "data-missing" in res.output and str(tmp_path / "nowhere") in res.output
+
+
+@needs_torch
+def test_partial_dataset_says_which_files_are_missing(tmp_path):
+    raw = tmp_path / "MNIST" / "raw"
+    raw.mkdir(parents=True)
+    write_idx(raw / "train-images-idx3-ubyte", (1, 28, 28), bytes(784))
+    r = smoke(data_dir=str(tmp_path))
+    assert r["error"]["kind"] == "data-missing"
+    assert "1 of 4 files" in r["error"]["message"] and "t10k-labels-idx1-ubyte" in r["error"]["message"]
+
+
+def _tiny_mnist(raw: Path, n=32):
+    raw.mkdir(parents=True, exist_ok=True)
+    write_idx(raw / "train-images-idx3-ubyte", (n, 28, 28), bytes(n * 784))
+    write_idx(raw / "train-labels-idx1-ubyte", (n,), bytes(i % 10 for i in range(n)))
+    write_idx(raw / "t10k-images-idx3-ubyte", (n, 28, 28), bytes(n * 784))
+    write_idx(raw / "t10k-labels-idx1-ubyte", (n,), bytes(i % 10 for i in range(n)))
+
+
+@needs_torch
+def test_truncated_idx_is_a_clear_data_corrupt_error(tmp_path):
+    raw = tmp_path / "MNIST" / "raw"
+    _tiny_mnist(raw)
+    p = raw / "train-images-idx3-ubyte"
+    p.write_bytes(p.read_bytes()[:-100])
+    r = smoke(data_dir=str(tmp_path))
+    assert r["status"] == "error" and r["error"]["kind"] == "data-corrupt", r
+    assert "truncated" in r["error"]["message"] and str(p) in r["error"]["message"]
+    assert "Traceback" not in json.dumps(r)
+    res = CliRunner().invoke(cli, ["smoke", "--device", "cpu", "--python", TORCH_PY, "--data-dir", str(tmp_path)])
+    assert res.exit_code == 2 and "truncated" in res.output
+
+
+@needs_torch
+def test_truncated_gzip_is_a_clear_data_corrupt_error(tmp_path):
+    raw = tmp_path / "MNIST" / "raw"
+    _tiny_mnist(raw, n=200)
+    for f in list(raw.iterdir()):
+        blob = gzip.compress(f.read_bytes())
+        f.unlink()
+        if f.name.startswith("t10k-images"):
+            blob = blob[: len(blob) // 2]
+        (raw / (f.name + ".gz")).write_bytes(blob)
+    r = smoke(data_dir=str(tmp_path))
+    assert r["status"] == "error" and r["error"]["kind"] == "data-corrupt", smoke_render.render_text(r)
+    assert "t10k-images-idx3-ubyte.gz" in r["error"]["message"] and "truncated" in r["error"]["message"]
+    assert stage(r, "device")["verdict"] == "pass"  # what could be checked, was
+    assert stage(r, "training")["verdict"] == "skip"
+
+
+@needs_torch
+def test_synthetic_trains_and_says_so():
+    r = smoke(synthetic=True)
+    assert r["status"] == "pass", smoke_render.render_text(r)
+    assert r["data"]["source"] == "synthetic" and r["data"]["accuracy_bar"] == 0.95
+    tr = stage(r, "training")
+    assert tr["evidence"]["test_accuracy"] >= 0.95 and "synthetic" in tr["message"]
+    assert "NOT MNIST" in smoke_render.render_text(r)
+
+
+@needs_torch
+@needs_mnist
+def test_idx_gz_read_directly_when_torchvision_is_broken(tmp_path):
+    """A torchvision that fails to import (stub) must not block the check: the IDX files are read directly."""
+    raw = tmp_path / "data" / "MNIST" / "raw"
+    raw.mkdir(parents=True)
+    for f in MNIST_RAW.glob("*-ubyte"):
+        with open(f, "rb") as src, gzip.open(raw / (f.name + ".gz"), "wb", compresslevel=1) as dst:
+            shutil.copyfileobj(src, dst)
+    stub = tmp_path / "stub" / "torchvision"
+    stub.mkdir(parents=True)
+    (stub / "__init__.py").write_text("raise RuntimeError('operator torchvision::nms does not exist')\n")
+    env = dict(os.environ, PYTHONPATH=str(tmp_path / "stub"))
+    r = _smoke_with_env(env, data_dir=str(tmp_path / "data"))
+    assert r["data"]["source"] == "idx"
+    assert r["data"]["torchvision"].startswith("broken: RuntimeError: operator torchvision::nms")
+    assert stage(r, "training")["evidence"]["test_accuracy"] >= 0.97
+    assert r["status"] == "pass", smoke_render.render_text(r)
+    assert "torchvision" in smoke_render.render_text(r)
+
+
+@pytest.mark.skipif(not os.access(T213, os.X_OK), reason=f"{T213} (real broken torchvision) not present")
+@needs_mnist
+def test_real_broken_torchvision_venv_falls_back_to_idx():
+    r = smoke(python=str(T213), data_dir=str(MNIST_ROOT))
+    assert r["data"]["torchvision"].startswith("broken:") and "nms" in r["data"]["torchvision"]
+    assert r["data"]["source"] == "idx"
+    assert r["status"] == "pass", smoke_render.render_text(r)
+
+
+def _smoke_with_env(env, **kw):
+    old = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(env)
+    try:
+        return smoke(**kw)
+    finally:
+        os.environ.clear()
+        os.environ.update(old)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# IDX reader (pure stdlib, no torch needed)
+# ---------------------------------------------------------------------------------------------------------
+
+def test_idx_reader_raw_and_gz(tmp_path):
+    write_idx(tmp_path / "a", (2, 3), bytes(range(6)))
+    a = workload.read_idx(tmp_path / "a")
+    assert a.shape == (2, 3) and a.dtype == "uint8" and a.tolist() == [0, 1, 2, 3, 4, 5]
+    (tmp_path / "a.gz").write_bytes(gzip.compress((tmp_path / "a").read_bytes()))
+    assert workload.read_idx(tmp_path / "a.gz").tolist() == [0, 1, 2, 3, 4, 5]
+    write_idx(tmp_path / "i", (2,), struct.pack(">2i", -5, 70000), code=0x0C)
+    assert workload.read_idx(tmp_path / "i").tolist() == [-5, 70000]
+
+
+@needs_mnist
+def test_idx_reader_on_real_mnist_labels():
+    a = workload.read_idx(MNIST_RAW / "t10k-labels-idx1-ubyte")
+    assert a.shape == (10000,) and a.tolist()[:5] == [7, 2, 1, 0, 4]
+
+
+@pytest.mark.parametrize("blob,needle", [
+    (b"\x00\x00", "too short"),
+    (b"PK\x03\x04" + bytes(20), "not an IDX file"),
+    (bytes([0, 0, 8, 3]) + struct.pack(">2I", 1, 28), "truncated IDX header"),
+    (bytes([0, 0, 8, 1]) + struct.pack(">I", 10) + bytes(5), "truncated"),
+    (bytes([0, 0, 8, 1]) + struct.pack(">I", 2) + bytes(5), "trailing bytes"),
+])
+def test_idx_reader_corrupt(tmp_path, blob, needle):
+    p = tmp_path / "x-idx1-ubyte"
+    p.write_bytes(blob)
+    with pytest.raises(workload.DataError) as ei:
+        workload.read_idx(p)
+    assert ei.value.kind == "data-corrupt" and needle in ei.value.message and str(p) in ei.value.message
+
+
+def test_idx_reader_truncated_gzip(tmp_path):
+    p = tmp_path / "x.gz"
+    blob = gzip.compress(bytes([0, 0, 8, 1]) + struct.pack(">I", 5000) + os.urandom(5000))
+    p.write_bytes(blob[:-40])
+    with pytest.raises(workload.DataError) as ei:
+        workload.read_idx(p)
+    assert ei.value.kind == "data-corrupt" and "truncated" in ei.value.message
+
+
+def test_workload_imports_only_stdlib_and_torch():
+    src = WORKLOAD_PATH.read_text()
+    assert "cudadoctor." not in src.replace("cudadoctor.smoke", "").split('"""', 2)[2].split("import")[0]
+    imported = {ln.split()[1].split(".")[0] for ln in src.splitlines()
+                if ln.strip().startswith(("import ", "from ")) and not ln.startswith("#")}
+    allowed = set(sys.stdlib_module_names) | {"torch", "torchvision"}
+    assert imported <= allowed, imported - allowed
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Crashes and hangs of the child
+# ---------------------------------------------------------------------------------------------------------
+
+def _stub_torch(tmp_path, body):
+    d = tmp_path / "stub" / "torch"
+    d.mkdir(parents=True)
+    (d / "__init__.py").write_text(body)
+    return dict(os.environ, PYTHONPATH=str(tmp_path / "stub"))
+
+
+@needs_torch
+def test_segfault_in_torch_becomes_a_failed_stage_with_the_signal(tmp_path):
+    env = _stub_torch(tmp_path, "import os\nos.kill(os.getpid(), 11)\n")
+    r = _smoke_with_env(env, synthetic=True, timeout_s=60)
+    assert r["status"] == "fail" and r["error"]["kind"] == "crash" and r["error"]["signal"] == 11
+    dev = stage(r, "device")
+    assert dev["verdict"] == "fail" and "signal 11 (SIGSEGV)" in dev["message"]
+    assert "Segmentation fault" in dev["evidence"]["stderr_tail"]
+    assert runner.exit_code(r) == 1
+    assert "✗ device" in smoke_render.render_text(r)
+
+
+@needs_torch
+def test_abort_mid_run_keeps_the_finished_stages(tmp_path):
+    env = dict(os.environ, CUDADOCTOR_SMOKE_FAULT="training:abort")
+    r = _smoke_with_env(env, synthetic=True, timeout_s=120)
+    assert r["status"] == "fail" and r["error"]["kind"] == "crash" and r["error"]["signal"] == 6
+    assert stage(r, "device")["verdict"] == "pass" and stage(r, "agreement")["verdict"] == "pass"
+    tr = stage(r, "training")
+    assert tr["verdict"] == "fail" and "SIGABRT" in tr["message"]
+    assert stage(r, "transfers")["verdict"] == "skip" and "not run" in stage(r, "transfers")["message"]
+
+
+@needs_torch
+def test_hang_becomes_a_timeout_within_the_bound(tmp_path):
+    env = _stub_torch(tmp_path, "import time\nwhile True:\n    time.sleep(60)\n")
+    t0 = time.monotonic()
+    r = _smoke_with_env(env, synthetic=True, timeout_s=3)
+    took = time.monotonic() - t0
+    assert took < 3 + runner.KILL_GRACE_S + runner.REAP_BOUND_S + 3, took
+    assert r["status"] == "fail" and r["error"]["kind"] == "timeout"
+    dev = stage(r, "device")
+    assert dev["verdict"] == "fail" and "timed out after 3 s" in dev["message"]
+
+
+@needs_torch
+def test_hang_ignoring_sigterm_is_killed(tmp_path):
+    env = _stub_torch(tmp_path, "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+                                "while True:\n    time.sleep(60)\n")
+    t0 = time.monotonic()
+    r = _smoke_with_env(env, synthetic=True, timeout_s=2)
+    assert time.monotonic() - t0 < 2 + runner.KILL_GRACE_S + runner.REAP_BOUND_S + 3
+    assert r["error"]["kind"] == "timeout" and "SIGKILL" in r["error"]["message"]
+
+
+def test_bad_interpreter_is_an_error_not_a_traceback(tmp_path):
+    r = run_smoke(str(tmp_path / "no-python"), "cpu", None, False, True, None, 10, False)
+    assert r["status"] == "error" and r["error"]["kind"] == "bad-interpreter"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# GPU asked, none here
+# ---------------------------------------------------------------------------------------------------------
+
+@needs_torch
+def test_cuda_without_a_gpu_fails_the_device_stage_clearly():
+    r = smoke(device="cuda", synthetic=True, timeout_s=60)
+    assert r["status"] == "fail"
+    dev = stage(r, "device")
+    assert dev["verdict"] == "fail"
+    assert any(w in dev["message"] for w in ("CPU-only build", "CUDA failed to initialise", "requested but only"))
+    assert all(s["verdict"] == "skip" for s in r["stages"][1:])
+
+
+@needs_torch
+def test_tensors_on_cpu_when_cuda_was_asked_is_a_failure():
+    code = (
+        "import importlib.util, torch\n"
+        f"spec = importlib.util.spec_from_file_location('w', {str(WORKLOAD_PATH)!r})\n"
+        "w = importlib.util.module_from_spec(spec); spec.loader.exec_module(w)\n"
+        "m = torch.nn.Linear(2, 2)\n"
+        "ok, why = w.check_residency(torch, torch.device('cuda', 0), m, (torch.zeros(1),))\n"
+        "assert not ok and 'on cpu' in why, why\n"
+        "ok, why = w.check_residency(torch, torch.device('cpu'), m, (torch.zeros(1),))\n"
+        "assert ok, why\n"
+        "print('ok')\n")
+    p = subprocess.run([TORCH_PY, "-c", code], capture_output=True, text=True, timeout=120)
+    assert p.stdout.strip() == "ok", p.stderr
