@@ -28,6 +28,31 @@ def exit_code_for(result: dict) -> int:
     return _ERROR_EXIT.get((result.get("error") or {}).get("kind"), exitcodes.INTERNAL)
 
 
+def diagnosis_gate(python: str, device: str) -> Optional[dict]:
+    """A failed smoke result naming the diagnosis when `check` says PyTorch cannot use a GPU, else None."""
+    import time
+
+    from .. import registry
+    from ..probes import collect
+    from ..report import diagnose
+
+    t0 = time.monotonic()
+    report = diagnose(collect(python=python), registry.load())
+    verdict = report.verdict()
+    if verdict["state"] != "no":
+        return None
+    errors = [f for f in report.findings if f.severity == "error"]
+    return {
+        "schema": 1, "device": device, "status": "fail", "python": python,
+        "stages": [{"name": "device", "verdict": "fail", "device": device, "duration_s": round(time.monotonic() - t0, 3),
+                    "message": "the GPU is not usable: " + ", ".join(dict.fromkeys(f.code for f in errors)),
+                    "evidence": {"verdict": verdict["text"]}}],
+        "data": {"source": None, "path": None, "torchvision": None},
+        "error": {"kind": "gpu-unusable", "message": verdict["text"] + " (nothing was trained; details: cudadoctor check)",
+                  "diagnosis": [{"code": f.code, "title": f.title, "fix": list(f.fix.commands), "why": f.fix.why} for f in errors]},
+    }
+
+
 def _device(ctx, param, value: str) -> str:
     v = value.strip().lower()
     if v in ("cuda", "cpu", "all") or (v.startswith("cuda:") and v[5:].isdigit()):
@@ -65,7 +90,13 @@ def smoke_cmd(device: str, data_dir: Optional[str], download: bool, synthetic: b
             progress = sys.stderr.isatty()
         except (AttributeError, ValueError):
             progress = False
-    result = run_smoke(python or sys.executable, device, data_dir, download, synthetic, epochs, timeout, progress)
+    result = None
+    if device != "cpu":
+        # A GPU that cannot be used is diagnosed the way `check` does, with its fix, instead of
+        # training on nothing: the same probes, the same checks.
+        result = diagnosis_gate(python or sys.executable, device)
+    if result is None:
+        result = run_smoke(python or sys.executable, device, data_dir, download, synthetic, epochs, timeout, progress)
     emit(render(result, fmt), output)
     if output and output != "-":
         click.echo(f"cudadoctor smoke: {result.get('status')} (report written to {output})", err=True)

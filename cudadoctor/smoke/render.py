@@ -52,6 +52,12 @@ def _error_lines(result: dict) -> list[str]:
     if not e:
         return []
     lines = [f"error ({e.get('kind')}): {e.get('message')}"]
+    for d in e.get("diagnosis") or []:
+        lines.append(f"✗ {d.get('code')}: {d.get('title')}")
+        cmds = d.get("fix") or []
+        if cmds:
+            lines.append("    fix: " + cmds[0])
+            lines += ["         " + c for c in cmds[1:]]
     if e.get("kind") in ("crash", "timeout") and e.get("stderr_tail"):
         lines.append("last output of the workload:")
         lines += ["  " + ln for ln in e["stderr_tail"].splitlines()[-15:]]
@@ -95,6 +101,10 @@ def render_markdown(result: dict) -> str:
     e = result.get("error")
     if e:
         lines += ["", f"**Error ({e.get('kind')}):**", "", "```", str(e.get("message")), "```"]
+        for d in e.get("diagnosis") or []:
+            lines += ["", f"- `{d.get('code')}`: {_md_cell(d.get('title'))}"]
+            if d.get("fix"):
+                lines += ["", "  ```sh"] + ["  " + c for c in d["fix"]] + ["  ```"]
         if e.get("kind") in ("crash", "timeout") and e.get("stderr_tail"):
             lines += ["", "<details><summary>last output of the workload</summary>", "", "```",
                       e["stderr_tail"], "```", "</details>"]
