@@ -101,8 +101,14 @@ def parse_collect_env(text: str) -> Dict[str, Any]:
                          "expected the output of python -m torch.utils.collect_env")
     if not text.strip():
         raise FactsError("collect_env: text is empty; expected the output of python -m torch.utils.collect_env")
+    lines = _clean_lines(text)
     reader = _Reader()
-    reader.feed(_clean_lines(text))
+    reader.feed(lines)
+    if not text.rstrip(" \t").endswith(("\n", "\r")) and _truncated(reader, _layout(reader)):
+        # The text stops mid-line inside the report: its last line may be cut short
+        # ("GPU 3: NVIDIA GeForc"), so it is kept as evidence only.
+        reader = _Reader()
+        reader.feed(lines, cut_last=True)
     if len(reader.fields.keys() & CORE_KEYS) < 2:
         raise FactsError("collect_env: not the output of python -m torch.utils.collect_env "
                          "(no fields such as 'PyTorch version:' or 'Is CUDA available:' found)")
@@ -171,13 +177,30 @@ class _Reader:
         self.saw_libs_header = False
         self.saw_conda_line = False
         self.saw_marker = False
+        self.cut_line: Optional[str] = None
 
-    def feed(self, lines: List[str]) -> None:
+    def feed(self, lines: List[str], cut_last: bool = False) -> None:
+        """``cut_last``: the text ends mid-line, so its last line may be cut short."""
+        last = len(lines) - 1
+        while last >= 0 and not lines[last]:
+            last -= 1
         for i, line in enumerate(lines):
             if self.stopped:
                 self._other(line)
                 continue
+            if cut_last and i == last:
+                self.cut_line = line
+                continue
+            if line.lower().startswith("python version") and i + 1 < len(lines):
+                line = self._join_wrapped(line, lines[i + 1])
             self._line(line, lines, i)
+
+    @staticmethod
+    def _join_wrapped(line: str, nxt: str) -> str:
+        """A terminal or mail client wrapped sys.version: '... [Clang 15.0.0' / '(clang-...)] (64-bit runtime)'."""
+        if line.count("[") > line.count("]") and nxt and not _KEY_RX.match(nxt) and "runtime)" in nxt:
+            return line + " " + nxt
+        return line
 
     def _other(self, line: str) -> None:
         if line and sum(len(x) + 1 for x in self.other) < MAX_OTHER_TEXT:
@@ -185,6 +208,13 @@ class _Reader:
 
     def _line(self, line: str, lines: List[str], i: int) -> None:
         if line.lower().startswith("collecting environment information"):
+            if not self.saw_marker and 0 < len(self.fields) < 5:
+                # "PyTorch version: 1.4" in the prose above the report is not the report.
+                self.other.extend(f"{k}: {self.fields[k]}" for k in self.order)
+                self.fields.clear()
+                self.order.clear()
+                self.gpu_lines.clear()
+                self.cudnn_lines.clear()
             self.saw_marker = True
             self.block = None
             return
@@ -349,6 +379,8 @@ def _to_facts(r: _Reader) -> Dict[str, Any]:
         evidence["cpu_lines"] = r.cpu_lines
     if r.repeats:
         evidence["second_report_ignored"] = True
+    if r.cut_line is not None:
+        evidence["last_line_ignored"] = r.cut_line[:MAX_VALUE_CHARS]
     truncated = _truncated(r, layout)
     evidence["truncated"] = truncated
     facts["collect_env"] = evidence
@@ -438,7 +470,10 @@ def _listed_torch(r: _Reader) -> bool:
     return False
 
 
-_LINUX_DESC = re.compile(r"^(?P<desc>.*?)\s*\((?P<arch>[A-Za-z0-9_\-]+)\)\s*$")
+_ARCHES = r"x86_64|aarch64|arm64|ppc64le|ppc64|s390x|i686|i386|armv7l|armv6l|riscv64|loongarch64|AMD64"
+# "Ubuntu 22.04.5 LTS (x86_64)": collect_env appends platform.machine() (since torch 1.7);
+# "Red Hat Enterprise Linux Server 7.6 (Maipo)" is a release name, not a machine.
+_LINUX_DESC = re.compile(r"^(?P<desc>.*?)\s*\((?P<arch>" + _ARCHES + r")\)\s*$")
 
 
 def _system(facts: Dict[str, Any], f: Dict[str, str], r: _Reader) -> None:
