@@ -38,6 +38,7 @@ MAX_VALUE_CHARS = 4096
 #: Most lines of CPU information / surrounding text kept as evidence.
 MAX_CPU_LINES = 200
 MAX_OTHER_TEXT = 20000
+MAX_LINE_CHARS = 8192
 
 UNKNOWN = "Could not collect"
 
@@ -136,7 +137,8 @@ def _clean_lines(text: str) -> List[str]:
     text = _CTRL.sub("", text)
     out = []
     for raw in text.split("\n"):
-        line = _QUOTE.sub("", raw)
+        # No real line is this long; the bound keeps every pattern below linear.
+        line = _QUOTE.sub("", raw[:MAX_LINE_CHARS])
         if "<" in line:
             line = _TAG.sub("", line)
         if "&" in line and ";" in line:
@@ -170,6 +172,7 @@ class _Reader:
         self.sections: List[str] = []
         self.banners = 0
         self.other: List[str] = []
+        self.other_chars = 0
         self.repeats = 0
         self.stopped = False
         self.block: Optional[str] = None
@@ -203,14 +206,16 @@ class _Reader:
         return line
 
     def _other(self, line: str) -> None:
-        if line and sum(len(x) + 1 for x in self.other) < MAX_OTHER_TEXT:
+        if line and self.other_chars < MAX_OTHER_TEXT:
             self.other.append(line)
+            self.other_chars += len(line) + 1
 
     def _line(self, line: str, lines: List[str], i: int) -> None:
         if line.lower().startswith("collecting environment information"):
             if not self.saw_marker and 0 < len(self.fields) < 5:
                 # "PyTorch version: 1.4" in the prose above the report is not the report.
-                self.other.extend(f"{k}: {self.fields[k]}" for k in self.order)
+                for k in self.order:
+                    self._other(f"{k}: {self.fields[k]}")
                 self.fields.clear()
                 self.order.clear()
                 self.gpu_lines.clear()

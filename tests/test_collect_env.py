@@ -354,6 +354,21 @@ def test_second_report_and_prose_versions_are_not_mixed_in():
     assert f["collect_env"]["second_report_ignored"] is True
 
 
+def test_vllm_flat_layout_variables_follow_the_topology():
+    # vLLM's flat template (quoted in vllm-project/vllm#18188): "GPU Topology:\n{gpu_topo}\n\n{env_vars}";
+    # topology legend lines ("X    = Self") are not variables.
+    text = ("PyTorch version: 2.5.1+cu124\nIs CUDA available: True\nNvidia driver version: 550.54.15\n"
+            "Versions of relevant libraries:\n[pip3] torch==2.5.1\n[conda] Could not collect\n"
+            "ROCM Version: Could not collect\nNeuron SDK Version: N/A\nvLLM Version: 0.6.4.post1\n"
+            "vLLM Build Flags:\nCUDA Archs: Not Set; ROCm: Disabled; Neuron: Disabled\nGPU Topology:\n"
+            "GPU0\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\nGPU0\t X \t0-31\t0\t\tN/A\n\nLegend:\n\n"
+            "  X    = Self\n  SYS  = Connection traversing PCIe\n\n"
+            "NCCL_CUMEM_ENABLE=0\nTORCHINDUCTOR_COMPILE_THREADS=1\nCUDA_MODULE_LOADING=LAZY\n")
+    f = parse_collect_env(text)
+    assert f["collect_env"]["layout"] == "vllm-flat"
+    assert f["environment"]["vars"] == {"CUDA_MODULE_LOADING": "LAZY", "NCCL_CUMEM_ENABLE": "0", "TORCHINDUCTOR_COMPILE_THREADS": "1"}
+
+
 @pytest.mark.parametrize("text", ["", "   \n\n", "hello world", "Traceback (most recent call last):\nOSError: x",
                                   "OS: Linux\n", '{"kind": "cudadoctor-facts"}'])
 def test_not_collect_env_is_a_one_line_error(text):
@@ -519,3 +534,22 @@ def test_never_raises_anything_but_facts_error(text):
         return
     json.dumps(f)  # always serialisable
     assert f["origin"] == "collect_env" and isinstance(f["collect_env"]["fields"], dict)
+
+
+@pytest.mark.parametrize("build", [
+    lambda n: "GPU models and configuration:\nGPU 0:" + " " * n + "x",
+    lambda n: "PyTorch version: 2.0\nIs CUDA available: True\n" + "a\n" * (n // 2),
+    lambda n: "PyTorch version: 2.0\nIs CUDA available: True\n" + "> " * (n // 2),
+    lambda n: "PyTorch version: 2.0\nIs CUDA available: True\n==============================\n Environment Variables\n"
+              "==============================\n" + "A=" * (n // 2),
+])
+def test_adversarial_input_near_the_size_limit_is_fast(build):
+    import time
+
+    text = build(MAX_TEXT_CHARS - 200)
+    t0 = time.perf_counter()
+    try:
+        parse_collect_env(text)
+    except FactsError:
+        pass
+    assert time.perf_counter() - t0 < 5
