@@ -28,7 +28,7 @@ import re
 from typing import Any, Dict, List, Optional, Tuple
 
 from . import __version__
-from .facts import FactsError, new_facts
+from .facts import FactsError, new_facts, sanitize
 from .probes.system import SECRET_NAME, scrub_value
 
 #: Largest text accepted (characters). Real outputs are a few kB; a whole issue thread is < 200 kB.
@@ -113,7 +113,7 @@ def parse_collect_env(text: str) -> Dict[str, Any]:
     if len(reader.fields.keys() & CORE_KEYS) < 2:
         raise FactsError("collect_env: not the output of python -m torch.utils.collect_env "
                          "(no fields such as 'PyTorch version:' or 'Is CUDA available:' found)")
-    return _to_facts(reader)
+    return sanitize(_to_facts(reader))  # lone surrogates in the text must not reach the output
 
 
 # ---------------------------------------------------------------------------------------------

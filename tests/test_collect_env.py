@@ -553,3 +553,18 @@ def test_adversarial_input_near_the_size_limit_is_fast(build):
     except FactsError:
         pass
     assert time.perf_counter() - t0 < 5
+
+
+def test_lone_surrogates_do_not_reach_the_output():
+    f = parse_collect_env("PyTorch version: 2.0.0\nIs CUDA available: True\nOS: Ubuntu \udcff (x86_64)\nsome \udcfe text\n")
+    json.dumps(f).encode("utf-8")
+    f["user_error"]["text"].encode("utf-8")
+
+
+def test_cli_explicit_error_survives_long_surrounding_text(tmp_path):
+    err = tmp_path / "err.txt"
+    err.write_text("CUDA error: no kernel image is available for execution on the device\n")
+    text = ("noise line\n" * 3000) + (CE / "points3d-66-torch110-yesno.txt").read_text(encoding="utf-8")
+    r = invoke("check", "--from-collect-env", "-", "--error-file", str(err), "--format", "json", input=text)
+    ue = json.loads(r.output)["facts"]["user_error"]["text"]
+    assert ue.startswith("CUDA error: no kernel image") and len(ue) <= 20000

@@ -38,9 +38,10 @@ def gather(facts_file: Optional[str], python: Optional[str], quick: bool, timeou
     if text.strip():
         # Text the user pasted around a collect_env report stays, after the error they name.
         around = (facts.get("user_error") or {}).get("text") if facts.get("origin") == "collect_env" else None
-        if isinstance(around, str) and around.strip():
-            text = text + "\n" + around
-        facts["user_error"] = {"text": sanitize(text[-20000:])}
+        text = text[-20000:]
+        if isinstance(around, str) and around.strip() and len(text) < 19999:
+            text = text + "\n" + around[: 20000 - len(text) - 1]
+        facts["user_error"] = {"text": sanitize(text)}
     return facts
 
 
