@@ -16,9 +16,16 @@ from ._shared import BadInput, emit, format_option, output_option, python_option
 
 
 def gather(facts_file: Optional[str], python: Optional[str], quick: bool, timeout: Optional[float],
-           error: Optional[str], error_file: Optional[str], kernel: bool = True, deep: bool = False) -> Dict[str, Any]:
-    """Facts from a file or from the live probes, plus the user's error text when given."""
-    if facts_file:
+           error: Optional[str], error_file: Optional[str], kernel: bool = True, deep: bool = False,
+           from_collect_env: Optional[str] = None) -> Dict[str, Any]:
+    """Facts from a file, from collect_env output or from the live probes, plus the user's error text."""
+    if from_collect_env and facts_file:
+        raise BadInput("--from-collect-env and --facts cannot be used together: give one source of facts")
+    if from_collect_env and python:
+        raise BadInput("--from-collect-env and --python cannot be used together: the text already describes one interpreter")
+    if from_collect_env:
+        facts = read_collect_env(from_collect_env)
+    elif facts_file:
         facts = read_facts(facts_file)
     else:
         if python and not _is_interpreter(python):
@@ -29,8 +36,26 @@ def gather(facts_file: Optional[str], python: Optional[str], quick: bool, timeou
     if error_file:
         text = (text + "\n" if text else "") + read_text_arg(error_file, "an error message")
     if text.strip():
-        facts["user_error"] = {"text": sanitize(text[-20000:])}
+        # Text the user pasted around a collect_env report stays, after the error they name.
+        around = (facts.get("user_error") or {}).get("text") if facts.get("origin") == "collect_env" else None
+        text = text[-20000:]
+        if isinstance(around, str) and around.strip() and len(text) < 19999:
+            text = text + "\n" + around[: 20000 - len(text) - 1]
+        facts["user_error"] = {"text": sanitize(text)}
     return facts
+
+
+def read_collect_env(path: str) -> Dict[str, Any]:
+    """Facts from the text of `python -m torch.utils.collect_env` ('-' = stdin)."""
+    from ..collect_env import MAX_TEXT_CHARS, parse_collect_env
+    from ..facts import FactsError
+
+    text = read_text_arg(path, "the output of python -m torch.utils.collect_env", limit=MAX_TEXT_CHARS)
+    try:
+        return parse_collect_env(text)
+    except FactsError as e:
+        name = "stdin" if path == "-" else path
+        raise BadInput(f"{name}: {e}") from None
 
 
 def _is_interpreter(path: str) -> bool:
@@ -43,6 +68,8 @@ def _is_interpreter(path: str) -> bool:
 @format_option
 @output_option
 @click.option("--facts", "facts_file", metavar="FILE", help="Diagnose a saved facts file or JSON report ('-' for stdin) instead of this machine.")
+@click.option("--from-collect-env", "from_collect_env", metavar="FILE",
+              help="Diagnose the pasted output of `python -m torch.utils.collect_env` (or vLLM's collect_env) in FILE ('-' for stdin).")
 @click.option("--error", "error", metavar="TEXT", help="The error message you saw; checks use it as evidence.")
 @click.option("--error-file", "error_file", metavar="FILE", help="Read the error message (or a whole traceback) from FILE ('-' for stdin).")
 @click.option("--strict", is_flag=True, help="Exit 1 on warnings too, not only on errors.")
@@ -52,15 +79,16 @@ def _is_interpreter(path: str) -> bool:
 @click.option("--deep", is_flag=True, help="Import torchvision/torchaudio fully (slower) instead of only loading their compiled extensions.")
 @click.option("--timeout", type=click.FloatRange(min=1), metavar="SECONDS",
               help=f"Time limit for importing torch and initialising CUDA (default {DEFAULT_TIMEOUTS['torch']:.0f}).")
-def check_cmd(fmt: str, output: Optional[str], facts_file: Optional[str], error: Optional[str], error_file: Optional[str],
-              strict: bool, verbose: bool, python: Optional[str], quick: bool, deep: bool, timeout: Optional[float]) -> None:
+def check_cmd(fmt: str, output: Optional[str], facts_file: Optional[str], from_collect_env: Optional[str],
+              error: Optional[str], error_file: Optional[str], strict: bool, verbose: bool, python: Optional[str],
+              quick: bool, deep: bool, timeout: Optional[float]) -> None:
     """Diagnose whether PyTorch can use the NVIDIA GPU, and print the fix for what is wrong.
 
     Exit codes: 0 no error findings; 1 error findings (with --strict, warnings too);
     2 usage error or bad input.
     """
     t0 = time.perf_counter()
-    facts = gather(facts_file, python, quick, timeout, error, error_file, deep=deep)
+    facts = gather(facts_file, python, quick, timeout, error, error_file, deep=deep, from_collect_env=from_collect_env)
     t1 = time.perf_counter()
     reg = registry.load()
     report = diagnose(facts, reg, timings={"probes_s": t1 - t0, "plugins_s": time.perf_counter() - t1})

@@ -106,7 +106,8 @@ def packages_line(fx: Facts) -> Optional[str]:
 
 def toolkit_line(fx: Facts) -> Optional[str]:
     if fx.str("toolkit.nvcc_version"):
-        return f"nvcc {fx.str('toolkit.nvcc_version')} ({fx.str('toolkit.nvcc')})"
+        where = fx.str("toolkit.nvcc")
+        return f"nvcc {fx.str('toolkit.nvcc_version')}" + (f" ({where})" if where else "")
     if "nvcc" in (fx.dict("toolkit") or {}) and fx.get("toolkit.nvcc") is None:
         return "no nvcc (pip wheels do not need one)"
     return None

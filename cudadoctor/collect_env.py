@@ -1,0 +1,738 @@
+"""Read the text of ``python -m torch.utils.collect_env`` (or vLLM's collect_env) into facts.
+
+Support staff get bug reports with a pasted collect_env output and nothing else. This module
+turns that text into a facts document (``origin: "collect_env"``) so the same checks can judge
+it. It is a pure function of the text: no I/O, no guessing. A field the text does not state stays
+missing; every raw key/value read is kept under ``facts["collect_env"]`` as evidence.
+
+What the fields mean follows the source of collect_env.py (torch 1.0 .. 2.x, and vLLM's copy):
+
+* ``PyTorch version: N/A`` -- ``import torch`` failed (or torch is not installed); every other
+  torch field then says ``N/A`` too.
+* ``CUDA used to build PyTorch: None`` -- printed only when torch imported, CUDA is not
+  available and nvidia-smi/nvcc gave nothing: ``torch.version.cuda`` was None, a CPU build.
+  ``Could not collect`` with a known PyTorch version means the same (collect_env replaces every
+  None with that phrase). ``N/A`` with a ROCm version beside it is a ROCm build.
+* ``No CUDA`` in the runtime/GPU/driver/cuDNN fields -- torch imported, could not use CUDA, and
+  ``nvidia-smi``, ``nvidia-smi -L`` and ``nvcc --version`` all failed.
+* ``CUDA runtime version`` is what ``nvcc --version`` says (the local toolkit), not torch's
+  runtime; ``cuDNN version`` lists libcudnn files on the system (ldconfig), not torch's own.
+* ``GPU models and configuration`` is ``nvidia-smi -L`` with UUIDs removed, except on ROCm
+  builds and macOS where it is ``torch.cuda.get_device_name()``.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from typing import Any, Dict, List, Optional, Tuple
+
+from . import __version__
+from .facts import FactsError, new_facts, sanitize
+from .probes.system import SECRET_NAME, scrub_value
+
+#: Largest text accepted (characters). Real outputs are a few kB; a whole issue thread is < 200 kB.
+MAX_TEXT_CHARS = 2 * 1024 * 1024
+#: Longest raw value kept as evidence.
+MAX_VALUE_CHARS = 4096
+#: Most lines of CPU information / surrounding text kept as evidence.
+MAX_CPU_LINES = 200
+MAX_OTHER_TEXT = 20000
+MAX_LINE_CHARS = 8192
+
+UNKNOWN = "Could not collect"
+
+# The keys collect_env prints, spelled as printed; matched case-insensitively with any run of
+# spaces (vLLM aligns its keys with spaces before the colon).
+KNOWN_KEYS = (
+    "PyTorch version", "Is debug build", "CUDA used to build PyTorch", "ROCM used to build PyTorch",
+    "XPU used to build PyTorch", "OS", "GCC version", "Clang version", "CMake version", "Libc version",
+    "MSVC", "Python version", "Python platform", "Is CUDA available", "CUDA runtime version",
+    "CUDA_MODULE_LOADING set to", "GPU models and configuration", "Nvidia driver version", "cuDNN version",
+    "Is XPU available", "XPU runtime version", "Intel GPU models", "Intel GPU driver version",
+    "Intel GPU models onboard", "Intel GPU models detected", "HIP runtime version", "MIOpen runtime version",
+    "Is XNNPACK available", "Caching allocator config", "CPU", "Versions of relevant libraries",
+    "Version of relevant libraries", "ROCM Version", "Neuron SDK Version", "vLLM Version",
+    "vLLM Build Flags", "GPU Topology",
+)
+_CANON = {re.sub(r"\s+", " ", k).lower(): k for k in KNOWN_KEYS}
+_KEY_RX = re.compile(
+    r"^(?P<key>" + "|".join(re.escape(k).replace(r"\ ", r"\s+") for k in sorted(KNOWN_KEYS, key=len, reverse=True))
+    + r")\s*[:\uff1a](?:\s?(?P<value>.*))?$",
+    re.IGNORECASE,
+)
+# Fields whose presence makes the text recognisably collect_env output.
+CORE_KEYS = {
+    "PyTorch version", "Is debug build", "CUDA used to build PyTorch", "ROCM used to build PyTorch",
+    "Python version", "Python platform", "Is CUDA available", "CUDA runtime version",
+    "GPU models and configuration", "Nvidia driver version", "cuDNN version", "Versions of relevant libraries",
+    "Version of relevant libraries", "HIP runtime version", "Is XNNPACK available", "CUDA_MODULE_LOADING set to",
+}
+# vLLM's section banners: a title between two lines of '='.
+SECTION_TITLES = {
+    "system info": "system", "pytorch info": "pytorch", "python environment": "python",
+    "cuda / gpu info": "gpu", "intel xpu / gpu info": "xpu", "cpu info": "cpu",
+    "versions of relevant libraries": "libs", "vllm info": "vllm", "environment variables": "env",
+}
+
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+_CTRL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_TAG = re.compile(r"</?(?:details|summary|pre|code|br|p|div|span|b|i|kbd|samp|tt)\b[^>\n]{0,200}>", re.IGNORECASE)
+_QUOTE = re.compile(r"^(?:\s{0,3}>)+\s?")
+_BANNER = re.compile(r"^={5,}\s*$")
+_GPU_LINE = re.compile(r"^GPU\s*(?P<index>\d{1,4})\s*[:\uff1a]\s*(?P<name>.*?)\s*(?:\(UUID:\s*(?P<uuid>[^)\s]+)\s*\))?\s*$")
+_PKG_LINE = re.compile(r"^\[(?P<tool>pip3?|conda)\]\s*(?P<rest>.*)$", re.IGNORECASE)
+_ENV_LINE = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]{0,200})=(?P<value>.*)$")
+_VERSION = re.compile(r"^\d+(?:\.\d+)*(?:[.+\-a-zA-Z0-9_]*)$")
+_TRUE = {"true", "yes"}
+_FALSE = {"false", "no"}
+
+
+def parse_collect_env(text: str) -> Dict[str, Any]:
+    """Parse collect_env output (any layout, messy paste) into a facts document.
+
+    Raises :class:`FactsError` (one line) when the text is not collect_env output at all.
+    """
+    if isinstance(text, bytes):
+        text = _decode(text)
+    if not isinstance(text, str):
+        raise FactsError(f"collect_env: expected text, got {type(text).__name__}")
+    if len(text) > MAX_TEXT_CHARS:
+        raise FactsError(f"collect_env: text is larger than {MAX_TEXT_CHARS // (1024 * 1024)} MiB; "
+                         "expected the output of python -m torch.utils.collect_env")
+    if not text.strip():
+        raise FactsError("collect_env: text is empty; expected the output of python -m torch.utils.collect_env")
+    lines = _clean_lines(text)
+    reader = _Reader()
+    reader.feed(lines)
+    if not text.rstrip(" \t").endswith(("\n", "\r")) and _truncated(reader, _layout(reader)):
+        # The text stops mid-line inside the report: its last line may be cut short
+        # ("GPU 3: NVIDIA GeForc"), so it is kept as evidence only.
+        reader = _Reader()
+        reader.feed(lines, cut_last=True)
+    if len(reader.fields.keys() & CORE_KEYS) < 2:
+        raise FactsError("collect_env: not the output of python -m torch.utils.collect_env "
+                         "(no fields such as 'PyTorch version:' or 'Is CUDA available:' found)")
+    return sanitize(_to_facts(reader))  # lone surrogates in the text must not reach the output
+
+
+# ---------------------------------------------------------------------------------------------
+# Cleaning: what pasting into an issue, a mail or a terminal does to the text.
+
+
+def _decode(data: bytes) -> str:
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return data.decode("utf-16", "replace")
+    return data.decode("utf-8-sig", "replace")
+
+
+def _clean_lines(text: str) -> List[str]:
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    # UTF-16 (PowerShell's `>`) read as UTF-8 leaves a NUL after every ASCII character.
+    if text.count("\x00") > len(text) // 4:
+        text = text.replace("\x00", "").lstrip("\ufffd")
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = _ANSI.sub("", text)
+    text = _CTRL.sub("", text)
+    out = []
+    for raw in text.split("\n"):
+        # No real line is this long; the bound keeps every pattern below linear.
+        line = _QUOTE.sub("", raw[:MAX_LINE_CHARS])
+        if "<" in line:
+            line = _TAG.sub("", line)
+        if "&" in line and ";" in line:
+            line = html.unescape(line)
+        line = line.replace("\u00a0", " ").strip()
+        if line.startswith("```") or line.startswith("~~~"):
+            rest = line.lstrip("`~").strip()
+            # "```text" opens a fence; "```Collecting environment information..." is content.
+            line = "" if (not rest or re.fullmatch(r"[\w+.-]{1,20}", rest)) else rest
+        line = line.strip("`").strip()
+        out.append(line)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading: one pass over the lines, with a little state for the multi-line fields.
+
+
+class _Reader:
+    def __init__(self) -> None:
+        self.fields: Dict[str, str] = {}
+        self.order: List[str] = []
+        self.gpu_lines: List[str] = []
+        self.cudnn_lines: List[str] = []
+        self.cpu_lines: List[str] = []
+        self.pip: List[str] = []
+        self.conda: List[str] = []
+        self.env: Dict[str, str] = {}
+        self.env_skipped = 0
+        self.env_section = False
+        self.sections: List[str] = []
+        self.banners = 0
+        self.other: List[str] = []
+        self.other_chars = 0
+        self.repeats = 0
+        self.stopped = False
+        self.block: Optional[str] = None
+        self.section: Optional[str] = None
+        self.saw_libs_header = False
+        self.saw_conda_line = False
+        self.saw_marker = False
+        self.cut_line: Optional[str] = None
+
+    def feed(self, lines: List[str], cut_last: bool = False) -> None:
+        """``cut_last``: the text ends mid-line, so its last line may be cut short."""
+        last = len(lines) - 1
+        while last >= 0 and not lines[last]:
+            last -= 1
+        for i, line in enumerate(lines):
+            if self.stopped:
+                self._other(line)
+                continue
+            if cut_last and i == last:
+                self.cut_line = line
+                continue
+            if line.lower().startswith("python version") and i + 1 < len(lines):
+                line = self._join_wrapped(line, lines[i + 1])
+            self._line(line, lines, i)
+
+    @staticmethod
+    def _join_wrapped(line: str, nxt: str) -> str:
+        """A terminal or mail client wrapped sys.version: '... [Clang 15.0.0' / '(clang-...)] (64-bit runtime)'."""
+        if line.count("[") > line.count("]") and nxt and not _KEY_RX.match(nxt) and "runtime)" in nxt:
+            return line + " " + nxt
+        return line
+
+    def _other(self, line: str) -> None:
+        if line and self.other_chars < MAX_OTHER_TEXT:
+            self.other.append(line)
+            self.other_chars += len(line) + 1
+
+    def _line(self, line: str, lines: List[str], i: int) -> None:
+        if line.lower().startswith("collecting environment information"):
+            if not self.saw_marker and 0 < len(self.fields) < 5:
+                # "PyTorch version: 1.4" in the prose above the report is not the report.
+                for k in self.order:
+                    self._other(f"{k}: {self.fields[k]}")
+                self.fields.clear()
+                self.order.clear()
+                self.gpu_lines.clear()
+                self.cudnn_lines.clear()
+            self.saw_marker = True
+            self.block = None
+            return
+        if _BANNER.match(line):
+            self.banners += 1
+            return
+        title = SECTION_TITLES.get(re.sub(r"\s+", " ", line).lower())
+        if title and (self.banners or (i > 0 and _BANNER.match(lines[i - 1] or ""))):
+            self.section = title
+            self.sections.append(title)
+            self.block = {"cpu": "cpu", "libs": "libs", "env": "env"}.get(title)
+            if title == "libs":
+                self.saw_libs_header = True
+            if title == "env":
+                self.env_section = True
+            return
+        m = _KEY_RX.match(line)
+        if m:
+            self._field(_CANON[re.sub(r"\s+", " ", m.group("key")).lower()], (m.group("value") or "").strip())
+            return
+        m = _PKG_LINE.match(line)
+        if m:
+            tool = m.group("tool").lower()
+            rest = m.group("rest").strip()
+            if tool == "conda":
+                self.saw_conda_line = True
+                self.conda.append(rest)
+            else:
+                self.pip.append(rest)
+            if self.block not in ("libs", "env"):
+                self.block = "libs"
+            return
+        if self.block == "gpu":
+            if _GPU_LINE.match(line):
+                self.gpu_lines.append(line)
+                return
+            if not line:
+                if self.gpu_lines:
+                    self.block = None
+                return
+            self.block = None
+        elif self.block == "cudnn":
+            if re.search(r"cudnn", line, re.IGNORECASE) and re.search(r"[/\\]", line):
+                self.cudnn_lines.append(line)
+                return
+            self.block = None
+        elif self.block == "cpu":
+            if line and len(self.cpu_lines) < MAX_CPU_LINES:
+                self.cpu_lines.append(line)
+            return
+        elif self.block == "env":
+            m = _ENV_LINE.match(line)
+            if m:
+                self._env(m.group("name"), m.group("value"))
+                return
+            if not line:
+                return
+        elif self.block == "topology":
+            # vLLM before its sectioned layout printed the variables right after the topology.
+            m = _ENV_LINE.match(line)
+            if m:
+                self._env(m.group("name"), m.group("value"))
+                return
+            return
+        elif self.block == "xpu":
+            if line.startswith("*") or re.match(r"^GPU \d+:", line):
+                return
+            self.block = None
+        self._other(line)
+
+    def _field(self, key: str, value: str) -> None:
+        if key in self.fields:
+            # A second report pasted after the first: read only the first.
+            if key in CORE_KEYS and len(self.fields) >= 5:
+                self.repeats += 1
+                self.stopped = True
+                self._other(f"{key}: {value}")
+            return
+        self.fields[key] = value[:MAX_VALUE_CHARS]
+        self.order.append(key)
+        self.block = None
+        if key == "GPU models and configuration":
+            if not value:
+                self.block = "gpu"
+            elif _GPU_LINE.match(value):
+                self.gpu_lines.append(value)
+                self.block = "gpu"
+        elif key == "cuDNN version":
+            if value.lower().startswith("probably one of the following"):
+                self.block = "cudnn"
+        elif key == "CPU" and not value:
+            self.block = "cpu"
+        elif key in ("Versions of relevant libraries", "Version of relevant libraries"):
+            self.saw_libs_header = True
+            self.block = "libs"
+        elif key == "GPU Topology":
+            self.block = "topology"
+        elif key in ("Is XPU available", "Intel GPU driver version", "Intel GPU models onboard", "Intel GPU models detected"):
+            self.block = "xpu"
+
+    def _env(self, name: str, value: str) -> None:
+        if SECRET_NAME.search(name):
+            self.env_skipped += 1  # counted, never kept: not even the name
+            return
+        if name not in self.env:
+            self.env[name] = scrub_value(value)[:MAX_VALUE_CHARS]
+
+
+# ---------------------------------------------------------------------------------------------
+# Meaning: the raw fields into the facts schema (docs/facts.md).
+
+
+def _unknown(value: Optional[str]) -> bool:
+    return value is None or value.strip() in ("", UNKNOWN, "N/A", "Could not collect.") or value.strip().lower() == "could not collect"
+
+
+def _bool(value: Optional[str]) -> Optional[bool]:
+    if value is None:
+        return None
+    v = value.strip().lower()
+    if v in _TRUE:
+        return True
+    if v in _FALSE:
+        return False
+    return None
+
+
+def _version(value: Optional[str]) -> Optional[str]:
+    """A version-looking token ('2.6.0+cu126', '10.1.243'), else None."""
+    if _unknown(value):
+        return None
+    v = value.strip().split()[0] if value.strip() else ""
+    return v if _VERSION.match(v) else None
+
+
+def _layout(r: _Reader) -> str:
+    f = r.fields
+    vllm_keys = {"vLLM Version", "vLLM Build Flags", "ROCM Version", "Neuron SDK Version"}
+    if r.sections:
+        return "vllm-sections"
+    if f.keys() & vllm_keys:
+        return "vllm-flat"
+    if any((_bool(f.get(k)) is not None and f.get(k, "").strip().lower() in ("yes", "no"))
+           for k in ("Is debug build", "Is CUDA available")):
+        return "torch-1.x-yesno"
+    if f.keys() & {"Is XNNPACK available", "CUDA_MODULE_LOADING set to", "CPU", "Is XPU available"}:
+        return "torch-2.x"
+    return "torch-1.x"
+
+
+def _to_facts(r: _Reader) -> Dict[str, Any]:
+    f = r.fields
+    facts = new_facts("collect_env")
+    facts["tool"] = {"version": __version__, "source": "collect_env"}
+    layout = _layout(r)
+    evidence: Dict[str, Any] = {"layout": layout, "fields": {k: f[k] for k in r.order}}
+    if r.gpu_lines:
+        evidence["gpu_lines"] = r.gpu_lines[:256]
+    if r.cudnn_lines:
+        evidence["cudnn_lines"] = r.cudnn_lines[:256]
+    if r.cpu_lines:
+        evidence["cpu_lines"] = r.cpu_lines
+    if r.repeats:
+        evidence["second_report_ignored"] = True
+    if r.cut_line is not None:
+        evidence["last_line_ignored"] = r.cut_line[:MAX_VALUE_CHARS]
+    truncated = _truncated(r, layout)
+    evidence["truncated"] = truncated
+    facts["collect_env"] = evidence
+
+    hip_build = _version(f.get("ROCM used to build PyTorch")) is not None
+    _torch(facts, f, r, hip_build)
+    _system(facts, f, r)
+    _python(facts, f, facts["system"].get("os"))
+    _gpu_and_driver(facts, f, r, hip_build)
+    _toolkit(facts, f, r)
+    _packages(facts, r, truncated)
+    _environment(facts, r, layout)
+    if r.other:
+        # What the user pasted around the report (their error, a traceback) is evidence too:
+        # checks match error signatures in user_error.text.
+        other = "\n".join(r.other)
+        facts["collect_env"]["other_text"] = other
+        facts["user_error"] = {"text": other, "source": "collect_env"}
+    return facts
+
+
+def _truncated(r: _Reader, layout: str) -> bool:
+    """Did the text stop before the end of the report? (The package list is always last.)"""
+    if layout == "vllm-sections":
+        return not r.env_section
+    if not r.saw_libs_header:
+        return True
+    return not r.saw_conda_line
+
+
+def _torch(facts: Dict[str, Any], f: Dict[str, str], r: _Reader, hip_build: bool) -> None:
+    t = facts["torch"]
+    raw = f.get("PyTorch version")
+    version = _version(raw)
+    imported = version is not None
+    if imported:
+        t["version"] = version
+        t["status"] = "ok"
+    elif raw is not None and raw.strip() == "N/A":
+        # collect_env prints N/A when `import torch` raised (ImportError, OSError...) or torch is
+        # absent. A torch package in the lists tells the two apart.
+        if _listed_torch(r):
+            t["status"] = "import-failed"
+            t["error"] = {"type": "Unknown", "message": "collect_env could not import torch", "how": "raised"}
+    cuda_raw = f.get("CUDA used to build PyTorch")
+    if cuda_raw is not None:
+        c = cuda_raw.strip()
+        if c == "None":
+            t["cuda"] = None  # printed only for torch.version.cuda is None: a CPU build
+        elif _version(c):
+            t["cuda"] = _version(c)
+        elif imported and (c == UNKNOWN or c.lower() == "could not collect"):
+            t["cuda"] = None  # replace_nones: torch imported and torch.version.cuda was None
+        elif imported and c == "N/A" and hip_build:
+            t["cuda"] = None  # ROCm builds print N/A here; torch.version.cuda is None
+    hip_raw = f.get("ROCM used to build PyTorch")
+    if hip_raw is not None:
+        if _version(hip_raw):
+            t["hip"] = hip_raw.strip().split()[0]
+        elif imported and hip_raw.strip() == "N/A":
+            t["hip"] = None
+    for key, name in (("HIP runtime version", "hip_runtime_version"), ("MIOpen runtime version", "miopen_runtime_version")):
+        v = _version(f.get(key))
+        if v:
+            t[name] = v
+    debug = _bool(f.get("Is debug build"))
+    if debug is not None:
+        t["debug"] = debug
+    avail = _bool(f.get("Is CUDA available"))
+    if avail is not None:
+        t["cuda_available"] = avail
+    xpu = _bool((f.get("Is XPU available") or "").split("\n")[0])
+    if xpu is not None:
+        t["xpu_available"] = xpu
+    loading = f.get("CUDA_MODULE_LOADING set to")
+    if loading is not None and not _unknown(loading):
+        t["cuda_module_loading"] = loading.strip()
+    xnn = _bool(f.get("Is XNNPACK available"))
+    if xnn is not None:
+        t["xnnpack_available"] = xnn
+
+
+def _listed_torch(r: _Reader) -> bool:
+    for d in _distributions(r)[0]:
+        if _norm(d["name"]) == "torch":
+            return True
+    return False
+
+
+_ARCHES = r"x86_64|aarch64|arm64|ppc64le|ppc64|s390x|i686|i386|armv7l|armv6l|riscv64|loongarch64|AMD64"
+# "Ubuntu 22.04.5 LTS (x86_64)": collect_env appends platform.machine() (since torch 1.7);
+# "Red Hat Enterprise Linux Server 7.6 (Maipo)" is a release name, not a machine.
+_LINUX_DESC = re.compile(r"^(?P<desc>.*?)\s*\((?P<arch>" + _ARCHES + r")\)\s*$")
+
+
+def _system(facts: Dict[str, Any], f: Dict[str, str], r: _Reader) -> None:
+    s = facts["system"]
+    os_raw = f.get("OS")
+    plat = f.get("Python platform")
+    plat = None if _unknown(plat) else plat.strip()
+    if os_raw is not None and not _unknown(os_raw) and os_raw.strip() != "None":
+        v = os_raw.strip()
+        m = _LINUX_DESC.match(v)
+        desc, arch = (m.group("desc"), m.group("arch")) if m else (v, None)
+        low = v.lower()
+        if low.startswith("microsoft windows") or low.startswith("windows"):
+            s["os"] = "Windows"
+            if low != "windows":
+                s["distro"] = v.split("\n")[0]
+            m2 = re.search(r"\(([\d.]+)\s+(64|32)-bit\)", v)
+            if m2:
+                s["windows_version"] = m2.group(1)
+        elif low.startswith("macos") or low.startswith("mac osx") or low.startswith("mac os x"):
+            s["os"] = "Darwin"
+            s["distro"] = desc
+            if arch:
+                s["arch"] = arch
+        elif re.fullmatch(r"[a-z]+\d*", v) and v != "linux":
+            s["os"] = v  # collect_env prints sys.platform for an unknown platform
+        else:
+            # Every other description comes from collect_env's Linux branch (lsb_release,
+            # /etc/*-release, or "linux (machine)").
+            s["os"] = "Linux"
+            if desc and desc.lower() != "linux":
+                s["distro"] = desc
+            if arch:
+                s["arch"] = arch
+    if plat:
+        low = plat.lower()
+        if low.startswith("linux-"):
+            s.setdefault("os", "Linux")
+            m = re.match(r"^Linux-(?P<kernel>.+?)-(?P<arch>x86_64|aarch64|arm64|ppc64le|s390x|armv7l|i686|riscv64)(?:-with-(?P<libc>.*))?$", plat)
+            if m:
+                s["kernel"] = m.group("kernel")
+                s.setdefault("arch", m.group("arch"))
+                lib = m.group("libc") or ""
+                lm = re.match(r"^glibc(\d+\.\d+)", lib)
+                if lm and "libc" not in s:
+                    s["libc_from_platform"] = f"glibc {lm.group(1)}"
+            kernel = s.get("kernel") or plat
+            s["wsl"] = bool(re.search(r"microsoft|wsl", kernel, re.IGNORECASE))
+        elif low.startswith("windows-"):
+            s.setdefault("os", "Windows")
+            m = re.match(r"^Windows-(?P<release>[^-]+)-(?P<version>[\d.]+)", plat)
+            if m:
+                s.setdefault("windows_release", m.group("release"))
+                s.setdefault("windows_version", m.group("version"))
+        elif low.startswith("macos-") or low.startswith("darwin-"):
+            s.setdefault("os", "Darwin")
+            m = re.search(r"-(x86_64|arm64)-", plat)
+            if m:
+                s.setdefault("arch", m.group(1))
+    libc = f.get("Libc version")
+    if libc is not None and not _unknown(libc):
+        m = re.match(r"^(glibc|musl)[-\s]?([\d.]+)$", libc.strip())
+        s["libc"] = f"{m.group(1)} {m.group(2)}" if m else libc.strip()
+    elif "libc_from_platform" in s:
+        s["libc"] = s["libc_from_platform"]
+    s.pop("libc_from_platform", None)
+    if "arch" not in s:
+        for line in r.cpu_lines[:5]:
+            m = re.match(r"^Architecture:\s*(x86_64|aarch64|arm64|ppc64le|s390x|i686|riscv64)$", line)
+            if m:
+                s["arch"] = m.group(1)
+                break
+
+
+def _python(facts: Dict[str, Any], f: Dict[str, str], os_name: Optional[str]) -> None:
+    p = facts["python"]
+    raw = f.get("Python version")
+    if raw is not None and not _unknown(raw):
+        v = raw.strip()
+        m = re.match(r"^(\d+\.\d+(?:\.\d+)?(?:[abc]\d+|rc\d+)?\+?)", v)
+        if m:
+            p["version"] = m.group(1)
+        b = re.search(r"\((32|64)-bit runtime\)", v)
+        if b:
+            p["bits"] = int(b.group(1))
+        full = re.sub(r"\s*\((?:32|64)-bit runtime\)\s*$", "", v).strip()
+        if full and full != p.get("version"):
+            p["version_full"] = full
+        if "PyPy" in v:
+            p["implementation"] = "pypy"
+    if os_name:
+        platform = {"Linux": "linux", "Windows": "win32", "Darwin": "darwin"}.get(os_name)
+        if platform:
+            p["platform"] = platform
+
+
+def _gpu_and_driver(facts: Dict[str, Any], f: Dict[str, str], r: _Reader, hip_build: bool) -> None:
+    n = facts["nvml"]
+    driver_raw = f.get("Nvidia driver version")
+    gpu_raw = f.get("GPU models and configuration")
+    no_cuda = [k for k in ("Nvidia driver version", "GPU models and configuration", "CUDA runtime version", "cuDNN version")
+               if (f.get(k) or "").strip() == "No CUDA"]
+    driver = _version(driver_raw)
+    if driver:
+        n["driver_version"] = driver
+    darwin = facts["system"].get("os") == "Darwin"
+    devices: List[Dict[str, Any]] = []
+    if hip_build or darwin:
+        # There the field is torch.cuda.get_device_name(), not nvidia-smi -L.
+        if gpu_raw and not _unknown(gpu_raw) and gpu_raw.strip() != "No CUDA":
+            facts["torch"]["devices"] = [{"index": 0, "name": gpu_raw.strip()}]
+    else:
+        for line in r.gpu_lines:
+            m = _GPU_LINE.match(line)
+            if not m or not m.group("name"):
+                continue
+            d: Dict[str, Any] = {"index": int(m.group("index")), "name": m.group("name")}
+            if m.group("uuid"):
+                d["uuid"] = m.group("uuid")
+            if all(x["index"] != d["index"] for x in devices):
+                devices.append(d)
+        if devices:
+            n["devices"] = devices
+            n["device_count"] = len(devices)
+    if driver or devices:
+        n["status"] = "ok"
+    elif "Nvidia driver version" in no_cuda or "GPU models and configuration" in no_cuda:
+        n["status"] = "no-nvidia-smi"
+        n["error"] = ("collect_env printed 'No CUDA': nvidia-smi gave no driver version and no GPU list, "
+                      "and torch could not use CUDA")
+
+
+def _cudnn_version(n: int) -> str:
+    # cudnnGetVersion(): 7605 = 7.6.5 (before 9), 90100 = 9.1.0 (9 and later).
+    if n >= 10000:
+        return f"{n // 10000}.{n // 100 % 100}.{n % 100}"
+    return f"{n // 1000}.{n // 100 % 10}.{n % 100}"
+
+
+def _cudnn_entry(text: str) -> Optional[Dict[str, Any]]:
+    t = text.strip()
+    if not t:
+        return None
+    if re.fullmatch(r"\d{4,6}", t):
+        return {"version": _cudnn_version(int(t))}
+    if re.fullmatch(r"\d+(?:\.\d+){0,3}", t):
+        return {"version": t}
+    if not re.search(r"[/\\]", t):
+        return None
+    entry: Dict[str, Any] = {"path": t}
+    name = re.split(r"[/\\]", t)[-1]
+    m = (re.search(r"\.so\.(\d+(?:\.\d+)*)$", name) or re.search(r"cudnn\w*?64_(\d+)\.dll$", name, re.IGNORECASE)
+         or re.search(r"libcudnn\w*\.(\d+(?:\.\d+)*)\.dylib$", name))
+    if m:
+        entry["version"] = m.group(1)
+    return entry
+
+
+def _toolkit(facts: Dict[str, Any], f: Dict[str, str], r: _Reader) -> None:
+    tk = facts["toolkit"]
+    rt = _version(f.get("CUDA runtime version"))
+    if rt:
+        parts = rt.split(".")
+        if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit():
+            tk["nvcc_version"] = f"{parts[0]}.{parts[1]}"
+            if len(parts) >= 3:
+                tk["nvcc_version_full"] = rt
+    raw = f.get("cuDNN version")
+    if raw is None or _unknown(raw) or raw.strip() == "No CUDA":
+        return
+    candidates = r.cudnn_lines if raw.lower().startswith("probably one of the following") else [raw]
+    entries = [e for e in (_cudnn_entry(c) for c in candidates) if e]
+    if entries:
+        tk["system_cudnn"] = entries
+
+
+_CONDA_PIP_MARKERS = ("pypi", "<pip>")
+
+
+def _distributions(r: _Reader) -> Tuple[List[Dict[str, Any]], Dict[str, str]]:
+    dists: List[Dict[str, Any]] = []
+    listings: Dict[str, str] = {}
+    for tool, lines in (("pip", r.pip), ("conda", r.conda)):
+        for rest in lines:
+            low = rest.strip().lower()
+            if low in ("could not collect", "could not collect."):
+                listings.setdefault(tool, "not-collected")
+                continue
+            if low == "no relevant packages":
+                listings.setdefault(tool, "none")
+                continue
+            d = _pip_line(rest) if tool == "pip" else _conda_line(rest)
+            if d:
+                listings[tool] = "listed"
+                dists.append(d)
+    # conda lists pip-installed packages too (build pypi_0, channel pypi): one distribution.
+    pip_seen = {(_norm(d["name"]), d.get("version")) for d in dists if d["listed_by"] == "pip"}
+    out = [d for d in dists if not (d["listed_by"] == "conda" and d["installer"] == "pip"
+                                    and (_norm(d["name"]), d.get("version")) in pip_seen)]
+    return out, listings
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _pip_line(rest: str) -> Optional[Dict[str, Any]]:
+    m = re.match(r"^([A-Za-z0-9][A-Za-z0-9._-]*)\s*===?\s*(\S+)", rest)
+    if m:
+        return {"name": m.group(1), "version": m.group(2), "installer": "pip", "listed_by": "pip"}
+    m = re.match(r"^([A-Za-z0-9][A-Za-z0-9._-]*)\s+@\s+(\S+)", rest)
+    if m:
+        return {"name": m.group(1), "url": m.group(2)[:500], "installer": "pip", "listed_by": "pip"}
+    m = re.match(r"^-e\s+\S*#egg=([A-Za-z0-9][A-Za-z0-9._-]*)", rest)
+    if m:
+        return {"name": m.group(1), "editable": True, "installer": "pip", "listed_by": "pip"}
+    return None
+
+
+def _conda_line(rest: str) -> Optional[Dict[str, Any]]:
+    parts = rest.split()
+    if len(parts) < 2 or not re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]*$", parts[0]) or not re.match(r"^\d", parts[1]):
+        return None
+    name = parts[0]
+    d: Dict[str, Any] = {"name": name, "version": parts[1], "installer": "conda", "listed_by": "conda"}
+    if name.lower() == "pytorch":
+        d["name"] = "torch"
+        d["package"] = "pytorch"
+    if len(parts) >= 3:
+        d["build"] = parts[2]
+    if len(parts) >= 4:
+        d["channel"] = parts[3]
+    if d.get("build") in _CONDA_PIP_MARKERS or d.get("channel") == "pypi" or str(d.get("build", "")).startswith("pypi_"):
+        d["installer"] = "pip"
+    return d
+
+
+def _packages(facts: Dict[str, Any], r: _Reader, truncated: bool) -> None:
+    dists, listings = _distributions(r)
+    if not listings:
+        return
+    pk = facts["packages"]
+    pk["distributions"] = dists
+    pk["listings"] = listings
+    pk["complete"] = not truncated
+
+
+def _environment(facts: Dict[str, Any], r: _Reader, layout: str) -> None:
+    if r.env_section or r.env:
+        facts["environment"]["vars"] = dict(sorted(r.env.items()))
+        facts["environment"]["secret_names_skipped"] = True
+        facts["environment"]["source"] = "vllm collect_env"
+        if r.env_skipped:
+            facts["collect_env"]["secret_env_vars_dropped"] = r.env_skipped
+        ld = r.env.get("LD_LIBRARY_PATH")
+        if ld is not None:
+            facts["environment"]["ld_library_path"] = [p for p in ld.split(":") if p]
