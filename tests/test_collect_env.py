@@ -568,3 +568,18 @@ def test_cli_explicit_error_survives_long_surrounding_text(tmp_path):
     r = invoke("check", "--from-collect-env", "-", "--error-file", str(err), "--format", "json", input=text)
     ue = json.loads(r.output)["facts"]["user_error"]["text"]
     assert ue.startswith("CUDA error: no kernel image") and len(ue) <= 20000
+
+
+def test_this_machines_real_collect_env_matches_the_live_probes():
+    """The same machine, read two ways: torch's collect_env text and cudadoctor's own probes."""
+    from cudadoctor.collect_env import parse_collect_env
+    from conftest import load_fixture
+
+    text = (Path(__file__).parent / "fixtures" / "collect_env" / "thismachine-torch2141-cu130-nodriver.txt").read_text()
+    parsed = parse_collect_env(text)
+    live = load_fixture("live-torch2141-cu130-nodriver.json")
+    for key in ("version", "cuda", "cuda_available"):
+        assert parsed["torch"][key] == live["torch"][key], key
+    assert parsed["python"]["version"] == live["python"]["version"]
+    assert parsed["toolkit"]["nvcc_version"] == live["toolkit"]["nvcc_version"]
+    assert "driver_version" not in parsed["nvml"] or parsed["nvml"]["driver_version"] is None
