@@ -192,7 +192,7 @@ def collect(
         if name == "pyenv":
             facts["python"] = data.get("python") or {}
             facts["packages"] = {
-                k: v for k, v in data.items() if k in ("distributions", "distributions_error", "torch_sources")
+                k: v for k, v in data.items() if k in ("distributions", "distributions_error", "torch_sources", "duplicates")
             }
             if status != "ok":
                 facts["packages"]["probe_status"] = status

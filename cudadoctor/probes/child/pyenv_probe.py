@@ -143,6 +143,13 @@ def main():
         result["distributions_error"] = err
     else:
         result["distributions"] = dists
+        by_name = {}
+        for d in dists:
+            by_name.setdefault(norm(d["name"]), []).append(d)
+        result["duplicates"] = [
+            {"name": ds[0]["name"], "versions": [d["version"] for d in ds], "locations": [d["location"] for d in ds]}
+            for ds in by_name.values() if len(ds) > 1
+        ]
     result["torch_sources"] = torch_sources()
     result["status"] = "ok"
     save(path)

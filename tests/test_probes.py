@@ -1,0 +1,103 @@
+"""Probes against fake trees and fake programs: what they read, and how they fail."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from conftest import run_cli
+from cudadoctor.probes import system, timeouts_from_env
+
+
+def make_tree(root: Path, files: dict) -> Path:
+    for rel, content in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(content)
+    return root
+
+
+def test_gpu_without_driver_seen_on_the_pci_bus(tmp_path):
+    """An RTX 4090 on the bus, nouveau bound to it, no nvidia module: as sysfs and /proc show it."""
+    root = make_tree(tmp_path, {
+        "sys/bus/pci/devices/0000:01:00.0/vendor": "0x10de\n",
+        "sys/bus/pci/devices/0000:01:00.0/device": "0x2684\n",
+        "sys/bus/pci/devices/0000:01:00.0/class": "0x030000\n",
+        "sys/bus/pci/devices/0000:01:00.1/vendor": "0x10de\n",  # the card's HDMI audio function
+        "sys/bus/pci/devices/0000:01:00.1/class": "0x040300\n",
+        "sys/bus/pci/devices/0000:00:02.0/vendor": "0x8086\n",
+        "sys/bus/pci/devices/0000:00:02.0/class": "0x030000\n",
+        "proc/modules": "nouveau 2781184 3 - Live 0x0000000000000000\nsnd_hda_intel 61440 0 - Live 0x0\n",
+        "etc/os-release": 'NAME="Ubuntu"\nPRETTY_NAME="Ubuntu 24.04.1 LTS"\n',
+    })
+    drv = tmp_path / "sys/bus/nouveau"
+    drv.mkdir(parents=True)
+    os.symlink(drv, tmp_path / "sys/bus/pci/devices/0000:01:00.0/driver")
+    facts = system.probe_system(str(root))
+    assert facts["pci_nvidia_devices"] == [{"address": "0000:01:00.0", "device_id": "0x2684", "class": "0x030000", "driver": "nouveau"}]
+    assert facts["kernel_modules"]["nouveau"] is True and facts["kernel_modules"]["nvidia"] is False
+    assert facts["distro"] == "Ubuntu 24.04.1 LTS"
+
+
+def test_kernel_module_version_container_and_wsl(tmp_path):
+    root = make_tree(tmp_path, {
+        "proc/driver/nvidia/version": "NVRM version: NVIDIA UNIX x86_64 Kernel Module  520.56.06  Thu Oct  6 21:38:55 UTC 2022\n"
+                                       "GCC version:  gcc version 12.2.0 (Debian 12.2.0-14)\n",
+        "run/.containerenv": "",
+        "proc/sys/kernel/osrelease": "5.15.153.1-microsoft-standard-WSL2\n",
+        "proc/modules": "nvidia_uvm 1 0 - Live 0x0\nnvidia 1 0 - Live 0x0\n",
+    })
+    facts = system.probe_system(str(root))
+    assert facts["nvidia_kernel_driver"] == "520.56.06"
+    assert facts["container"] == "podman" and facts["wsl"] is True
+    assert facts["kernel_modules"]["nvidia"] is True
+
+
+def test_unreadable_files_are_unknown_not_errors(tmp_path):
+    # A directory where a file should be fails to read like an unreadable /proc file does.
+    (tmp_path / "proc" / "modules").mkdir(parents=True)
+    (tmp_path / "etc" / "os-release").mkdir(parents=True)
+    facts = system.probe_system(str(tmp_path))
+    assert facts["kernel_modules"] is None and facts["distro"] is None
+    assert facts["pci_nvidia_devices"] is None  # no readable PCI bus: unknown, not "no GPU"
+
+
+def test_environment_never_reads_secret_names_and_scrubs_urls():
+    env = {"HF_TOKEN": "hf_abc", "AWS_SECRET_ACCESS_KEY": "s3cr3t", "NCCL_IB_AUTH_KEY": "k", "CUDA_VISIBLE_DEVICES": "0,1",
+           "PYTORCH_INDEX": "https://alice:hunter2@pypi.example.com/simple", "PATH": "/usr/local/cuda-12.4/bin:/usr/bin", "HOME": "/home/alice"}
+    facts = system.probe_environment(env)
+    assert set(facts["vars"]) == {"CUDA_VISIBLE_DEVICES", "PYTORCH_INDEX"}
+    assert facts["vars"]["PYTORCH_INDEX"] == "https://***@pypi.example.com/simple"
+    assert facts["path_cuda_dirs"] == ["/usr/local/cuda-12.4/bin"]
+
+
+def test_toolkit_reads_nvcc_version_from_a_fake_nvcc(tmp_path):
+    nvcc = tmp_path / "bin" / "nvcc"
+    nvcc.parent.mkdir()
+    nvcc.write_text("#!/bin/sh\necho 'nvcc: NVIDIA (R) Cuda compiler driver'\necho 'Cuda compilation tools, release 12.4, V12.4.131'\n")
+    nvcc.chmod(0o755)
+    facts = system.probe_toolkit({"PATH": str(nvcc.parent), "CUDA_HOME": str(tmp_path)}, timeout=10)
+    assert (facts["nvcc"], facts["nvcc_version"], facts["nvcc_version_full"]) == (str(nvcc), "12.4", "12.4.131")
+
+
+def test_toolkit_nvcc_that_fails(tmp_path):
+    nvcc = tmp_path / "nvcc"
+    nvcc.write_text("#!/bin/sh\necho 'error while loading shared libraries: libcudart.so' >&2\nexit 127\n")
+    nvcc.chmod(0o755)
+    facts = system.probe_toolkit({"PATH": str(tmp_path)}, timeout=10)
+    assert "exited with code 127" in facts["nvcc_error"] and "libcudart" in facts["nvcc_error"]
+
+
+def test_timeouts_knob():
+    assert timeouts_from_env("torch=30, nvml=5,bogus=3,toolkit=x,pyenv=0.1") == {"torch": 30.0, "nvml": 5.0}
+
+
+def test_duplicate_distributions_are_a_fact(tmp_path):
+    for d in ("a", "b"):
+        info = tmp_path / d / f"numpy-1.{d}.dist-info"
+        info.mkdir(parents=True)
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: numpy\nVersion: 1.26.{ord(d) - 97}\n")
+    r = run_cli("collect", "--quick", env={"PYTHONPATH": f"{tmp_path / 'a'}:{tmp_path / 'b'}"})
+    dups = json.loads(r.stdout)["packages"]["duplicates"]
+    assert dups == [{"name": "numpy", "versions": ["1.26.0", "1.26.1"], "locations": [str(tmp_path / "a"), str(tmp_path / "b")]}]
