@@ -33,6 +33,8 @@ from .probes.system import SECRET_NAME, scrub_value
 
 #: Largest text accepted (characters). Real outputs are a few kB; a whole issue thread is < 200 kB.
 MAX_TEXT_CHARS = 2 * 1024 * 1024
+#: collect_env prints a few hundred lines; a paste with a long traceback around it a few thousand.
+MAX_TEXT_LINES = 50_000
 #: Longest raw value kept as evidence.
 MAX_VALUE_CHARS = 4096
 #: Most lines of CPU information / surrounding text kept as evidence.
@@ -102,6 +104,9 @@ def parse_collect_env(text: str) -> Dict[str, Any]:
                          "expected the output of python -m torch.utils.collect_env")
     if not text.strip():
         raise FactsError("collect_env: text is empty; expected the output of python -m torch.utils.collect_env")
+    if text.count("\n") > MAX_TEXT_LINES:
+        raise FactsError(f"collect_env: more than {MAX_TEXT_LINES} lines; "
+                         "expected the output of python -m torch.utils.collect_env")
     lines = _clean_lines(text)
     reader = _Reader()
     reader.feed(lines)

@@ -204,23 +204,30 @@ def parse_document(text: Union[str, bytes], name: str = "input") -> Dict[str, An
     return sanitize(facts)  # lone surrogates from "\\udcff" escapes must not reach the output
 
 
-def load_facts(path: str) -> Dict[str, Any]:
-    """Read a facts document or report from ``path`` ('-' for stdin)."""
+def read_input(path: str, what: str, limit: int = MAX_INPUT_BYTES) -> bytes:
+    """The bytes of a user-supplied file ('-' = stdin), at most ``limit``; FactsError otherwise."""
     import sys
 
     name = "stdin" if path == "-" else path
     try:
         if path == "-":
-            data = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
+            data = sys.stdin.buffer.read(limit + 1)
         else:
             if os.path.isdir(path):
-                raise FactsError(f"{path}: is a directory, expected a report file")
+                raise FactsError(f"{path}: is a directory, expected {what}")
             with open(path, "rb") as f:
-                data = f.read(MAX_INPUT_BYTES + 1)
+                data = f.read(limit + 1)
     except FileNotFoundError:
         raise FactsError(f"{name}: no such file") from None
     except PermissionError:
         raise FactsError(f"{name}: permission denied") from None
     except OSError as e:
         raise FactsError(f"{name}: cannot read ({e.strerror or e})") from None
-    return parse_document(data, name)
+    if len(data) > limit:
+        raise FactsError(f"{name}: larger than {limit // (1024 * 1024)} MiB; expected {what}")
+    return data
+
+
+def load_facts(path: str) -> Dict[str, Any]:
+    """Read a facts document or report from ``path`` ('-' for stdin)."""
+    return parse_document(read_input(path, "a cudadoctor report or facts file"), "stdin" if path == "-" else path)

@@ -9,7 +9,7 @@ from typing import Any, Dict, Optional
 import click
 
 from .. import exitcodes
-from ..facts import FactsError, load_facts
+from ..facts import FactsError, load_facts, read_input
 
 
 class BadInput(click.ClickException):
@@ -61,20 +61,9 @@ def read_facts(path: str) -> Dict[str, Any]:
 def read_text_arg(path: str, what: str, limit: int = 4 * 1024 * 1024) -> str:
     """Read a user-supplied text file ('-' = stdin) as text, with a size bound."""
     try:
-        if path == "-":
-            data = sys.stdin.buffer.read(limit + 1)
-        else:
-            if os.path.isdir(path):
-                raise BadInput(f"{path}: is a directory, expected {what}")
-            with open(path, "rb") as f:
-                data = f.read(limit + 1)
-    except FileNotFoundError:
-        raise BadInput(f"{path}: no such file") from None
-    except OSError as e:
-        raise BadInput(f"{path}: cannot read ({e.strerror or e})") from None
-    if len(data) > limit:
-        raise BadInput(f"{path}: larger than {limit // (1024 * 1024)} MiB; expected {what}")
-    return data.decode("utf-8", "replace")
+        return read_input(path, what, limit).decode("utf-8", "replace")
+    except FactsError as e:
+        raise BadInput(str(e)) from None
 
 
 format_option = click.option(
