@@ -11,6 +11,7 @@ from . import __version__, exitcodes
 from .commands.catalogue import explain_cmd, list_checks_cmd
 from .commands.check import check_cmd
 from .commands.collect import collect_cmd
+from .commands.devices import devices_cmd
 from .commands.kb import kb_cmd
 from .commands.smoke import smoke_cmd
 
@@ -24,7 +25,7 @@ def cli() -> None:
     """
 
 
-for _cmd in (check_cmd, collect_cmd, list_checks_cmd, explain_cmd, kb_cmd, smoke_cmd):
+for _cmd in (check_cmd, collect_cmd, devices_cmd, list_checks_cmd, explain_cmd, kb_cmd, smoke_cmd):
     cli.add_command(_cmd)
 
 

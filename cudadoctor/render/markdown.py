@@ -13,6 +13,7 @@ from typing import List
 
 from .. import __version__
 from ..report import Report
+from .devices import check_section
 from .summary import SYMBOLS, areas
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+!|~])")
@@ -51,6 +52,7 @@ def render_markdown(report: Report, verbose: bool = False) -> str:
     for _, label, status, detail in areas(report):
         out.append(f"| {md_escape(label)} | {SYMBOLS[status]} | {md_escape(detail)} |")
     out.append("")
+    out += check_section(report, "markdown")
     if report.findings:
         out.append("### Findings")
         out.append("")

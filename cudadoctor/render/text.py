@@ -7,6 +7,7 @@ from typing import List
 
 from .. import __version__
 from ..report import Report
+from .devices import check_section
 from .summary import SYMBOLS, areas
 
 _COLORS = {"ok": "32", "info": "32", "error": "31", "warning": "33", "unknown": "2", "crashed": "35", "none": "2"}
@@ -27,6 +28,9 @@ def render_text(report: Report, verbose: bool = False, color: bool = False) -> s
     width = max(len(label) for _, label, _, _ in rows)
     for _, label, status, detail in rows:
         out.append(f"[{_c(SYMBOLS[status], status, color)}] {label.ljust(width)}  {_clean(detail)}")
+    devices = check_section(report)
+    if devices:
+        out += [""] + devices
     if report.findings:
         out.append("")
     for f in report.findings:

@@ -26,7 +26,7 @@ CUDA_LIB_MARKERS = (
     "libomp140", "fbgemm.dll", "msvcp140", "vcruntime140", "nvtoolsext64", "caffe2_nvrtc",
 )
 
-result = {"probe": "torch", "stage": "start", "status": "running", "python": sys.version.split()[0]}
+result = {"probe": "torch", "stage": "start", "status": "running", "python": sys.version.split()[0], "pid": os.getpid()}
 _out = sys.argv[-1]
 _t0 = time.perf_counter()
 
@@ -121,6 +121,19 @@ def device_properties(torch, i):
     if "major" in d and "minor" in d:
         d["capability"] = "%s.%s" % (d["major"], d["minor"])
     return d
+
+
+def peer_access(torch, n):
+    """torch.cuda.can_device_access_peer(i, j) for every pair (None on the diagonal or on error)."""
+    m = [[None] * n for _ in range(n)]
+    for i in range(n):
+        for j in range(n):
+            if i != j:
+                try:
+                    m[i][j] = bool(torch.cuda.can_device_access_peer(i, j))
+                except BaseException:
+                    m[i][j] = None
+    return m
 
 
 def read_version_py(pkg_dir):
@@ -318,6 +331,9 @@ def main():
                     d["kernel_error"] = exc_info(e)["message"]
                 d["kernel_s"] = round(time.perf_counter() - t, 4)
                 result["devices"] = devices
+        if len(devices) > 1:
+            stage("peer_access")
+            result["peer_access"] = peer_access(torch, len(devices))
 
     companions = {}
     for name in ("torchvision", "torchaudio"):

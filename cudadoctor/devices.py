@@ -1,0 +1,583 @@
+"""One model per GPU, merging what NVML, PyTorch and the knowledge base say about it.
+
+Pure: reads a facts document (and, when given, the findings of a report), never the system.
+Each value is the answer of one source, or ``None`` when no source could give it; ``sources``
+names where each came from and ``unknown`` why a value is missing. Nothing unknown is shown as 0.
+
+The theoretical memory bandwidth is ``2 x memory clock x bus width / 8``: the clock is the
+driver-reported maximum memory clock (NVML's max memory clock, else CUDA's memoryClockRate as torch
+reports it); for those clocks the data rate per pin is twice the clock for every memory type NVIDIA
+ships on discrete GPUs (GDDR5/5X/6/6X and HBM2/2e/3/3e: the driver already reports GDDR6's and
+GDDR6X's clock scaled to that convention). See docs/devices.md for the check against published
+figures. Integrated GPUs (Jetson, which report e.g. a 13 MHz memory clock) get no figure.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Dict, List, Optional, Tuple
+
+from .facts import Facts
+
+try:  # the knowledge base is package data; degrade to "unknown" without it
+    from . import kb as _kb
+except ImportError:  # pragma: no cover - only when the package is incomplete
+    _kb = None
+
+DEVICES_KIND = "cudadoctor-devices"
+DEVICES_SCHEMA = 1
+
+#: NVML clock-event (throttle) reason bits (nvml.h, nvmlClocksEventReason*).
+CLOCK_EVENT_REASONS = (
+    (0x1, "gpu_idle", "Idle"),
+    (0x2, "applications_clocks_setting", "Applications Clocks Setting"),
+    (0x4, "sw_power_cap", "SW Power Cap"),
+    (0x8, "hw_slowdown", "HW Slowdown"),
+    (0x10, "sync_boost", "Sync Boost"),
+    (0x20, "sw_thermal_slowdown", "SW Thermal Slowdown"),
+    (0x40, "hw_thermal_slowdown", "HW Thermal Slowdown"),
+    (0x80, "hw_power_brake_slowdown", "HW Power Brake Slowdown"),
+    (0x100, "display_clock_setting", "Display Clock Setting"),
+)
+#: Reasons that mean the GPU is being slowed against the user's wish (see gpu-throttled).
+THROTTLE_REASONS = ("hw_slowdown", "sw_thermal_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown")
+#: NVML error codes that mean the GPU is gone (GPU_IS_LOST) or answers nothing sensible (UNKNOWN).
+LOST_CODES = (15, 999)
+#: Utilisation (percent) from which a GPU counts as busy for judging its PCIe generation.
+BUSY_UTILIZATION = 20
+
+
+def reason_names(mask: Optional[int]) -> Optional[List[str]]:
+    """The names of the clock-event reason bits set in ``mask`` (None when unknown)."""
+    if not isinstance(mask, int) or isinstance(mask, bool):
+        return None
+    return [key for bit, key, _ in CLOCK_EVENT_REASONS if mask & bit]
+
+
+def reason_label(key: str) -> str:
+    for _, k, label in CLOCK_EVENT_REASONS:
+        if k == key:
+            return label
+    return key
+
+
+def _dig(d: Any, path: str) -> Any:
+    cur = d
+    for p in path.split("."):
+        if not isinstance(cur, dict):
+            return None
+        cur = cur.get(p)
+    return cur
+
+
+def _int(v: Any) -> Optional[int]:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def _num(v: Any) -> Optional[float]:
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def _bool(v: Any) -> Optional[bool]:
+    return v if isinstance(v, bool) else None
+
+
+def _str(v: Any) -> Optional[str]:
+    return v if isinstance(v, str) and v else None
+
+
+def lost_error(dev: Dict[str, Any]) -> Optional[Dict[str, Any]]:
+    """The NVML error saying this GPU is lost (GPU_IS_LOST, or Unknown Error on its handle)."""
+    err = dev.get("error")
+    if isinstance(err, dict) and err.get("code") in LOST_CODES:
+        return {"call": "nvmlDeviceGetHandleByIndex", "code": err.get("code"), "message": err.get("message")}
+    errors = dev.get("errors")
+    if isinstance(errors, dict):
+        for field, e in errors.items():
+            if isinstance(e, dict) and e.get("code") == 15:
+                return {"call": field, "code": 15, "message": e.get("message")}
+    return None
+
+
+def bus_key(bus_id: Any) -> Optional[Tuple[int, int, int]]:
+    """'00000000:65:00.0' -> (0, 0x65, 0): domain, bus, device (function ignored)."""
+    if not isinstance(bus_id, str):
+        return None
+    m = re.match(r"^\s*(?:([0-9a-fA-F]+):)?([0-9a-fA-F]+):([0-9a-fA-F]+)(?:\.[0-9a-fA-F]+)?\s*$", bus_id)
+    if not m:
+        return None
+    return (int(m.group(1) or "0", 16), int(m.group(2), 16), int(m.group(3), 16))
+
+
+def _uuid_key(u: Any) -> Optional[str]:
+    if not isinstance(u, str) or not u.strip():
+        return None
+    s = u.strip().lower()
+    for prefix in ("gpu-", "mig-"):
+        if s.startswith(prefix):
+            s = s[len(prefix):]
+    return s
+
+
+def _torch_bus(t: Dict[str, Any]) -> Optional[Tuple[int, int, int]]:
+    b, d, dom = _int(t.get("pci_bus_id")), _int(t.get("pci_device_id")), _int(t.get("pci_domain_id"))
+    if b is None or d is None:
+        return None
+    return (dom or 0, b, d)
+
+
+def match_torch(nvml_devs: List[Dict[str, Any]], torch_devs: List[Dict[str, Any]]) -> Dict[int, List[Dict[str, Any]]]:
+    """NVML index -> the torch devices that are this GPU (several for a MIG-partitioned GPU).
+
+    By UUID (a torch device whose UUID is the GPU's or one of its MIG instances'), then by PCI
+    address. CUDA orders devices fastest-first and CUDA_VISIBLE_DEVICES reorders and hides them,
+    so torch's index is never assumed to be NVML's.
+    """
+    out: Dict[int, List[Dict[str, Any]]] = {}
+    by_uuid: Dict[str, int] = {}
+    by_bus: Dict[Tuple[int, int, int], int] = {}
+    for d in nvml_devs:
+        idx = _int(d.get("index"))
+        if idx is None:
+            continue
+        k = _uuid_key(d.get("uuid"))
+        if k:
+            by_uuid[k] = idx
+        for m in d.get("mig_devices") or []:
+            mk = _uuid_key(m.get("uuid")) if isinstance(m, dict) else None
+            if mk:
+                by_uuid[mk] = idx
+        b = bus_key(d.get("pci_bus_id"))
+        if b:
+            by_bus[b] = idx
+    for t in torch_devs:
+        idx = by_uuid.get(_uuid_key(t.get("uuid")) or "")
+        if idx is None:
+            b = _torch_bus(t)
+            idx = by_bus.get(b) if b else None
+        if idx is not None:
+            out.setdefault(idx, []).append(t)
+    return out
+
+
+def bandwidth_gbs(mem_clock_mhz: Optional[float], bus_width_bits: Optional[int]) -> Optional[float]:
+    """Theoretical memory bandwidth in GB/s (10^9 bytes/s): 2 x clock x width / 8."""
+    if not mem_clock_mhz or not bus_width_bits or mem_clock_mhz <= 0 or bus_width_bits <= 0:
+        return None
+    return round(2 * mem_clock_mhz * 1e6 * bus_width_bits / 8 / 1e9, 1)
+
+
+def _arch_runs(capability: Optional[str], arch_list: Optional[List[str]]) -> Optional[str]:
+    if not (_kb and capability and arch_list):
+        return None
+    try:
+        return _kb.arch_runs(capability, arch_list)
+    except Exception:
+        return None
+
+
+def _cores_per_sm(capability: Optional[str]) -> Optional[int]:
+    if not (_kb and capability):
+        return None
+    try:
+        return _kb.cores_per_sm(capability)
+    except Exception:
+        return None
+
+
+class _Dev:
+    """Builds one device's dict with values, their sources and the reasons for unknowns."""
+
+    def __init__(self) -> None:
+        self.d: Dict[str, Any] = {"sources": {}, "unknown": {}}
+
+    def put(self, key: str, value: Any, source: str, why_unknown: Optional[str] = None) -> None:
+        self.d[key] = value
+        if value is not None:
+            self.d["sources"][key] = source
+        elif why_unknown:
+            self.d["unknown"][key] = why_unknown
+
+    def first(self, key: str, *candidates: Tuple[Any, str], why_unknown: Optional[str] = None) -> None:
+        for value, source in candidates:
+            if value is not None:
+                self.put(key, value, source)
+                return
+        self.put(key, None, "", why_unknown)
+
+
+def _nvml_why(dev: Dict[str, Any], field: str) -> Optional[str]:
+    e = (dev.get("errors") or {}).get(field)
+    if isinstance(e, dict):
+        return f"NVML: {e.get('message') or 'error ' + str(e.get('code'))}"
+    return None
+
+
+def torch_state(fx: Facts) -> Tuple[Optional[bool], str]:
+    """(could torch see GPUs?, one line of why not) from the torch section."""
+    status = fx.str("torch.status")
+    if status is None:
+        return None, "PyTorch was not examined"
+    if status == "not-installed":
+        return None, "PyTorch is not installed in this environment"
+    if status == "skipped":
+        return None, "PyTorch was not imported (--quick)"
+    if status == "import-failed":
+        return False, "import torch failed: " + (fx.str("torch.error.message") or "?").splitlines()[0][:200]
+    if status in ("crashed", "timed-out"):
+        return False, f"the torch probe {status} during {fx.str('torch.failed_stage') or '?'}"
+    if fx.str("torch.version") and not fx.str("torch.cuda") and not fx.str("torch.hip") and "cuda" in (fx.dict("torch") or {}):
+        return False, f"torch {fx.str('torch.version')} is a CPU-only build"
+    if fx.bool("torch.cuda_available") is False:
+        msg = fx.str("torch.cuda_init_error.message") or "torch.cuda.is_available() is False"
+        return False, msg.splitlines()[0][:200]
+    if fx.bool("torch.cuda_available"):
+        return True, ""
+    return None, "PyTorch's view of CUDA is unknown"
+
+
+def build_device(dev: Dict[str, Any], torch_matches: List[Dict[str, Any]], fx: Facts, show_serials: bool) -> Dict[str, Any]:
+    b = _Dev()
+    t = torch_matches[0] if len(torch_matches) == 1 else {}
+    mig_torch = torch_matches if len(torch_matches) > 1 or _dig(dev, "mig_mode.current") else []
+    if mig_torch:
+        t = {}
+    torch_ok, torch_why = torch_state(fx)
+    no_torch = torch_why or "PyTorch does not see this GPU"
+    if torch_ok and not torch_matches:
+        no_torch = "PyTorch does not see this GPU (CUDA_VISIBLE_DEVICES, or another GPU ordering)"
+    b.put("index", _int(dev.get("index")), "nvml")
+    b.put("torch_index", _int(t.get("index")) if t else None, "torch", no_torch)
+    b.first("name", (_str(dev.get("name")), "nvml"), (_str(t.get("name")), "torch"), why_unknown=_nvml_why(dev, "name"))
+    b.put("uuid", _str(dev.get("uuid")), "nvml", _nvml_why(dev, "uuid"))
+    serial = _str(dev.get("serial"))
+    if serial and not show_serials:
+        b.d["serial_hidden"] = True
+        serial = None
+    b.put("serial", serial, "nvml", None if b.d.get("serial_hidden") else _nvml_why(dev, "serial"))
+    b.put("pci_bus_id", _str(dev.get("pci_bus_id")), "nvml", _nvml_why(dev, "pci_bus_id"))
+    cap = _str(dev.get("compute_capability")) or _str(t.get("capability"))
+    b.first("compute_capability", (_str(dev.get("compute_capability")), "nvml"), (_str(t.get("capability")), "torch"),
+            why_unknown=_nvml_why(dev, "compute_capability"))
+    b.put("architecture", f"sm_{cap.replace('.', '')}" if cap else None, "derived")
+
+    # Compute resources.
+    cps = _cores_per_sm(cap)
+    b.put("cores_per_sm", cps, "kb", "the knowledge base does not know this compute capability" if cap else "compute capability unknown")
+    sms = _int(t.get("multi_processor_count"))
+    nvml_cores = _int(dev.get("num_cores"))
+    if sms is None and nvml_cores and cps and nvml_cores % cps == 0:
+        b.put("multiprocessors", nvml_cores // cps, "derived")
+    else:
+        b.put("multiprocessors", sms, "torch", no_torch)
+    m = b.d["multiprocessors"]
+    if m and cps:
+        b.put("cuda_cores", m * cps, "kb")
+    else:
+        b.put("cuda_cores", nvml_cores, "nvml", "needs the multiprocessor count and the cores per SM")
+
+    # Memory.
+    total = _int(_dig(dev, "memory.total_bytes"))
+    b.first("memory_total_bytes", (total, "nvml"), (_int(t.get("total_memory")), "torch"), why_unknown=_nvml_why(dev, "memory"))
+    b.put("memory_free_bytes", _int(_dig(dev, "memory.free_bytes")), "nvml", _nvml_why(dev, "memory") or "only NVML reports free memory")
+    b.put("memory_used_bytes", _int(_dig(dev, "memory.used_bytes")), "nvml", _nvml_why(dev, "memory"))
+    b.first("memory_bus_width_bits", (_int(dev.get("memory_bus_width")), "nvml"), (_int(t.get("memory_bus_width")), "torch"),
+            why_unknown=_nvml_why(dev, "memory_bus_width"))
+    torch_mem_clock = _num(t.get("memory_clock_rate"))
+    b.first("memory_clock_max_mhz", (_int(_dig(dev, "max_clocks.memory")), "nvml"),
+            (round(torch_mem_clock / 1000) if torch_mem_clock else None, "torch"), why_unknown=_nvml_why(dev, "max_clocks.memory"))
+    b.put("memory_clock_mhz", _int(_dig(dev, "clocks.memory")), "nvml", _nvml_why(dev, "clocks.memory"))
+    if t.get("is_integrated") is True:
+        b.put("memory_bandwidth_gbs", None, "", "integrated GPU: its reported memory clock does not give the bandwidth")
+    else:
+        b.put("memory_bandwidth_gbs", bandwidth_gbs(b.d["memory_clock_max_mhz"], b.d["memory_bus_width_bits"]), "derived",
+              "needs the maximum memory clock and the bus width")
+    b.put("l2_cache_bytes", _int(t.get("L2_cache_size")), "torch", no_torch)
+    b.put("shared_memory_per_block_bytes", _int(t.get("shared_memory_per_block")), "torch", no_torch)
+    b.put("shared_memory_per_block_optin_bytes", _int(t.get("shared_memory_per_block_optin")), "torch", no_torch)
+    b.put("shared_memory_per_multiprocessor_bytes", _int(t.get("shared_memory_per_multiprocessor")), "torch", no_torch)
+    b.put("registers_per_multiprocessor", _int(t.get("regs_per_multiprocessor")), "torch", no_torch)
+    b.put("registers_per_block", None, "", "neither NVML nor torch.cuda reports it")
+    b.put("warp_size", _int(t.get("warp_size")), "torch", no_torch)
+    b.put("max_threads_per_block", _int(t.get("max_threads_per_block")), "torch", no_torch)
+    b.put("max_threads_per_multiprocessor", _int(t.get("max_threads_per_multi_processor")), "torch", no_torch)
+
+    # Clocks.
+    torch_sm_clock = _num(t.get("clock_rate"))
+    b.put("sm_clock_mhz", _int(_dig(dev, "clocks.sm")), "nvml", _nvml_why(dev, "clocks.sm"))
+    b.first("sm_clock_max_mhz", (_int(_dig(dev, "max_clocks.sm")), "nvml"),
+            (round(torch_sm_clock / 1000) if torch_sm_clock else None, "torch"), why_unknown=_nvml_why(dev, "max_clocks.sm"))
+
+    # Modes.
+    ecc_cur = _bool(_dig(dev, "ecc_mode.current"))
+    b.put("ecc_enabled", ecc_cur, "nvml", _nvml_why(dev, "ecc_mode"))
+    b.put("ecc_pending", _bool(_dig(dev, "ecc_mode.pending")), "nvml", _nvml_why(dev, "ecc_mode"))
+    errs = {}
+    for c in ("volatile", "aggregate"):
+        for k in ("corrected", "uncorrected"):
+            errs[f"{c}_{k}"] = _int(_dig(dev, f"ecc_errors.{c}.{k}"))
+    b.put("ecc_errors", errs if any(v is not None for v in errs.values()) else None, "nvml",
+          "ECC is off: no error counts are kept" if ecc_cur is False else (_nvml_why(dev, "ecc_errors.volatile.uncorrected") or _nvml_why(dev, "ecc_mode")))
+    rp = dev.get("retired_pages") if isinstance(dev.get("retired_pages"), dict) else {}
+    b.put("retired_pages", {k: rp.get(k) for k in ("pending", "single_bit", "double_bit")} if rp.get("pending") is not None else None,
+          "nvml", _nvml_why(dev, "retired_pages.pending"))
+    rr = dev.get("remapped_rows") if isinstance(dev.get("remapped_rows"), dict) else None
+    b.put("remapped_rows", rr, "nvml", _nvml_why(dev, "remapped_rows"))
+    b.put("compute_mode", _str(dev.get("compute_mode")), "nvml", _nvml_why(dev, "compute_mode"))
+    b.put("persistence_mode", _bool(dev.get("persistence_mode")), "nvml", _nvml_why(dev, "persistence_mode"))
+    b.put("mig_enabled", _bool(_dig(dev, "mig_mode.current")), "nvml", _nvml_why(dev, "mig_mode"))
+    b.put("mig_pending", _bool(_dig(dev, "mig_mode.pending")), "nvml", _nvml_why(dev, "mig_mode"))
+    migs = []
+    for mdev in dev.get("mig_devices") or []:
+        if not isinstance(mdev, dict):
+            continue
+        attrs = mdev.get("attributes") if isinstance(mdev.get("attributes"), dict) else {}
+        mt = next((x for x in mig_torch if _uuid_key(x.get("uuid")) and _uuid_key(x.get("uuid")) == _uuid_key(mdev.get("uuid"))), None)
+        migs.append({
+            "uuid": _str(mdev.get("uuid")),
+            "gpu_instance_id": _int(mdev.get("gpu_instance_id")),
+            "compute_instance_id": _int(mdev.get("compute_instance_id")),
+            "multiprocessors": _int(attrs.get("multiprocessor_count")),
+            "memory_total_bytes": _int(_dig(mdev, "memory.total_bytes")),
+            "memory_free_bytes": _int(_dig(mdev, "memory.free_bytes")),
+            "torch_index": _int(mt.get("index")) if mt else None,
+            "torch_name": _str(mt.get("name")) if mt else None,
+            "kernel_ok": _bool(mt.get("kernel_ok")) if mt else None,
+            "kernel_error": _str(mt.get("kernel_error")) if mt else None,
+        })
+    b.put("mig_instances", migs if dev.get("mig_devices") is not None else None, "nvml",
+          "MIG is not enabled" if _dig(dev, "mig_mode.current") is False else _nvml_why(dev, "mig_devices") or _nvml_why(dev, "mig_mode"))
+
+    # Link, power, thermal.
+    for key, field in (("pcie_gen_current", "gen_current"), ("pcie_gen_max", "gen_max"), ("pcie_gen_gpu_max", "gen_gpu_max"),
+                       ("pcie_width_current", "width_current"), ("pcie_width_max", "width_max")):
+        b.put(key, _int(_dig(dev, "pcie." + field)), "nvml", _nvml_why(dev, "pcie." + field))
+    b.put("utilization_gpu_percent", _int(_dig(dev, "utilization.gpu")), "nvml", _nvml_why(dev, "utilization"))
+    b.put("utilization_memory_percent", _int(_dig(dev, "utilization.memory")), "nvml", _nvml_why(dev, "utilization"))
+    for key, field in (("power_limit_w", "limit_mw"), ("power_default_limit_w", "default_limit_mw"),
+                       ("power_enforced_limit_w", "enforced_limit_mw"), ("power_usage_w", "usage_mw")):
+        mw = _num(_dig(dev, "power." + field))
+        b.put(key, round(mw / 1000, 1) if mw is not None else None, "nvml", _nvml_why(dev, "power." + field))
+    b.put("temperature_c", _int(dev.get("temperature_c")), "nvml", _nvml_why(dev, "temperature_c"))
+    b.put("temperature_slowdown_c", _int(dev.get("temperature_slowdown_c")), "nvml", _nvml_why(dev, "temperature_slowdown_c"))
+    b.put("temperature_shutdown_c", _int(dev.get("temperature_shutdown_c")), "nvml", _nvml_why(dev, "temperature_shutdown_c"))
+    ps = _int(dev.get("performance_state"))
+    b.put("performance_state", f"P{ps}" if ps is not None and 0 <= ps < 32 else None, "nvml", _nvml_why(dev, "performance_state"))
+    mask = _int(_dig(dev, "clock_event_reasons.mask"))
+    b.put("clock_event_reasons", reason_names(mask), "nvml", _nvml_why(dev, "clock_event_reasons"))
+    procs = dev.get("processes")
+    b.put("processes", [p for p in procs if isinstance(p, dict)] if isinstance(procs, list) else None, "nvml",
+          _nvml_why(dev, "processes"))
+    links = dev.get("nvlinks")
+    if isinstance(links, list):
+        b.put("nvlinks", [lk for lk in links if isinstance(lk, dict)], "nvml")
+    else:
+        b.put("nvlinks", None, "", "no NVLink on this GPU" if ((dev.get("errors") or {}).get("nvlinks") or {}).get("code") == 3
+              else _nvml_why(dev, "nvlinks"))
+
+    # The framework's view.
+    arch_list = fx.list("torch.arch_list")
+    runs = _arch_runs(cap, [str(a) for a in arch_list] if arch_list else None)
+    if arch_list and cap and _kb:
+        b.put("arch_in_build", runs or "no", "kb")
+    else:
+        b.put("arch_in_build", None, "", "torch's arch list is unknown" if not arch_list else "compute capability unknown")
+    b.d["arch_list"] = [str(a) for a in arch_list] if arch_list else None
+    if t:
+        b.put("kernel_ok", _bool(t.get("kernel_ok")), "torch", "the test kernel was not run")
+        b.d["kernel_error"] = _str(t.get("kernel_error"))
+    elif migs and any(mi.get("kernel_ok") is not None for mi in migs):
+        oks = [mi.get("kernel_ok") for mi in migs if mi.get("kernel_ok") is not None]
+        b.put("kernel_ok", all(oks), "torch")
+        b.d["kernel_error"] = next((mi.get("kernel_error") for mi in migs if mi.get("kernel_ok") is False), None)
+    else:
+        b.put("kernel_ok", None, "", no_torch)
+        b.d["kernel_error"] = None
+    b.d["lost"] = lost_error(dev)
+    return b.d
+
+
+def _lost_stub(dev: Dict[str, Any]) -> Dict[str, Any]:
+    idx = _int(dev.get("index"))
+    err = dev.get("error") if isinstance(dev.get("error"), dict) else {}
+    return {"index": idx, "name": None, "sources": {}, "unknown": {"*": f"NVML: {err.get('message') or '?'}"},
+            "lost": lost_error(dev), "handle_error": err}
+
+
+def verdict(d: Dict[str, Any], findings: List[Dict[str, Any]]) -> Tuple[str, List[str]]:
+    """deviceQuery's closing line for one GPU: PASS, FAIL or UNKNOWN, with why."""
+    fails: List[str] = []
+    notes: List[str] = []
+    if d.get("lost"):
+        fails.append("the GPU is lost (NVML: %s)" % (d["lost"].get("message") or d["lost"].get("code")))
+    for f in findings:
+        if f.get("severity") == "error":
+            fails.append(f"{f.get('code')}: {f.get('title')}")
+        elif f.get("severity") == "warning":
+            notes.append(f"{f.get('code')}")
+    if d.get("arch_in_build") == "no":
+        fails.append(f"{d.get('architecture')} is not in this PyTorch build's arch list")
+    if d.get("kernel_ok") is False:
+        fails.append("the test kernel failed: " + (d.get("kernel_error") or "?").splitlines()[0][:200])
+    if fails:
+        return "FAIL", fails
+    if d.get("kernel_ok") is True:
+        return "PASS", (["a test kernel ran"] + ([f"warnings: {', '.join(notes)}"] if notes else []))
+    why = d.get("unknown", {}).get("kernel_ok") or "PyTorch did not run a kernel here"
+    return "UNKNOWN", [f"no health problem found, but {why[0].lower() + why[1:]}"] + ([f"warnings: {', '.join(notes)}"] if notes else [])
+
+
+def _findings_for(index: Optional[int], findings: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    out = []
+    for f in findings:
+        ev = f.get("evidence") or {}
+        if index is not None and ev.get("gpu") == index:
+            out.append(f)
+    return out
+
+
+def peer_matrix(fx: Facts, devices: List[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
+    """Who can access whose memory, by NVML index: torch's answer where it gave one, else NVML's P2P read status."""
+    n = len(devices)
+    if n < 2:
+        return None
+    idx = [d.get("index") for d in devices]
+    torch_m = fx.list("torch.peer_access")
+    tindex = {d.get("torch_index"): i for i, d in enumerate(devices) if d.get("torch_index") is not None}
+    nvml_read = fx.list("nvml.p2p.read")
+    nvml_link = fx.list("nvml.p2p.nvlink")
+    cells: List[List[Optional[str]]] = [[None] * n for _ in range(n)]
+    source = None
+    if isinstance(torch_m, list) and len(tindex) >= 2:
+        source = "torch.cuda.can_device_access_peer"
+        for ti, row in enumerate(torch_m):
+            if not isinstance(row, list) or ti not in tindex:
+                continue
+            for tj, v in enumerate(row):
+                if tj in tindex and tindex[ti] != tindex[tj] and isinstance(v, bool):
+                    cells[tindex[ti]][tindex[tj]] = "yes" if v else "no"
+    elif isinstance(nvml_read, list):
+        source = "NVML P2P status (read)"
+        for a in range(n):
+            for b2 in range(n):
+                ia, ib = idx[a], idx[b2]
+                try:
+                    v = nvml_read[ia][ib]
+                except (IndexError, TypeError):
+                    v = None
+                if a != b2 and isinstance(v, str):
+                    cells[a][b2] = "yes" if v == "ok" else "no"
+    if source is None:
+        return None
+    via_nvlink: List[List[Optional[bool]]] = [[None] * n for _ in range(n)]
+    if isinstance(nvml_link, list):
+        for a in range(n):
+            for b2 in range(n):
+                try:
+                    v = nvml_link[idx[a]][idx[b2]]
+                except (IndexError, TypeError):
+                    v = None
+                if a != b2 and isinstance(v, str):
+                    via_nvlink[a][b2] = v == "ok"
+    return {"source": source, "indices": idx, "access": cells, "nvlink": via_nvlink}
+
+
+def nvlink_summary(devices: List[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
+    """Active NVLink links per GPU and, between GPUs, how many links join each pair directly."""
+    if not any(d.get("nvlinks") for d in devices):
+        return None
+    by_bus = {bus_key(d.get("pci_bus_id")): d.get("index") for d in devices if bus_key(d.get("pci_bus_id"))}
+    rows = []
+    for d in devices:
+        links = d.get("nvlinks") or []
+        active = [lk for lk in links if lk.get("active")]
+        peers: Dict[str, int] = {}
+        switch = 0
+        for lk in active:
+            if lk.get("remote_type") == "nvswitch":
+                switch += 1
+                continue
+            peer = by_bus.get(bus_key(lk.get("remote_pci_bus_id")))
+            if peer is not None:
+                peers[str(peer)] = peers.get(str(peer), 0) + 1
+        versions = sorted({lk.get("version") for lk in active if isinstance(lk.get("version"), int)})
+        rows.append({"index": d.get("index"), "links": len(links) if d.get("nvlinks") is not None else None,
+                     "active": len(active) if d.get("nvlinks") is not None else None,
+                     "inactive": [lk.get("link") for lk in links if lk.get("active") is False],
+                     "versions": versions, "to_nvswitch": switch, "to_gpu": peers})
+    return {"devices": rows}
+
+
+def build(facts: Dict[str, Any], findings: Optional[List[Any]] = None, show_serials: bool = False) -> Dict[str, Any]:
+    """The devices model: every GPU NVML lists, merged with torch's view, plus the multi-GPU links.
+
+    ``findings`` are the report's findings (Finding objects or dicts); those whose evidence names
+    a GPU (``evidence["gpu"]`` = NVML index) are attached to it and decide its verdict.
+    """
+    fx = Facts(facts)
+    fl = [f.to_dict() if hasattr(f, "to_dict") else dict(f) for f in (findings or [])]
+    nvml_devs = fx.dicts("nvml.devices")
+    torch_devs = fx.dicts("torch.devices")
+    matches = match_torch(nvml_devs, torch_devs)
+    devices = []
+    for dev in nvml_devs:
+        if "error" in dev and "name" not in dev:
+            d = _lost_stub(dev)
+        else:
+            d = build_device(dev, matches.get(_int(dev.get("index")) or 0, []) if _int(dev.get("index")) is not None else [], fx, show_serials)
+        d["findings"] = [{"code": f.get("code"), "severity": f.get("severity"), "title": f.get("title")}
+                         for f in _findings_for(d.get("index"), fl)]
+        d["result"], d["result_why"] = verdict(d, d["findings"])
+        devices.append(d)
+    matched = {id(t) for ts in matches.values() for t in ts}
+    unmatched_torch = [t for t in torch_devs if id(t) not in matched]
+    torch_ok, torch_why = torch_state(fx)
+    model: Dict[str, Any] = {
+        "kind": DEVICES_KIND,
+        "schema_version": DEVICES_SCHEMA,
+        "driver_version": fx.str("nvml.driver_version"),
+        "cuda_driver_version": fx.str("nvml.cuda_driver_version"),
+        "nvml_status": fx.str("nvml.status"),
+        "torch": {"version": fx.str("torch.version"), "cuda": fx.str("torch.cuda"), "usable": torch_ok,
+                  "why_not": torch_why or None, "arch_list": fx.list("torch.arch_list"),
+                  "device_count": fx.int("torch.device_count")},
+        "devices": devices,
+        "torch_only_devices": [{"index": t.get("index"), "name": t.get("name"), "capability": t.get("capability"),
+                                "kernel_ok": t.get("kernel_ok")} for t in unmatched_torch],
+        "peer_access": peer_matrix(fx, devices),
+        "nvlink": nvlink_summary(devices),
+        "problem": None if devices else no_device_reason(fx),
+    }
+    return model
+
+
+def no_device_reason(fx: Facts) -> str:
+    """Why this machine shows no NVIDIA GPU, in one or two plain sentences, from the facts."""
+    status = fx.str("nvml.status")
+    pci = fx.list("system.pci_nvidia_devices")
+    container = fx.str("system.container")
+    mods = fx.dict("system.kernel_modules")
+    module = mods.get("nvidia") if isinstance(mods, dict) else None
+    parts = []
+    where = f"this {container} container" if container else "this machine"
+    if pci is not None and not pci:
+        parts.append(f"{where} has no NVIDIA device on its PCI bus")
+    elif pci:
+        parts.append(f"{len(pci)} NVIDIA device(s) are on the PCI bus but none is usable through the driver")
+    if status in ("library-missing",):
+        parts.append("the NVIDIA driver is not installed (NVML: %s)" % (fx.str("nvml.error") or "library not found"))
+    elif status == "driver-not-loaded":
+        parts.append("the NVIDIA kernel driver is not loaded (NVML: Driver Not Loaded)")
+    elif status == "ok" and fx.int("nvml.device_count") == 0:
+        parts.append(f"the NVIDIA driver {fx.str('nvml.driver_version') or ''} is loaded but reports no GPU".replace("  ", " "))
+    elif status == "bindings-missing":
+        parts.append("NVML could not be asked: " + (fx.str("nvml.error") or "nvidia-ml-py is missing"))
+    elif status in ("running", None) and fx.str("nvml.probe_status") == "timeout":
+        parts.append(f"the NVIDIA driver did not answer in time (NVML blocked during {fx.str('nvml.stage') or '?'})")
+    elif status:
+        parts.append(f"NVML failed: {status}" + (f" ({fx.str('nvml.error')})" if fx.str("nvml.error") else ""))
+    if module is False and status != "ok":
+        parts.append("the nvidia kernel module is not loaded")
+    if not parts:
+        return "No NVIDIA GPU was found (the probes could not tell why)."
+    return "No NVIDIA GPU: " + "; ".join(parts) + "."
