@@ -210,7 +210,7 @@ def _nvml_why(dev: Dict[str, Any], field: str) -> Optional[str]:
     e = (dev.get("errors") or {}).get(field)
     if isinstance(e, dict):
         return f"NVML: {e.get('message') or 'error ' + str(e.get('code'))}"
-    return None
+    return dev.get("_default_why")
 
 
 def torch_state(fx: Facts) -> Tuple[Optional[bool], str]:
@@ -410,6 +410,8 @@ def verdict(d: Dict[str, Any], findings: List[Dict[str, Any]]) -> Tuple[str, Lis
     notes: List[str] = []
     if d.get("lost"):
         fails.append("the GPU is lost (NVML: %s)" % (d["lost"].get("message") or d["lost"].get("code")))
+    if d.get("nvml_hung"):
+        fails.append(f"NVML did not answer for this GPU (blocked in {d['nvml_hung']}): the driver or the GPU is hung")
     for f in findings:
         if f.get("severity") == "error":
             fails.append(f"{f.get('code')}: {f.get('title')}")
@@ -424,7 +426,7 @@ def verdict(d: Dict[str, Any], findings: List[Dict[str, Any]]) -> Tuple[str, Lis
     if d.get("kernel_ok") is True:
         return "PASS", (["a test kernel ran"] + ([f"warnings: {', '.join(notes)}"] if notes else []))
     why = d.get("unknown", {}).get("kernel_ok") or "PyTorch did not run a kernel here"
-    return "UNKNOWN", [f"no health problem found, but {why[0].lower() + why[1:]}"] + ([f"warnings: {', '.join(notes)}"] if notes else [])
+    return "UNKNOWN", [f"no health problem found, but: {why}"] + ([f"warnings: {', '.join(notes)}"] if notes else [])
 
 
 def _findings_for(index: Optional[int], findings: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
@@ -519,12 +521,18 @@ def build(facts: Dict[str, Any], findings: Optional[List[Any]] = None, show_seri
     nvml_devs = fx.dicts("nvml.devices")
     torch_devs = fx.dicts("torch.devices")
     matches = match_torch(nvml_devs, torch_devs)
+    incomplete = fx.str("nvml.stage") if fx.str("nvml.probe_status") == "timeout" else None
     devices = []
     for dev in nvml_devs:
         if "error" in dev and "name" not in dev:
             d = _lost_stub(dev)
         else:
+            if incomplete:
+                dev = dict(dev, _default_why=f"NVML stopped answering (during {incomplete}) before this was asked")
             d = build_device(dev, matches.get(_int(dev.get("index")) or 0, []) if _int(dev.get("index")) is not None else [], fx, show_serials)
+        m = re.match(r"device:(\d+):(.+)$", incomplete or "")
+        if m and int(m.group(1)) == d.get("index"):
+            d["nvml_hung"] = m.group(2)
         d["findings"] = [{"code": f.get("code"), "severity": f.get("severity"), "title": f.get("title")}
                          for f in _findings_for(d.get("index"), fl)]
         d["result"], d["result_why"] = verdict(d, d["findings"])
@@ -547,6 +555,7 @@ def build(facts: Dict[str, Any], findings: Optional[List[Any]] = None, show_seri
         "peer_access": peer_matrix(fx, devices),
         "nvlink": nvlink_summary(devices),
         "problem": None if devices else no_device_reason(fx),
+        "nvml_incomplete": incomplete,
     }
     return model
 

@@ -46,11 +46,8 @@ def devices_cmd(fmt: str, output: Optional[str], facts_file: Optional[str], show
     t1 = time.perf_counter()
     report = diagnose(facts, registry.load(), timings={"probes_s": t1 - t0, "plugins_s": time.perf_counter() - t1})
     model = build(report.facts, report.findings, show_serials=show_serials)
-    fx_nvml = report.facts.get("nvml") or {}
-    if fx_nvml.get("probe_status") == "timeout":
-        model["nvml_incomplete"] = fx_nvml.get("stage") or "?"
     emit(render_devices(model, fmt, show_serials=show_serials), output)
-    failed = not model["devices"] or any(d.get("result") == "FAIL" for d in model["devices"])
+    failed = not model["devices"] or bool(model.get("nvml_incomplete")) or any(d.get("result") == "FAIL" for d in model["devices"])
     if output and output != "-":
         n = len(model["devices"])
         click.echo(f"cudadoctor: wrote {output} — {n} GPU{'s' if n != 1 else ''}" + (", some FAIL" if failed and n else ""), err=True)

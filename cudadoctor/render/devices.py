@@ -437,7 +437,8 @@ def _compact(d: Dict[str, Any]) -> str:
         parts.append(f"MIG: {len(d.get('mig_instances') or [])} instance(s)")
     k = d.get("kernel_ok")
     parts.append("kernel ok" if k is True else ("kernel FAILED" if k is False else "kernel not run"))
-    return " · ".join(parts) + f" → {d.get('result')}"
+    warn = [f["code"] for f in d.get("findings") or [] if f.get("severity") in ("error", "warning")]
+    return " · ".join(parts) + f" → {d.get('result')}" + (f" ({', '.join(dict.fromkeys(warn))})" if warn else "")
 
 
 def compact_text(model: Optional[Dict[str, Any]]) -> List[str]:

@@ -16,6 +16,7 @@ NVLink links, and the pairwise P2P status.
 import json
 import os
 import sys
+import threading
 import time
 
 _t0 = time.perf_counter()
@@ -53,19 +54,40 @@ P2P_STATUS = {0: "ok", 1: "chipset-not-supported", 2: "gpu-not-supported", 3: "t
 NVLINK_REMOTE = {0: "gpu", 1: "ibmnpu", 2: "nvswitch", 255: "unknown"}
 MAX_NVLINKS = 36  # NVML_NVLINK_MAX_LINKS in current bindings (H100: 18 used)
 MAX_PROCESSES = 64
+WATCHDOG_S = 0.1  # how often a stage that has not been written out yet is saved
+
+
+_lock = threading.RLock()
+_saved_stage = [None]
 
 
 def save():
-    result["elapsed_s"] = round(time.perf_counter() - _t0, 4)
-    tmp = _out + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(result, f, default=str)
-    os.replace(tmp, _out)
+    with _lock:
+        result["elapsed_s"] = round(time.perf_counter() - _t0, 4)
+        tmp = _out + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(result, f, default=str)
+        os.replace(tmp, _out)
+        _saved_stage[0] = result.get("stage")
 
 
 def stage(name):
-    result["stage"] = name
-    save()
+    """Name the call under way. Cheap: the watchdog writes it out only if the call takes long."""
+    with _lock:
+        result["stage"] = name
+
+
+def _watchdog():
+    # NVML calls go through ctypes, which releases the GIL: while one blocks in the driver this
+    # thread still runs, and writes the stage naming that call (the parent reads it after the kill).
+    while True:
+        time.sleep(WATCHDOG_S)
+        try:
+            with _lock:
+                if result.get("stage") != _saved_stage[0]:
+                    save()
+        except Exception:  # e.g. the main thread changed the result mid-dump: next tick
+            pass
 
 
 def text(v):
@@ -103,17 +125,20 @@ class Device:
     def field(self, key, fn):
         stage("%s:%s" % (self.where, key))
         try:
-            _set(self.d, key, fn())
-            return True
+            value = fn()
         except self.nv.NVMLError as e:
-            _set(self.d, key, None)
             info = err_info(e)
             if info["code"] == NOT_SUPPORTED:  # NOT_SUPPORTED is just unknown
                 info = {"code": NOT_SUPPORTED, "message": "Not Supported"}
-            self.d["errors"][key] = info
         except Exception as e:  # an older binding without the function, a version mismatch...
+            info = {"code": None, "message": ("%s: %s" % (type(e).__name__, e))[:500]}
+        else:
+            with _lock:
+                _set(self.d, key, value)
+            return True
+        with _lock:
             _set(self.d, key, None)
-            self.d["errors"][key] = {"code": None, "message": ("%s: %s" % (type(e).__name__, e))[:500]}
+            self.d["errors"][key] = info
         return False
 
     def value(self, key):
@@ -215,7 +240,8 @@ def collect_device(nv, i, devices):
     stage("device:%d:handle" % i)
     h = nv.nvmlDeviceGetHandleByIndex(i)
     dev = Device(nv, h, i)
-    devices.append(dev.d)  # visible while it fills in: a blocked call leaves what came before
+    with _lock:
+        devices.append(dev.d)  # visible while it fills in: a blocked call leaves what came before
     f = dev.field
     f("name", lambda: text(nv.nvmlDeviceGetName(h)))
     f("uuid", lambda: text(nv.nvmlDeviceGetUUID(h)))
@@ -305,7 +331,9 @@ def p2p_matrix(nv, handles, index):
 
 
 def main():
+    threading.Thread(target=_watchdog, daemon=True).start()
     stage("import")
+    save()
     try:
         import pynvml as nv
     except ImportError as e:
@@ -315,6 +343,7 @@ def main():
         return
     result["bindings_version"] = getattr(nv, "__version__", None)
     stage("init")
+    save()
     try:
         nv.nvmlInit()
     except nv.NVMLError as e:
@@ -361,9 +390,11 @@ def main():
         try:
             _, h = collect_device(nv, i, devices)
         except Exception as e:  # the handle itself: a lost GPU answers here
-            devices.append({"index": i, "error": err_info(e)})
+            with _lock:
+                devices.append({"index": i, "error": err_info(e)})
             h = None
         handles.append(h)
+        save()  # one device done
     if sum(1 for h in handles if h is not None) >= 2:
         result["p2p"] = {"read": p2p_matrix(nv, handles, P2P_READ), "nvlink": p2p_matrix(nv, handles, P2P_NVLINK)}
     stage("shutdown")
@@ -371,8 +402,10 @@ def main():
         nv.nvmlShutdown()
     except Exception:
         pass
-    result["status"] = "ok"
-    stage("done")
+    with _lock:
+        result["status"] = "ok"
+        result["stage"] = "done"
+        save()
 
 
 if __name__ == "__main__":
