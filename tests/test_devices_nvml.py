@@ -191,3 +191,22 @@ def test_blocking_init(tmp_path):
     r = run_cli("devices", "--timeout", "1", env={"PYTHONPATH": str(NVML), "CUDADOCTOR_FAKE_NVML": str(p)}, timeout=60)
     assert r.returncode == 1
     assert "the NVIDIA driver did not answer in time (NVML blocked during init)" in r.stdout
+
+
+@pytest.mark.parametrize("name", ["healthy", "ecc", "throttled", "pcie-x8"])
+def test_facts_files_are_what_the_child_says_about_their_recordings(tmp_path, name):
+    """The nvml sections of tests/fixtures/facts/hgx-8x-h100-*.json are this child's output, not hand edits."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("make_recordings", NVML / "make_recordings.py")
+    mk = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mk)
+    variant = {"healthy": lambda r: r, "ecc": mk.sick_ecc, "throttled": mk.sick_throttled, "pcie-x8": mk.sick_pcie}[name]
+    assert variant(copy.deepcopy(recording("hgx-8x-h100.json")))["devices"] != [] and \
+        recording("hgx-8x-h100.json") == json.loads(json.dumps(mk.RECORDINGS["hgx-8x-h100.json"]))
+    _, data = run_child(variant(copy.deepcopy(mk.RECORDINGS["hgx-8x-h100.json"])), tmp_path)
+    data.pop("probe", None)
+    data.pop("elapsed_s", None)
+    data["bindings_version"] = None
+    facts = json.loads((FIXTURES / "facts" / f"hgx-8x-h100-{name}.json").read_text())
+    assert facts["nvml"] == json.loads(json.dumps(data))
