@@ -520,7 +520,14 @@ def build(facts: Dict[str, Any], findings: Optional[List[Any]] = None, show_seri
     fl = [f.to_dict() if hasattr(f, "to_dict") else dict(f) for f in (findings or [])]
     nvml_devs = fx.dicts("nvml.devices")
     torch_devs = fx.dicts("torch.devices")
-    matches = match_torch(nvml_devs, torch_devs)
+    if not nvml_devs and torch_devs:
+        # NVML could not list the GPUs (permission, a broken library) but CUDA can: PyTorch's view alone.
+        why = f"NVML could not be asked ({fx.str('nvml.status') or 'not examined'})"
+        nvml_devs = [{"index": t.get("index"), "errors": {}, "_default_why": why, "_torch_only": True}
+                     for t in torch_devs if isinstance(t.get("index"), int)]
+        matches = {t["index"]: [t] for t in torch_devs if isinstance(t.get("index"), int)}
+    else:
+        matches = match_torch(nvml_devs, torch_devs)
     incomplete = fx.str("nvml.stage") if fx.str("nvml.probe_status") == "timeout" else None
     devices = []
     for dev in nvml_devs:

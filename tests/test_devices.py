@@ -242,3 +242,13 @@ def test_bad_input_is_one_line_exit_2(tmp_path):
     assert r.returncode == 2 and r.stderr.strip() == f"cudadoctor: error: {tmp_path / 'missing.json'}: no such file"
     r = run_cli("devices", "--python", str(tmp_path))
     assert r.returncode == 2 and "not an executable file" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_torch_alone_when_nvml_cannot_list_the_gpus(tmp_path):
+    f = _facts_with(lambda f: f.update(nvml={"status": "no-permission", "error": "Insufficient Permissions", "error_code": 4}))
+    model = build(f)
+    assert len(model["devices"]) == 8 and model["problem"] is None
+    d = model["devices"][0]
+    assert d["name"] == "NVIDIA H100 80GB HBM3" and d["multiprocessors"] == 132 and d["result"] == "PASS"
+    assert d["memory_bandwidth_gbs"] == 3352.3  # from torch's memory clock and bus width
+    assert d["unknown"]["pcie_width_current"] == "NVML could not be asked (no-permission)"
