@@ -38,8 +38,7 @@ _NVML_FAILURES = {
     "operating-system": "the operating system refused the driver call",
     "unknown-error": "NVML reported an unknown error",
     "error": "NVML failed",
-    # Until dedicated checks land these are at least named here:
-    "gpu-lost": "the driver reports a GPU has fallen off the bus (Xid 79): drain the node and reset or reboot",
+    # Until a dedicated check lands this is at least named here:
     "driver-library-mismatch": "the loaded kernel module and the driver libraries are different versions: reboot",
 }
 

@@ -60,7 +60,13 @@ class Report:
         n_dev = fx.int("torch.device_count")
         available = fx.bool("torch.cuda_available")
         kernels = [d.get("kernel_ok") for d in fx.dicts("torch.devices")]
-        if errors:
+        gpu_only = all(self.area_of(f) == "gpu" for f in self.findings if f.severity == "error")
+        if errors and available and gpu_only and n_dev and (not kernels or any(kernels)):
+            # e.g. one GPU of eight with ECC errors: the others still work.
+            state = "degraded"
+            text = (f"PyTorch can use {n_dev} GPU{'s' if n_dev != 1 else ''}, but {c['error']} error"
+                    f"{'s need' if c['error'] != 1 else ' needs'} attention ({', '.join(dict.fromkeys(errors))})")
+        elif errors:
             state = "no"
             text = f"PyTorch cannot use a GPU here: {c['error']} error{'s' if c['error'] != 1 else ''} ({', '.join(dict.fromkeys(errors))})"
         elif available and (not kernels or all(k is not False for k in kernels)):

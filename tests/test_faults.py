@@ -130,7 +130,7 @@ FAULTS = {
     "NVML timeout": (nvml("init:10"), {"probe-failed"}),
     "NVML library not found": (nvml("init:12"), {"no-nvidia-driver"}),
     "NVML function not found": (nvml("init:13"), {"probe-failed"}),
-    "NVML GPU is lost": (nvml("init:15"), {"gpu-lost", "probe-failed"}),
+    "NVML GPU is lost": (nvml("init:15"), {"gpu-lost"}),
     "NVML operating system error": (nvml("init:17"), {"probe-failed"}),
     "NVML driver/library version mismatch": (nvml("init:18"), {"nvml-driver-mismatch", "probe-failed"}),
     "NVML unknown error": (nvml("init:999"), {"probe-failed"}),

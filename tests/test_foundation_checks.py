@@ -136,3 +136,13 @@ def test_facts_typed_getters():
     assert fx.get("a.b.1.c") == "x"
     assert fx.str("a.b") is None and fx.list("a.b") == [1, {"c": "x"}]
     assert fx.get("a.n", "d") == "d" and fx.bool("a.t") is True and fx.int("a.t") is None
+
+
+def test_verdict_one_sick_gpu_of_eight_is_degraded_not_unusable():
+    from cudadoctor.report import diagnose as dg
+    rep = dg(load_fixture("hgx-8x-h100-ecc.json"), registry.load(plugins=False))
+    v = rep.verdict()
+    assert v["state"] == "degraded" and v["text"].startswith("PyTorch can use 8 GPUs, but 1 error")
+    assert rep.exit_code() == 1
+    healthy = dg(load_fixture("hgx-8x-h100-healthy.json"), registry.load(plugins=False))
+    assert healthy.verdict()["state"] == "yes" and healthy.exit_code() == 0 and not healthy.findings

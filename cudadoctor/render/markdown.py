@@ -46,7 +46,7 @@ def _safe_link(url: str) -> str:
 
 def render_markdown(report: Report, verbose: bool = False) -> str:
     v = report.verdict()
-    sym = {"yes": "✅", "no": "❌", "unknown": "❔"}[v["state"]]
+    sym = {"yes": "✅", "no": "❌", "degraded": "⚠️", "unknown": "❔"}[v["state"]]
     out: List[str] = [f"## cudadoctor report", "", f"**{sym} {md_escape(v['text'])}.**", ""]
     out += ["| Area | Status | Details |", "|---|---|---|"]
     for _, label, status, detail in areas(report):

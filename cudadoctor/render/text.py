@@ -60,7 +60,7 @@ def render_text(report: Report, verbose: bool = False, color: bool = False) -> s
         for k, v in report.timings.items():
             out.append(f"    {k:<18} {v:7.3f} s")
     v = report.verdict()
-    sym = {"yes": "ok", "no": "error", "unknown": "unknown"}[v["state"]]
+    sym = {"yes": "ok", "no": "error", "degraded": "error", "unknown": "unknown"}[v["state"]]
     out.append("")
     out.append(_c(f"{SYMBOLS[sym]} {v['text']}.", sym, color))
     return "\n".join(out) + "\n"
