@@ -66,6 +66,17 @@ def probe_failed(fx: Facts) -> Iterator[Finding]:
         tail = fx.str("torch.failure.stderr_tail") if name == "torch" else None
         if tail:
             evidence["stderr_tail"] = "\n".join(tail.strip().splitlines()[-6:])
+        if name == "nvml" and status == "timeout":
+            evidence["nvml.stage"] = fx.str("nvml.stage")
+            yield PROBE_FAILED.finding(
+                title=f"The NVIDIA driver stopped answering: an NVML call hung ({message})"[:300],
+                evidence=evidence,
+                fix=Fix(("sudo dmesg | grep -i -E 'nvrm|xid' | tail", "timeout 30 nvidia-smi || echo 'nvidia-smi hangs too'",
+                         "# a driver that hangs usually needs the node drained and rebooted"),
+                        "A driver call that never returns means the driver or a GPU is stuck; CUDA programs will hang the same way."),
+                severity="error",
+            )
+            continue
         if name == "torch" and stage and stage.startswith(_CUDA_STAGES):
             what = "hung" if status == "timeout" else "crashed"
             yield PROBE_FAILED.finding(

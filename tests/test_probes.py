@@ -95,9 +95,9 @@ def test_timeouts_knob():
 
 def test_duplicate_distributions_are_a_fact(tmp_path):
     for d in ("a", "b"):
-        info = tmp_path / d / f"numpy-1.{d}.dist-info"
+        info = tmp_path / d / f"nvidia_cudoc_test-1.{d}.dist-info"
         info.mkdir(parents=True)
-        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: numpy\nVersion: 1.26.{ord(d) - 97}\n")
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: nvidia-cudoc-test\nVersion: 1.26.{ord(d) - 97}\n")
     r = run_cli("collect", "--quick", env={"PYTHONPATH": f"{tmp_path / 'a'}:{tmp_path / 'b'}"})
     dups = json.loads(r.stdout)["packages"]["duplicates"]
-    assert dups == [{"name": "numpy", "versions": ["1.26.0", "1.26.1"], "locations": [str(tmp_path / "a"), str(tmp_path / "b")]}]
+    assert dups == [{"name": "nvidia-cudoc-test", "versions": ["1.26.0", "1.26.1"], "locations": [str(tmp_path / "a"), str(tmp_path / "b")]}]
