@@ -15,7 +15,7 @@ from ._common import kb, release_of, torch_build, torch_variant
 
 def vtuple(v: Any) -> Optional[Tuple[int, ...]]:
     """'2.6.0+cu126' -> (2, 6, 0); None when there is no number."""
-    if v is None:
+    if isinstance(v, bool) or not isinstance(v, (str, int, float)):
         return None
     m = re.search(r"\d+(?:\.\d+)*", str(v))
     return tuple(int(p) for p in m.group(0).split(".")) if m else None
@@ -157,21 +157,25 @@ def _cap_str(v: Any) -> Optional[str]:
     return None
 
 
+def _name(v: Any) -> Optional[str]:
+    return v.strip() if isinstance(v, str) and v.strip() else None
+
+
 def gpus(fx: Facts) -> List[Dict[str, Any]]:
     """Every GPU the facts name: {index, name, capability, capability_source}; capability may be None."""
     out: Dict[Any, Dict[str, Any]] = {}
     for i, d in enumerate(fx.dicts("torch.devices")):
-        idx = d.get("index", i)
+        idx = d.get("index") if isinstance(d.get("index"), int) else i
         cap = _cap_str(d.get("capability"))
         if cap is None and isinstance(d.get("major"), int) and isinstance(d.get("minor"), int):
             cap = f"{d['major']}.{d['minor']}"
-        out[("t", idx)] = {"index": idx, "name": d.get("name"), "capability": cap,
+        out[("t", idx)] = {"index": idx, "name": _name(d.get("name")), "capability": cap,
                            "capability_source": "torch" if cap else None}
     if not out:
         for i, d in enumerate(fx.dicts("nvml.devices")):
-            idx = d.get("index", i)
+            idx = d.get("index") if isinstance(d.get("index"), int) else i
             cap = _cap_str(d.get("compute_capability"))
-            out[("n", idx)] = {"index": idx, "name": d.get("name"), "capability": cap,
+            out[("n", idx)] = {"index": idx, "name": _name(d.get("name")), "capability": cap,
                                "capability_source": "nvml" if cap else None}
     k = kb()
     for g in out.values():

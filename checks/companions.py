@@ -106,8 +106,12 @@ def _any(code: Code) -> str:
     return "|".join(f"(?:{s})" for s in code.signatures)
 
 
-def _tag(version: Optional[str]) -> Optional[str]:
-    m = re.search(r"\+(cu\d+|cpu|rocm[\d.]*\d)", version or "")
+def _s(v: Any) -> Optional[str]:
+    return v if isinstance(v, str) and v else None
+
+
+def _tag(version: Any) -> Optional[str]:
+    m = re.search(r"\+(cu\d+|cpu|rocm[\d.]*\d)", _s(version) or "")
     return m.group(1) if m else None
 
 
@@ -144,7 +148,7 @@ def torchvision_mismatch(fx: Facts) -> Iterator[Finding]:
     for name in ("torchvision", "torchaudio"):
         info = fx.dict(f"torch.companions.{name}") or {}
         dist = fx.distribution(name)
-        cver = info.get("version") or (dist or {}).get("version")
+        cver = _s(info.get("version")) or _s((dist or {}).get("version"))
         if not cver and not (said and name == "torchvision"):
             continue
         crel = release_of(cver)
@@ -234,7 +238,7 @@ def torchvision_mismatch(fx: Facts) -> Iterator[Finding]:
 @check(NUMPY_ABI_MISMATCH)
 def numpy_abi_mismatch(fx: Facts) -> Iterator[Finding]:
     said = find_text(fx, _any(NUMPY_ABI_MISMATCH))
-    np_ver = (fx.distribution("numpy") or {}).get("version")
+    np_ver = _s((fx.distribution("numpy") or {}).get("version"))
     npt = vtuple(np_ver)
     trel = torch_release(fx)
     tt = vtuple(trel)
@@ -314,7 +318,7 @@ def multiple_torch_installs(fx: Facts) -> Iterator[Finding]:
         evidence[said[0]] = said[1]
         broken = True
     wanted = others[0][0]
-    stray = first.get("path") if sources else (location.rsplit("/", 1)[0] if location else None)
+    stray = _s(first.get("path")) if sources else (location.rsplit("/", 1)[0] if location else None)
     cmds = ["python -c \"import torch; print(torch.__version__, torch.__file__)\"  # the copy Python imports",
             f"{PIP} list -v 2>/dev/null | grep -i -E '^torch '  # the copy pip manages",
             "echo $PYTHONPATH  # unset it if it points into another environment"]

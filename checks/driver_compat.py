@@ -271,9 +271,10 @@ def nvml_driver_mismatch(fx: Facts) -> Iterator[Finding]:
     distro = (fx.str("system.distro") or fx.str("system.os") or "").lower()
     cmds = ["cat /proc/driver/nvidia/version  # the kernel module that is loaded"]
     if fx.str("system.container"):
-        cmds += ["# inside a container: remove the NVIDIA driver packages from the image; the NVIDIA container runtime mounts the host's",
-                 "apt-get remove --purge -y '^libnvidia-.*' '^nvidia-driver-.*' '^nvidia-utils-.*'  # in the Dockerfile, then rebuild"]
-        why = "A driver installed inside the container does not match the host's kernel module."
+        cmds += ["# if the image installs NVIDIA driver packages, remove them; the NVIDIA container runtime mounts the host's:",
+                 "apt-get remove --purge -y '^libnvidia-.*' '^nvidia-driver-.*' '^nvidia-utils-.*'  # in the Dockerfile, then rebuild",
+                 "# otherwise the host's driver was upgraded without a reboot: on the host, sudo reboot"]
+        why = "A driver installed inside the container, or a host upgraded without a reboot, leaves the libraries and the kernel module at different versions."
     else:
         cmds.append("sudo reboot  # loads the kernel module that matches the upgraded libraries")
         if any(x in distro for x in ("ubuntu", "debian", "mint", "pop")):

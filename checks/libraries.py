@@ -226,6 +226,10 @@ _TORCH_LIBS = re.compile(r"^lib(cudart|cublas|cublasLt|cudnn\w*|nccl|nvJitLink|c
                          r"cusolver|nvrtc|nvrtc-builtins|cupti|nvToolsExt|cufile|nvshmem\w*)\.so")
 
 
+_WIN_CUDA = re.compile(r"^(cudart64_|cublas64_|cublaslt64_|cudnn|cufft64_|curand64_|cusolver64_|cusparse64_|nvrtc64_|nvjitlink|zlibwapi)",
+                       re.IGNORECASE)
+
+
 def _own(path: str, fx: Facts) -> bool:
     """Is this library one of torch's own (its wheels, or the conda env it came from)?"""
     if "/site-packages/" in path or "/dist-packages/" in path:
@@ -313,6 +317,13 @@ def library_shadowing(fx: Facts) -> Iterator[Finding]:
             problems.append(f"LD_LIBRARY_PATH puts {risky[0]} ahead of torch's own CUDA libraries")
             evidence["LD_LIBRARY_PATH"] = fx.env("LD_LIBRARY_PATH") or ":".join(ldp)
             cmds.append(filtered_path_command("LD_LIBRARY_PATH", ldp, cuda_like_dir))
+    # Windows: DLLs torch's own set lacks, resolved from PATH (a system CUDA/cuDNN, an old torch).
+    for fp in (fx.dict("windows.torch_lib") or {}).get("from_path") or []:
+        if isinstance(fp, dict) and _WIN_CUDA.match(str(fp.get("dll", ""))):
+            problems.append(f"{fp.get('dll')} (needed by {fp.get('needed_by')}) is loaded from {fp.get('found_in')} on PATH, "
+                            "not from torch's packages")
+            evidence.setdefault("windows.torch_lib.from_path", []).append(fp)
+            cmds.append(f"# remove {fp.get('found_in')} from PATH (System settings > Environment Variables), then open a new terminal")
     if not problems and not said:
         return
     if said:

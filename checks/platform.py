@@ -195,44 +195,71 @@ def mm_s(v: Optional[str]) -> str:
 
 # ---------------------------------------------------------------- dll-load-failure
 
+_VC = ("msvcp140.dll", "vcruntime140.dll", "vcruntime140_1.dll")
+
+
 @check(DLL_LOAD_FAILURE)
 def dll_load_failure(fx: Facts) -> Iterator[Finding]:
+    """The user's/torch's Windows load error, and the Windows probe's resolution of torch\\lib's imports."""
     said = find_text(fx, _any(DLL_LOAD_FAILURE))
-    if not said:
-        return
-    if os_key(fx) != "windows" and "dll" not in said[1].lower() and "WinError" not in said[1]:
+    if said and os_key(fx) != "windows" and "dll" not in said[1].lower() and "WinError" not in said[1]:
+        said = None
+    tl = fx.dict("windows.torch_lib") or {}
+    missing = [m for m in (tl.get("missing") or []) if isinstance(m, dict) and isinstance(m.get("dll"), str)]
+    leftovers = [x for x in (tl.get("not_in_record") or []) if isinstance(x, str)]
+    vc = fx.dict("windows.vc_runtime") or {}
+    vc_absent = [n for n in _VC if n in vc and vc[n] is None]
+    vc_absent += [m["dll"].lower() for m in missing if m["dll"].lower() in _VC and m["dll"].lower() not in vc_absent]
+    failed = fx.str("torch.status") == "import-failed"
+    if not said and not missing and not vc_absent and not (failed and leftovers and os_key(fx) == "windows"):
         return
     full = fx.user_error() + "\n" + (fx.str("torch.error.message") or "")
-    m = re.search(r"([\w.\-]+\.dll)", said[1]) or re.search(r"([\w.\-]+\.dll)", full)
-    dll = m.group(1) if m else None
+    m = re.search(r"([\w.\-]+\.dll)", said[1]) if said else None
+    m = m or re.search(r"([\w.\-]+\.dll)", full)
+    dll = m.group(1) if m else (missing[0]["needed_by"] if missing else None)
     ver = torch_version(fx)
     rel = torch_release(fx)
     var = variant(fx)
-    evidence = {"dll": dll, "torch.version": ver, "system.os": fx.str("system.os"), said[0]: said[1]}
+    evidence = {"dll": dll, "torch.version": ver, "system.os": fx.str("system.os"),
+                "windows.torch_lib.missing": missing or None, "vc_runtime_absent": vc_absent or None,
+                "windows.torch_lib.not_in_record": leftovers or None}
+    if said:
+        evidence[said[0]] = said[1]
     redist = ["winget install --id Microsoft.VCRedist.2015+.x64  # or run https://aka.ms/vs/17/release/vc_redist.x64.exe"]
     clean = [f"{PIP} uninstall -y torch torchvision torchaudio  # repeat until pip says torch is not installed",
              "# delete a leftover ...\\site-packages\\torch folder if one remains, then reinstall:"]
     reinstall = install_commands(fx, rel, var) if rel else [f"{PIP} install torch torchvision --index-url {INDEX}{var or 'cu126'}"]
     d = (dll or "").lower()
-    if d == "fbgemm.dll" and rel == "2.4.0":
-        cmds = [f"# torch 2.4.0's fbgemm.dll needs libomp140.x86_64.dll, which the wheel did not ship; 2.4.1 fixes it:"]
+    miss = {x["dll"].lower() for x in missing}
+    if "libomp140.x86_64.dll" in miss or (d == "fbgemm.dll" and rel == "2.4.0"):
+        cmds = ["# torch 2.4.0's fbgemm.dll needs libomp140.x86_64.dll, which the wheel did not ship; 2.4.1 fixes it:"]
         cmds += install_commands(fx, "2.4.1", var or "cu121", reinstall=True)
         why = "torch 2.4.1 ships the OpenMP runtime fbgemm.dll depends on."
-        title = "torch 2.4.0 cannot load fbgemm.dll on Windows: libomp140.x86_64.dll is missing"
-    elif "zlibwapi" in full.lower():
-        cmds = ["# cuDNN 8.3–8.9 needs zlibwapi.dll: the cuDNN found first on PATH is a separate install, not torch's",
+        title = f"torch {rel or ''} cannot load fbgemm.dll on Windows: libomp140.x86_64.dll is missing".replace("  ", " ")
+    elif "zlibwapi.dll" in miss or "zlibwapi" in full.lower():
+        cmds = ["# cuDNN 8.3–8.9 needs zlibwapi.dll: a cuDNN outside torch (on PATH) is loaded, or the cuDNN install is incomplete",
                 "where cudnn64_8.dll  # remove that directory from PATH so torch uses its bundled cuDNN"] + clean + reinstall
-        why = "torch's bundled cuDNN does not need zlibwapi; a cuDNN from PATH does."
-        title = "cuDNN cannot load: zlibwapi.dll is missing (a cuDNN outside torch is on PATH)"
-    elif d.startswith(("c10", "torch_cpu", "shm", "torch_python")) or "1114" in said[1] or "msvcp" in full.lower() or "vcruntime" in full.lower():
+        why = "torch's bundled cuDNN loads without a separate zlibwapi.dll; a cuDNN from PATH does not."
+        title = "cuDNN cannot load: zlibwapi.dll is missing"
+    elif vc_absent or d.startswith(("c10", "torch_cpu", "shm", "torch_python")) or (said and "1114" in said[1]) \
+            or "msvcp" in full.lower() or "vcruntime" in full.lower():
         cmds = redist + ["# if it still fails, reinstall torch cleanly:"] + clean + reinstall
         why = f"{dll or 'torch'}'s dependencies include the Visual C++ runtime (msvcp140.dll, vcruntime140_1.dll)."
-        title = f"Windows cannot load {dll or 'a torch DLL'}: the Visual C++ runtime is missing or too old"
+        title = f"Windows cannot load {dll or 'torch'}: the Visual C++ runtime is " + (
+            f"missing ({', '.join(vc_absent)})" if vc_absent else "missing or too old")
+    elif missing:
+        first = missing[0]
+        cmds = clean + reinstall
+        why = f"{first['dll']} should come with torch or its nvidia-* wheels; a clean reinstall brings it back."
+        title = f"Windows cannot load {first['needed_by']}: {first['dll']} is not found where the loader looks"
     else:
         cmds = clean + reinstall + ["# still failing: " + redist[0]]
         why = "Stale DLLs from an older torch, or another CUDA/cuDNN earlier on PATH, break the load; a clean reinstall removes them."
         title = f"Windows cannot load {dll or 'one of torch’s DLLs'}" + (f" (torch {ver})" if ver else "")
-    yield DLL_LOAD_FAILURE.finding(title=title, evidence=evidence, fix=Fix(tuple(cmds), why))
+    if leftovers:
+        cmds.insert(0, f"# torch\\lib holds DLLs the installed wheel does not list (left from an older install): {', '.join(leftovers[:5])}")
+    severity = "error" if (said or failed or fx.str("torch.status") is None) else "warning"
+    yield DLL_LOAD_FAILURE.finding(title=title, evidence=evidence, fix=Fix(tuple(cmds), why), severity=severity)
 
 
 # ---------------------------------------------------------------- wsl-driver-in-guest
