@@ -131,15 +131,17 @@ def is_wsl(fx: Facts) -> Optional[bool]:
 
 
 def conda_torch(fx: Facts) -> bool:
-    """torch came from conda (the conda package is called `pytorch`; pip's is `torch`)."""
-    d = fx.distribution("pytorch")
-    if d and str(d.get("installer", "")).lower() == "conda":
-        return True
-    d = fx.distribution("torch")
-    if d and str(d.get("installer", "")).lower() == "conda":
-        # Our probe reads the dist-info INSTALLER file, which conda writes. A `torch` line in a
-        # collect_env `[conda]` section is usually pip-installed into a conda env (channel pypi).
-        return fx.origin != "collect_env"
+    """torch came from conda: the conda package is called `pytorch` (pip's is `torch`).
+
+    Our probe reads the dist-info INSTALLER file, which conda writes; the collect_env reader marks
+    `[conda]` lines as installer conda only when they are conda's own (a `pypi` channel line is pip).
+    """
+    for d in fx.dicts("packages.distributions"):
+        name = str(d.get("name", "")).lower()
+        if name not in ("torch", "pytorch"):
+            continue
+        if str(d.get("package", "")).lower() == "pytorch" or str(d.get("installer", "")).lower() == "conda":
+            return True
     return False
 
 

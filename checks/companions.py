@@ -154,9 +154,10 @@ def torchvision_mismatch(fx: Facts) -> Iterator[Finding]:
         crel = release_of(cver)
         problems: List[str] = []
         evidence: Dict[str, Any] = {"torch.version": tver, f"{name}.version": cver}
-        # 1) release pairing
+        # 1) release pairing (nightlies and source builds pair by date/commit, not by release)
         paired = None
-        if k and crel and trel:
+        prerelease = bool(re.search(r"(dev|a\d|b\d|rc\d|\+git|\+[0-9a-f]{7})", f"{cver or ''} {tver or ''}"))
+        if k and crel and trel and not prerelease:
             try:
                 paired = k.torch_for_torchvision(crel) if name == "torchvision" else None
                 if name == "torchaudio":
@@ -294,7 +295,7 @@ def multiple_torch_installs(fx: Facts) -> Iterator[Finding]:
         for d in dists:
             v = d.get("version")
             if isinstance(v, str) and imported and not _same_release(v, imported):
-                others.append((v, d.get("location") or f"{d.get('installer') or 'package'} metadata"))
+                others.append((v, d.get("location") or f"listed by {d.get('listed_by') or d.get('installer') or 'the package manager'}"))
     if not others:
         return
     first = sources[0] if sources else {}

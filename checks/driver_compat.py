@@ -309,7 +309,7 @@ def cuda_forward_compat(fx: Facts) -> Iterator[Finding]:
     names = [str(g["name"]) for g in gpus(fx) if g.get("name")]
     consumer = [n for n in names if _consumer(n)]
     in_use = bool(compat_loaded or compat_dirs or conf)
-    if not said and not (in_use and consumer):
+    if not said and not (in_use and consumer and fx.bool("torch.cuda_available") is not True):
         return
     evidence = {"gpus": names or None, "compat_libcuda_loaded": compat_loaded or None,
                 "LD_LIBRARY_PATH_compat_entries": compat_dirs or None, "ld_so_conf_compat": conf or None,

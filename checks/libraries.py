@@ -45,6 +45,7 @@ CUDNN_MISMATCH = Code(
     signatures=(r"cuDNN version incompatibility",
                 r"cuDNN version mismatch: PyTorch was compiled against \d+ but linked against \d+",
                 r"Could not load library libcudnn\w*\.so(\.\d+)*",
+                r"Could not load library cudnn\w*\.dll",
                 r"libcudnn\w*\.so(\.\d+)*: cannot open shared object file",
                 r"Unable to load any of \{libcudnn",
                 r"Invalid handle\. Cannot load symbol cudnn\w+"),

@@ -66,8 +66,10 @@ DLL_LOAD_FAILURE = Code(
     signatures=(r"\[WinError 126\]",
                 r"\[WinError 127\]",
                 r"\[WinError 1114\]",
+                r"\[WinError 1455\]",
                 r"Error loading \"[^\"]+\.dll\" or one of its dependencies",
                 r"DLL load failed( while importing \w+)?",
+                r"Could not load library \w+\.dll\. Error code \d+",
                 r"Could not locate zlibwapi\.dll"),
 )
 
@@ -107,9 +109,10 @@ _NO_WHEEL_ARCH = re.compile(r"^(armv[67]\w*|arm|i[3-6]86|x86|ppc64le|ppc64|s390x
 @check(PYTHON_UNSUPPORTED)
 def python_unsupported(fx: Facts) -> Iterator[Finding]:
     status = fx.str("torch.status")
-    if status == "ok" or (fx.str("torch.version") and status not in ("not-installed", "import-failed")):
-        return  # a torch imports in this interpreter, so wheels exist for it
     said = find_text(fx, _any(PYTHON_UNSUPPORTED))
+    torch_runs = status == "ok" or bool(fx.str("torch.version") and status not in ("not-installed", "import-failed"))
+    if torch_runs and not said:
+        return  # a torch imports in this interpreter, so wheels exist for it
     py = fx.str("python.version")
     bits = fx.int("python.bits")
     arch = fx.str("system.arch") or ""
@@ -137,6 +140,8 @@ def python_unsupported(fx: Facts) -> Iterator[Finding]:
                 reasons.append(f"no torch release has wheels for Python {mm_s(py)} on {plat}")
         except Exception:
             pass
+    if torch_runs and not any(r.startswith("torch ") for r in reasons):
+        return  # some torch imports here: only a pinned release without wheels for this Python is this code
     if not reasons and not said:
         return
     if not reasons and said and fx.user_error() and not re.search(r"from versions: (none|0\.1\.2)", said[1] + fx.user_error()):
@@ -231,7 +236,14 @@ def dll_load_failure(fx: Facts) -> Iterator[Finding]:
     reinstall = install_commands(fx, rel, var) if rel else [f"{PIP} install torch torchvision --index-url {INDEX}{var or 'cu126'}"]
     d = (dll or "").lower()
     miss = {x["dll"].lower() for x in missing}
-    if "libomp140.x86_64.dll" in miss or (d == "fbgemm.dll" and rel == "2.4.0"):
+    if (said and "WinError 1455" in said[1]) or "[WinError 1455]" in full:
+        cmds = ["# Windows ran out of virtual memory while mapping torch's large CUDA DLLs (WinError 1455):",
+                "# System > About > Advanced system settings > Performance > Settings > Advanced > Virtual memory: "
+                "let Windows manage the paging file size (or set it to 16 GB or more), then reboot",
+                "# and load fewer processes at once (e.g. DataLoader num_workers=0) if it persists"]
+        why = "Each process maps torch's CUDA DLLs; with a small paging file the mapping fails."
+        title = f"Windows cannot load {dll or 'torch’s DLLs'}: the paging file is too small (WinError 1455)"
+    elif "libomp140.x86_64.dll" in miss or (d == "fbgemm.dll" and rel == "2.4.0"):
         cmds = ["# torch 2.4.0's fbgemm.dll needs libomp140.x86_64.dll, which the wheel did not ship; 2.4.1 fixes it:"]
         cmds += install_commands(fx, "2.4.1", var or "cu121", reinstall=True)
         why = "torch 2.4.1 ships the OpenMP runtime fbgemm.dll depends on."
@@ -273,11 +285,19 @@ def wsl_driver_in_guest(fx: Facts) -> Iterator[Finding]:
              and "/usr/lib/wsl/" not in d["path"]]
     said = find_text(fx, _any(WSL_DRIVER_IN_GUEST))
     kmod = fx.dict("system.kernel_modules") or {}
-    if not (guest or said or kmod.get("nvidia") is True):
-        return
     driver = driver_version(fx)
     k = kb()
     cuda = fx.str("torch.cuda")
+    suspect = False
+    if not (guest or said or kmod.get("nvidia") is True):
+        # nvidia-smi (the Windows driver, through WSL) works, torch's CUDA build cannot use it.
+        if driver and cuda and fx.bool("torch.cuda_available") is False and fx.str("torch.status") == "ok" and k:
+            try:
+                suspect = k.driver_supports_cuda(driver, cuda, "windows") is True
+            except Exception:
+                suspect = False
+        if not suspect:
+            return
     if said and not guest and driver and cuda and k:
         try:
             if k.driver_supports_cuda(driver, cuda, "windows") is False:
@@ -295,9 +315,11 @@ def wsl_driver_in_guest(fx: Facts) -> Iterator[Finding]:
             "# need nvcc? install only the toolkit from NVIDIA's wsl-ubuntu repository (cuda-toolkit-12-x), never 'cuda' or 'cuda-drivers'"]
     title = ("Under WSL2, libcuda is loaded from " + guest[0] + " instead of /usr/lib/wsl/lib" if guest
              else "Under WSL2, a Linux NVIDIA driver inside the guest is the likely cause of: " + said[1][:120] if said
-             else "Under WSL2, an NVIDIA Linux kernel module is loaded inside the guest")
+             else "Under WSL2, an NVIDIA Linux kernel module is loaded inside the guest" if kmod.get("nvidia") is True
+             else f"Under WSL2, torch cannot use CUDA although driver {driver} supports CUDA {cuda}: "
+                  "a Linux driver inside the guest is the usual cause")
     yield WSL_DRIVER_IN_GUEST.finding(
-        title=title, evidence=evidence,
+        title=title, evidence=evidence, severity="warning" if suspect else "error",
         fix=Fix(tuple(cmds), "WSL2 reaches the GPU only through the Windows driver via /usr/lib/wsl/lib; a guest driver shadows it."),
     )
 

@@ -63,7 +63,11 @@ def facts_from_case(case_id: str) -> Dict[str, Any]:
     elif f.get("is_cuda_available") is not None:
         doc["torch"]["cuda_available"] = f["is_cuda_available"]
     for name, ver in (f.get("conda_packages") or {}).items():
-        dists.append({"name": name, "version": ver, "installer": "conda"})
+        # as the collect_env reader names them: conda's `pytorch` is the `torch` distribution
+        d = {"name": "torch" if name == "pytorch" else name, "version": ver, "installer": "conda"}
+        if name == "pytorch":
+            d["package"] = "pytorch"
+        dists.append(d)
     if dists:
         doc["packages"]["distributions"] = dists
     if f.get("driver"):

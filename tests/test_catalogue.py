@@ -7,12 +7,13 @@ fields a scenario is about. Error texts are quoted from the public issue threads
 from __future__ import annotations
 
 import copy
+import json
 
 import pytest
 from click.testing import CliRunner
 
 from casefacts import CASES, case_ids, facts_from_case, load_case
-from conftest import load_fixture
+from conftest import load_fixture, run_cli
 from cudadoctor import registry
 from cudadoctor.cli import cli
 from cudadoctor.facts import new_facts
@@ -130,6 +131,25 @@ def test_real_case_label_is_found(case_id):
             (case_id, [(f.severity, f.code) for f in rep.findings])
 
 
+def _label_found(label, findings):
+    if label == "healthy":
+        return not [f for f in findings if f["severity"] == "error"]
+    return label in [f["code"] for f in findings if f["severity"] in ("error", "warning")]
+
+
+@pytest.mark.skipif(not CASES.is_dir(), reason="../shared/cases not present beside the repository")
+@pytest.mark.parametrize("case_id", case_ids())
+def test_measure_cli_from_collect_env_text(case_id):
+    """The measure, end to end: the real CLI on the case's collect_env text and error file."""
+    args = ["check", "--from-collect-env", str(CASES / f"{case_id}.txt"), "--format", "json"]
+    if (CASES / f"{case_id}.error.txt").exists():
+        args += ["--error-file", str(CASES / f"{case_id}.error.txt")]
+    r = run_cli(*args, timeout=120)
+    assert r.returncode in (0, 1), r.stderr
+    findings = json.loads(r.stdout)["findings"]
+    assert _label_found(load_case(case_id)["label"], findings), (case_id, [(f["severity"], f["code"]) for f in findings])
+
+
 # ---------------------------------------------------------------- error texts users reported
 
 REAL_ERRORS = [
@@ -156,6 +176,9 @@ REAL_ERRORS = [
     ("dll-load-failure", 'OSError: [WinError 126] Le module spécifié est introuvable. Error loading "C:\\ai\\stable-diffusion-webui\\venv'
      '\\lib\\site-packages\\torch\\lib\\c10.dll" or one of its dependencies.', {"system": {"os": "Microsoft Windows 10"}},
      "https://github.com/huggingface/diffusers/issues/5247"),
+    ("dll-load-failure", 'OSError: [WinError 126] 找不到指定的模块。 Error loading "E:\\MaterialSearch_tmp\\MaterialSearchWindows\\lib\\'
+     'site-packages\\torch\\lib\\fbgemm.dll" or one of its dependencies.', {"system": {"os": "Windows"}},
+     "https://github.com/chn-lee-yumi/MaterialSearch/issues/105"),
     ("nvml-driver-mismatch", "nvidia-smi \nFailed to initialize NVML: Driver/library version mismatch\nNVML library version: 570.124",
      {}, "https://github.com/tinygrad/open-gpu-kernel-modules/issues/47"),
     ("numpy-abi-mismatch", "A module that was compiled using NumPy 1.x cannot be run in\nNumPy 2.0.0 as it may crash. To support both "
@@ -356,6 +379,26 @@ def test_python_without_wheels():
     assert any("uv venv --python" in c for c in f.fix.commands)
     facts["python"]["version"] = "3.12.3"
     assert "python-unsupported" not in found(facts)
+
+
+def test_a_pinned_release_without_wheels_for_this_python_even_with_torch_installed():
+    text = ("ERROR: Could not find a version that satisfies the requirement torch==1.13.1 (from versions: 2.2.0, 2.2.1, 2.2.2, "
+            "2.3.0, 2.3.1, 2.4.0, 2.4.1, 2.5.0, 2.5.1, 2.6.0, 2.7.0, 2.7.1)\nERROR: No matching distribution found for torch==1.13.1")
+    # https://github.com/facebookresearch/ImageBind/issues/139 (Python 3.12)
+    facts = text_facts(text, python={"version": "3.12.3", "bits": 64}, torch={"version": "2.7.1+cu126", "status": "ok"})
+    f = the(facts, "python-unsupported")
+    assert f.title == "No PyTorch wheel for this interpreter: torch 1.13.1 has wheels for Python 3.7–3.11, not 3.12"
+    assert "uv venv --python 3.11 .venv  # or: conda create -n torch python=3.11; or python3.11 -m venv .venv" in f.fix.commands
+    # pip saw versions for this Python and the pin is one of them: not this code
+    facts = text_facts(text.replace("1.13.1", "2.9.9"), python={"version": "3.12.3", "bits": 64}, torch={"status": "not-installed"})
+    assert "python-unsupported" not in found(facts)
+
+
+def test_windows_paging_file_too_small_is_named():
+    text = ('OSError: [WinError 1455] The paging file is too small for this operation to complete. Error loading '
+            '"C:\\venv\\lib\\site-packages\\torch\\lib\\cudnn_cnn_infer64_8.dll" or one of its dependencies.')
+    f = the(text_facts(text, system={"os": "Windows"}), "dll-load-failure")
+    assert "paging file" in f.title and any("Virtual memory" in c for c in f.fix.commands)
 
 
 def test_windows_probe_facts_name_the_missing_dll(tmp_path):
