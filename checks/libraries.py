@@ -231,6 +231,14 @@ _WIN_CUDA = re.compile(r"^(cudart64_|cublas64_|cublaslt64_|cudnn|cufft64_|curand
                        re.IGNORECASE)
 
 
+def _shadow_dir(d: str) -> bool:
+    """A directory that can hold copies of torch's CUDA libraries (not the driver's compat or stub libcuda)."""
+    d0 = d.rstrip("/")
+    if d0 in ("/usr/local/nvidia/lib", "/usr/local/nvidia/lib64"):  # where container runtimes mount the driver
+        return False
+    return cuda_like_dir(d) and "/compat" not in d and not d0.endswith("/stubs")
+
+
 def _own(path: str, fx: Facts) -> bool:
     """Is this library one of torch's own (its wheels, or the conda env it came from)?"""
     if "/site-packages/" in path or "/dist-packages/" in path:
@@ -308,7 +316,7 @@ def library_shadowing(fx: Facts) -> Iterator[Finding]:
     elif libs is None:
         # Not recorded (collect_env, --quick, import failed): the environment can still show the risk.
         ldp = ld_library_path(fx) or []
-        risky = [p for p in ldp if cuda_like_dir(p)] if (wheel_torch or said) else []
+        risky = [p for p in ldp if _shadow_dir(p)] if (wheel_torch or said) else []
         pre = [p for p in ld_preload(fx) if _TORCH_LIBS.match(os.path.basename(p))]
         if pre:
             problems.append(f"LD_PRELOAD forces {', '.join(pre)} ahead of torch's own copies")
@@ -344,8 +352,11 @@ def library_shadowing(fx: Facts) -> Iterator[Finding]:
                 cmds.append(f"ldconfig -p | grep {lib.split('.so')[0]}  # a system copy registered in /etc/ld.so.conf.d also shadows torch's")
     cmds.append("python -c \"import torch; print(torch.__version__, torch.cuda.is_available())\"  # confirm")
     severity = "error" if broken else "warning"
+    prefix = ("A CUDA library shadows torch's own: " if broken
+              else "A foreign CUDA library is loaded into torch's process: " if libs
+              else "torch's CUDA libraries can be shadowed: ")
     yield LIBRARY_SHADOWING.finding(
-        title=("A CUDA library shadows torch's own: " if broken else "A foreign CUDA library is loaded into torch's process: ") + problems[0],
+        title=prefix + problems[0],
         evidence=evidence,
         fix=Fix(tuple(dict.fromkeys(cmds)), "The loader searches LD_PRELOAD and LD_LIBRARY_PATH first; without the foreign entry torch loads the libraries its wheels ship."),
         severity=severity,

@@ -462,3 +462,88 @@ def test_eight_sxm_gpus_that_cuda_cannot_use_point_at_fabric_manager(t214):
     assert "sudo apt-get install nvidia-fabricmanager-570=570.133.20-*  # its version must equal the driver's exactly" in f.fix.commands
     facts["torch"]["cuda_init_error"] = {"message": "Unexpected error from cudaGetDeviceCount(). Error 802: system not yet initialized"}
     assert the(facts, "fabric-manager-missing").severity == "error"
+
+
+# ---------------------------------------------------------------- collect_env text, end to end
+# vLLM's sectioned collect_env layout (as in shared case 039), with the values of each scenario.
+
+VLLM_TPL = """Collecting environment information...
+==============================
+        System Info
+==============================
+OS                           : Ubuntu 22.04.4 LTS (x86_64)
+GCC version                  : Could not collect
+Clang version                : Could not collect
+CMake version                : Could not collect
+Libc version                 : glibc-2.35
+==============================
+       PyTorch Info
+==============================
+PyTorch version              : {torch}
+Is debug build               : False
+CUDA used to build PyTorch   : {tcuda}
+ROCM used to build PyTorch   : N/A
+==============================
+      Python Environment
+==============================
+Python version               : 3.12.3 (main, Nov  6 2024, 18:32:19) [GCC 13.2.0] (64-bit runtime)
+Python platform              : {plat}
+==============================
+       CUDA / GPU Info
+==============================
+Is CUDA available            : {avail}
+CUDA runtime version         : {nvcc}
+CUDA_MODULE_LOADING set to   : LAZY
+GPU models and configuration : {gpus}
+Nvidia driver version        : {driver}
+cuDNN version                : Could not collect
+HIP runtime version          : N/A
+MIOpen runtime version       : N/A
+Is XNNPACK available         : True
+==============================
+Versions of relevant libraries
+==============================
+{pkgs}
+[conda] Could not collect
+==============================
+     Environment Variables
+==============================
+{env}
+"""
+
+
+def vllm_text(torch="2.6.0+cu126", tcuda="12.6", plat="Linux-5.15.0-52-generic-x86_64-with-glibc2.35", avail="True",
+              nvcc="Could not collect", gpus="GPU 0: NVIDIA GeForce RTX 4090", driver="560.35.03",
+              pkgs="[pip3] torch==2.6.0+cu126\n[pip3] nvidia-cublas-cu12==12.6.4.1", env="NCCL_CUMEM_ENABLE=0"):
+    return VLLM_TPL.format(**locals())
+
+
+COLLECT_ENV_SCENARIOS = {
+    "healthy": ({}, None),
+    "stub-libcuda": ({"avail": "False", "env": "LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/cuda/lib64/stubs"}, "error"),
+    "cuda-forward-compat": ({"avail": "False", "driver": "535.183.01",
+                             "env": "LD_LIBRARY_PATH=/usr/local/cuda/compat/lib:/usr/local/nvidia/lib64"}, "error"),
+    "fabric-manager-missing": ({"avail": "False", "driver": "570.124.06",
+                                "gpus": "\n".join(f"GPU {i}: NVIDIA H100 80GB HBM3" for i in range(8))}, "warning"),
+    "wsl-driver-in-guest": ({"avail": "False", "driver": "566.36",
+                             "plat": "Linux-5.15.167.4-microsoft-standard-WSL2-x86_64-with-glibc2.35"}, "warning"),
+    "library-shadowing": ({"env": "LD_LIBRARY_PATH=/usr/local/cuda-12.4/lib64"}, "warning"),
+    "torchvision-mismatch": ({"pkgs": "[pip3] torch==2.6.0+cu126\n[pip3] torchvision==0.20.1+cu124"}, "error"),
+    "driver-too-old": ({"avail": "False", "driver": "470.256.02"}, "error"),
+    "gpu-arch-unsupported": ({"torch": "2.8.0+cu128", "tcuda": "12.8", "gpus": "GPU 0: NVIDIA GeForce GTX 1080 Ti",
+                              "driver": "570.124.04", "pkgs": "[pip3] torch==2.8.0+cu128"}, "error"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COLLECT_ENV_SCENARIOS))
+def test_collect_env_scenarios(name, tmp_path):
+    values, severity = COLLECT_ENV_SCENARIOS[name]
+    p = tmp_path / "env.txt"
+    p.write_text(vllm_text(**values))
+    r = CliRunner().invoke(cli, ["check", "--from-collect-env", str(p), "--format", "json"], catch_exceptions=False)
+    findings = [(f["severity"], f["code"]) for f in json.loads(r.output)["findings"]]
+    if severity is None:
+        assert not findings, findings
+    else:
+        assert (severity, name) in findings, findings
+        assert not [c for s, c in findings if s == "error" and c != name], findings
