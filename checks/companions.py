@@ -11,7 +11,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 from cudadoctor.facts import Facts, normalize_name
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import INDEX, PIP, driver_version, find_text, kb, release_of
+from ._common import INDEX, PIP, driver_version, find_text, kb, newest_variant_for_driver, nvidia_gpu_present, release_of
 from ._fixes import companion_pin, driver_os, install_commands, newest_runnable, release_info, runnable_variants
 from ._views import conda_torch, in_conda_env, mm, mm_str, torch_release, torch_version, variant, vtuple
 
@@ -212,7 +212,14 @@ def torchvision_mismatch(fx: Facts) -> Iterator[Finding]:
         # The fix: the companion paired with this torch, from torch's own index, torch left alone.
         target_var = tvar if tvar else None
         idx = f" --index-url {INDEX}{target_var}" if target_var else ""
-        if trel:
+        gpu_here = nvidia_gpu_present(fx) is True
+        if trel and gpu_here and _variant_kind(tvar) == "cpu" and _variant_kind(cvar) == "cuda":
+            # The CPU torch is the odd one out on a GPU machine: move torch to CUDA, with its pair.
+            target = newest_variant_for_driver(trel, driver_version(fx), driver_os(fx)) or (cvar if cvar and cvar.startswith("cu") else None)
+            cmds = install_commands(fx, trel, target, reinstall=True) if target else \
+                [f"{PIP} install --force-reinstall torch=={trel} {companion_pin(name, trel)}  # add the --index-url of your driver's CUDA variant"]
+            why = "This machine has an NVIDIA GPU: install torch's CUDA build and the paired companion from one index."
+        elif trel:
             pin = companion_pin(name, trel)
             if conda_torch(fx) and (mm(trel) or (9, 9)) <= (2, 5):
                 cmds = install_commands(fx, trel, tvar, companions=[name])

@@ -348,12 +348,15 @@ def fabric_manager_missing(fx: Facts) -> Iterator[Finding]:
     """Error 802 on NVSwitch systems: the fabric is not configured."""
     said = find_text(fx, _any(FABRIC_MANAGER_MISSING))
     names = [str(g["name"]) for g in gpus(fx) if g.get("name")]
-    nvswitch = len(names) >= 8 and all(_NVSWITCH_NAME.search(n) for n in names)
+    to_switch = any(isinstance(l, dict) and "switch" in str(l.get("remote_type", "")).lower()
+                    for d in fx.dicts("nvml.devices") for l in (d.get("nvlinks") or []) if isinstance(d.get("nvlinks"), list))
+    nvswitch = to_switch or (len(names) >= 8 and all(_NVSWITCH_NAME.search(n) for n in names))
     failed = fx.bool("torch.cuda_available") is False and fx.str("torch.status") == "ok"
     if not said and not (nvswitch and failed and not fx.str("torch.cuda_init_error.message")):
         return
     driver = driver_version(fx)
     evidence = {"gpus": names or None, "gpu_count": len(names) or None, "nvml.driver_version": driver,
+                "nvlinks_to_nvswitch": to_switch or None,
                 "torch.cuda_available": fx.bool("torch.cuda_available")}
     if said:
         evidence[said[0]] = said[1]

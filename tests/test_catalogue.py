@@ -104,6 +104,13 @@ def test_cpu_torch_with_cuda_torchvision_gets_the_cpu_torchvision():
     assert "cpu-only-torch" not in found(facts)  # no NVIDIA GPU here: a CPU torch is right
 
 
+def test_on_a_gpu_machine_the_cpu_torch_moves_to_cuda_with_its_pair():
+    facts = with_driver(load_fixture("live-torch2130-cpu-tv0280.json"), "550.54.14")
+    want = "python -m pip install torch==2.13.0 torchvision==0.28.0 --index-url https://download.pytorch.org/whl/cu126"
+    assert want in the(facts, "cpu-only-torch").fix.commands  # driver 550 runs cu12x: the newest 2.13.0 variant is cu126
+    assert the(facts, "torchvision-mismatch").fix.commands == (want.replace("install torch", "install --force-reinstall torch"),)
+
+
 def test_ld_preload_cudart_maps_two_copies_and_names_both():
     facts = load_fixture("live-torch2141-cu130-ldpreload-cudart.json")
     libs = facts["torch"]["loaded_libraries"]["libraries"]
@@ -462,6 +469,16 @@ def test_eight_sxm_gpus_that_cuda_cannot_use_point_at_fabric_manager(t214):
     assert "sudo apt-get install nvidia-fabricmanager-570=570.133.20-*  # its version must equal the driver's exactly" in f.fix.commands
     facts["torch"]["cuda_init_error"] = {"message": "Unexpected error from cudaGetDeviceCount(). Error 802: system not yet initialized"}
     assert the(facts, "fabric-manager-missing").severity == "error"
+
+
+def test_recorded_hgx_node_with_nvswitch_links_is_fine_until_cuda_fails():
+    facts = load_fixture("hgx-8x-h100-healthy.json")  # NVML recording of an HGX H100 node (devices branch)
+    assert "fabric-manager-missing" not in found(facts)
+    facts["torch"]["cuda_available"] = False
+    facts["torch"]["device_count"] = 0
+    f = the(facts, "fabric-manager-missing")
+    assert f.evidence["nvlinks_to_nvswitch"] is True
+    assert "sudo apt-get install nvidia-fabricmanager-580=580.159.04-*  # its version must equal the driver's exactly" in f.fix.commands
 
 
 # ---------------------------------------------------------------- collect_env text, end to end
