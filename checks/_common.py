@@ -62,7 +62,7 @@ def torch_variant(fx: Facts) -> Optional[str]:
 
 def release_of(version: Optional[str]) -> Optional[str]:
     """'2.6.0+cu126' -> '2.6.0'."""
-    if not version:
+    if not isinstance(version, str) or not version:
         return None
     return version.split("+", 1)[0] or None
 

@@ -8,7 +8,7 @@ from typing import Iterator, List, Optional
 from cudadoctor.facts import Facts
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import driver_version, find_text, kb, kernel_module, nvidia_gpu_present, torch_variant
+from ._common import driver_version, find_text, kb, kernel_module, nvidia_gpu_present, torch_build, torch_variant
 
 NO_NVIDIA_DRIVER = Code(
     code="no-nvidia-driver",
@@ -59,7 +59,7 @@ NO_GPU_VISIBLE = Code(
 
 
 def _driver_install_fix(fx: Facts) -> List[str]:
-    distro = (fx.str("system.distro") or "").lower()
+    distro = (fx.str("system.distro") or fx.str("system.os") or "").lower()  # collect_env's OS line names the distro
     if fx.bool("system.wsl"):
         return ["# On the Windows host: install the current NVIDIA driver for Windows (it provides CUDA to WSL2)",
                 "# Inside WSL do not install a Linux NVIDIA driver"]
@@ -103,6 +103,12 @@ def no_nvidia_driver(fx: Facts) -> Iterator[Finding]:
     absent = nvml in ("library-missing", "driver-not-loaded") and module is not True
     if not absent and said and not driver_version(fx):
         absent = True
+    # collect_env prints "No CUDA" for the GPU/driver fields when nvidia-smi gave nothing and a
+    # CUDA build of torch could not initialise CUDA: no usable driver.
+    no_smi = nvml == "no-nvidia-smi" and not driver_version(fx) and torch_build(fx) == "cuda" \
+        and fx.bool("torch.cuda_available") is False
+    if not absent and no_smi:
+        absent = True
     if not absent:
         return
     gpu = nvidia_gpu_present(fx)
@@ -130,6 +136,8 @@ def no_nvidia_driver(fx: Facts) -> Iterator[Finding]:
         evidence["system.kernel_modules.nouveau"] = True
     if note:
         cmds.append(f"# {note}")
+    if no_smi and gpu is None:
+        evidence["collect_env"] = "nvidia-smi gave no driver or GPU, and torch.cuda.is_available() is False"
     title = ("An NVIDIA GPU is installed but no NVIDIA driver is loaded" if gpu
              else "No NVIDIA driver found (could not tell whether the machine has an NVIDIA GPU)")
     if gpu and module is None and fx.origin == "live":

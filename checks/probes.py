@@ -27,8 +27,8 @@ PROBE_FAILED = Code(
 )
 
 _CUDA_STAGES = ("cuda_init", "devices", "kernel")
-# NVML failures no more specific check explains (a missing or unloaded driver, a version
-# mismatch and a lost GPU have codes of their own).
+# NVML failures no more specific check explains (a missing or unloaded driver, a version mismatch
+# and a lost GPU have codes of their own: no-nvidia-driver, nvml-driver-mismatch, gpu-lost).
 _NVML_FAILURES = {
     "bindings-missing": "the nvidia-ml-py bindings are not installed in cudadoctor's environment",
     "no-permission": "this user may not query the driver (permissions on /dev/nvidia*)",
@@ -38,8 +38,6 @@ _NVML_FAILURES = {
     "operating-system": "the operating system refused the driver call",
     "unknown-error": "NVML reported an unknown error",
     "error": "NVML failed",
-    # Until a dedicated check lands this is at least named here:
-    "driver-library-mismatch": "the loaded kernel module and the driver libraries are different versions: reboot",
 }
 
 

@@ -1,0 +1,351 @@
+"""Do the packages around torch fit it: torchvision/torchaudio, NumPy, and which torch is imported?
+
+Codes: torchvision-mismatch, numpy-abi-mismatch, multiple-torch-installs.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Dict, Iterator, List, Optional, Tuple
+
+from cudadoctor.facts import Facts, normalize_name
+from cudadoctor.model import Code, Finding, Fix, check
+
+from ._common import INDEX, PIP, driver_version, find_text, kb, newest_variant_for_driver, nvidia_gpu_present, release_of
+from ._fixes import companion_pin, driver_os, install_commands, newest_runnable, release_info, runnable_variants
+from ._views import conda_torch, in_conda_env, mm, mm_str, torch_release, torch_version, variant, vtuple
+
+TORCHVISION_MISMATCH = Code(
+    code="torchvision-mismatch",
+    title="torchvision/torchaudio does not match the installed torch",
+    area="packages",
+    severity="error",
+    explanation={
+        "what": "torchvision (or torchaudio) is not the release paired with the installed torch, or "
+        "was built for another CUDA variant (another CUDA version, or CUDA vs CPU).",
+        "why": "Their compiled operators link against one exact torch release and CUDA variant. A "
+        "mismatched pair fails at import or first use: \"operator torchvision::nms does not exist\", "
+        "\"Detected that PyTorch and torchvision were compiled with different CUDA major versions\", "
+        "an undefined symbol in torchvision/_C.so, or a missing libc10_cuda.so when a CUDA "
+        "torchvision meets a CPU torch. It typically happens when `pip install torchvision` pulls "
+        "the default PyPI build next to a torch from another index, or upgrades only one of them.",
+        "confirm": "`python -c \"import torch, torchvision; print(torch.__version__, torchvision.__version__)\"` "
+        "and compare with the pairing table at https://github.com/pytorch/vision#installation; the "
+        "`+cuXXX`/`+cpu` suffixes must agree.",
+        "fix": "Reinstall the companion paired with your torch from the same wheel index as torch "
+        "(the finding gives the exact command, with --no-deps so torch stays as it is).",
+    },
+    links=("https://github.com/pytorch/vision#installation",
+           "https://pytorch.org/get-started/previous-versions/",
+           "https://pytorch.org/audio/main/installation.html#compatibility-matrix"),
+    signatures=(r"operator torchvision::\w+ does not exist",
+                r"Detected that PyTorch and (torchvision|TorchAudio) were compiled with different CUDA (major )?versions",
+                r"Couldn't load custom C\+\+ ops",
+                r"torchvision/_C\.so: undefined symbol",
+                r"torchaudio/lib/\w+\.so: undefined symbol",
+                r"Could not run 'torchvision::\w+' with arguments from the 'CUDA' backend",
+                r"partially initialized module 'torchvision' has no attribute 'extension'"),
+)
+
+NUMPY_ABI_MISMATCH = Code(
+    code="numpy-abi-mismatch",
+    title="NumPy's major version does not match the one torch was built against",
+    area="packages",
+    severity="error",
+    explanation={
+        "what": "NumPy 2 is installed with a torch built against NumPy 1 (torch releases before "
+        "2.3), or a package built against NumPy 2 runs with NumPy 1.",
+        "why": "NumPy 2 changed its C ABI. Extensions compiled against NumPy 1 cannot use NumPy 2: "
+        "importing torch prints \"A module that was compiled using NumPy 1.x cannot be run in NumPy "
+        "2.0.0 as it may crash\", then \"Failed to initialize NumPy: _ARRAY_API not found\", and "
+        "torch.from_numpy()/tensor.numpy() fail with \"Numpy is not available\". torch 2.3 and later "
+        "are built against NumPy 2 and work with both.",
+        "confirm": "`python -c \"import numpy, torch; print(numpy.__version__, torch.__version__); "
+        "torch.from_numpy(numpy.zeros(1))\"`.",
+        "fix": "Pin NumPy below 2 (`pip install \"numpy<2\"`) for torch older than 2.3, or upgrade "
+        "torch to 2.3 or later (newest variant your driver runs).",
+    },
+    links=("https://numpy.org/devdocs/dev/depending_on_numpy.html#numpy-2-abi-handling",
+           "https://github.com/pytorch/pytorch/issues/107302"),
+    signatures=(r"A module that was compiled using NumPy 1\.x cannot be run in\s+NumPy 2",
+                r"_ARRAY_API not found",
+                r"numpy\.core\.multiarray failed to import",
+                r"module compiled against (ABI|API) version 0x[0-9a-f]+ but this version of numpy is 0x[0-9a-f]+",
+                r"numpy\.dtype size changed, may indicate binary incompatibility",
+                r"RuntimeError: Numpy is not available"),
+)
+
+MULTIPLE_TORCH_INSTALLS = Code(
+    code="multiple-torch-installs",
+    title="More than one torch is installed where Python looks, and not the one you installed is imported",
+    area="torch",
+    severity="warning",
+    explanation={
+        "what": "Two or more torch installations are visible to this interpreter — the user site "
+        "(~/.local) and the environment, pip and conda in one env, a leftover source build "
+        "(`python setup.py develop`), another env's site-packages on PYTHONPATH — and `import "
+        "torch` picks one that differs from the one you installed.",
+        "why": "Python imports the first torch on sys.path. Upgrading or reinstalling changes "
+        "another copy, so the version `import torch` prints differs from `pip show torch`, fixes "
+        "seem to have no effect, and companions built for the other copy fail (\"operator "
+        "torchvision::nms does not exist\").",
+        "confirm": "`python -c \"import torch; print(torch.__version__, torch.__file__)\"` against "
+        "`python -m pip show torch` (Location) and `python -m pip list -v | grep -i torch`; "
+        "`python -c \"import sys; print(sys.path)\"`; `echo $PYTHONPATH`.",
+        "fix": "Uninstall every copy but the one you want (repeat `python -m pip uninstall torch` "
+        "until it says it is not installed; `conda remove pytorch`; remove the stray directory the "
+        "finding names), unset PYTHONPATH if it points into another environment, then reinstall once.",
+    },
+    links=("https://docs.python.org/3/library/site.html",
+           "https://pip.pypa.io/en/stable/user_guide/#user-installs"),
+    signatures=(),
+)
+
+
+def _any(code: Code) -> str:
+    return "|".join(f"(?:{s})" for s in code.signatures)
+
+
+def _s(v: Any) -> Optional[str]:
+    return v if isinstance(v, str) and v else None
+
+
+def _tag(version: Any) -> Optional[str]:
+    m = re.search(r"\+(cu\d+|cpu|rocm[\d.]*\d)", _s(version) or "")
+    return m.group(1) if m else None
+
+
+def _companion_variant(info: Dict[str, Any], dist_version: Optional[str]) -> Optional[str]:
+    """The CUDA variant a companion was built for: its +tag, else torchvision's _cuda_version() op."""
+    t = _tag(info.get("version")) or _tag(dist_version)
+    if t:
+        return t
+    op = info.get("cuda_version_op")
+    if isinstance(op, int) and not isinstance(op, bool):
+        if op == -1 or op == 0:
+            return "cpu"
+        return f"cu{op // 1000}{(op % 1000) // 10}"
+    loader = str(info.get("loader_error") or "") + str(info.get("extension_error") or "")
+    if re.search(r"lib(c10_cuda|torch_cuda|cudart)\.so", loader):
+        return "cuda"  # a CUDA build: it needs torch's CUDA libraries
+    return None
+
+
+def _variant_kind(v: Optional[str]) -> Optional[str]:
+    if not v:
+        return None
+    return "cuda" if v.startswith("cu") else v
+
+
+@check(TORCHVISION_MISMATCH)
+def torchvision_mismatch(fx: Facts) -> Iterator[Finding]:
+    said = find_text(fx, _any(TORCHVISION_MISMATCH))
+    tver = torch_version(fx)
+    trel = release_of(tver)
+    tvar = variant(fx)
+    k = kb()
+    found = False
+    for name in ("torchvision", "torchaudio"):
+        info = fx.dict(f"torch.companions.{name}") or {}
+        dist = fx.distribution(name)
+        cver = _s(info.get("version")) or _s((dist or {}).get("version"))
+        if not cver and not (said and name == "torchvision"):
+            continue
+        crel = release_of(cver)
+        problems: List[str] = []
+        evidence: Dict[str, Any] = {"torch.version": tver, f"{name}.version": cver}
+        # 1) release pairing (nightlies and source builds pair by date/commit, not by release)
+        paired = None
+        prerelease = bool(re.search(r"(dev|a\d|b\d|rc\d|\+git|\+[0-9a-f]{7})", f"{cver or ''} {tver or ''}"))
+        if k and crel and trel and not prerelease:
+            try:
+                paired = k.torch_for_torchvision(crel) if name == "torchvision" else None
+                if name == "torchaudio":
+                    r = k.torch_release(trel)
+                    want_a = (r or {}).get("torchaudio")
+                    if want_a and mm(want_a) != mm(crel):
+                        problems.append(f"torchaudio {crel} is not the release paired with torch {trel} (that is {want_a})")
+            except Exception:
+                paired = None
+        if paired and mm(paired) != mm(trel):
+            problems.append(f"{name} {crel} belongs to torch {mm_str(paired)}, but torch {trel} is installed")
+            evidence[f"{name}.pairs_with_torch"] = paired
+        # 2) CUDA variant
+        cvar = _companion_variant(info, (dist or {}).get("version"))
+        if cvar and tvar:
+            tk, ck = _variant_kind(tvar), _variant_kind(cvar)
+            if tk != ck:
+                problems.append(f"{name} is a {'CUDA' if ck == 'cuda' else ck.upper()} build ({cvar}) but torch is a "
+                                f"{'CUDA' if tk == 'cuda' else tk.upper()} build ({tvar})")
+            elif tk == "cuda" and cvar.startswith("cu") and tvar.startswith("cu") and cvar != tvar:
+                a, b = mm(cvar[2:-1] + "." + cvar[-1]), mm(tvar[2:-1] + "." + tvar[-1])
+                if a and b and a[0] != b[0]:
+                    problems.append(f"{name} is built for CUDA {a[0]}.{a[1]}, torch for CUDA {b[0]}.{b[1]}")
+                elif a and b:
+                    problems.append(f"{name} is built for CUDA {a[0]}.{a[1]}, torch for CUDA {b[0]}.{b[1]} (minor versions differ)")
+            evidence[f"{name}.variant"] = cvar
+            evidence["torch.variant"] = tvar
+        # 3) the live extension load
+        loaded = info.get("extension_loaded")
+        if loaded is False:
+            evidence[f"{name}.extension_error"] = info.get("loader_error") or info.get("extension_error")
+            if not problems:
+                problems.append(f"{name}'s compiled operators do not load into this torch: "
+                                f"{str(info.get('loader_error') or info.get('extension_error') or '')[:200]}")
+        txt = said if (said and (name == "torchvision") == ("torchaudio" not in said[1].lower())) else None
+        if txt:
+            evidence[txt[0]] = txt[1]
+            m = re.search(r"PyTorch has CUDA Version=(\d+\.\d+) and \w+ has CUDA Version=(\d+\.\d+)", txt[1])
+            if m and not problems:
+                problems.append(f"{name} is built for CUDA {m.group(2)}, torch for CUDA {m.group(1)}")
+                if not tvar:
+                    tvar = "cu" + m.group(1).replace(".", "")
+            if not problems:
+                problems.append(f"{name} does not fit the installed torch ({txt[1][:160]})")
+        if not problems:
+            continue
+        only_minor = all("minor versions differ" in p for p in problems)
+        severity = "warning" if (only_minor or (loaded is True and not txt and not any("CPU" in p for p in problems))) else "error"
+        if loaded is True and any("build (cpu)" in p for p in problems):
+            severity = "warning"  # a CPU companion beside a CUDA torch imports; only its GPU ops are missing
+        found = True
+        # The fix: the companion paired with this torch, from torch's own index, torch left alone.
+        target_var = tvar if tvar else None
+        idx = f" --index-url {INDEX}{target_var}" if target_var else ""
+        gpu_here = nvidia_gpu_present(fx) is True
+        if trel and gpu_here and _variant_kind(tvar) == "cpu" and _variant_kind(cvar) == "cuda":
+            # The CPU torch is the odd one out on a GPU machine: move torch to CUDA, with its pair.
+            target = newest_variant_for_driver(trel, driver_version(fx), driver_os(fx)) or (cvar if cvar and cvar.startswith("cu") else None)
+            cmds = install_commands(fx, trel, target, reinstall=True) if target else \
+                [f"{PIP} install --force-reinstall torch=={trel} {companion_pin(name, trel)}  # add the --index-url of your driver's CUDA variant"]
+            why = "This machine has an NVIDIA GPU: install torch's CUDA build and the paired companion from one index."
+        elif trel:
+            pin = companion_pin(name, trel)
+            if conda_torch(fx) and (mm(trel) or (9, 9)) <= (2, 5):
+                cmds = install_commands(fx, trel, tvar, companions=[name])
+            else:
+                cmds = [f"{PIP} install --force-reinstall --no-deps {pin}{idx}"]
+            why = (f"{pin.replace('==', ' ')} is the release paired with torch {trel}"
+                   + (f"; the {target_var} index has the build matching torch's" if target_var else "") + ".")
+        else:
+            if not idx:
+                idx = (" --index-url https://download.pytorch.org/whl/$(python -c \"import torch; c = torch.version.cuda; "
+                       "print('cu' + c.replace('.', '') if c else 'cpu')\")")
+            cmds = [f"{PIP} install --force-reinstall torch==$(python -c \"import torch; print(torch.__version__.split('+')[0])\") {name}{idx}"]
+            why = f"Installing torch's own release together with {name} from one index makes pip pick the paired build."
+        yield TORCHVISION_MISMATCH.finding(
+            title=f"{name}{(' ' + cver) if cver else ''} does not match torch{(' ' + tver) if tver else ''}: {problems[0]}",
+            evidence=evidence, fix=Fix(tuple(cmds), why), severity=severity,
+        )
+        if txt:
+            said = None
+
+
+# ---------------------------------------------------------------- numpy
+
+@check(NUMPY_ABI_MISMATCH)
+def numpy_abi_mismatch(fx: Facts) -> Iterator[Finding]:
+    said = find_text(fx, _any(NUMPY_ABI_MISMATCH))
+    np_ver = _s((fx.distribution("numpy") or {}).get("version"))
+    npt = vtuple(np_ver)
+    trel = torch_release(fx)
+    tt = vtuple(trel)
+    facts_say = bool(npt and tt and npt[0] >= 2 and tt[:2] < (2, 3))
+    if not (said or facts_say):
+        return
+    evidence = {"numpy.version": np_ver, "torch.version": torch_version(fx)}
+    if said:
+        evidence[said[0]] = said[1]
+    conda_np = str((fx.distribution("numpy") or {}).get("installer") or "").lower() == "conda" and in_conda_env(fx)
+    reverse = bool(npt and npt[0] < 2 and said and re.search(r"0x2000000|compiled using NumPy 2", said[1]))
+    if reverse:
+        cmds = [f"{PIP} install --upgrade \"numpy>=2\"  # the failing module was built against NumPy 2"]
+        why = "A package built against NumPy 2 needs NumPy 2 at run time."
+    else:
+        cmds = ["conda install \"numpy<2\"" if conda_np else f"{PIP} install \"numpy<2\""]
+        why = f"torch {trel or ''} was built against NumPy 1; NumPy 1.26 is the last 1.x.".replace("  ", " ")
+        if tt and tt[:2] < (2, 3):
+            alt = newest_runnable(driver_version(fx), driver_os(fx), fx.str("python.version")) if driver_version(fx) else None
+            if alt:
+                cmds.append(f"# or upgrade torch (2.3 and later work with NumPy 1 and 2): torch {alt[0]} {alt[1]} runs on driver {driver_version(fx)}")
+                cmds += install_commands(fx, alt[0], alt[1])
+            else:
+                cmds.append("# or upgrade torch to 2.3 or later, which works with NumPy 1 and 2")
+    severity = "error" if (said or fx.str("torch.status") == "import-failed") else "warning"
+    title = (f"NumPy {np_ver} with torch {trel}, which was built against NumPy 1" if facts_say
+             else "NumPy ABI mismatch: " + " ".join(said[1].split())[:160] if said else "NumPy ABI mismatch")
+    yield NUMPY_ABI_MISMATCH.finding(title=title, evidence=evidence, fix=Fix(tuple(cmds), why), severity=severity)
+
+
+# ---------------------------------------------------------------- multiple torch installs
+
+def _same_release(a: Optional[str], b: Optional[str]) -> bool:
+    ta, tb = vtuple(release_of(a)), vtuple(release_of(b))
+    if not ta or not tb:
+        return True  # cannot tell: not evidence of two installs
+    n = min(len(ta), len(tb))
+    return ta[:n] == tb[:n]
+
+
+@check(MULTIPLE_TORCH_INSTALLS)
+def multiple_torch_installs(fx: Facts) -> Iterator[Finding]:
+    imported = fx.str("torch.version")
+    location = fx.str("torch.location")
+    sources = fx.dicts("packages.torch_sources")
+    dists = [d for d in fx.dicts("packages.distributions") if normalize_name(str(d.get("name", ""))) in ("torch", "pytorch")]
+    others: List[Tuple[str, Optional[str]]] = []  # (version, where)
+    for s in sources[1:]:
+        v = s.get("version")
+        if isinstance(v, str):
+            others.append((v, s.get("path")))
+    if not others:
+        for d in dists:
+            v = d.get("version")
+            if isinstance(v, str) and imported and not _same_release(v, imported):
+                others.append((v, d.get("location") or f"listed by {d.get('listed_by') or d.get('installer') or 'the package manager'}"))
+    if not others:
+        return
+    first = sources[0] if sources else {}
+    evidence = {"torch.version (imported)": imported, "torch.location": location,
+                "other_installs": [{"version": v, "where": w} for v, w in others]}
+    if sources:
+        evidence["packages.torch_sources"] = [{"version": s.get("version"), "path": s.get("path")} for s in sources]
+    # Breakage that comes from it: a companion paired with the other torch, or the user's companion error.
+    tv = fx.distribution("torchvision")
+    broken = False
+    if tv and kb():
+        try:
+            paired = kb().torch_for_torchvision(release_of(tv.get("version")) or "")
+        except Exception:
+            paired = None
+        if paired and imported and mm(paired) != mm(imported) and any(mm(paired) == mm(v) for v, _ in others):
+            broken = True
+            evidence["torchvision"] = f"{tv.get('version')} (paired with torch {paired}, the one not imported)"
+    said = find_text(fx, r"operator torchvision::\w+ does not exist|undefined symbol")
+    if said:
+        evidence[said[0]] = said[1]
+        broken = True
+    wanted = others[0][0]
+    stray = _s(first.get("path")) if sources else (location.rsplit("/", 1)[0] if location else None)
+    cmds = ["python -c \"import torch; print(torch.__version__, torch.__file__)\"  # the copy Python imports",
+            f"{PIP} list -v 2>/dev/null | grep -i -E '^torch '  # the copy pip manages",
+            "echo $PYTHONPATH  # unset it if it points into another environment"]
+    if fx.bool("python.user_site_enabled") and location and "/.local/" in location:
+        cmds.append(f"{PIP} uninstall -y torch  # run twice if needed: the ~/.local copy shadows the environment's")
+    elif stray and (".egg-link" in stray or "/src/" in stray or not ("site-packages" in stray or "dist-packages" in stray)):
+        cmds.append(f"# a source/develop install at {stray}: remove it from sys.path (uninstall its egg-link) or delete it")
+    else:
+        cmds.append(f"{PIP} uninstall -y torch  # repeat until it says torch is not installed, then reinstall once:")
+    if in_conda_env(fx):
+        cmds.append("conda list | grep -E '^(pytorch|torch) '  # a conda pytorch next to a pip torch: conda remove --force pytorch")
+    cmds.append(f"{PIP} install torch=={release_of(wanted)}  # add the --index-url of the variant you want")
+    yield MULTIPLE_TORCH_INSTALLS.finding(
+        title=f"torch {imported or '?'} is imported, but torch {wanted} is also installed ({others[0][1]})",
+        evidence=evidence,
+        fix=Fix(tuple(cmds), "Python imports the first torch on sys.path; with one copy left, what you install is what runs."),
+        severity="error" if broken else "warning",
+    )
+
+
+def register():
+    return [torchvision_mismatch, numpy_abi_mismatch, multiple_torch_installs]

@@ -1,0 +1,386 @@
+"""Is the driver new enough, consistent with itself, and fully initialised for this torch build?
+
+Codes: driver-too-old, nvml-driver-mismatch, cuda-forward-compat, fabric-manager-missing.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterator, List, Optional, Tuple
+
+from cudadoctor.facts import Facts
+from cudadoctor.model import Code, Finding, Fix, check
+
+from ._common import driver_version, find_text, kb, kernel_module
+from ._fixes import driver_os, install_commands, known_series, newest_patch, newest_runnable, runnable_variants
+from ._views import (filtered_path_command, gpus, is_cuda_build, is_wsl, ld_library_path, loaded_libraries, mm,
+                     torch_cuda, torch_release, torch_version, variant)
+
+DRIVER_TOO_OLD = Code(
+    code="driver-too-old",
+    title="The NVIDIA driver is too old for this PyTorch build",
+    area="driver",
+    severity="error",
+    explanation={
+        "what": "The installed NVIDIA driver supports a lower CUDA version than the one the torch "
+        "build was compiled with, counting CUDA minor-version compatibility: a cu12x wheel runs on "
+        "any driver at or above the CUDA 12 floor (525.60.13 on Linux, 527.41 on Windows), a cu13x "
+        "wheel needs a 580 or newer driver, and builds before CUDA 11 need that toolkit's own minimum.",
+        "why": "The CUDA runtime inside torch asks the driver for a CUDA level it does not provide, "
+        "so CUDA initialisation fails: torch.cuda.is_available() is False and the first CUDA call "
+        "says \"The NVIDIA driver on your system is too old (found version 11040)\" — the number is "
+        "the CUDA level the driver offers (11040 = 11.4).",
+        "confirm": "`nvidia-smi` prints the driver version and the highest CUDA it supports (top "
+        "right); `python -c \"import torch; print(torch.version.cuda)\"` prints the CUDA torch needs.",
+        "fix": "Either upgrade the driver to at least the minimum the finding names (then reboot), "
+        "or install the newest torch wheel variant the present driver can run (the finding gives "
+        "the exact command).",
+    },
+    links=("https://docs.nvidia.com/deploy/cuda-compatibility/",
+           "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html#id5",
+           "https://pytorch.org/get-started/previous-versions/"),
+    signatures=(r"The NVIDIA driver on your system is too old \(found version \d+\)",
+                r"CUDA driver version is insufficient for CUDA runtime version",
+                r"cudaErrorInsufficientDriver",
+                r"CUDA_ERROR_INSUFFICIENT_DRIVER"),
+)
+
+NVML_DRIVER_MISMATCH = Code(
+    code="nvml-driver-mismatch",
+    title="The loaded NVIDIA kernel module and the driver's user-space libraries are different versions",
+    area="driver",
+    severity="error",
+    explanation={
+        "what": "The kernel module (`/proc/driver/nvidia/version`) and the user-space driver "
+        "libraries (libcuda, libnvidia-ml, nvidia-smi) come from different driver releases.",
+        "why": "Usually the driver packages were upgraded (often by unattended upgrades) without a "
+        "reboot, an upgrade was left half-finished, or a driver was installed inside a container "
+        "whose host runs another one. NVML refuses to start (\"Failed to initialize NVML: "
+        "Driver/library version mismatch\") and CUDA fails with error 803 (\"system has unsupported "
+        "display driver / cuda driver combination\").",
+        "confirm": "`cat /proc/driver/nvidia/version` (kernel module) against `nvidia-smi`'s "
+        "\"NVML library version\" line or `dpkg -l | grep -E 'nvidia-(driver|utils)|libnvidia-compute'`; "
+        "`sudo dmesg | grep -i 'API mismatch'`.",
+        "fix": "Reboot so the kernel module matching the installed libraries loads. If it persists, "
+        "repair the package set so one driver version is installed (apt --fix-broken install, or "
+        "reinstall the driver). In a container, remove the driver packages from the image: the "
+        "NVIDIA container runtime mounts the host's libraries.",
+    },
+    links=("https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/",
+           "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html"),
+    signatures=(r"Failed to initialize NVML: Driver/library version mismatch",
+                r"NVML library version: \d+",
+                r"API mismatch: the NVIDIA kernel module has version",
+                r"system has unsupported display driver / cuda driver combination",
+                r"cudaErrorSystemDriverMismatch",
+                r"Error 803"),
+)
+
+CUDA_FORWARD_COMPAT = Code(
+    code="cuda-forward-compat",
+    title="CUDA forward-compatibility libraries are used on a GPU that does not support them",
+    area="driver",
+    severity="error",
+    explanation={
+        "what": "A libcuda from the cuda-compat package (a `compat/` directory, e.g. "
+        "`/usr/local/cuda/compat`) is on the loader path or loaded, on a GPU outside the forward-"
+        "compatibility support list — in practice a GeForce/TITAN card.",
+        "why": "Forward compatibility lets an older driver run a newer CUDA by swapping in newer "
+        "user-space driver libraries, but NVIDIA supports it only on data-center GPUs (and some "
+        "professional RTX boards). Elsewhere CUDA initialisation fails with error 804, \"forward "
+        "compatibility was attempted on non supported HW\". CUDA container images add the compat "
+        "directory when the host driver is older than the image's CUDA.",
+        "confirm": "`echo $LD_LIBRARY_PATH | tr : '\\n' | grep compat`; `ldconfig -p | grep libcuda`; "
+        "`nvidia-smi` shows the GPU model and the CUDA level the host driver supports natively.",
+        "fix": "Upgrade the host driver so it supports the CUDA version natively, or use a torch "
+        "build/container image whose CUDA the driver already supports; remove the compat directory "
+        "from LD_LIBRARY_PATH (or uninstall the cuda-compat package).",
+    },
+    links=("https://docs.nvidia.com/deploy/cuda-compatibility/#forward-compatibility",),
+    signatures=(r"forward compatibility was attempted on non supported HW",
+                r"cudaErrorCompatNotSupportedOnDevice",
+                r"CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE",
+                r"Error 804"),
+)
+
+FABRIC_MANAGER_MISSING = Code(
+    code="fabric-manager-missing",
+    title="NVSwitch system without a running NVIDIA Fabric Manager",
+    area="driver",
+    severity="error",
+    explanation={
+        "what": "An NVSwitch-based system (HGX/DGX boards such as 8x A100/H100/H200/B200 SXM, and "
+        "VMs given GPUs from such boards) whose nvidia-fabricmanager service is not running, or "
+        "runs a different version than the driver.",
+        "why": "On NVSwitch systems the GPUs stay uninitialised until Fabric Manager has configured "
+        "the NVLink fabric. Until then CUDA fails with error 802, \"system not yet initialized\", "
+        "although nvidia-smi lists every GPU.",
+        "confirm": "`systemctl status nvidia-fabricmanager`; `nvidia-smi -q | grep -A2 -i fabric` "
+        "(State should be Completed); `nvidia-smi topo -m` shows NV# links through NVSwitch.",
+        "fix": "Install the nvidia-fabricmanager package whose version equals the driver's exactly, "
+        "then `sudo systemctl enable --now nvidia-fabricmanager`.",
+    },
+    links=("https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/index.html",
+           "https://github.com/pytorch/pytorch/issues/35710"),
+    signatures=(r"system not yet initialized",
+                r"cudaErrorSystemNotReady",
+                r"CUDA_ERROR_SYSTEM_NOT_READY",
+                r"Error 802"),
+)
+
+
+def _any(code: Code) -> str:
+    return "|".join(f"(?:{s})" for s in code.signatures)
+
+
+def _found_api(text: str) -> Optional[str]:
+    """'found version 11040' -> '11.4' (the CUDA level the driver offers)."""
+    m = re.search(r"found version (\d{4,6})", text)
+    if not m:
+        return None
+    n = int(m.group(1))
+    return f"{n // 1000}.{(n % 1000) // 10}"
+
+
+def _api_runs(variant_cuda: str, api: str) -> bool:
+    """Can a driver offering CUDA `api` run a build for `variant_cuda` (with minor-version compatibility)?"""
+    v, a = mm(variant_cuda), mm(api)
+    if not v or not a:
+        return False
+    if v[0] != a[0]:
+        return v[0] < a[0]
+    return v[0] >= 11 or v[1] <= a[1]
+
+
+def _driver_upgrade(fx: Facts, floor: Optional[str]) -> List[str]:
+    from .driver import _driver_install_fix  # the distro-specific install commands
+
+    cmds = list(_driver_install_fix(fx))
+    if floor:
+        cmds.insert(0, f"# needs driver >= {floor}; then check with: nvidia-smi")
+    return cmds
+
+
+@check(DRIVER_TOO_OLD)
+def driver_too_old(fx: Facts) -> Iterator[Finding]:
+    """Driver vs the CUDA of the torch build, with minor-version compatibility."""
+    if is_cuda_build(fx) is False:
+        return
+    cuda = torch_cuda(fx)
+    driver = driver_version(fx)
+    os_name = driver_os(fx)
+    said = find_text(fx, _any(DRIVER_TOO_OLD))
+    api = _found_api(said[1]) if said else None
+    k = kb()
+    verdict: Optional[bool] = None
+    if k and driver and cuda:
+        try:
+            verdict = k.driver_supports_cuda(driver, cuda, os_name)
+        except Exception:
+            verdict = None
+    if api and cuda and verdict is None:
+        verdict = _api_runs(cuda, api)
+    if fx.bool("torch.cuda_available") is True and not said:
+        return  # the live answer wins: CUDA initialised, so the driver is new enough
+    if said and "insufficient" in said[1].lower() and is_wsl(fx) and verdict is not False:
+        return  # under WSL this text usually means a Linux driver inside the guest (wsl-driver-in-guest)
+    if verdict is None and not said:
+        nvml = fx.str("nvml.status")
+        if cuda and not driver and nvml not in ("library-missing", "driver-not-loaded", "no-nvidia-smi") \
+                and (fx.str("torch.status") == "ok" or fx.bool("torch.cuda_available") is False) \
+                and fx.bool("torch.cuda_available") is not True and kernel_module(fx) is not False:
+            yield DRIVER_TOO_OLD.finding(
+                title=f"Could not check the driver against torch's CUDA {cuda}: the driver version is unknown",
+                evidence={"torch.cuda": cuda, "nvml.driver_version": None, "nvml.status": nvml},
+                fix=Fix(("nvidia-smi  # the driver version and the highest CUDA it supports",),
+                        "Compare the driver with the minimum for CUDA " + cuda + "."),
+                severity="info",
+            )
+        return
+    if verdict is True and not said:
+        return
+    floor = None
+    if k and cuda:
+        try:
+            floor = k.min_driver_for_cuda(cuda, os_name)
+        except Exception:
+            floor = None
+    release, ver = torch_release(fx), torch_version(fx)
+    evidence = {"torch.version": ver, "torch.cuda": cuda, "nvml.driver_version": driver,
+                "driver_cuda": (k.max_cuda_for_driver(driver) if (k and driver) else None) or api,
+                "min_driver_for_build": floor}
+    if said:
+        evidence[said[0]] = said[1]
+    # The alternative: the newest variant of this release, or the newest release, the driver runs.
+    alt: Optional[Tuple[str, str]] = None
+    py = fx.str("python.version")
+    if release and driver:
+        vs = [v for v in runnable_variants(release, driver, os_name) if v != variant(fx)]
+        if vs:
+            alt = (release, vs[0])
+        else:
+            alt = newest_runnable(driver, os_name, py)
+    elif api and k:
+        def api_ok(series: str, v: str) -> bool:
+            c = k.cuda_of_variant(v)
+            return bool(c and _api_runs(c, api))
+        for series in ([release] if release else []) + known_series():
+            info = k.torch_release(series) or {}
+            if py and series != release and k.python_supported(series, py) is False:
+                continue
+            vs = sorted((v for v in info.get("variants", []) if api_ok(series, v)),
+                        key=lambda v: mm(k.cuda_of_variant(v)), reverse=True)
+            if vs:
+                alt = (release if series == release else newest_patch(series), vs[0])
+                break
+    cmds = _driver_upgrade(fx, floor)
+    build = f"torch {ver}" if ver else "this torch build"
+    why = f"{build} is built with CUDA {cuda}" if cuda else f"{build} needs a newer CUDA than the driver offers"
+    why += f", which needs driver >= {floor}" if floor else ""
+    if alt:
+        cmds.append(f"# or keep this driver and install a build it runs: torch {alt[0]} {alt[1]}")
+        cmds += install_commands(fx, alt[0], alt[1], reinstall=alt[0] == release)
+        why += f"; driver {driver or ('offering CUDA ' + api if api else '')} runs the {alt[1]} build of torch {alt[0]}."
+    else:
+        why += "."
+        if driver:
+            cmds.append("# no torch release in cudadoctor's tables has a CUDA build this driver runs: upgrade the driver")
+    have = f"driver {driver}" if driver else (f"the driver (it offers CUDA {api})" if api else "the driver")
+    title = f"{have[0].upper()}{have[1:]} is too old for {build}" + (f" (built with CUDA {cuda})" if cuda else "")
+    if verdict is True and said:
+        title = f"CUDA reports the driver too old for {build} although {have} should run CUDA {cuda}"
+    yield DRIVER_TOO_OLD.finding(title=title, evidence=evidence, fix=Fix(tuple(cmds), why))
+
+
+@check(NVML_DRIVER_MISMATCH)
+def nvml_driver_mismatch(fx: Facts) -> Iterator[Finding]:
+    """Kernel module vs user-space driver libraries."""
+    nvml = fx.str("nvml.status")
+    said = find_text(fx, _any(NVML_DRIVER_MISMATCH))
+    kmod = fx.str("system.nvidia_kernel_driver")
+    lib = fx.str("nvml.library_version") or None
+    m = re.search(r"NVML library version: ([\d.]+)", said[1]) if said else None
+    if m:
+        lib = m.group(1)
+    if nvml != "driver-library-mismatch" and not said:
+        return
+    evidence = {"nvml.status": nvml, "nvml.error": fx.str("nvml.error"), "kernel_module_version": kmod,
+                "nvml_library_version": lib, "system.container": fx.str("system.container")}
+    if said:
+        evidence[said[0]] = said[1]
+    distro = (fx.str("system.distro") or fx.str("system.os") or "").lower()
+    cmds = ["cat /proc/driver/nvidia/version  # the kernel module that is loaded"]
+    if fx.str("system.container"):
+        cmds += ["# if the image installs NVIDIA driver packages, remove them; the NVIDIA container runtime mounts the host's:",
+                 "apt-get remove --purge -y '^libnvidia-.*' '^nvidia-driver-.*' '^nvidia-utils-.*'  # in the Dockerfile, then rebuild",
+                 "# otherwise the host's driver was upgraded without a reboot: on the host, sudo reboot"]
+        why = "A driver installed inside the container, or a host upgraded without a reboot, leaves the libraries and the kernel module at different versions."
+    else:
+        cmds.append("sudo reboot  # loads the kernel module that matches the upgraded libraries")
+        if any(x in distro for x in ("ubuntu", "debian", "mint", "pop")):
+            cmds += ["# if it persists after the reboot, repair the package set so one driver version is installed:",
+                     "sudo apt-get --fix-broken install",
+                     "dpkg -l | grep -E 'nvidia-(driver|kernel|utils)|libnvidia-compute'  # every line one version"]
+        elif any(x in distro for x in ("red hat", "rocky", "alma", "centos", "fedora")):
+            cmds += ["# if it persists: sudo dnf distro-sync 'nvidia-*' && sudo reboot"]
+        else:
+            cmds += ["# if it persists: reinstall the driver so the kernel module and libraries are one version"]
+        why = "The libraries were upgraded but the old kernel module is still loaded (or the upgrade is half-done)."
+    title = "NVIDIA kernel module and driver libraries are different versions"
+    if kmod and lib:
+        title += f" (module {kmod}, libraries {lib})"
+    yield NVML_DRIVER_MISMATCH.finding(title=title, evidence=evidence, fix=Fix(tuple(cmds), why))
+
+
+def _consumer(name: str) -> bool:
+    n = name.lower()
+    return "geforce" in n or "titan" in n
+
+
+@check(CUDA_FORWARD_COMPAT)
+def cuda_forward_compat(fx: Facts) -> Iterator[Finding]:
+    """cuda-compat libraries on a GPU without forward-compatibility support."""
+    said = find_text(fx, _any(CUDA_FORWARD_COMPAT))
+    libs = loaded_libraries(fx) or []
+    compat_loaded = [d["path"] for d in libs if d["name"].startswith("libcuda.so") and "/compat" in d["path"]]
+    ldp = ld_library_path(fx) or []
+    compat_dirs = [p for p in ldp if "/compat" in p]
+    conf = [p for p in (fx.list("system.ld_so_conf_cuda") or []) if isinstance(p, str) and "/compat" in p]
+    names = [str(g["name"]) for g in gpus(fx) if g.get("name")]
+    consumer = [n for n in names if _consumer(n)]
+    in_use = bool(compat_loaded or compat_dirs or conf)
+    if not said and not (in_use and consumer and fx.bool("torch.cuda_available") is not True):
+        return
+    evidence = {"gpus": names or None, "compat_libcuda_loaded": compat_loaded or None,
+                "LD_LIBRARY_PATH_compat_entries": compat_dirs or None, "ld_so_conf_compat": conf or None,
+                "nvml.driver_version": driver_version(fx), "torch.cuda": torch_cuda(fx)}
+    if said:
+        evidence[said[0]] = said[1]
+    cmds: List[str] = []
+    if compat_dirs:
+        cmds.append(filtered_path_command("LD_LIBRARY_PATH", ldp, lambda p: "/compat" in p))
+    if conf:
+        cmds += [f"grep -l '{conf[0]}' /etc/ld.so.conf.d/*  # the file that adds it", "sudo rm <that file> && sudo ldconfig"]
+    if not cmds:
+        cmds.append("echo $LD_LIBRARY_PATH | tr : '\\n' | grep compat  # remove that entry (in a container image: do not add /usr/local/cuda/compat)")
+    cmds.append("sudo apt-get remove --purge 'cuda-compat-*'  # if the package is installed")
+    k, cuda = kb(), torch_cuda(fx)
+    if k and cuda:
+        try:
+            native = k.min_driver_for_cuda(cuda, driver_os(fx), minor_compat=False)
+        except Exception:
+            native = None
+        if native:
+            cmds.append(f"# or upgrade the host driver to >= {native}, which runs CUDA {cuda} natively")
+    title = "CUDA forward-compatibility libraries are in use" + (f" on {consumer[0]}, which does not support them" if consumer else
+                                                                   " on a GPU that does not support them")
+    yield CUDA_FORWARD_COMPAT.finding(
+        title=title, evidence=evidence,
+        fix=Fix(tuple(cmds), "Forward compatibility works only on data-center GPUs; elsewhere the driver's own libcuda must be used."),
+    )
+
+
+_NVSWITCH_NAME = re.compile(r"SXM|HGX|DGX|\b[AH]100\b|\bH[28]00\b|\bA800\b|\bB[12]00\b|GB[23]00", re.IGNORECASE)
+
+
+@check(FABRIC_MANAGER_MISSING)
+def fabric_manager_missing(fx: Facts) -> Iterator[Finding]:
+    """Error 802 on NVSwitch systems: the fabric is not configured."""
+    said = find_text(fx, _any(FABRIC_MANAGER_MISSING))
+    names = [str(g["name"]) for g in gpus(fx) if g.get("name")]
+    to_switch = any(isinstance(l, dict) and "switch" in str(l.get("remote_type", "")).lower()
+                    for d in fx.dicts("nvml.devices") for l in (d.get("nvlinks") or []) if isinstance(d.get("nvlinks"), list))
+    nvswitch = to_switch or (len(names) >= 8 and all(_NVSWITCH_NAME.search(n) for n in names))
+    failed = fx.bool("torch.cuda_available") is False and fx.str("torch.status") == "ok"
+    if not said and not (nvswitch and failed and not fx.str("torch.cuda_init_error.message")):
+        return
+    driver = driver_version(fx)
+    evidence = {"gpus": names or None, "gpu_count": len(names) or None, "nvml.driver_version": driver,
+                "nvlinks_to_nvswitch": to_switch or None,
+                "torch.cuda_available": fx.bool("torch.cuda_available")}
+    if said:
+        evidence[said[0]] = said[1]
+    branch = driver.split(".")[0] if driver else "<driver branch>"
+    distro = (fx.str("system.distro") or "").lower()
+    if any(x in distro for x in ("red hat", "rocky", "alma", "centos")):
+        install = f"sudo dnf install nvidia-fabric-manager-{driver or '<driver version>'}"
+    else:
+        install = f"sudo apt-get install nvidia-fabricmanager-{branch}" + (f"={driver}-*" if driver else "") + \
+                  "  # its version must equal the driver's exactly"
+    cmds = ["systemctl status nvidia-fabricmanager", install, "sudo systemctl enable --now nvidia-fabricmanager",
+            "nvidia-smi -q | grep -i -A2 fabric  # State: Completed"]
+    if not driver:
+        cmds.insert(1, "nvidia-smi --query-gpu=driver_version --format=csv,noheader  # the exact version Fabric Manager must match")
+    if fx.str("system.container"):
+        cmds.insert(0, "# run these on the host (or ask the provider): Fabric Manager runs outside containers and VMs")
+    yield FABRIC_MANAGER_MISSING.finding(
+        title="CUDA cannot initialise: NVSwitch fabric not configured (nvidia-fabricmanager not running)"
+        + (f" on {len(names)}x {names[0]}" if names else ""),
+        evidence=evidence,
+        fix=Fix(tuple(cmds), "On NVSwitch systems the GPUs stay uninitialised until Fabric Manager configures the fabric."),
+        severity="error" if said else "warning",
+    )
+
+
+def register():
+    return [driver_too_old, nvml_driver_mismatch, cuda_forward_compat, fabric_manager_missing]

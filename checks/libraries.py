@@ -1,0 +1,453 @@
+"""Which CUDA libraries does torch really load, and do they match the build?
+
+Codes: cudnn-mismatch, library-shadowing, stub-libcuda, cuda-toolkit-mismatch.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Dict, Iterator, List, Optional, Tuple
+
+from cudadoctor.facts import Facts
+from cudadoctor.model import Code, Finding, Fix, check
+
+from ._common import PIP, driver_version, find_text, kb
+from ._fixes import driver_os, install_commands, release_info, runnable_variants
+from ._views import (conda_torch, cuda_like_dir, decode_cudnn, filtered_path_command, fmt_cudnn, is_cuda_build,
+                     ld_library_path, ld_preload, loaded_libraries, mm, mm_str, torch_cuda, torch_release,
+                     torch_version, variant)
+
+CUDNN_MISMATCH = Code(
+    code="cudnn-mismatch",
+    title="The cuDNN loaded at run time is not the one torch was built for, or cannot be loaded",
+    area="libraries",
+    severity="error",
+    explanation={
+        "what": "torch found a cuDNN whose version is incompatible with the one it was compiled "
+        "against (another major version, or an older minor), or could not load cuDNN at all.",
+        "why": "torch's CUDA wheels bring their own cuDNN (the nvidia-cudnn-cu1x wheel, or files in "
+        "torch/lib for older releases). A cuDNN earlier on the loader path — LD_LIBRARY_PATH, a "
+        "system /usr/local/cuda, a conda `cudnn` package — is found first; torch then refuses it "
+        "(\"cuDNN version incompatibility: PyTorch was compiled against (8, 5, 0) but found runtime "
+        "version (8, 3, 3)\", or for old releases \"cuDNN version mismatch: PyTorch was compiled "
+        "against 7102 but linked against 7301\"), or a sub-library fails (\"Could not load library "
+        "libcudnn_cnn_infer.so.8\").",
+        "confirm": "`python -c \"import torch; print(torch.backends.cudnn.version())\"` shows the "
+        "error or the runtime version; `echo $LD_LIBRARY_PATH` and `ldconfig -p | grep cudnn` show "
+        "other cuDNN copies.",
+        "fix": "Remove the other cuDNN from the loader path (or uninstall it), or install exactly "
+        "the cuDNN version torch was built against (pip: nvidia-cudnn-cuXX==<version>; conda: "
+        "cudnn=<version>).",
+    },
+    links=("https://github.com/pytorch/pytorch/blob/main/torch/backends/cudnn/__init__.py",
+           "https://docs.nvidia.com/deeplearning/cudnn/backend/latest/reference/support-matrix.html"),
+    signatures=(r"cuDNN version incompatibility",
+                r"cuDNN version mismatch: PyTorch was compiled against \d+ but linked against \d+",
+                r"Could not load library libcudnn\w*\.so(\.\d+)*",
+                r"Could not load library cudnn\w*\.dll",
+                r"libcudnn\w*\.so(\.\d+)*: cannot open shared object file",
+                r"Unable to load any of \{libcudnn",
+                r"Invalid handle\. Cannot load symbol cudnn\w+"),
+)
+
+LIBRARY_SHADOWING = Code(
+    code="library-shadowing",
+    title="A CUDA library is loaded from outside torch's own packages",
+    area="libraries",
+    severity="error",
+    explanation={
+        "what": "A CUDA library that torch ships (cudart, cuBLAS, cuDNN, cuSPARSE, nvJitLink, NCCL, "
+        "NVRTC…) was loaded from somewhere else — LD_LIBRARY_PATH, LD_PRELOAD, an /etc/ld.so.conf.d "
+        "entry, a conda env's lib, a system CUDA — or the same library is mapped twice from two places.",
+        "why": "The dynamic loader searches LD_PRELOAD and LD_LIBRARY_PATH before the paths torch's "
+        "libraries carry, so an older system copy wins. When it lacks symbols the wheel needs, "
+        "import fails (\"undefined symbol: __nvJitLinkComplete_12_4, version libnvJitLink.so.12\"); "
+        "when it happens to work, two copies or an older version can still break later (cuBLAS "
+        "handles, NCCL, JIT).",
+        "confirm": "`python -c \"import torch; torch.zeros(1).cuda()\"` then `grep -E 'cuda|cudnn|nvjit|nccl|cublas' "
+        "/proc/$(pgrep -n python)/maps`, or `cudadoctor check -v` which lists every CUDA library the "
+        "torch process mapped; `echo $LD_LIBRARY_PATH $LD_PRELOAD`.",
+        "fix": "Remove the foreign directory from LD_LIBRARY_PATH / LD_PRELOAD (the finding gives the "
+        "exact filtered value) or the ld.so.conf.d entry (then `sudo ldconfig`), so torch loads the "
+        "libraries from its own wheels.",
+    },
+    links=("https://github.com/pytorch/pytorch/issues/152783",
+           "https://github.com/pytorch/pytorch/issues/134929",
+           "https://man7.org/linux/man-pages/man8/ld.so.8.html"),
+    signatures=(r"undefined symbol: \w+, version lib(cudart|cublas|cublasLt|cusparse|cusparseLt|cufft|curand|cusolver|nvJitLink|nccl|nvrtc|cudnn\w*|cupti)\.so\.\d+",
+                r"version `lib(cudart|cublas|cublasLt|cusparse|cufft|curand|cusolver|nvJitLink|nvrtc)\.so\.\d+(\.\d+)?' not found",
+                r"libtorch_cuda\.so: undefined symbol: nccl\w+",
+                r"lib(cusparse|cusolver|cublas)\.so\.\d+: undefined symbol: \w+"),
+)
+
+STUB_LIBCUDA = Code(
+    code="stub-libcuda",
+    title="The CUDA toolkit's stub libcuda is on the loader path",
+    area="libraries",
+    severity="error",
+    explanation={
+        "what": "A directory with the toolkit's link-time stub `libcuda.so` (…/lib64/stubs) is on "
+        "LD_LIBRARY_PATH or in /etc/ld.so.conf.d, or the stub was actually loaded.",
+        "why": "The stub only satisfies the linker when building without a driver; it implements no "
+        "CUDA call. If it is found before the driver's real libcuda.so.1, every CUDA call fails with "
+        "error 34, \"CUDA driver is a stub library\" (cudaErrorStubLibrary).",
+        "confirm": "`echo $LD_LIBRARY_PATH | tr : '\\n' | grep stubs`; `ldconfig -p | grep libcuda` "
+        "should list only the driver's libcuda.so.1.",
+        "fix": "Remove the stubs directory from LD_LIBRARY_PATH (or from /etc/ld.so.conf.d, then "
+        "`sudo ldconfig`); keep it only in the link step of builds (`-L…/stubs`).",
+    },
+    links=("https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html",),
+    signatures=(r"CUDA driver is a stub library", r"cudaErrorStubLibrary", r"CUDA_ERROR_STUB_LIBRARY"),
+)
+
+CUDA_TOOLKIT_MISMATCH = Code(
+    code="cuda-toolkit-mismatch",
+    title="The local CUDA toolkit (nvcc) differs from the CUDA torch was built with",
+    area="toolkit",
+    severity="warning",
+    explanation={
+        "what": "The CUDA toolkit on this machine (nvcc on PATH, CUDA_HOME) has another version than "
+        "torch.version.cuda. torch itself does not use the local toolkit; extensions compiled "
+        "against torch (torch.utils.cpp_extension, setup.py builds of CUDA ops) do.",
+        "why": "Building an extension with a toolkit of another CUDA major version than torch's "
+        "fails: \"The detected CUDA version (12.4) mismatches the version that was used to compile "
+        "PyTorch (11.8). Please make sure to use the same CUDA versions.\" A different minor only "
+        "warns, but mixed runtimes can still misbehave. Running torch is unaffected, so this is a "
+        "warning unless you are building extensions.",
+        "confirm": "`nvcc --version` and `python -c \"import torch; print(torch.version.cuda)\"`; "
+        "`echo $CUDA_HOME`.",
+        "fix": "Point CUDA_HOME/PATH at a toolkit of torch's CUDA version (install it side by side), "
+        "or install the torch variant built for the toolkit you have.",
+    },
+    links=("https://pytorch.org/docs/stable/cpp_extension.html",
+           "https://github.com/pytorch/pytorch/blob/main/torch/utils/cpp_extension.py"),
+    signatures=(r"The detected CUDA version \(\d+\.\d+\) mismatches the version that was used to compile\s+PyTorch \(\d+\.\d+\)",
+                r"The detected CUDA version \(\d+\.\d+\) has a minor version mismatch with the version that was used to compile PyTorch"),
+)
+
+
+def _any(code: Code) -> str:
+    return "|".join(f"(?:{s})" for s in code.signatures)
+
+
+# ---------------------------------------------------------------- cudnn-mismatch
+
+def _cudnn_pip_package(cuda: Optional[str]) -> Optional[str]:
+    t = mm(cuda)
+    if not t:
+        return None
+    return f"nvidia-cudnn-cu{t[0]}"
+
+
+def _cudnn_compatible(compiled: Tuple[int, int, int], runtime: Tuple[int, int, int]) -> bool:
+    """torch.backends.cudnn's rule: same major; from cuDNN 7 a newer minor is fine, before 7 the same."""
+    if compiled[0] != runtime[0]:
+        return False
+    if runtime[0] < 7:
+        return runtime[1] == compiled[1]
+    return runtime[1] >= compiled[1]
+
+
+@check(CUDNN_MISMATCH)
+def cudnn_mismatch(fx: Facts) -> Iterator[Finding]:
+    if is_cuda_build(fx) is False:
+        return
+    said = find_text(fx, _any(CUDNN_MISMATCH))
+    compiled = decode_cudnn(fx.get("torch.cudnn_compiled"))
+    runtime = decode_cudnn(fx.get("torch.cudnn_version"))
+    if said:
+        m = re.search(r"compiled\s+against (\d+) but linked against (\d+)", said[1])
+        if m:
+            compiled, runtime = decode_cudnn(int(m.group(1))), decode_cudnn(int(m.group(2)))
+        m = re.search(r"compiled\s+against \((\d+), (\d+), (\d+)\) but (?:found runtime version|linked against) \((\d+), (\d+), (\d+)\)", said[1])
+        if m:
+            g = [int(x) for x in m.groups()]
+            compiled, runtime = tuple(g[:3]), tuple(g[3:])
+    incompatible = bool(compiled and runtime and not _cudnn_compatible(compiled, runtime))
+    cudnn_err = fx.str("torch.cudnn_error.message")
+    if not (said or incompatible or cudnn_err):
+        return
+    libs = loaded_libraries(fx) or []
+    cudnn_paths = sorted({d["path"] for d in libs if d["name"].startswith("libcudnn")})
+    foreign = [p for p in cudnn_paths if not ("/site-packages/" in p or "/dist-packages/" in p)]
+    evidence = {"torch.version": torch_version(fx), "cudnn_compiled": fmt_cudnn(compiled) if compiled else None,
+                "cudnn_runtime": fmt_cudnn(runtime) if runtime else None, "torch.cudnn_error": cudnn_err,
+                "loaded_cudnn": cudnn_paths or None}
+    if said:
+        evidence[said[0]] = said[1]
+    ldp = ld_library_path(fx)
+    cmds: List[str] = []
+    if ldp:
+        suspects = [p for p in ldp if "cudnn" in p.lower() or cuda_like_dir(p)]
+        if suspects:
+            cmds.append(filtered_path_command("LD_LIBRARY_PATH", ldp, lambda p: p in suspects))
+    elif ldp is None:
+        cmds.append("echo $LD_LIBRARY_PATH | tr : '\\n'   # remove directories holding another libcudnn (e.g. /usr/local/cuda/lib64)")
+    if foreign:
+        cmds.append(f"# loaded from outside torch's packages: {foreign[0]} — remove that directory from the loader path")
+    cuda = torch_cuda(fx)
+    rel = release_info(torch_release(fx))
+    want = (rel or {}).get("cudnn", {}).get(variant(fx) or "") if rel else None
+    pkg = _cudnn_pip_package(cuda)
+    conda = conda_torch(fx) or (fx.bool("python.conda") is True)
+    pin = fmt_cudnn(compiled) if compiled else None
+    if conda and pin:
+        cmds.append(f"conda install cudnn={pin}  # the cuDNN torch was compiled against")
+    elif pkg and (want or pin) and (vtuple_ge(torch_release(fx), (1, 13))):
+        cmds.append(f"{PIP} install --force-reinstall --no-deps {pkg}=={want or pin + '.*'}  # the cuDNN torch {torch_release(fx)} {variant(fx)} ships with")
+    elif pin:
+        cmds.append(f"conda install cudnn={pin}  # in a conda env; otherwise put cuDNN {pin} first on the loader path")
+    if not cmds:
+        cmds = ["ldconfig -p | grep libcudnn  # every cuDNN the loader can find",
+                f"{PIP} install --force-reinstall torch  # restores the cuDNN torch's wheel depends on"]
+    detail = ""
+    if compiled and runtime:
+        detail = f": built for {fmt_cudnn(compiled)}, found {fmt_cudnn(runtime)}"
+    elif cudnn_err or said:
+        detail = f": {(cudnn_err or said[1]).splitlines()[0][:160]}"
+    yield CUDNN_MISMATCH.finding(
+        title=f"cuDNN does not match torch{(' ' + torch_version(fx)) if torch_version(fx) else ''}{detail}",
+        evidence=evidence,
+        fix=Fix(tuple(cmds), "torch must load the cuDNN it was compiled against (same major, same or newer minor)."),
+    )
+
+
+def vtuple_ge(v: Optional[str], t: Tuple[int, ...]) -> bool:
+    from ._views import vtuple
+
+    x = vtuple(v)
+    return bool(x and x >= t)
+
+
+# ---------------------------------------------------------------- library-shadowing
+
+#: Libraries torch's CUDA wheels ship (not the driver's libcuda/libnvidia-*).
+_TORCH_LIBS = re.compile(r"^lib(cudart|cublas|cublasLt|cudnn\w*|nccl|nvJitLink|cusparse|cusparseLt|cufft|cufftw|curand|"
+                         r"cusolver|nvrtc|nvrtc-builtins|cupti|nvToolsExt|cufile|nvshmem\w*)\.so")
+
+
+_WIN_CUDA = re.compile(r"^(cudart64_|cublas64_|cublaslt64_|cudnn|cufft64_|curand64_|cusolver64_|cusparse64_|nvrtc64_|nvjitlink|zlibwapi)",
+                       re.IGNORECASE)
+
+
+def _shadow_dir(d: str) -> bool:
+    """A directory that can hold copies of torch's CUDA libraries (not the driver's compat or stub libcuda)."""
+    d0 = d.rstrip("/")
+    if d0 in ("/usr/local/nvidia/lib", "/usr/local/nvidia/lib64"):  # where container runtimes mount the driver
+        return False
+    return cuda_like_dir(d) and "/compat" not in d and not d0.endswith("/stubs")
+
+
+def _own(path: str, fx: Facts) -> bool:
+    """Is this library one of torch's own (its wheels, or the conda env it came from)?"""
+    if "/site-packages/" in path or "/dist-packages/" in path:
+        return True
+    prefix = fx.str("python.prefix")
+    if conda_torch(fx) and prefix and path.startswith(prefix.rstrip("/") + "/lib/"):
+        return True
+    return False
+
+
+def _why_loaded(path: str, fx: Facts) -> Tuple[str, Optional[str]]:
+    """Where a foreign library came from: (mechanism, the entry)."""
+    base = os.path.basename(path)
+    for p in ld_preload(fx):
+        if os.path.basename(p) == base or p == path:
+            return "LD_PRELOAD", p
+    d = os.path.dirname(path)
+    for p in ld_library_path(fx) or []:
+        if p.rstrip("/") == d or (cuda_like_dir(p) and os.path.basename(d) in p):
+            return "LD_LIBRARY_PATH", p
+    for p in fx.list("system.ld_so_conf_cuda") or []:
+        if isinstance(p, str) and p.rstrip("/") == d:
+            return "ld.so.conf", p
+    return "the system loader path", None
+
+
+def _remove_cmds(mech: str, entry: Optional[str], fx: Facts) -> List[str]:
+    if mech == "LD_PRELOAD":
+        pre = ld_preload(fx)
+        rest = [p for p in pre if p != entry]
+        return [f"export LD_PRELOAD={':'.join(rest)}" if rest else "unset LD_PRELOAD"]
+    if mech == "LD_LIBRARY_PATH":
+        ldp = ld_library_path(fx) or []
+        return [filtered_path_command("LD_LIBRARY_PATH", ldp, lambda p: p == entry or cuda_like_dir(p))]
+    if mech == "ld.so.conf":
+        return [f"grep -l '{entry}' /etc/ld.so.conf.d/*  # the file that adds it",
+                "sudo rm <that file> && sudo ldconfig"]
+    return ["ldconfig -p | grep -E 'cudart|cublas|cudnn|nvJitLink|cusparse|nccl'  # find the copy the loader prefers"]
+
+
+@check(LIBRARY_SHADOWING)
+def library_shadowing(fx: Facts) -> Iterator[Finding]:
+    if is_cuda_build(fx) is False:
+        return
+    said = find_text(fx, _any(LIBRARY_SHADOWING))
+    libs = loaded_libraries(fx)
+    broken = bool(said) or fx.str("torch.status") == "import-failed"
+    evidence: Dict[str, object] = {"torch.version": torch_version(fx)}
+    cmds: List[str] = []
+    problems: List[str] = []
+    wheel_torch = any(str(d.get("name", "")).lower().startswith("nvidia-") for d in fx.dicts("packages.distributions")) \
+        or conda_torch(fx)
+    if libs:
+        by_name: Dict[str, List[str]] = {}
+        for d in libs:
+            if _TORCH_LIBS.match(d["name"]):
+                rp = d.get("realpath") or d["path"]
+                if rp not in by_name.setdefault(d["name"], []):
+                    by_name[d["name"]].append(rp)
+        for name, paths in sorted(by_name.items()):
+            if len(paths) > 1:
+                own = [p for p in paths if _own(p, fx)]
+                other = [p for p in paths if not _own(p, fx)] or paths[1:]
+                mech, entry = _why_loaded(other[0], fx)
+                problems.append(f"{name} is loaded twice: {(own or paths)[0]} and {other[0]} (via {mech})")
+                evidence[f"{name} copies"] = paths
+                evidence[f"{name} loaded via"] = f"{mech}={entry}" if entry else mech
+                cmds += [c for c in _remove_cmds(mech, entry, fx) if c not in cmds]
+            elif wheel_torch and not _own(paths[0], fx):
+                mech, entry = _why_loaded(paths[0], fx)
+                problems.append(f"{name} is loaded from {paths[0]} (via {mech}), not from torch's own packages")
+                evidence[f"{name} path"] = paths[0]
+                evidence[f"{name} loaded via"] = f"{mech}={entry}" if entry else mech
+                cmds += [c for c in _remove_cmds(mech, entry, fx) if c not in cmds]
+    elif libs is None:
+        # Not recorded (collect_env, --quick, import failed): the environment can still show the risk.
+        ldp = ld_library_path(fx) or []
+        risky = [p for p in ldp if _shadow_dir(p)] if (wheel_torch or said) else []
+        pre = [p for p in ld_preload(fx) if _TORCH_LIBS.match(os.path.basename(p))]
+        if pre:
+            problems.append(f"LD_PRELOAD forces {', '.join(pre)} ahead of torch's own copies")
+            evidence["LD_PRELOAD"] = fx.env("LD_PRELOAD")
+            cmds += _remove_cmds("LD_PRELOAD", pre[0], fx)
+        if risky:
+            problems.append(f"LD_LIBRARY_PATH puts {risky[0]} ahead of torch's own CUDA libraries")
+            evidence["LD_LIBRARY_PATH"] = fx.env("LD_LIBRARY_PATH") or ":".join(ldp)
+            cmds.append(filtered_path_command("LD_LIBRARY_PATH", ldp, cuda_like_dir))
+    # Windows: DLLs torch's own set lacks, resolved from PATH (a system CUDA/cuDNN, an old torch).
+    for fp in (fx.dict("windows.torch_lib") or {}).get("from_path") or []:
+        if isinstance(fp, dict) and _WIN_CUDA.match(str(fp.get("dll", ""))):
+            problems.append(f"{fp.get('dll')} (needed by {fp.get('needed_by')}) is loaded from {fp.get('found_in')} on PATH, "
+                            "not from torch's packages")
+            evidence.setdefault("windows.torch_lib.from_path", []).append(fp)
+            cmds.append(f"# remove {fp.get('found_in')} from PATH (System settings > Environment Variables), then open a new terminal")
+    if not problems and not said:
+        return
+    if said:
+        evidence[said[0]] = said[1]
+        m = re.search(r"undefined symbol: (\w+), version (lib\w+\.so\.\d+)", said[1])
+        lib = m.group(2) if m else None
+        if not problems:
+            problems.append(f"torch's libraries resolved {lib or 'a CUDA library'} to an older copy outside its own packages"
+                            + (f" (missing {m.group(1)})" if m else ""))
+            ldp = ld_library_path(fx)
+            if ldp:
+                cmds.append(filtered_path_command("LD_LIBRARY_PATH", ldp, cuda_like_dir))
+            else:
+                cmds += ["echo $LD_LIBRARY_PATH $LD_PRELOAD  # look for /usr/local/cuda*/lib64 or another CUDA directory",
+                         "unset LD_LIBRARY_PATH  # or remove just the CUDA directories from it (also in ~/.bashrc)"]
+            if lib:
+                cmds.append(f"ldconfig -p | grep {lib.split('.so')[0]}  # a system copy registered in /etc/ld.so.conf.d also shadows torch's")
+    cmds.append("python -c \"import torch; print(torch.__version__, torch.cuda.is_available())\"  # confirm")
+    severity = "error" if broken else "warning"
+    prefix = ("A CUDA library shadows torch's own: " if broken
+              else "A foreign CUDA library is loaded into torch's process: " if libs
+              else "torch's CUDA libraries can be shadowed: ")
+    yield LIBRARY_SHADOWING.finding(
+        title=prefix + problems[0],
+        evidence=evidence,
+        fix=Fix(tuple(dict.fromkeys(cmds)), "The loader searches LD_PRELOAD and LD_LIBRARY_PATH first; without the foreign entry torch loads the libraries its wheels ship."),
+        severity=severity,
+    )
+
+
+# ---------------------------------------------------------------- stub-libcuda
+
+@check(STUB_LIBCUDA)
+def stub_libcuda(fx: Facts) -> Iterator[Finding]:
+    said = find_text(fx, _any(STUB_LIBCUDA))
+    libs = loaded_libraries(fx) or []
+    loaded = [d["path"] for d in libs if d["name"].startswith("libcuda.so") and "/stubs" in d["path"]]
+    ldp = ld_library_path(fx) or []
+    on_path = [p for p in ldp if p.rstrip("/").endswith("/stubs") or "/stubs/" in p]
+    conf = [p for p in (fx.list("system.ld_so_conf_cuda") or []) if isinstance(p, str) and "stubs" in p]
+    if not (said or loaded or on_path or conf):
+        return
+    evidence = {"stub_loaded": loaded or None, "LD_LIBRARY_PATH_stub_entries": on_path or None,
+                "ld_so_conf_stub_entries": conf or None}
+    if said:
+        evidence[said[0]] = said[1]
+    cmds: List[str] = []
+    if on_path:
+        cmds.append(filtered_path_command("LD_LIBRARY_PATH", ldp, lambda p: p in on_path))
+    if conf:
+        cmds += [f"grep -l '{conf[0]}' /etc/ld.so.conf.d/*  # the file that adds it", "sudo rm <that file> && sudo ldconfig"]
+    if not cmds:
+        cmds += ["echo $LD_LIBRARY_PATH | tr : '\\n' | grep stubs  # remove that entry (also from ~/.bashrc / the Dockerfile ENV)",
+                 "ldconfig -p | grep 'libcuda.so'  # only the driver's libcuda.so.1 should be listed"]
+    severity = "error" if (said or loaded or fx.bool("torch.cuda_available") is False) else "warning"
+    yield STUB_LIBCUDA.finding(
+        title="The toolkit's stub libcuda " + ("is loaded instead of the driver's" if (said or loaded) else "is on the loader path"),
+        evidence=evidence,
+        fix=Fix(tuple(cmds), "The stub is for linking only; at run time the driver's libcuda.so.1 must be found."),
+        severity=severity,
+    )
+
+
+# ---------------------------------------------------------------- cuda-toolkit-mismatch
+
+_BUILDING = re.compile(r"cpp_extension|CUDAExtension|BuildExtension|building '[^']+' extension|Building wheel for|"
+                       r"setup\.py|error: command '.*nvcc' failed|Error compiling objects for extension|ninja: build stopped|"
+                       r"nvcc fatal|load_inline|torch\.utils\.cpp_extension", re.IGNORECASE)
+
+
+@check(CUDA_TOOLKIT_MISMATCH)
+def cuda_toolkit_mismatch(fx: Facts) -> Iterator[Finding]:
+    if is_cuda_build(fx) is False:
+        return
+    said = find_text(fx, _any(CUDA_TOOLKIT_MISMATCH))
+    nvcc = fx.str("toolkit.nvcc_version")
+    cuda = torch_cuda(fx)
+    if said:
+        m = re.search(r"detected CUDA version \((\d+\.\d+)\).*?compile\s+PyTorch \((\d+\.\d+)\)", said[1], re.S)
+        if m:
+            nvcc = nvcc or m.group(1)
+            cuda = cuda or m.group(2)
+    a, b = mm(nvcc), mm(cuda)
+    if not (a and b) or a == b:
+        return
+    building = bool(_BUILDING.search(fx.user_error())) or bool(said and "mismatches the version" in said[1])
+    major = a[0] != b[0]
+    severity = "error" if (major and building) else "warning"
+    evidence = {"toolkit.nvcc_version": fx.str("toolkit.nvcc_version") or nvcc, "toolkit.nvcc": fx.str("toolkit.nvcc"),
+                "toolkit.cuda_home": fx.str("toolkit.cuda_home") or fx.env("CUDA_HOME"), "torch.cuda": cuda,
+                "torch.version": torch_version(fx)}
+    if said:
+        evidence[said[0]] = said[1]
+    want = mm_str(cuda)
+    have = mm_str(nvcc)
+    cmds = [f"# build extensions with a CUDA {want} toolkit: install it side by side, then point the build at it",
+            f"sudo apt-get install cuda-toolkit-{want.replace('.', '-')}  # from NVIDIA's CUDA repository; or: conda install -c nvidia/label/cuda-{want}.0 cuda-toolkit",
+            f"export CUDA_HOME=/usr/local/cuda-{want} PATH=/usr/local/cuda-{want}/bin:$PATH"]
+    # ...or the torch variant built for the toolkit the user has, if it exists and the driver runs it.
+    rel = torch_release(fx)
+    info = release_info(rel)
+    tv = f"cu{a[0]}{a[1]}"
+    if info and tv in info.get("variants", []):
+        driver = driver_version(fx)
+        runs = (not driver) or tv in runnable_variants(rel, driver, driver_os(fx))
+        if runs:
+            cmds.append(f"# or install the torch {rel} build for CUDA {have}:")
+            cmds += install_commands(fx, rel, tv, reinstall=True)
+    title = (f"Local CUDA toolkit {have} differs from torch's CUDA {want}"
+             + (": building CUDA extensions against torch fails" if major else " (minor versions: extension builds warn)"))
+    yield CUDA_TOOLKIT_MISMATCH.finding(
+        title=title, evidence=evidence, severity=severity,
+        fix=Fix(tuple(cmds), "torch.utils.cpp_extension requires the toolkit's CUDA major version to equal torch's; running torch does not use the toolkit."),
+    )
+
+
+def register():
+    return [cudnn_mismatch, library_shadowing, stub_libcuda, cuda_toolkit_mismatch]

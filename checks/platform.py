@@ -1,0 +1,328 @@
+"""Platform problems: no wheel for this interpreter, Windows DLLs that cannot load, WSL's driver.
+
+Codes: python-unsupported, dll-load-failure, wsl-driver-in-guest.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterator, List, Optional
+
+from cudadoctor.facts import Facts
+from cudadoctor.model import Code, Finding, Fix, check
+
+from ._common import INDEX, PIP, driver_version, find_text, kb, release_of
+from ._fixes import install_commands, newest_patch, release_info
+from ._views import is_wsl, loaded_libraries, mm, os_key, platform_key, torch_release, torch_version, variant, vtuple
+
+PYTHON_UNSUPPORTED = Code(
+    code="python-unsupported",
+    title="PyTorch publishes no wheel for this Python or platform",
+    area="system",
+    severity="error",
+    explanation={
+        "what": "No torch wheel exists for this interpreter: a Python version outside the range a "
+        "release supports (too new or too old), a 32-bit Python, or an OS/CPU architecture without "
+        "wheels (e.g. 32-bit ARM, Intel macOS after torch 2.2).",
+        "why": "pip only installs wheels whose tags match the interpreter. With none, it reports "
+        "\"Could not find a version that satisfies the requirement torch (from versions: none)\" and "
+        "\"No matching distribution found for torch\" — or offers only the ancient 0.1.2 source "
+        "packages, which is the tell-tale sign of a 32-bit Python.",
+        "confirm": "`python -c \"import sys, platform, struct; print(sys.version, platform.machine(), "
+        "struct.calcsize('P') * 8, 'bit')\"` and compare with the supported Python versions of the "
+        "release (https://github.com/pytorch/pytorch/blob/main/RELEASE.md#release-compatibility-matrix).",
+        "fix": "Create the environment with a 64-bit Python inside the supported range (the finding "
+        "names it), or pick a torch release that supports your Python.",
+    },
+    links=("https://github.com/pytorch/pytorch/blob/main/RELEASE.md#release-compatibility-matrix",
+           "https://pytorch.org/get-started/locally/"),
+    signatures=(r"No matching distribution found for torch\b",
+                r"Could not find a version that satisfies the requirement torch\b",
+                r"torch-[^\s]+\.whl is not a supported wheel on this platform"),
+)
+
+DLL_LOAD_FAILURE = Code(
+    code="dll-load-failure",
+    title="Windows cannot load one of torch's DLLs",
+    area="system",
+    severity="error",
+    explanation={
+        "what": "On Windows, `import torch` fails because a DLL in torch\\lib (c10.dll, fbgemm.dll, "
+        "torch_cuda.dll, cudnn*.dll…) or one of its dependencies cannot be loaded.",
+        "why": "Typical causes: the Microsoft Visual C++ runtime (msvcp140.dll, vcruntime140_1.dll) is "
+        "missing or too old; torch 2.4.0's fbgemm.dll needs libomp140.x86_64.dll, which the wheel did "
+        "not ship (fixed in 2.4.1); cuDNN 8 builds need zlibwapi.dll; DLLs left behind by an older "
+        "torch in the same folder, or another CUDA/cuDNN earlier on PATH. Windows reports \"[WinError "
+        "126] The specified module could not be found. Error loading ...\\torch\\lib\\c10.dll or one of "
+        "its dependencies\" (or WinError 127/1114).",
+        "confirm": "The DLL named in the error; `where msvcp140.dll vcruntime140_1.dll`; a dependency "
+        "viewer (e.g. Dependencies.exe) on that DLL shows which dependency is missing.",
+        "fix": "Install the latest Microsoft Visual C++ Redistributable (x64), upgrade torch 2.4.0 to "
+        "2.4.1, or uninstall torch completely (repeat until pip says it is not installed, delete a "
+        "leftover site-packages\\torch folder) and reinstall.",
+    },
+    links=("https://learn.microsoft.com/en-us/cpp/windows/latest-supported-vc-redist",
+           "https://github.com/pytorch/pytorch/issues/129568"),
+    signatures=(r"\[WinError 126\]",
+                r"\[WinError 127\]",
+                r"\[WinError 1114\]",
+                r"\[WinError 1455\]",
+                r"Error loading \"[^\"]+\.dll\" or one of its dependencies",
+                r"DLL load failed( while importing \w+)?",
+                r"Could not load library \w+\.dll\. Error code \d+",
+                r"Could not locate zlibwapi\.dll"),
+)
+
+WSL_DRIVER_IN_GUEST = Code(
+    code="wsl-driver-in-guest",
+    title="A Linux NVIDIA driver inside WSL2 shadows the Windows driver",
+    area="driver",
+    severity="error",
+    explanation={
+        "what": "Under WSL2, a Linux NVIDIA driver or its libcuda was installed inside the Linux "
+        "guest (e.g. by `apt install cuda` or `nvidia-driver-*`), so it is found before the "
+        "WSL libcuda in /usr/lib/wsl/lib that forwards to the Windows driver.",
+        "why": "WSL2 GPUs are reached only through the Windows driver; a Linux driver's libcuda in "
+        "the guest cannot talk to the GPU, and CUDA fails with \"CUDA driver version is insufficient "
+        "for CUDA runtime version\" or finds no device.",
+        "confirm": "`ls -l /usr/lib/x86_64-linux-gnu/libcuda.so*` (should not exist under WSL); "
+        "`ldconfig -p | grep libcuda` should point into /usr/lib/wsl/lib; `dpkg -l | grep -E "
+        "'nvidia-driver|libnvidia-compute|cuda-drivers'`.",
+        "fix": "Remove the Linux driver packages from the WSL distribution, run `sudo ldconfig`, and "
+        "install only the CUDA toolkit (cuda-toolkit-X-Y from the WSL-Ubuntu repository) if you "
+        "need nvcc; keep the Windows driver up to date instead.",
+    },
+    links=("https://docs.nvidia.com/cuda/wsl-user-guide/index.html",),
+    signatures=(r"CUDA driver version is insufficient for CUDA runtime version",),
+)
+
+
+def _any(code: Code) -> str:
+    return "|".join(f"(?:{s})" for s in code.signatures)
+
+
+# ---------------------------------------------------------------- python-unsupported
+
+_NO_WHEEL_ARCH = re.compile(r"^(armv[67]\w*|arm|i[3-6]86|x86|ppc64le|ppc64|s390x|riscv64|mips\w*)$", re.IGNORECASE)
+
+
+@check(PYTHON_UNSUPPORTED)
+def python_unsupported(fx: Facts) -> Iterator[Finding]:
+    status = fx.str("torch.status")
+    said = find_text(fx, _any(PYTHON_UNSUPPORTED))
+    torch_runs = status == "ok" or bool(fx.str("torch.version") and status not in ("not-installed", "import-failed"))
+    if torch_runs and not said:
+        return  # a torch imports in this interpreter, so wheels exist for it
+    py = fx.str("python.version")
+    bits = fx.int("python.bits")
+    arch = fx.str("system.arch") or ""
+    plat = platform_key(fx)
+    k = kb()
+    reasons: List[str] = []
+    if bits == 32:
+        reasons.append(f"this is a 32-bit Python{(' ' + py) if py else ''}; PyTorch publishes only 64-bit wheels")
+    if arch and _NO_WHEEL_ARCH.match(arch):
+        reasons.append(f"PyTorch publishes no wheels for the {arch} architecture")
+    req = None
+    if said:
+        m = re.search(r"requirement torch\s*(?:==|~=|>=|<=|<|>)?\s*([0-9][\w.+]*)?", said[1])
+        req = m.group(1) if m else None
+        if "torch" in said[1] and req is None:
+            m = re.search(r"torch==([0-9][\w.+]*)", fx.user_error())
+            req = m.group(1) if m else None
+    if py and k and not reasons:
+        try:
+            if req and k.python_supported(release_of(req) or req, py) is False:
+                r = k.torch_release(release_of(req) or req) or {}
+                rng = r.get("python") or {}
+                reasons.append(f"torch {release_of(req)} has wheels for Python {rng.get('min')}–{rng.get('max')}, not {mm_s(py)}")
+            elif k.newest_torch_for_python(py, plat) is None:
+                reasons.append(f"no torch release has wheels for Python {mm_s(py)} on {plat}")
+        except Exception:
+            pass
+    if torch_runs and not any(r.startswith("torch ") for r in reasons):
+        return  # some torch imports here: only a pinned release without wheels for this Python is this code
+    if not reasons and not said:
+        return
+    if not reasons and said and fx.user_error() and not re.search(r"from versions: (none|0\.1\.2)", said[1] + fx.user_error()):
+        # pip saw torch versions, just not the one asked for: a pin/index problem, not the interpreter.
+        return
+    evidence = {"python.version": py, "python.bits": bits, "system.arch": arch or None, "platform": plat,
+                "requested": req}
+    if said:
+        evidence[said[0]] = said[1]
+    k_newest = None
+    rng = {}
+    if k:
+        try:
+            k_newest = k.newest_release()
+            rng = (k.torch_release(k_newest) or {}).get("python") or {}
+        except Exception:
+            pass
+    good_py = rng.get("max")
+    cmds: List[str] = []
+    if bits == 32:
+        cmds += [f"# install the 64-bit Python {mm_s(py) if py else good_py} from https://www.python.org/downloads/ (\"Windows installer (64-bit)\")",
+                 f"py -{mm_s(py) if py else good_py}-64 -m venv .venv" if os_key(fx) == "windows" else f"python{good_py} -m venv .venv",
+                 (".venv\\Scripts\\python" if os_key(fx) == "windows" else ".venv/bin/python") + " -m pip install torch torchvision"]
+    elif reasons and any("architecture" in r for r in reasons):
+        cmds += ["# use a 64-bit x86_64 or aarch64 system (or a 64-bit OS on this board), or build PyTorch from source"]
+    else:
+        lo, hi = rng.get("min"), rng.get("max")
+        if req and k and release_of(req):
+            r = k.torch_release(release_of(req)) or {}
+            lo, hi = (r.get("python") or {}).get("min") or lo, (r.get("python") or {}).get("max") or hi
+        pyt = mm(py)
+        target = hi if (pyt and hi and pyt > mm(hi)) else lo if (pyt and lo and pyt < mm(lo)) else None
+        if not py:
+            cmds.append("python -c \"import sys, platform, struct; print(sys.version, platform.machine(), struct.calcsize('P') * 8, 'bit')\"")
+        if target:
+            cmds += [f"# create the environment with Python {target} (supported by the torch you want):",
+                     f"uv venv --python {target} .venv  # or: conda create -n torch python={target}; or python{target} -m venv .venv",
+                     f".venv/bin/python -m pip install torch{('==' + release_of(req)) if req else ''} torchvision"]
+        else:
+            cmds.append(f"# use a 64-bit CPython {lo}–{hi} on x86_64/aarch64 Linux, 64-bit Windows or Apple-silicon macOS" if lo and hi
+                        else "# use a 64-bit CPython on x86_64/aarch64 Linux, 64-bit Windows or Apple-silicon macOS")
+        if req and "+" in req:
+            cmds.append(f"# a pin with a local tag (+{req.split('+', 1)[1]}) is only on PyTorch's index: add --index-url {INDEX}{req.split('+', 1)[1]}")
+    title = "No PyTorch wheel for this interpreter: " + (reasons[0] if reasons else "pip found no torch wheel matching it")
+    yield PYTHON_UNSUPPORTED.finding(
+        title=title, evidence=evidence,
+        fix=Fix(tuple(cmds), "pip installs only wheels built for the interpreter's Python version, bitness and platform."
+                + (f" The newest torch ({k_newest}) supports Python {rng.get('min')}–{rng.get('max')}." if rng else "")),
+    )
+
+
+def mm_s(v: Optional[str]) -> str:
+    t = mm(v)
+    return f"{t[0]}.{t[1]}" if t else str(v)
+
+
+# ---------------------------------------------------------------- dll-load-failure
+
+_VC = ("msvcp140.dll", "vcruntime140.dll", "vcruntime140_1.dll")
+
+
+@check(DLL_LOAD_FAILURE)
+def dll_load_failure(fx: Facts) -> Iterator[Finding]:
+    """The user's/torch's Windows load error, and the Windows probe's resolution of torch\\lib's imports."""
+    said = find_text(fx, _any(DLL_LOAD_FAILURE))
+    if said and os_key(fx) != "windows" and "dll" not in said[1].lower() and "WinError" not in said[1]:
+        said = None
+    tl = fx.dict("windows.torch_lib") or {}
+    missing = [m for m in (tl.get("missing") or []) if isinstance(m, dict) and isinstance(m.get("dll"), str)]
+    leftovers = [x for x in (tl.get("not_in_record") or []) if isinstance(x, str)]
+    vc = fx.dict("windows.vc_runtime") or {}
+    vc_absent = [n for n in _VC if n in vc and vc[n] is None]
+    vc_absent += [m["dll"].lower() for m in missing if m["dll"].lower() in _VC and m["dll"].lower() not in vc_absent]
+    failed = fx.str("torch.status") == "import-failed"
+    if not said and not missing and not vc_absent and not (failed and leftovers and os_key(fx) == "windows"):
+        return
+    full = fx.user_error() + "\n" + (fx.str("torch.error.message") or "")
+    m = re.search(r"([\w.\-]+\.dll)", said[1]) if said else None
+    m = m or re.search(r"([\w.\-]+\.dll)", full)
+    dll = m.group(1) if m else (missing[0]["needed_by"] if missing else None)
+    ver = torch_version(fx)
+    rel = torch_release(fx)
+    var = variant(fx)
+    evidence = {"dll": dll, "torch.version": ver, "system.os": fx.str("system.os"),
+                "windows.torch_lib.missing": missing or None, "vc_runtime_absent": vc_absent or None,
+                "windows.torch_lib.not_in_record": leftovers or None}
+    if said:
+        evidence[said[0]] = said[1]
+    redist = ["winget install --id Microsoft.VCRedist.2015+.x64  # or run https://aka.ms/vs/17/release/vc_redist.x64.exe"]
+    clean = [f"{PIP} uninstall -y torch torchvision torchaudio  # repeat until pip says torch is not installed",
+             "# delete a leftover ...\\site-packages\\torch folder if one remains, then reinstall:"]
+    reinstall = install_commands(fx, rel, var) if rel else [f"{PIP} install torch torchvision --index-url {INDEX}{var or 'cu126'}"]
+    d = (dll or "").lower()
+    miss = {x["dll"].lower() for x in missing}
+    if (said and "WinError 1455" in said[1]) or "[WinError 1455]" in full:
+        cmds = ["# Windows ran out of virtual memory while mapping torch's large CUDA DLLs (WinError 1455):",
+                "# System > About > Advanced system settings > Performance > Settings > Advanced > Virtual memory: "
+                "let Windows manage the paging file size (or set it to 16 GB or more), then reboot",
+                "# and load fewer processes at once (e.g. DataLoader num_workers=0) if it persists"]
+        why = "Each process maps torch's CUDA DLLs; with a small paging file the mapping fails."
+        title = f"Windows cannot load {dll or 'torch’s DLLs'}: the paging file is too small (WinError 1455)"
+    elif "libomp140.x86_64.dll" in miss or (d == "fbgemm.dll" and rel == "2.4.0"):
+        cmds = ["# torch 2.4.0's fbgemm.dll needs libomp140.x86_64.dll, which the wheel did not ship; 2.4.1 fixes it:"]
+        cmds += install_commands(fx, "2.4.1", var or "cu121", reinstall=True)
+        why = "torch 2.4.1 ships the OpenMP runtime fbgemm.dll depends on."
+        title = f"torch {rel or ''} cannot load fbgemm.dll on Windows: libomp140.x86_64.dll is missing".replace("  ", " ")
+    elif "zlibwapi.dll" in miss or "zlibwapi" in full.lower():
+        cmds = ["# cuDNN 8.3–8.9 needs zlibwapi.dll: a cuDNN outside torch (on PATH) is loaded, or the cuDNN install is incomplete",
+                "where cudnn64_8.dll  # remove that directory from PATH so torch uses its bundled cuDNN"] + clean + reinstall
+        why = "torch's bundled cuDNN loads without a separate zlibwapi.dll; a cuDNN from PATH does not."
+        title = "cuDNN cannot load: zlibwapi.dll is missing"
+    elif vc_absent or d.startswith(("c10", "torch_cpu", "shm", "torch_python")) or (said and "1114" in said[1]) \
+            or "msvcp" in full.lower() or "vcruntime" in full.lower():
+        cmds = redist + ["# if it still fails, reinstall torch cleanly:"] + clean + reinstall
+        why = f"{dll or 'torch'}'s dependencies include the Visual C++ runtime (msvcp140.dll, vcruntime140_1.dll)."
+        title = f"Windows cannot load {dll or 'torch'}: the Visual C++ runtime is " + (
+            f"missing ({', '.join(vc_absent)})" if vc_absent else "missing or too old")
+    elif missing:
+        first = missing[0]
+        cmds = clean + reinstall
+        why = f"{first['dll']} should come with torch or its nvidia-* wheels; a clean reinstall brings it back."
+        title = f"Windows cannot load {first['needed_by']}: {first['dll']} is not found where the loader looks"
+    else:
+        cmds = clean + reinstall + ["# still failing: " + redist[0]]
+        why = "Stale DLLs from an older torch, or another CUDA/cuDNN earlier on PATH, break the load; a clean reinstall removes them."
+        title = f"Windows cannot load {dll or 'one of torch’s DLLs'}" + (f" (torch {ver})" if ver else "")
+    if leftovers:
+        cmds.insert(0, f"# torch\\lib holds DLLs the installed wheel does not list (left from an older install): {', '.join(leftovers[:5])}")
+    severity = "error" if (said or failed or fx.str("torch.status") is None) else "warning"
+    yield DLL_LOAD_FAILURE.finding(title=title, evidence=evidence, fix=Fix(tuple(cmds), why), severity=severity)
+
+
+# ---------------------------------------------------------------- wsl-driver-in-guest
+
+@check(WSL_DRIVER_IN_GUEST)
+def wsl_driver_in_guest(fx: Facts) -> Iterator[Finding]:
+    if is_wsl(fx) is not True:
+        return
+    libs = loaded_libraries(fx) or []
+    guest = [d["path"] for d in libs if d["name"].startswith("libcuda.so") and "/usr/lib/wsl/" not in (d.get("realpath") or d["path"])
+             and "/usr/lib/wsl/" not in d["path"]]
+    said = find_text(fx, _any(WSL_DRIVER_IN_GUEST))
+    kmod = fx.dict("system.kernel_modules") or {}
+    driver = driver_version(fx)
+    k = kb()
+    cuda = fx.str("torch.cuda")
+    suspect = False
+    if not (guest or said or kmod.get("nvidia") is True):
+        # nvidia-smi (the Windows driver, through WSL) works, torch's CUDA build cannot use it.
+        if driver and cuda and fx.bool("torch.cuda_available") is False and fx.str("torch.status") == "ok" and k:
+            try:
+                suspect = k.driver_supports_cuda(driver, cuda, "windows") is True
+            except Exception:
+                suspect = False
+        if not suspect:
+            return
+    if said and not guest and driver and cuda and k:
+        try:
+            if k.driver_supports_cuda(driver, cuda, "windows") is False:
+                return  # the Windows driver itself is too old: driver-too-old says so
+        except Exception:
+            pass
+    evidence = {"system.wsl": True, "guest_libcuda": guest or None, "nvml.driver_version": driver,
+                "system.kernel_modules.nvidia": kmod.get("nvidia"), "wsl_lib_dir": fx.get("system.wsl_lib_dir")}
+    if said:
+        evidence[said[0]] = said[1]
+    cmds = ["ls -l /usr/lib/x86_64-linux-gnu/libcuda.so* /usr/lib/wsl/lib/libcuda.so*  # only the WSL one should exist",
+            "dpkg -l | grep -E 'nvidia-driver|libnvidia-compute|cuda-drivers'",
+            "sudo apt-get remove --purge '^nvidia-driver-.*' '^libnvidia-compute-.*' cuda-drivers  # the Linux driver inside WSL",
+            "sudo ldconfig",
+            "# need nvcc? install only the toolkit from NVIDIA's wsl-ubuntu repository (cuda-toolkit-12-x), never 'cuda' or 'cuda-drivers'"]
+    title = ("Under WSL2, libcuda is loaded from " + guest[0] + " instead of /usr/lib/wsl/lib" if guest
+             else "Under WSL2, a Linux NVIDIA driver inside the guest is the likely cause of: " + said[1][:120] if said
+             else "Under WSL2, an NVIDIA Linux kernel module is loaded inside the guest" if kmod.get("nvidia") is True
+             else f"Under WSL2, torch cannot use CUDA although driver {driver} supports CUDA {cuda}: "
+                  "a Linux driver inside the guest is the usual cause")
+    yield WSL_DRIVER_IN_GUEST.finding(
+        title=title, evidence=evidence, severity="warning" if suspect else "error",
+        fix=Fix(tuple(cmds), "WSL2 reaches the GPU only through the Windows driver via /usr/lib/wsl/lib; a guest driver shadows it."),
+    )
+
+
+def register():
+    return [python_unsupported, dll_load_failure, wsl_driver_in_guest]
