@@ -109,6 +109,21 @@ def no_nvidia_driver(fx: Facts) -> Iterator[Finding]:
         and fx.bool("torch.cuda_available") is False
     if not absent and no_smi:
         absent = True
+    # collect_env printed "Could not collect" for the driver and the GPUs (nvidia-smi missing or
+    # failing) while a CUDA build says CUDA is unavailable: most likely no working driver, but the
+    # text cannot prove it, so this is a warning.
+    likely = (not absent and fx.origin == "collect_env" and nvml is None and not driver_version(fx)
+              and not fx.dicts("nvml.devices") and torch_build(fx) == "cuda" and fx.bool("torch.cuda_available") is False)
+    if likely:
+        yield NO_NVIDIA_DRIVER.finding(
+            title="Probably no working NVIDIA driver: nvidia-smi reported neither a driver nor a GPU, and CUDA is unavailable",
+            evidence={"Nvidia driver version": "Could not collect", "GPU models and configuration": "Could not collect",
+                      "Is CUDA available": False, "torch.version": fx.str("torch.version")},
+            fix=Fix(("nvidia-smi  # does it run, and which driver does it show?",) + tuple(_driver_install_fix(fx)),
+                    "collect_env asks nvidia-smi for the driver; when nvidia-smi cannot run, the driver is usually missing or broken."),
+            severity="warning",
+        )
+        return
     if not absent:
         return
     gpu = nvidia_gpu_present(fx)

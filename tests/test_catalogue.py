@@ -564,3 +564,18 @@ def test_collect_env_scenarios(name, tmp_path):
     else:
         assert (severity, name) in findings, findings
         assert not [c for s, c in findings if s == "error" and c != name], findings
+
+
+def test_this_machines_collect_env_says_probably_no_driver():
+    """Real collect_env from this GPU-less machine: 'Could not collect' driver and GPUs, CUDA build,
+    CUDA unavailable -> a no-nvidia-driver warning (the text cannot prove it), and no error."""
+    from pathlib import Path
+    from click.testing import CliRunner
+    import json as _json
+    from cudadoctor.cli import cli as _cli
+
+    p = Path(__file__).parent / "fixtures" / "collect_env" / "thismachine-torch2141-cu130-nodriver.txt"
+    out = _json.loads(CliRunner().invoke(_cli, ["check", "--from-collect-env", str(p), "--format", "json"]).output)
+    got = {(f["code"], f["severity"]) for f in out["findings"]}
+    assert ("no-nvidia-driver", "warning") in got
+    assert not [f for f in out["findings"] if f["severity"] == "error"]

@@ -132,7 +132,7 @@ FAULTS = {
     "NVML function not found": (nvml("init:13"), {"probe-failed"}),
     "NVML GPU is lost": (nvml("init:15"), {"gpu-lost"}),
     "NVML operating system error": (nvml("init:17"), {"probe-failed"}),
-    "NVML driver/library version mismatch": (nvml("init:18"), {"nvml-driver-mismatch", "probe-failed"}),
+    "NVML driver/library version mismatch": (nvml("init:18"), {"nvml-driver-mismatch"}),
     "NVML unknown error": (nvml("init:999"), {"probe-failed"}),
     "NVML init blocks": (nvml("init:block"), {"probe-failed"}),
     "NVML device count blocks": (nvml("count:block"), {"probe-failed"}),

@@ -34,7 +34,7 @@ def render_text(report: Report, verbose: bool = False, color: bool = False) -> s
     if report.findings:
         out.append("")
     for f in report.findings:
-        sym = SYMBOLS["crashed" if f.code == "check-crashed" else f.severity]
+        sym = "i" if f.severity == "info" else SYMBOLS["crashed" if f.code == "check-crashed" else f.severity]
         out.append(f"{_c(sym, f.severity, color)} {_c(f.code, f.severity, color)}: {_clean(f.title)}")
         if f.fix.commands:
             out.append("    fix: " + _clean(f.fix.commands[0]))
