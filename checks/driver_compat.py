@@ -198,6 +198,24 @@ def driver_too_old(fx: Facts) -> Iterator[Finding]:
             )
         return
     if verdict is True and not said:
+        # Runnable only through minor-version compatibility, and CUDA is unavailable: the driver
+        # is the first suspect (features such as PTX JIT and lazy loading need the full minimum).
+        full = None
+        if k and cuda and driver and fx.bool("torch.cuda_available") is False:
+            try:
+                full = k.min_driver_for_cuda(cuda, os_name, minor_compat=False)
+            except Exception:
+                full = None
+        if full and (k.parse_version(driver) or ()) < (k.parse_version(full) or ()):
+            yield DRIVER_TOO_OLD.finding(
+                title=f"Driver {driver} is below CUDA {cuda}'s own minimum ({full}) and CUDA is unavailable",
+                evidence={"torch.version": torch_version(fx), "torch.cuda": cuda, "nvml.driver_version": driver,
+                          "min_driver_full": full, "torch.cuda_available": False},
+                fix=Fix(tuple(_driver_upgrade(fx, full)),
+                        f"torch runs on driver {driver} only through CUDA minor-version compatibility, which does not "
+                        f"cover everything; CUDA {cuda}'s own minimum driver is {full}."),
+                severity="warning",
+            )
         return
     floor = None
     if k and cuda:
