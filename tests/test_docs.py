@@ -44,3 +44,29 @@ def test_pyproject_lists_every_package_and_builtin_check_module():
 def test_readme_has_the_two_commands():
     text = (REPO / "README.md").read_text()
     assert "cudadoctor check" in text and "pytest" in text
+
+
+def test_a_built_wheel_installs_and_runs_outside_the_checkout(tmp_path):
+    """A real (non-editable) install: the wheel carries the checks as cudadoctor.checks (never a
+    bare top-level `checks`), the knowledge-base tables and the probe scripts, and it runs."""
+    import json
+    import subprocess
+    import sys
+
+    wheels = tmp_path / "wheels"
+    r = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
+                        "-w", str(wheels), str(REPO)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    site = tmp_path / "site"
+    whl = next(wheels.glob("cudadoctor-*.whl"))
+    r = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(site), str(whl)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert not (site / "checks").exists() and (site / "cudadoctor" / "checks" / "driver.py").is_file()
+    env = {"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin", "NO_COLOR": "1"}
+    r = subprocess.run([sys.executable, "-m", "cudadoctor", "check", "--quick", "--format", "json"],
+                       capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env)
+    assert r.returncode in (0, 1), r.stderr
+    report = json.loads(r.stdout)
+    assert report["tool"]["kb_date"] and {c["source"].split(":")[0] for c in report["checks"]} == {"cudadoctor"}
+    assert all(c["status"] == "ok" for c in report["checks"])
