@@ -32,23 +32,31 @@ def use_color(output: Optional[str]) -> bool:
         return False
 
 
-def emit(text: str, output: Optional[str]) -> None:
-    """Write the payload to ``output`` (a path) or stdout."""
+def emit(text: str, output: Optional[str]) -> Optional[str]:
+    """Write the payload to ``output`` or stdout; returns the path written (None for stdout).
+
+    ``output`` may hold placeholders ({host}, {date}, {rank}... see cudadoctor/outpath.py); the
+    file is written atomically (temporary file + rename) and its directory created.
+    """
     if output and output != "-":
+        from ..outpath import OutputPathError, expand, write_atomic
+
         try:
-            d = os.path.dirname(os.path.abspath(output))
-            os.makedirs(d, exist_ok=True)
-            with open(output, "w", encoding="utf-8") as f:
-                f.write(text)
+            path = expand(output)
+        except OutputPathError as e:
+            raise BadInput(str(e)) from None
+        try:
+            write_atomic(path, text)
         except OSError as e:
-            raise BadInput(f"cannot write {output}: {e.strerror or e}") from None
-        return
+            raise BadInput(f"cannot write {path}: {e.strerror or e}") from None
+        return path
     try:
         sys.stdout.write(text)
         sys.stdout.flush()
     except UnicodeEncodeError:
         sys.stdout.buffer.write(text.encode("utf-8", "replace"))
         sys.stdout.flush()
+    return None
 
 
 def read_facts(path: str) -> Dict[str, Any]:
@@ -70,7 +78,23 @@ format_option = click.option(
     "--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True,
     help="Output format. json is the versioned contract; markdown is ready to paste into an issue.",
 )
-output_option = click.option("-o", "--output", metavar="FILE", help="Write the report to FILE instead of stdout.")
+def _check_output(ctx: Any, param: Any, value: Optional[str]) -> Optional[str]:
+    """Reject a bad -o template before any work is done (expanded again when writing)."""
+    if value and value != "-":
+        from ..outpath import OutputPathError, expand
+
+        try:
+            expand(value)
+        except OutputPathError as e:
+            raise BadInput(str(e)) from None
+    return value
+
+
+output_option = click.option(
+    "-o", "--output", metavar="FILE", callback=_check_output,
+    help="Write to FILE instead of stdout. FILE may hold placeholders such as {host}, {date}, {time}, {pid}, "
+         "{rank}, {node}, {job}, {env:NAME} (see docs/cluster.md); the file is written atomically.",
+)
 python_option = click.option(
     "--python", "python", metavar="PATH",
     help="Diagnose another Python interpreter (a venv's or conda env's python) instead of this one.",

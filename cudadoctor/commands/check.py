@@ -92,9 +92,9 @@ def check_cmd(fmt: str, output: Optional[str], facts_file: Optional[str], from_c
     t1 = time.perf_counter()
     reg = registry.load()
     report = diagnose(facts, reg, timings={"probes_s": t1 - t0, "plugins_s": time.perf_counter() - t1})
-    emit(render(report, fmt, verbose=verbose, color=use_color(output)), output)
+    written = emit(render(report, fmt, verbose=verbose, color=use_color(output)), output)
     code = report.exit_code(strict)
-    if output and output != "-":
+    if written:
         v = report.verdict()
-        click.echo(f"cudadoctor: wrote {output} — {v['text']}", err=True)
+        click.echo(f"cudadoctor: wrote {written} — {v['text']}", err=True)
     raise SystemExit(code)
