@@ -12,6 +12,7 @@ from .commands.catalogue import explain_cmd, list_checks_cmd
 from .commands.check import check_cmd
 from .commands.collect import collect_cmd
 from .commands.devices import devices_cmd
+from .commands.fleet import fleet_cmd
 from .commands.kb import kb_cmd
 from .commands.smoke import smoke_cmd
 
@@ -25,7 +26,7 @@ def cli() -> None:
     """
 
 
-for _cmd in (check_cmd, collect_cmd, devices_cmd, list_checks_cmd, explain_cmd, kb_cmd, smoke_cmd):
+for _cmd in (check_cmd, collect_cmd, devices_cmd, list_checks_cmd, explain_cmd, kb_cmd, smoke_cmd, fleet_cmd):
     cli.add_command(_cmd)
 
 

@@ -1,0 +1,46 @@
+"""`cudadoctor fleet`: read the reports of many nodes back; name the deviating and broken ones."""
+
+from __future__ import annotations
+
+from typing import Optional, Tuple
+
+import click
+
+from .. import fleet as _fleet
+from ._shared import BadInput, emit, output_option
+
+
+@click.command("fleet")
+@click.argument("paths", nargs=-1, required=True, metavar="DIR|FILE...")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown", "csv"]), default="text", show_default=True,
+              help="text for people; json is the versioned contract; markdown for a ticket; csv one row per node.")
+@output_option
+@click.option("--latest", is_flag=True, help="When several files name the same node, keep only its newest report.")
+@click.option("--strict", is_flag=True, help="Count warnings as unhealthy too (exit 1).")
+@click.option("--recheck", is_flag=True,
+              help="Re-diagnose every report's facts with this cudadoctor's checks instead of using the findings it carries.")
+@click.option("-v", "--verbose", is_flag=True, help="List every node and every configuration (text and markdown).")
+def fleet_cmd(paths: Tuple[str, ...], fmt: str, output: Optional[str], latest: bool, strict: bool, recheck: bool,
+              verbose: bool) -> None:
+    """Summarise the reports of many nodes: the majority configuration, every node that
+    deviates (and in what), findings by code with the nodes that have each, and the files that
+    could not be read.
+
+    DIR is searched recursively for *.json (hidden files skipped); FILEs are read as given.
+    Reports written by `cudadoctor check --format json` carry their findings; facts files
+    from `cudadoctor collect` are diagnosed here. Files are only ever parsed as JSON, at most
+    8 MiB each.
+
+    Exit codes: 0 all nodes healthy (no error findings) and of one configuration, and every
+    file readable; 1 a node has error findings (with --strict: warnings), deviates from the
+    majority configuration, or a file could not be read; 2 usage error or no readable report.
+    """
+    try:
+        result = _fleet.run(list(paths), latest=latest, strict=strict, recheck=recheck)
+    except _fleet.FleetUsageError as e:
+        raise BadInput(str(e)) from None
+    written = emit(_fleet.render(result, fmt, verbose=verbose), output)
+    s = result["summary"]
+    if written:
+        click.echo(f"cudadoctor: wrote {written} — {s['text']}", err=True)
+    raise SystemExit(s["exit_code"])

@@ -1,0 +1,699 @@
+"""Fleet: read the reports of many nodes back and say which nodes deviate and which are broken.
+
+Cluster engines (Slurm, Kubernetes, pdsh) run ``cudadoctor check --format json -o DIR/{host}.json``
+on every node; :func:`analyse` reads the directory and
+
+* groups nodes by *configuration*: driver, torch version and its CUDA variant, GPU model and
+  count, cudadoctor version and knowledge-base date (:data:`KEYS`);
+* names the most common configuration and every other one, with what differs and which nodes;
+* counts findings by code with the nodes that have each;
+* lists the files it could not read (corrupt, truncated, too large, another schema) and goes on.
+
+Input files are untrusted: JSON only (never evaluated or unpickled), at most
+:data:`MAX_FILE_BYTES` each, regular files only. Reports carry their findings and are not
+re-diagnosed (unless asked); facts-only files are diagnosed with today's checks. Node names are
+the report's ``facts.system.hostname`` (a pseudonym in redacted reports: nothing here relies on
+the name being real), else the file name.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import re
+import stat
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+
+import json
+
+from . import SCHEMA_VERSION, __version__
+from .facts import FACTS_KIND, REPORT_KIND, SECTIONS, Facts
+from .model import SEVERITIES, severity_rank
+
+FLEET_KIND = "cudadoctor-fleet"
+FLEET_SCHEMA_VERSION = 1
+#: Largest file read. Real reports are tens of kB; a larger file is listed as unreadable.
+MAX_FILE_BYTES = 8 * 1024 * 1024
+
+#: The configuration of a node: (key, label). Order is the display order.
+KEYS: Tuple[Tuple[str, str], ...] = (
+    ("driver", "NVIDIA driver"),
+    ("torch", "torch"),
+    ("variant", "torch CUDA variant"),
+    ("gpu", "GPU model"),
+    ("gpus", "GPU count"),
+    ("cudadoctor", "cudadoctor"),
+    ("kb_date", "knowledge base"),
+)
+KEY_NAMES = tuple(k for k, _ in KEYS)
+LABELS = dict(KEYS)
+UNKNOWN = "unknown"
+
+
+class FleetUsageError(ValueError):
+    """Bad usage (a path that does not exist, nothing to read): one line, exit 2."""
+
+
+class UnreadableFile(ValueError):
+    """One file that cannot be used; the message is one line, without the file name."""
+
+
+@dataclass
+class Node:
+    name: str  # as given by the report (may be a pseudonym), else the file's name
+    file: str
+    kind: str  # report | facts
+    config: Dict[str, str]
+    findings: Dict[str, str]  # code -> worst severity on this node
+    titles: Dict[str, str] = field(default_factory=dict)  # code -> the first title seen
+    when: str = ""  # generated_at / collected_at, for --latest
+    rediagnosed: bool = False
+    display: str = ""  # name, or "name (file)" when two files claim the same name
+
+    def count(self, severity: str) -> int:
+        return sum(1 for s in self.findings.values() if s == severity)
+
+    @property
+    def label(self) -> str:
+        return self.display or self.name
+
+
+@dataclass
+class Unreadable:
+    file: str
+    reason: str
+
+
+# ------------------------------------------------------------------------------ finding files
+
+def find_files(paths: Sequence[str]) -> List[str]:
+    """The files to read: directories are walked (``*.json``, hidden entries skipped); files as given.
+
+    Raises :class:`FleetUsageError` for a path that does not exist.
+    """
+    out: List[str] = []
+    seen = set()
+    for p in paths:
+        if not os.path.lexists(p):
+            raise FleetUsageError(f"{p}: no such file or directory")
+        if os.path.isdir(p):
+            found: List[str] = []
+            for root, dirs, files in os.walk(p):
+                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                found.extend(os.path.join(root, f) for f in files if f.endswith(".json") and not f.startswith("."))
+            found.sort(key=natural_key)
+        else:
+            found = [p]
+        for f in found:
+            key = os.path.normpath(f)
+            if key not in seen:
+                seen.add(key)
+                out.append(f)
+    return out
+
+
+def natural_key(s: str) -> Tuple[Any, ...]:
+    """node2 before node10."""
+    return tuple(int(t) if t.isdigit() else t.lower() for t in re.split(r"(\d+)", s))
+
+
+def read_bytes(path: str, limit: int = MAX_FILE_BYTES) -> bytes:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise UnreadableFile("no such file (removed while reading?)") from None
+    except OSError as e:
+        raise UnreadableFile(f"cannot read ({e.strerror or e})") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise UnreadableFile("not a regular file")
+    if st.st_size > limit:
+        raise UnreadableFile(f"larger than {limit // (1024 * 1024)} MiB ({st.st_size} bytes); not a cudadoctor report")
+    try:
+        with open(path, "rb") as f:
+            data = f.read(limit + 1)
+    except PermissionError:
+        raise UnreadableFile("permission denied") from None
+    except OSError as e:
+        raise UnreadableFile(f"cannot read ({e.strerror or e})") from None
+    if len(data) > limit:
+        raise UnreadableFile(f"larger than {limit // (1024 * 1024)} MiB; not a cudadoctor report")
+    return data
+
+
+def parse(data: bytes) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+    """(the whole document, its facts) from a report or facts file; raises :class:`UnreadableFile`."""
+    if not data.strip():
+        raise UnreadableFile("empty file")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise UnreadableFile(f"not UTF-8 text (byte {e.start}); not a cudadoctor JSON report") from None
+    try:
+        doc = json.loads(text)
+    except RecursionError:
+        raise UnreadableFile("JSON nested too deeply") from None
+    except ValueError as e:
+        msg = re.sub(r"\s+at$", "", str(getattr(e, "msg", e)))
+        pos = getattr(e, "pos", None)
+        # The text ended inside a value: the error is at the end, or a string never closed.
+        truncated = pos is not None and (not text[pos:].strip() or msg.startswith("Unterminated string"))
+        where = f" at line {e.lineno} column {e.colno}" if hasattr(e, "lineno") else ""
+        raise UnreadableFile(f"{'truncated JSON' if truncated else 'not valid JSON'} ({msg}{where})") from None
+    if not isinstance(doc, dict):
+        raise UnreadableFile(f"a JSON {type(doc).__name__}, not a cudadoctor report")
+    kind = doc.get("kind")
+    if kind == REPORT_KIND:
+        facts = doc.get("facts")
+        if not isinstance(facts, dict):
+            raise UnreadableFile("report has no 'facts' object")
+        facts = dict(facts)
+        facts.setdefault("schema_version", doc.get("schema_version"))
+    elif kind == FACTS_KIND:
+        facts = doc
+    elif kind == FLEET_KIND:
+        raise UnreadableFile("a fleet summary, not a node's report")
+    else:
+        raise UnreadableFile(f"not a cudadoctor report or facts file (kind={_short(kind)})")
+    for version in (doc.get("schema_version"), facts.get("schema_version")):
+        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+            raise UnreadableFile(f"missing or invalid schema_version {_short(version)}")
+        if version > SCHEMA_VERSION:
+            raise UnreadableFile(f"written by a newer cudadoctor (schema {version}; this one reads up to {SCHEMA_VERSION})")
+    for s in SECTIONS:
+        if facts.get(s) is None:
+            facts[s] = {}
+        elif not isinstance(facts[s], dict):
+            raise UnreadableFile(f"facts section '{s}' is a {type(facts[s]).__name__}, not an object")
+    return doc, facts
+
+
+def _short(v: Any) -> str:
+    s = repr(v)
+    return s if len(s) <= 60 else s[:57] + "..."
+
+
+# ------------------------------------------------------------------------------ one node
+
+try:  # the knowledge base; degrade when absent
+    from . import kb as _kb
+except ImportError:  # pragma: no cover - very old builds
+    _kb = None  # type: ignore[assignment]
+
+
+def _variant(version: Optional[str], fx: Facts) -> str:
+    if not version:
+        return UNKNOWN
+    tag = version.split("+", 1)[1] if "+" in version else ""
+    imported = fx.str("torch.status") == "ok"
+    if not tag and not imported:
+        return UNKNOWN  # a PyPI wheel without a tag: its CUDA is only known once torch is imported
+    cuda = fx.str("torch.cuda")
+    if imported and fx.str("torch.hip") and not tag:
+        return "rocm" + ".".join(fx.str("torch.hip").split(".")[:2])
+    if _kb is not None:
+        try:
+            v = _kb.variant_of(version, cuda)
+            return v or UNKNOWN
+        except Exception:
+            pass
+    m = re.match(r"(cpu|cu\d+|rocm[\d.]*\d|xpu)", tag.lower())
+    if m:
+        return m.group(1)
+    if cuda:
+        parts = cuda.split(".")
+        return "cu" + "".join(parts[:2])
+    return "cpu"
+
+
+def node_config(fx: Facts, tool: Dict[str, Any]) -> Dict[str, str]:
+    """The configuration values of one node, as display strings (``unknown`` when not known)."""
+    nvml_status = fx.str("nvml.status")
+    driver = fx.str("nvml.driver_version") or fx.str("system.nvidia_kernel_driver")
+    if not driver:
+        driver = f"not visible (nvml: {nvml_status})" if nvml_status and nvml_status != "ok" else UNKNOWN
+
+    torch_status = fx.str("torch.status")
+    version = fx.str("torch.version")
+    if not version:
+        dist = fx.distribution("torch")
+        version = dist.get("version") if dist and isinstance(dist.get("version"), str) else None
+    if version:
+        torch = version
+    elif torch_status == "not-installed":
+        torch = "not installed"
+    else:
+        torch = UNKNOWN
+    variant = _variant(version, fx) if version else ("none" if torch_status == "not-installed" else UNKNOWN)
+
+    names = [str(d["name"]) for d in fx.dicts("nvml.devices") if isinstance(d.get("name"), str) and d["name"]]
+    count: Optional[int] = fx.int("nvml.device_count") if nvml_status == "ok" else None
+    if not names and fx.bool("torch.cuda_available"):
+        names = [str(d["name"]) for d in fx.dicts("torch.devices") if isinstance(d.get("name"), str) and d["name"]]
+        count = fx.int("torch.device_count")
+    if names:
+        c = Counter(names)
+        gpu = next(iter(c)) if len(c) == 1 else " + ".join(f"{n}× {name}" for name, n in sorted(c.items()))
+        gpus = str(count if count is not None else len(names))
+    elif nvml_status == "ok" and count == 0:
+        gpu, gpus = "none", "0"
+    elif count is not None:
+        gpu, gpus = UNKNOWN, str(count)
+    elif fx.int("torch.device_count") == 0:
+        gpu, gpus = "none visible", "0"
+    else:
+        gpu, gpus = UNKNOWN, UNKNOWN
+
+    cd = tool.get("version") if isinstance(tool.get("version"), str) else fx.str("tool.version")
+    kbd = tool.get("kb_date") if isinstance(tool.get("kb_date"), str) else fx.str("tool.kb_date")
+    if not kbd and not tool and cd == __version__:
+        # A facts file records no knowledge-base date; the knowledge base ships inside the
+        # package, so the same cudadoctor version has the same one as this cudadoctor.
+        kbd = _this_kb_date()
+    return {
+        "driver": driver,
+        "torch": torch,
+        "variant": variant,
+        "gpu": gpu,
+        "gpus": gpus,
+        "cudadoctor": cd or UNKNOWN,
+        "kb_date": kbd or UNKNOWN,
+    }
+
+
+def _this_kb_date() -> Optional[str]:
+    try:
+        return _kb.kb_date() if _kb is not None else None
+    except Exception:
+        return None
+
+
+def _report_findings(doc: Dict[str, Any]) -> Tuple[Dict[str, str], Dict[str, str]]:
+    raw = doc.get("findings")
+    if not isinstance(raw, list):
+        raise UnreadableFile("report has no 'findings' list")
+    worst: Dict[str, str] = {}
+    titles: Dict[str, str] = {}
+    for i, f in enumerate(raw):
+        if not isinstance(f, dict) or not isinstance(f.get("code"), str) or f.get("severity") not in SEVERITIES:
+            raise UnreadableFile(f"finding #{i + 1} is malformed (needs a code and a severity)")
+        code, sev = f["code"], f["severity"]
+        if code not in worst or severity_rank(sev) < severity_rank(worst[code]):
+            worst[code] = sev
+        if code not in titles and isinstance(f.get("title"), str):
+            titles[code] = f["title"]
+    return worst, titles
+
+
+Diagnoser = Callable[[Dict[str, Any]], List[Any]]
+
+
+def read_node(path: str, diagnose: Optional[Diagnoser] = None, recheck: bool = False) -> Node:
+    """One node from one file; raises :class:`UnreadableFile`.
+
+    ``diagnose(facts) -> findings`` is used for facts-only files (and for reports with ``recheck``).
+    """
+    doc, facts = parse(read_bytes(path))
+    fx = Facts(facts)
+    is_report = doc.get("kind") == REPORT_KIND
+    tool = doc.get("tool") if is_report and isinstance(doc.get("tool"), dict) else {}
+    rediagnosed = False
+    if is_report and not recheck:
+        findings, titles = _report_findings(doc)
+    else:
+        if diagnose is None:
+            raise UnreadableFile("facts only, and nothing to diagnose it with")
+        worst: Dict[str, str] = {}
+        titles = {}
+        for f in diagnose(facts):
+            if f.code not in worst or severity_rank(f.severity) < severity_rank(worst[f.code]):
+                worst[f.code] = f.severity
+            titles.setdefault(f.code, f.title)
+        findings = worst
+        rediagnosed = True
+    host = fx.str("system.hostname")
+    name = host.strip() if host and host.strip() else _stem(path)
+    when = ""
+    for w in (tool.get("generated_at"), fx.get("tool.collected_at")):
+        if isinstance(w, str) and w:
+            when = w
+            break
+    return Node(name=name, file=path, kind="report" if is_report else "facts", config=node_config(fx, tool),
+                findings=findings, titles=titles, when=when, rediagnosed=rediagnosed)
+
+
+def _stem(path: str) -> str:
+    base = os.path.basename(path)
+    return base[:-5] if base.endswith(".json") else base
+
+
+# ------------------------------------------------------------------------------ the fleet
+
+def default_diagnoser() -> Diagnoser:
+    from . import registry
+    from .report import diagnose
+
+    reg = registry.load()
+
+    def run(facts: Dict[str, Any]) -> List[Any]:
+        return diagnose(facts, reg).findings
+
+    run.registry = reg  # type: ignore[attr-defined]
+    return run
+
+
+def read_all(files: Sequence[str], diagnose: Optional[Diagnoser] = None, recheck: bool = False,
+             ) -> Tuple[List[Node], List[Unreadable]]:
+    nodes: List[Node] = []
+    bad: List[Unreadable] = []
+    def diag(facts: Dict[str, Any]) -> List[Any]:
+        return (diagnose or _registry_of())(facts)
+
+    for path in files:
+        try:
+            nodes.append(read_node(path, diag, recheck))
+        except UnreadableFile as e:
+            bad.append(Unreadable(path, str(e)))
+    return nodes, bad
+
+
+def analyse(nodes: List[Node], unreadable: List[Unreadable], latest: bool = False, strict: bool = False,
+            titles: Optional[Callable[[str], Optional[str]]] = None) -> Dict[str, Any]:
+    """The fleet summary as a JSON-ready dict (the ``--format json`` contract)."""
+    superseded: List[Dict[str, str]] = []
+    if latest:
+        best: Dict[str, Node] = {}
+        for n in nodes:
+            cur = best.get(n.name)
+            if cur is None or (n.when, n.file) > (cur.when, cur.file):
+                if cur is not None:
+                    superseded.append({"node": cur.name, "file": cur.file, "by": n.file})
+                best[n.name] = n
+            else:
+                superseded.append({"node": n.name, "file": n.file, "by": cur.file})
+        nodes = list(best.values())
+    by_name = Counter(n.name for n in nodes)
+    for n in nodes:
+        n.display = f"{n.name} ({n.file})" if by_name[n.name] > 1 else n.name
+    nodes = sorted(nodes, key=lambda n: (natural_key(n.name), n.file))
+
+    groups: Dict[Tuple[str, ...], List[Node]] = {}
+    for n in nodes:
+        groups.setdefault(tuple(n.config[k] for k in KEY_NAMES), []).append(n)
+    ordered = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    majority_cfg = ordered[0][0] if ordered else None
+
+    def differs(cfg: Tuple[str, ...]) -> Dict[str, Dict[str, str]]:
+        if majority_cfg is None:
+            return {}
+        return {k: {"value": v, "majority": m} for k, v, m in zip(KEY_NAMES, cfg, majority_cfg) if v != m}
+
+    configurations = []
+    deviating = []
+    for i, (cfg, members) in enumerate(ordered):
+        d = differs(cfg)
+        configurations.append({
+            "config": dict(zip(KEY_NAMES, cfg)),
+            "count": len(members),
+            "majority": i == 0,
+            "differs": d,
+            "nodes": [m.label for m in members],
+        })
+        if i:
+            deviating.extend({"node": m.label, "file": m.file, "differs": d} for m in members)
+    deviating.sort(key=lambda x: natural_key(x["node"]))
+
+    by_code: Dict[str, Dict[str, Any]] = {}
+    for n in nodes:
+        for code, sev in n.findings.items():
+            e = by_code.setdefault(code, {"code": code, "severity": sev, "title": "", "nodes": []})
+            if severity_rank(sev) < severity_rank(e["severity"]):
+                e["severity"] = sev
+            if not e["title"]:
+                e["title"] = (titles(code) if titles else None) or n.titles.get(code, "")
+            e["nodes"].append(n.label)
+    findings = sorted(by_code.values(), key=lambda e: (severity_rank(e["severity"]), -len(e["nodes"]), e["code"]))
+    for e in findings:
+        e["count"] = len(e["nodes"])
+
+    with_errors = [n.label for n in nodes if n.count("error")]
+    with_warnings = [n.label for n in nodes if n.count("warning")]
+    dev_names = {d["node"] for d in deviating}
+    bad_nodes = set(with_errors) | dev_names | (set(with_warnings) if strict else set())
+    code = 0 if (nodes and not bad_nodes and not unreadable) else 1
+    summary = {
+        "files": len(nodes) + len(unreadable) + len(superseded),
+        "nodes": len(nodes),
+        "unreadable": len(unreadable),
+        "superseded": len(superseded),
+        "configurations": len(ordered),
+        "majority_nodes": len(ordered[0][1]) if ordered else 0,
+        "deviating": len(deviating),
+        "with_errors": len(with_errors),
+        "with_warnings": len(with_warnings),
+        "healthy": len(nodes) - len(set(with_errors)),
+        "uniform": len(ordered) <= 1,
+        "exit_code": code,
+    }
+    summary["text"] = _verdict_text(summary, len(bad_nodes), strict)
+    return {
+        "kind": FLEET_KIND,
+        "schema_version": FLEET_SCHEMA_VERSION,
+        "tool": {"name": "cudadoctor", "version": __version__,
+                 "generated_at": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()},
+        "keys": [{"key": k, "label": lbl} for k, lbl in KEYS],
+        "summary": summary,
+        "majority": {"config": configurations[0]["config"], "count": configurations[0]["count"]} if configurations else None,
+        "configurations": configurations,
+        "deviating_nodes": deviating,
+        "findings": findings,
+        "nodes": [{
+            "node": n.label, "name": n.name, "file": n.file, "kind": n.kind, "config": n.config,
+            "errors": n.count("error"), "warnings": n.count("warning"), "infos": n.count("info"),
+            "codes": sorted(n.findings, key=lambda c: (severity_rank(n.findings[c]), c)),
+            "deviates": n.label in dev_names, "rediagnosed": n.rediagnosed,
+        } for n in nodes],
+        "unreadable": [{"file": u.file, "reason": u.reason} for u in unreadable],
+        "superseded": superseded,
+    }
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def _verdict_text(s: Dict[str, Any], attention: int, strict: bool) -> str:
+    if not s["nodes"]:
+        return "no readable report"
+    parts = []
+    if s["with_errors"]:
+        parts.append(f"{s['with_errors']:,} with errors")
+    if strict and s["with_warnings"]:
+        parts.append(f"{s['with_warnings']:,} with warnings")
+    if s["deviating"]:
+        parts.append(f"{s['deviating']:,} deviating from the majority configuration")
+    tail = f"; {_plural(s['unreadable'], 'file')} could not be read" if s["unreadable"] else ""
+    if not parts:
+        if s["unreadable"]:
+            return f"the {_plural(s['nodes'], 'node')} read are healthy and uniform, but {_plural(s['unreadable'], 'file')} could not be read"
+        return f"all {_plural(s['nodes'], 'node')} healthy and uniform"
+    return f"{attention:,} of {_plural(s['nodes'], 'node')} need attention: {', '.join(parts)}{tail}"
+
+
+def run(paths: Sequence[str], latest: bool = False, strict: bool = False, recheck: bool = False,
+        diagnose: Optional[Diagnoser] = None) -> Dict[str, Any]:
+    """Find, read and analyse; raises :class:`FleetUsageError` when there is nothing usable."""
+    files = find_files(paths)
+    if not files:
+        raise FleetUsageError(f"no report files (*.json) in {', '.join(paths)}")
+    nodes, bad = read_all(files, diagnose, recheck)
+    if not nodes:
+        first = f" (first: {bad[0].file}: {bad[0].reason})" if bad else ""
+        raise FleetUsageError(f"none of the {_plural(len(files), 'file')} is a readable cudadoctor report{first}")
+    reg = getattr(diagnose, "registry", None) or getattr(_registry_of(), "registry", None)
+
+    def title(code: str) -> Optional[str]:
+        c = reg.code(code) if reg is not None else None
+        return c.title if c is not None else None
+
+    return analyse(nodes, bad, latest=latest, strict=strict, titles=title)
+
+
+_DIAG: Dict[str, Diagnoser] = {}
+
+
+def _registry_of() -> Diagnoser:
+    if "d" not in _DIAG:
+        _DIAG["d"] = default_diagnoser()
+    return _DIAG["d"]
+
+
+# ------------------------------------------------------------------------------ rendering
+# Everything from the reports is untrusted (host names, GPU names, versions, file names): text
+# output strips control characters, Markdown escapes, CSV defuses spreadsheet formulas.
+
+_SEV_SYMBOL = {"error": "✗", "warning": "!", "info": "i"}
+
+
+def _clean(s: object) -> str:
+    return "".join(ch if ch.isprintable() else " " for ch in str(s))
+
+
+def _names(names: Sequence[str], limit: Optional[int]) -> str:
+    shown = list(names) if limit is None else list(names)[:limit]
+    more = len(names) - len(shown)
+    return ", ".join(_clean(n) for n in shown) + (f", … (+{more:,} more)" if more else "")
+
+
+def _cfg_line(config: Dict[str, str]) -> List[Tuple[str, str]]:
+    c = config
+    torch = c["torch"] if c["variant"] in (UNKNOWN, "none") else f"{c['torch']} ({c['variant']})"
+    gpus = c["gpu"] if c["gpus"] == "0" else f"{c['gpus']} × {c['gpu']}"
+    return [
+        ("NVIDIA driver", c["driver"]),
+        ("torch", torch),
+        ("GPUs", gpus),
+        ("cudadoctor", f"{c['cudadoctor']} (knowledge base {c['kb_date']})"),
+    ]
+
+
+def _differs_text(d: Dict[str, Dict[str, str]]) -> str:
+    return "; ".join(f"{LABELS[k]} {v['value']} (majority: {v['majority']})" for k, v in d.items())
+
+
+def render_text(result: Dict[str, Any], verbose: bool = False) -> str:
+    s = result["summary"]
+    limit = None if verbose else 12
+    out = [f"cudadoctor fleet — {_plural(s['nodes'], 'node')} from {_plural(s['files'], 'file')}", ""]
+    configs = result["configurations"]
+    if configs:
+        top = configs[0]
+        share = top["count"] / s["nodes"]
+        head = "Majority configuration" if share > 0.5 else "Most common configuration"
+        out.append(f"{head} ({top['count']:,} of {s['nodes']:,} nodes):")
+        for label, value in _cfg_line(top["config"]):
+            out.append(f"    {label:<13} {_clean(value)}")
+        out.append("")
+    if len(configs) > 1:
+        out.append(f"Deviating nodes ({s['deviating']:,}, in {_plural(len(configs) - 1, 'other configuration')}):")
+        shown = configs[1:] if verbose else configs[1:21]
+        for c in shown:
+            out.append(f"  ≠ {_clean(_differs_text(c['differs']))}")
+            out.append(f"      {_plural(c['count'], 'node')}: {_names(c['nodes'], limit)}")
+        if len(shown) < len(configs) - 1:
+            out.append(f"  … {len(configs) - 1 - len(shown):,} more configurations (-v shows all)")
+        out.append("")
+    else:
+        out.append("All nodes share one configuration.")
+        out.append("")
+    if result["findings"]:
+        out.append("Findings by code:")
+        width = max(len(f["code"]) for f in result["findings"])
+        for f in result["findings"]:
+            out.append(f"  {_SEV_SYMBOL.get(f['severity'], '?')} {f['code']:<{width}}  {f['severity']:<7} "
+                       f"{_plural(f['count'], 'node')}: {_names(f['nodes'], limit)}")
+        out.append("  (cudadoctor explain CODE tells what a code means and how to fix it)")
+        out.append("")
+    else:
+        out.append("No findings on any node.")
+        out.append("")
+    if result["unreadable"]:
+        out.append(f"Files that could not be read ({s['unreadable']:,}):")
+        bad = result["unreadable"] if verbose else result["unreadable"][:50]
+        for u in bad:
+            out.append(f"  ? {_clean(u['file'])}: {_clean(u['reason'])}")
+        if len(bad) < len(result["unreadable"]):
+            out.append(f"  … {len(result['unreadable']) - len(bad):,} more (-v shows all)")
+        out.append("")
+    if result["superseded"]:
+        out.append(f"Older reports skipped (--latest): {s['superseded']:,}")
+        out.append("")
+    dup = sorted({n["name"] for n in result["nodes"] if n["node"] != n["name"]})
+    if dup:
+        out.append(f"Note: {_plural(len(dup), 'node name')} {'appears' if len(dup) == 1 else 'appear'} in more than one file ({_names(dup, 5)}); "
+                   "shown with the file name (--latest keeps the newest per name).")
+        out.append("")
+    sym = "✓" if s["exit_code"] == 0 else "✗"
+    out.append(f"{sym} {_clean(s['text'])}")
+    return "\n".join(out) + "\n"
+
+
+def render_markdown(result: Dict[str, Any], verbose: bool = False) -> str:
+    from .render.markdown import md_escape as e
+
+    s = result["summary"]
+    limit = None if verbose else 30
+
+    def names(ns: Sequence[str]) -> str:
+        shown = list(ns) if limit is None else list(ns)[:limit]
+        more = len(ns) - len(shown)
+        return ", ".join(e(n) for n in shown) + (f", … (+{more:,} more)" if more else "")
+
+    sym = "✅" if s["exit_code"] == 0 else "❌"
+    out = ["## cudadoctor fleet report", "", f"**{sym} {e(s['text'])}.** "
+           f"{_plural(s['nodes'], 'node')} from {_plural(s['files'], 'file')}.", ""]
+    configs = result["configurations"]
+    if configs:
+        out += ["### Configurations", "", "| Nodes | " + " | ".join(lbl for _, lbl in KEYS) + " | Differs from majority |",
+                "|---:|" + "---|" * len(KEYS) + "---|"]
+        for c in configs:
+            cells = [e(c["config"][k]) for k in KEY_NAMES]
+            diff = "majority" if c["majority"] else e(", ".join(LABELS[k] for k in c["differs"]))
+            out.append(f"| {c['count']:,} | " + " | ".join(cells) + f" | {diff} |")
+        out.append("")
+    if len(configs) > 1:
+        out += ["### Deviating nodes", ""]
+        for c in configs[1:]:
+            out.append(f"- **{e(_differs_text(c['differs']))}**: {names(c['nodes'])}")
+        out.append("")
+    if result["findings"]:
+        out += ["### Findings by code", "", "| Code | Severity | Nodes | Which |", "|---|---|---:|---|"]
+        for f in result["findings"]:
+            out.append(f"| `{f['code']}` | {f['severity']} | {f['count']:,} | {names(f['nodes'])} |")
+        out.append("")
+    if result["unreadable"]:
+        out += ["### Files that could not be read", ""]
+        for u in result["unreadable"]:
+            out.append(f"- {e(u['file'])}: {e(u['reason'])}")
+        out.append("")
+    out.append(f"<sub>cudadoctor {__version__} fleet</sub>")
+    return "\n".join(out) + "\n"
+
+
+CSV_COLUMNS = ("node", "file", "status", "errors", "warnings") + KEY_NAMES + ("differs", "codes", "reason")
+
+
+def _cell(v: object) -> str:
+    s = _clean(v)
+    return "'" + s if s[:1] in ("=", "+", "-", "@") else s  # no formulas when opened in a spreadsheet
+
+
+def render_csv(result: Dict[str, Any]) -> str:
+    import csv
+    import io
+
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(CSV_COLUMNS)
+    devs = {d["node"]: d["differs"] for d in result["deviating_nodes"]}
+    for n in result["nodes"]:
+        status = "error" if n["errors"] else ("deviates" if n["deviates"] else ("warning" if n["warnings"] else "ok"))
+        w.writerow([_cell(x) for x in (
+            n["node"], n["file"], status, n["errors"], n["warnings"], *(n["config"][k] for k in KEY_NAMES),
+            ";".join(devs.get(n["node"], {})), ";".join(n["codes"]), "")])
+    for u in result["unreadable"]:
+        w.writerow([_cell(x) for x in ("", u["file"], "unreadable", "", "", *([""] * len(KEY_NAMES)), "", "", u["reason"])])
+    return buf.getvalue()
+
+
+def render(result: Dict[str, Any], fmt: str, verbose: bool = False) -> str:
+    if fmt == "json":
+        from .render.json import dumps
+
+        return dumps(result)
+    if fmt == "markdown":
+        return render_markdown(result, verbose)
+    if fmt == "csv":
+        return render_csv(result)
+    return render_text(result, verbose)
