@@ -314,7 +314,8 @@ def test_subdirectories_walked(tmp_path, templates):
 def test_untrusted_names_cannot_inject(tmp_path, templates):
     write(tmp_path, "a.json", templates["a100"], "=HYPERLINK(\"http://x\")\x1b[31m")
     write(tmp_path, "b.json", templates["old-driver"], "[click](javascript:alert(1))")
-    write(tmp_path, "c.json", templates["majority"], "c")
+    write(tmp_path, "c1.json", templates["majority"], "c1")
+    write(tmp_path, "c2.json", templates["majority"], "c2")
     res = fleet.run([str(tmp_path)])
     text = fleet.render(res, "text")
     assert "\x1b" not in text
