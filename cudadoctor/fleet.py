@@ -309,10 +309,11 @@ def _report_findings(doc: Dict[str, Any]) -> Tuple[Dict[str, str], Dict[str, str
 Diagnoser = Callable[[Dict[str, Any]], List[Any]]
 
 
-def read_node(path: str, diagnose: Optional[Diagnoser] = None, recheck: bool = False) -> Node:
+def read_node(path: str, diagnose: Optional[Diagnoser] = None, recheck: bool = False, names: str = "host") -> Node:
     """One node from one file; raises :class:`UnreadableFile`.
 
     ``diagnose(facts) -> findings`` is used for facts-only files (and for reports with ``recheck``).
+    ``names``: ``host`` = the recorded host name, else the file name; ``file`` = the file name.
     """
     doc, facts = parse(read_bytes(path))
     fx = Facts(facts)
@@ -333,7 +334,7 @@ def read_node(path: str, diagnose: Optional[Diagnoser] = None, recheck: bool = F
         findings = worst
         rediagnosed = True
     host = fx.str("system.hostname")
-    name = host.strip() if host and host.strip() else _stem(path)
+    name = host.strip() if names == "host" and host and host.strip() else _stem(path)
     when = ""
     for w in (tool.get("generated_at"), fx.get("tool.collected_at")):
         if isinstance(w, str) and w:
@@ -364,7 +365,7 @@ def default_diagnoser() -> Diagnoser:
 
 
 def read_all(files: Sequence[str], diagnose: Optional[Diagnoser] = None, recheck: bool = False,
-             ) -> Tuple[List[Node], List[Unreadable]]:
+             names: str = "host") -> Tuple[List[Node], List[Unreadable]]:
     nodes: List[Node] = []
     bad: List[Unreadable] = []
     def diag(facts: Dict[str, Any]) -> List[Any]:
@@ -372,7 +373,7 @@ def read_all(files: Sequence[str], diagnose: Optional[Diagnoser] = None, recheck
 
     for path in files:
         try:
-            nodes.append(read_node(path, diag, recheck))
+            nodes.append(read_node(path, diag, recheck, names))
         except UnreadableFile as e:
             bad.append(Unreadable(path, str(e)))
     return nodes, bad
@@ -502,12 +503,12 @@ def _verdict_text(s: Dict[str, Any], attention: int, strict: bool) -> str:
 
 
 def run(paths: Sequence[str], latest: bool = False, strict: bool = False, recheck: bool = False,
-        diagnose: Optional[Diagnoser] = None) -> Dict[str, Any]:
+        diagnose: Optional[Diagnoser] = None, names: str = "host") -> Dict[str, Any]:
     """Find, read and analyse; raises :class:`FleetUsageError` when there is nothing usable."""
     files = find_files(paths)
     if not files:
         raise FleetUsageError(f"no report files (*.json) in {', '.join(paths)}")
-    nodes, bad = read_all(files, diagnose, recheck)
+    nodes, bad = read_all(files, diagnose, recheck, names)
     if not nodes:
         first = f" (first: {bad[0].file}: {bad[0].reason})" if bad else ""
         raise FleetUsageError(f"none of the {_plural(len(files), 'file')} is a readable cudadoctor report{first}")

@@ -19,9 +19,12 @@ from ._shared import BadInput, emit, output_option
 @click.option("--strict", is_flag=True, help="Count warnings as unhealthy too (exit 1).")
 @click.option("--recheck", is_flag=True,
               help="Re-diagnose every report's facts with this cudadoctor's checks instead of using the findings it carries.")
+@click.option("--names", type=click.Choice(["host", "file"]), default="host", show_default=True,
+              help="Name nodes by the host name in each report (else its file name), or always by the file name "
+                   "(for reports collected from Kubernetes pods, whose host names are pod names).")
 @click.option("-v", "--verbose", is_flag=True, help="List every node and every configuration (text and markdown).")
 def fleet_cmd(paths: Tuple[str, ...], fmt: str, output: Optional[str], latest: bool, strict: bool, recheck: bool,
-              verbose: bool) -> None:
+              names: str, verbose: bool) -> None:
     """Summarise the reports of many nodes: the majority configuration, every node that
     deviates (and in what), findings by code with the nodes that have each, and the files that
     could not be read.
@@ -36,7 +39,7 @@ def fleet_cmd(paths: Tuple[str, ...], fmt: str, output: Optional[str], latest: b
     majority configuration, or a file could not be read; 2 usage error or no readable report.
     """
     try:
-        result = _fleet.run(list(paths), latest=latest, strict=strict, recheck=recheck)
+        result = _fleet.run(list(paths), latest=latest, strict=strict, recheck=recheck, names=names)
     except _fleet.FleetUsageError as e:
         raise BadInput(str(e)) from None
     written = emit(_fleet.render(result, fmt, verbose=verbose), output)
