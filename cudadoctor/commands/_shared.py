@@ -78,6 +78,8 @@ format_option = click.option(
     "--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True,
     help="Output format. json is the versioned contract; markdown is ready to paste into an issue.",
 )
+
+
 def _check_output(ctx: Any, param: Any, value: Optional[str]) -> Optional[str]:
     """Reject a bad -o template before any work is done (expanded again when writing)."""
     if value and value != "-":
