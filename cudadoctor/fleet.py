@@ -376,6 +376,9 @@ def read_all(files: Sequence[str], diagnose: Optional[Diagnoser] = None, recheck
             nodes.append(read_node(path, diag, recheck, names))
         except UnreadableFile as e:
             bad.append(Unreadable(path, str(e)))
+        except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as e:
+            # A shape no test foresaw: this file is unusable, the others are not.
+            bad.append(Unreadable(path, f"could not be interpreted ({type(e).__name__}: {str(e)[:120]})"))
     return nodes, bad
 
 

@@ -428,3 +428,36 @@ def test_benchmark_script_runs(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     assert "nodes 300, configurations 7" in r.stdout or "nodes 300, configurations 6" in r.stdout
     assert "reports/s" in r.stdout and "unreadable 2" in r.stdout
+
+
+def _leaves(obj, path=()):
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            yield from _leaves(v, path + (k,))
+    elif isinstance(obj, list) and obj:
+        yield from _leaves(obj[0], path + (0,))
+    yield path
+
+
+def test_any_value_of_the_wrong_type_is_handled(tmp_path, templates):
+    """Every field of a real report replaced by each JSON type: a node or a listed file, never a crash."""
+    base = json.loads(templates["majority"].replace(gen.HOST, "n").replace(gen.WHEN, "2026-11-22T00:00:00+00:00"))
+    paths = [p for p in _leaves(base) if p]
+    seen = {"node": 0, "unreadable": 0}
+    for i, path in enumerate(paths):
+        for j, value in enumerate((None, 7, "x", [], {}, [{"code": None}], -1.5, True)):
+            doc = json.loads(json.dumps(base))
+            cur = doc
+            for k in path[:-1]:
+                cur = cur[k]
+            cur[path[-1]] = value
+            f = tmp_path / f"{i}-{j}.json"
+            f.write_text(json.dumps(doc))
+            try:
+                node = fleet.read_node(str(f), diagnose=lambda facts: [])
+                assert set(node.config) == set(fleet.KEY_NAMES) and all(isinstance(v, str) for v in node.config.values())
+                seen["node"] += 1
+            except fleet.UnreadableFile:
+                seen["unreadable"] += 1
+            f.unlink()
+    assert seen["node"] > 1000 and seen["unreadable"] > 10, seen
