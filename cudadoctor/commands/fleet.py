@@ -22,7 +22,7 @@ from ._shared import BadInput, emit, output_option
 @click.option("--names", type=click.Choice(["host", "file"]), default="host", show_default=True,
               help="Name nodes by the host name in each report (else its file name), or always by the file name "
                    "(for reports collected from Kubernetes pods, whose host names are pod names).")
-@click.option("-v", "--verbose", is_flag=True, help="List every node and every configuration (text and markdown).")
+@click.option("-v", "--verbose", is_flag=True, help="Do not shorten the lists of node names and configurations (text and markdown).")
 def fleet_cmd(paths: Tuple[str, ...], fmt: str, output: Optional[str], latest: bool, strict: bool, recheck: bool,
               names: str, verbose: bool) -> None:
     """Summarise the reports of many nodes: the majority configuration, every node that
