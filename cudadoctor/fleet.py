@@ -29,7 +29,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 import json
 
 from . import SCHEMA_VERSION, __version__
-from .facts import FACTS_KIND, REPORT_KIND, SECTIONS, Facts
+from .facts import FACTS_KIND, REPORT_KIND, SECTIONS, Facts, sanitize
 from .model import SEVERITIES, severity_rank
 
 FLEET_KIND = "cudadoctor-fleet"
@@ -340,8 +340,11 @@ def read_node(path: str, diagnose: Optional[Diagnoser] = None, recheck: bool = F
         if isinstance(w, str) and w:
             when = w
             break
-    return Node(name=name, file=path, kind="report" if is_report else "facts", config=node_config(fx, tool),
-                findings=findings, titles=titles, when=when, rediagnosed=rediagnosed)
+    # Only what is shown is made safe to print and serialise (lone surrogates from escapes such
+    # as "\udcff", non-UTF-8 file names): cheaper than sanitising every document whole.
+    return Node(name=sanitize(name), file=sanitize(path), kind="report" if is_report else "facts",
+                config=sanitize(node_config(fx, tool)), findings=sanitize(findings), titles=sanitize(titles),
+                when=sanitize(when), rediagnosed=rediagnosed)
 
 
 def _stem(path: str) -> str:
@@ -375,10 +378,10 @@ def read_all(files: Sequence[str], diagnose: Optional[Diagnoser] = None, recheck
         try:
             nodes.append(read_node(path, diag, recheck, names))
         except UnreadableFile as e:
-            bad.append(Unreadable(path, str(e)))
+            bad.append(Unreadable(sanitize(path), sanitize(str(e))))
         except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as e:
             # A shape no test foresaw: this file is unusable, the others are not.
-            bad.append(Unreadable(path, f"could not be interpreted ({type(e).__name__}: {str(e)[:120]})"))
+            bad.append(Unreadable(sanitize(path), sanitize(f"could not be interpreted ({type(e).__name__}: {str(e)[:120]})")))
     return nodes, bad
 
 

@@ -461,3 +461,20 @@ def test_any_value_of_the_wrong_type_is_handled(tmp_path, templates):
                 seen["unreadable"] += 1
             f.unlink()
     assert seen["node"] > 1000 and seen["unreadable"] > 10, seen
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "markdown", "csv"])
+def test_surrogate_escapes_and_non_utf8_file_names(tmp_path, templates, fmt):
+    """A host name with a "\\udcff" escape and a file name that is not UTF-8 reach every format."""
+    d = tmp_path / "r"
+    write(d, "a.json", templates["majority"], "a")
+    (d / "b.json").write_text(templates["old-driver"].replace(f'"{gen.HOST}"', '"bad\\udcffname"').replace(gen.WHEN, "2026"))
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(os.fsencode(d), b"\xff\xfe.json"), "wb") as f:
+        f.write(b"{broken")
+    r = run_cli("fleet", str(d), "--format", fmt, "-o", str(tmp_path / f"out.{fmt}"))
+    assert r.returncode == 1, r.stderr
+    text = (tmp_path / f"out.{fmt}").read_text(encoding="utf-8")
+    assert "name" in text and ".json" in text
+    r = run_cli("fleet", str(d), "--format", fmt)
+    assert r.returncode == 1, r.stderr
