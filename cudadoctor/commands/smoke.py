@@ -97,7 +97,7 @@ def smoke_cmd(device: str, data_dir: Optional[str], download: bool, synthetic: b
         result = diagnosis_gate(python or sys.executable, device)
     if result is None:
         result = run_smoke(python or sys.executable, device, data_dir, download, synthetic, epochs, timeout, progress)
-    emit(render(result, fmt), output)
-    if output and output != "-":
-        click.echo(f"cudadoctor smoke: {result.get('status')} (report written to {output})", err=True)
+    written = emit(render(result, fmt), output)
+    if written:
+        click.echo(f"cudadoctor smoke: {result.get('status')} (report written to {written})", err=True)
     raise SystemExit(exit_code_for(result))
