@@ -60,6 +60,10 @@ class UnreadableFile(ValueError):
     """One file that cannot be used; the message is one line, without the file name."""
 
 
+class FleetSummaryFile(UnreadableFile):
+    """A fleet summary written next to the reports (``fleet -o DIR/...``): skipped, not an error."""
+
+
 @dataclass
 class Node:
     name: str  # as given by the report (may be a pseudonym), else the file's name
@@ -173,7 +177,7 @@ def parse(data: bytes) -> Tuple[Dict[str, Any], Dict[str, Any]]:
     elif kind == FACTS_KIND:
         facts = doc
     elif kind == FLEET_KIND:
-        raise UnreadableFile("a fleet summary, not a node's report")
+        raise FleetSummaryFile("a fleet summary, not a node's report")
     else:
         raise UnreadableFile(f"not a cudadoctor report or facts file (kind={_short(kind)})")
     for version in (doc.get("schema_version"), facts.get("schema_version")):
@@ -377,6 +381,8 @@ def read_all(files: Sequence[str], diagnose: Optional[Diagnoser] = None, recheck
     for path in files:
         try:
             nodes.append(read_node(path, diag, recheck, names))
+        except FleetSummaryFile:
+            continue  # an earlier `fleet -o` into the same directory
         except UnreadableFile as e:
             bad.append(Unreadable(sanitize(path), sanitize(str(e))))
         except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as e:

@@ -478,3 +478,12 @@ def test_surrogate_escapes_and_non_utf8_file_names(tmp_path, templates, fmt):
     assert "name" in text and ".json" in text
     r = run_cli("fleet", str(d), "--format", fmt)
     assert r.returncode == 1, r.stderr
+
+
+def test_earlier_fleet_summaries_in_the_directory_are_skipped(tmp_path, templates):
+    write(tmp_path, "a.json", templates["majority"], "a")
+    r = run_cli("fleet", str(tmp_path), "--format", "json", "-o", str(tmp_path / "fleet" / "fleet-{datetime}.json"))
+    assert r.returncode == 0, r.stderr
+    r = run_cli("fleet", str(tmp_path), "--format", "json")
+    doc = json.loads(r.stdout)
+    assert r.returncode == 0 and doc["summary"]["nodes"] == 1 and doc["unreadable"] == []
