@@ -73,8 +73,12 @@ def _device(ctx, param, value: str) -> str:
 @click.option("--timeout", type=click.FloatRange(min=1), default=DEFAULT_TIMEOUT_S, show_default=True,
               metavar="SECONDS", help="Watchdog: the whole workload is killed after this long.")
 @click.option("--progress/--no-progress", default=None, help="Progress bars on stderr (default: when stderr is a terminal).")
+@click.option("--distributed", is_flag=True,
+              help="Run as one rank of a torchrun or srun launch: process group, collectives, bandwidth, DDP "
+                   "(see docs/cluster.md). Use -o with {host}/{rank} placeholders for one report per rank.")
 def smoke_cmd(device: str, data_dir: Optional[str], download: bool, synthetic: bool, epochs: Optional[int], fmt: str,
-              output: Optional[str], python: Optional[str], timeout: float, progress: Optional[bool]) -> None:
+              output: Optional[str], python: Optional[str], timeout: float, progress: Optional[bool],
+              distributed: bool = False) -> None:
     """Train the MNIST MLP on the GPU and check every stage: device, CPU agreement, training to 97%,
     throughput vs CPU, mixed precision, cuDNN and host<->device bandwidth.
 
@@ -85,6 +89,10 @@ def smoke_cmd(device: str, data_dir: Optional[str], download: bool, synthetic: b
         raise BadInput(f"--python {python}: not an executable file")
     if synthetic and download:
         raise BadInput("--synthetic and --download exclude each other")
+    if distributed:
+        from ._smoke_distributed import run_distributed_cmd
+
+        run_distributed_cmd(device, data_dir, download, synthetic, epochs, fmt, output, python, timeout)
     if progress is None:
         try:
             progress = sys.stderr.isatty()
