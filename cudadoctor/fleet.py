@@ -33,6 +33,7 @@ from .facts import FACTS_KIND, REPORT_KIND, SECTIONS, Facts, sanitize
 from .model import SEVERITIES, severity_rank
 
 FLEET_KIND = "cudadoctor-fleet"
+SMOKE_DIST_KIND = "cudadoctor-smoke-distributed"
 FLEET_SCHEMA_VERSION = 1
 #: Largest file read. Real reports are tens of kB; a larger file is listed as unreadable.
 MAX_FILE_BYTES = 8 * 1024 * 1024
@@ -58,6 +59,14 @@ class FleetUsageError(ValueError):
 
 class UnreadableFile(ValueError):
     """One file that cannot be used; the message is one line, without the file name."""
+
+
+class SmokeResultFile(UnreadableFile):
+    """A `cudadoctor smoke` result (single-GPU, or one rank of --distributed): read as such."""
+
+    def __init__(self, doc: Dict[str, Any]):
+        super().__init__("a smoke result")
+        self.doc = doc
 
 
 class FleetSummaryFile(UnreadableFile):
@@ -168,6 +177,8 @@ def parse(data: bytes) -> Tuple[Dict[str, Any], Dict[str, Any]]:
     if not isinstance(doc, dict):
         raise UnreadableFile(f"a JSON {type(doc).__name__}, not a cudadoctor report")
     kind = doc.get("kind")
+    if kind == SMOKE_DIST_KIND or (kind is None and doc.get("schema") == 1 and isinstance(doc.get("stages"), list)):
+        raise SmokeResultFile(doc)
     if kind == REPORT_KIND:
         facts = doc.get("facts")
         if not isinstance(facts, dict):
@@ -196,6 +207,106 @@ def parse(data: bytes) -> Tuple[Dict[str, Any], Dict[str, Any]]:
 def _short(v: Any) -> str:
     s = repr(v)
     return s if len(s) <= 60 else s[:57] + "..."
+
+
+# ------------------------------------------------------------------------------ smoke results
+
+@dataclass
+class SmokeRun:
+    """One `cudadoctor smoke` result: a single-GPU run, or one rank of `smoke --distributed`."""
+
+    name: str  # the host the rank ran on (distributed), else the file name
+    file: str
+    rank: Optional[int]
+    world_size: Optional[int]
+    status: str  # pass | fail | error
+    failed_stage: Optional[str]
+    message: str
+    busbw_gbps: Optional[float]
+
+    @property
+    def label(self) -> str:
+        return self.name if self.rank is None else f"{self.name}#{self.rank}"
+
+
+def smoke_run(path: str, doc: Dict[str, Any]) -> SmokeRun:
+    status = doc.get("status")
+    if status not in ("pass", "fail", "error"):
+        raise UnreadableFile(f"smoke result with status {_short(status)}")
+    stages = doc.get("stages")
+    if not all(isinstance(x, dict) and isinstance(x.get("name"), str) and isinstance(x.get("verdict"), str)
+               for x in stages):
+        raise UnreadableFile("smoke result with a malformed stage")
+    d = doc.get("distributed") if isinstance(doc.get("distributed"), dict) else {}
+    rank = d.get("rank") if isinstance(d.get("rank"), int) and not isinstance(d.get("rank"), bool) else None
+    world = d.get("world_size") if isinstance(d.get("world_size"), int) and not isinstance(d.get("world_size"), bool) else None
+    host = d.get("host") if isinstance(d.get("host"), str) and d.get("host").strip() else None
+    failed = next((x for x in stages if x["verdict"] == "fail"), None)
+    err = doc.get("error") if isinstance(doc.get("error"), dict) else {}
+    message = str(failed.get("message", "")) if failed else str(err.get("message") or "")
+    busbw = None
+    for x in stages:
+        ev = x.get("evidence") if isinstance(x.get("evidence"), dict) else {}
+        v = ev.get("busbw_gbps")
+        if x["name"] == "bandwidth" and isinstance(v, (int, float)) and not isinstance(v, bool):
+            busbw = float(v)
+    return SmokeRun(name=sanitize(host or _stem(path)), file=sanitize(path), rank=rank, world_size=world,
+                    status=status, failed_stage=sanitize(failed["name"]) if failed else None,
+                    message=sanitize(message.splitlines()[0][:300] if message else ""), busbw_gbps=busbw)
+
+
+_CONSEQUENCES = ("stopped by the launcher", "timed out", "timeout", "connection closed by peer", "connection reset",
+                 "waiting for clients", "not run:")
+
+
+def _is_consequence(message: str) -> bool:
+    """A failure that is usually the effect of another rank's (listed after the causes)."""
+    m = message.lower()
+    return any(c in m for c in _CONSEQUENCES)
+
+
+def smoke_summary(runs: List[SmokeRun]) -> Optional[Dict[str, Any]]:
+    if not runs:
+        return None
+    runs = sorted(runs, key=lambda r: (natural_key(r.name), r.rank if r.rank is not None else -1, r.file))
+    hosts: Dict[str, Dict[str, List[Any]]] = {}
+    for r in runs:
+        h = hosts.setdefault(r.name, {"ranks": [], "failed": []})
+        h["ranks"].append(r.rank)
+        if r.status != "pass":
+            h["failed"].append(r.rank)
+    # Grouped by stage and by the shape of the message (numbers blanked), so that the rank with
+    # the root cause is not hidden behind the peers that timed out or were stopped because of it.
+    stages: Dict[Tuple[str, str], Dict[str, Any]] = {}
+    for r in runs:
+        if r.status != "pass":
+            stage = r.failed_stage or ("(error)" if r.status == "error" else "(unknown)")
+            shape = re.sub(r"\d+(?:\.\d+)?", "N", r.message)[:80]
+            e = stages.setdefault((stage, shape), {"stage": stage, "ranks": [], "message": r.message,
+                                                   "consequence": _is_consequence(r.message)})
+            e["ranks"].append(r.label)
+    failed_stages = sorted(stages.values(), key=lambda e: (e["consequence"], -len(e["ranks"]), e["stage"]))
+    for e in failed_stages:
+        e["count"] = len(e["ranks"])
+    bws = sorted((r.busbw_gbps, r.label) for r in runs if r.busbw_gbps is not None)
+    bandwidth = None
+    if bws:
+        vals = [b for b, _ in bws]
+        med = vals[len(vals) // 2] if len(vals) % 2 else (vals[len(vals) // 2 - 1] + vals[len(vals) // 2]) / 2
+        bandwidth = {"busbw_gbps": {"min": vals[0], "median": med, "max": vals[-1]},
+                     "slowest": [{"rank": lbl, "busbw_gbps": b} for b, lbl in bws[:5]]}
+    return {
+        "runs": len(runs),
+        "passed": sum(r.status == "pass" for r in runs),
+        "failed": sum(r.status == "fail" for r in runs),
+        "errors": sum(r.status == "error" for r in runs),
+        "world_sizes": sorted({r.world_size for r in runs if r.world_size is not None}),
+        "hosts": hosts,
+        "failed_stages": failed_stages,
+        "bandwidth": bandwidth,
+        "results": [{"rank": r.label, "host": r.name, "file": r.file, "status": r.status, "failed_stage": r.failed_stage,
+                     "message": r.message, "busbw_gbps": r.busbw_gbps} for r in runs],
+    }
 
 
 # ------------------------------------------------------------------------------ one node
@@ -372,9 +483,11 @@ def default_diagnoser() -> Diagnoser:
 
 
 def read_all(files: Sequence[str], diagnose: Optional[Diagnoser] = None, recheck: bool = False,
-             names: str = "host") -> Tuple[List[Node], List[Unreadable]]:
+             names: str = "host") -> Tuple[List[Node], List[Unreadable], List[SmokeRun]]:
     nodes: List[Node] = []
     bad: List[Unreadable] = []
+    smoke: List[SmokeRun] = []
+
     def diag(facts: Dict[str, Any]) -> List[Any]:
         return (diagnose or _registry_of())(facts)
 
@@ -383,16 +496,24 @@ def read_all(files: Sequence[str], diagnose: Optional[Diagnoser] = None, recheck
             nodes.append(read_node(path, diag, recheck, names))
         except FleetSummaryFile:
             continue  # an earlier `fleet -o` into the same directory
+        except SmokeResultFile as e:
+            try:
+                smoke.append(smoke_run(path, e.doc))
+            except UnreadableFile as e2:
+                bad.append(Unreadable(sanitize(path), sanitize(str(e2))))
+            except (KeyError, TypeError, ValueError, AttributeError) as e2:
+                bad.append(Unreadable(sanitize(path), f"could not be interpreted ({type(e2).__name__})"))
         except UnreadableFile as e:
             bad.append(Unreadable(sanitize(path), sanitize(str(e))))
         except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as e:
             # A shape no test foresaw: this file is unusable, the others are not.
             bad.append(Unreadable(sanitize(path), sanitize(f"could not be interpreted ({type(e).__name__}: {str(e)[:120]})")))
-    return nodes, bad
+    return nodes, bad, smoke
 
 
 def analyse(nodes: List[Node], unreadable: List[Unreadable], latest: bool = False, strict: bool = False,
-            titles: Optional[Callable[[str], Optional[str]]] = None) -> Dict[str, Any]:
+            titles: Optional[Callable[[str], Optional[str]]] = None,
+            smoke: Optional[List[SmokeRun]] = None) -> Dict[str, Any]:
     """The fleet summary as a JSON-ready dict (the ``--format json`` contract)."""
     superseded: List[Dict[str, str]] = []
     if latest:
@@ -454,9 +575,13 @@ def analyse(nodes: List[Node], unreadable: List[Unreadable], latest: bool = Fals
     with_warnings = [n.label for n in nodes if n.count("warning")]
     dev_names = {d["node"] for d in deviating}
     bad_nodes = set(with_errors) | dev_names | (set(with_warnings) if strict else set())
-    code = 0 if (nodes and not bad_nodes and not unreadable) else 1
+    sm = smoke_summary(smoke or [])
+    smoke_bad = (sm["failed"] + sm["errors"]) if sm else 0
+    code = 0 if ((nodes or sm) and not bad_nodes and not unreadable and not smoke_bad) else 1
     summary = {
-        "files": len(nodes) + len(unreadable) + len(superseded),
+        "files": len(nodes) + len(unreadable) + len(superseded) + (sm["runs"] if sm else 0),
+        "smoke_runs": sm["runs"] if sm else 0,
+        "smoke_failed": smoke_bad,
         "nodes": len(nodes),
         "unreadable": len(unreadable),
         "superseded": len(superseded),
@@ -489,6 +614,7 @@ def analyse(nodes: List[Node], unreadable: List[Unreadable], latest: bool = Fals
         } for n in nodes],
         "unreadable": [{"file": u.file, "reason": u.reason} for u in unreadable],
         "superseded": superseded,
+        "smoke": sm,
     }
 
 
@@ -497,8 +623,17 @@ def _plural(n: int, word: str) -> str:
 
 
 def _verdict_text(s: Dict[str, Any], attention: int, strict: bool) -> str:
+    smoke = ""
+    if s.get("smoke_runs"):
+        smoke = (f"; smoke: {s['smoke_failed']:,} of {_plural(s['smoke_runs'], 'run')} failed" if s["smoke_failed"]
+                 else f"; smoke: all {_plural(s['smoke_runs'], 'run')} passed")
     if not s["nodes"]:
-        return "no readable report"
+        tail = f"; {_plural(s['unreadable'], 'file')} could not be read" if s["unreadable"] else ""
+        return (smoke[2:] + tail) if smoke else "no readable report"
+    return _nodes_verdict(s, attention, strict) + smoke
+
+
+def _nodes_verdict(s: Dict[str, Any], attention: int, strict: bool) -> str:
     parts = []
     if s["with_errors"]:
         parts.append(f"{s['with_errors']:,} with errors")
@@ -520,8 +655,8 @@ def run(paths: Sequence[str], latest: bool = False, strict: bool = False, rechec
     files = find_files(paths)
     if not files:
         raise FleetUsageError(f"no report files (*.json) in {', '.join(paths)}")
-    nodes, bad = read_all(files, diagnose, recheck, names)
-    if not nodes:
+    nodes, bad, smoke = read_all(files, diagnose, recheck, names)
+    if not nodes and not smoke:
         first = f" (first: {bad[0].file}: {bad[0].reason})" if bad else ""
         raise FleetUsageError(f"none of the {_plural(len(files), 'file')} is a readable cudadoctor report{first}")
     reg = getattr(diagnose, "registry", None) or getattr(_registry_of(), "registry", None)
@@ -530,7 +665,7 @@ def run(paths: Sequence[str], latest: bool = False, strict: bool = False, rechec
         c = reg.code(code) if reg is not None else None
         return c.title if c is not None else None
 
-    return analyse(nodes, bad, latest=latest, strict=strict, titles=title)
+    return analyse(nodes, bad, latest=latest, strict=strict, titles=title, smoke=smoke)
 
 
 _DIAG: Dict[str, Diagnoser] = {}
@@ -578,7 +713,9 @@ def _differs_text(d: Dict[str, Dict[str, str]]) -> str:
 def render_text(result: Dict[str, Any], verbose: bool = False) -> str:
     s = result["summary"]
     limit = None if verbose else 12
-    out = [f"cudadoctor fleet — {_plural(s['nodes'], 'node')} from {_plural(s['files'], 'file')}", ""]
+    out = [f"cudadoctor fleet — {_plural(s['nodes'], 'node')}"
+           + (f" and {_plural(s['smoke_runs'], 'smoke run')}" if s.get("smoke_runs") else "")
+           + f" from {_plural(s['files'], 'file')}", ""]
     configs = result["configurations"]
     if configs:
         top = configs[0]
@@ -588,7 +725,9 @@ def render_text(result: Dict[str, Any], verbose: bool = False) -> str:
         for label, value in _cfg_line(top["config"]):
             out.append(f"    {label:<13} {_clean(value)}")
         out.append("")
-    if len(configs) > 1:
+    if not s["nodes"]:
+        pass
+    elif len(configs) > 1:
         out.append(f"Deviating nodes ({s['deviating']:,}, in {_plural(len(configs) - 1, 'other configuration')}):")
         shown = configs[1:] if verbose else configs[1:21]
         for c in shown:
@@ -608,8 +747,24 @@ def render_text(result: Dict[str, Any], verbose: bool = False) -> str:
                        f"{_plural(f['count'], 'node')}: {_names(f['nodes'], limit)}")
         out.append("  (cudadoctor explain CODE tells what a code means and how to fix it)")
         out.append("")
-    else:
+    elif s["nodes"]:
         out.append("No findings on any node.")
+        out.append("")
+    sm = result.get("smoke")
+    if sm:
+        hosts = len(sm["hosts"])
+        ws = "/".join(str(w) for w in sm["world_sizes"])
+        out.append(f"Smoke ({_plural(sm['runs'], 'run')} on {_plural(hosts, 'host')}"
+                   + (f", world size {ws}" if ws else "") + f"): {sm['passed']:,} passed, "
+                   f"{sm['failed']:,} failed" + (f", {sm['errors']:,} could not run" if sm["errors"] else ""))
+        for e in sm["failed_stages"]:
+            out.append(f"  ✗ {_clean(e['stage'])}  {_plural(e['count'], 'run')}: {_names(e['ranks'], limit)}"
+                       + (f" — {_clean(e['message'])}" if e["message"] else ""))
+        bw = sm["bandwidth"]
+        if bw:
+            b = bw["busbw_gbps"]
+            out.append(f"  all_reduce bus bandwidth: min {b['min']:g}, median {b['median']:g}, max {b['max']:g} GB/s; "
+                       "slowest: " + ", ".join(f"{_clean(x['rank'])} {x['busbw_gbps']:g}" for x in bw["slowest"][:3]))
         out.append("")
     if result["unreadable"]:
         out.append(f"Files that could not be read ({s['unreadable']:,}):")
@@ -665,6 +820,18 @@ def render_markdown(result: Dict[str, Any], verbose: bool = False) -> str:
         for f in result["findings"]:
             out.append(f"| `{f['code']}` | {f['severity']} | {f['count']:,} | {names(f['nodes'])} |")
         out.append("")
+    sm = result.get("smoke")
+    if sm:
+        out += ["### Smoke", "", f"{sm['runs']:,} runs: {sm['passed']:,} passed, {sm['failed']:,} failed, "
+                f"{sm['errors']:,} could not run.", ""]
+        if sm["failed_stages"]:
+            out += ["| Failed stage | Runs | Which | First message |", "|---|---:|---|---|"]
+            for e_ in sm["failed_stages"]:
+                out.append(f"| {e(e_['stage'])} | {e_['count']:,} | {names(e_['ranks'])} | {e(e_['message'])} |")
+            out.append("")
+        if sm["bandwidth"]:
+            b = sm["bandwidth"]["busbw_gbps"]
+            out += [f"all_reduce bus bandwidth: min {b['min']:g}, median {b['median']:g}, max {b['max']:g} GB/s.", ""]
     if result["unreadable"]:
         out += ["### Files that could not be read", ""]
         for u in result["unreadable"]:
@@ -695,6 +862,9 @@ def render_csv(result: Dict[str, Any]) -> str:
         w.writerow([_cell(x) for x in (
             n["node"], n["file"], status, n["errors"], n["warnings"], *(n["config"][k] for k in KEY_NAMES),
             ";".join(devs.get(n["node"], {})), ";".join(n["codes"]), "")])
+    for r in (result.get("smoke") or {}).get("results", []):
+        w.writerow([_cell(x) for x in (r["rank"], r["file"], "smoke-" + r["status"], "", "", *([""] * len(KEY_NAMES)), "",
+                                       r["failed_stage"] or "", r["message"] if r["status"] != "pass" else "")])
     for u in result["unreadable"]:
         w.writerow([_cell(x) for x in ("", u["file"], "unreadable", "", "", *([""] * len(KEY_NAMES)), "", "", u["reason"])])
     return buf.getvalue()

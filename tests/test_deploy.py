@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, REPO, load_fixture
+from conftest import FIXTURES, REPO, load_fixture, torch_python
 
 DEPLOY = REPO / "deploy"
 SCRIPTS = sorted(p for p in DEPLOY.rglob("*") if p.suffix in (".sh", ".sbatch"))
@@ -46,7 +46,7 @@ def pod_spec(doc):
 
 def test_there_is_something_to_check():
     names = {p.relative_to(DEPLOY).as_posix() for p in SCRIPTS + MANIFESTS}
-    assert {"slurm/cudadoctor-census.sbatch", "slurm/prolog.sh", "slurm/healthcheck.sh", "k8s/job.yaml",
+    assert {"slurm/cudadoctor-census.sbatch", "slurm/cudadoctor-smoke-distributed.sbatch", "slurm/prolog.sh", "slurm/healthcheck.sh", "k8s/job.yaml",
             "k8s/daemonset.yaml", "k8s/fleet-summary.yaml", "k8s/collect-logs.sh", "pdsh/census.sh",
             "pdsh/ssh-census.sh"} <= names
 
@@ -182,7 +182,7 @@ exec {sys.executable} -m cudadoctor "$@"
     tool("srun", """
 while [ "${1#-}" != "$1" ]; do shift; done
 echo "srun $*" >> "$CALLS"
-SLURM_PROCID=0 SLURM_NODEID=0 SLURM_LOCALID=0 "$@"
+SLURM_PROCID=0 SLURM_NODEID=0 SLURM_LOCALID=0 SLURM_NTASKS=1 "$@"
 """)
     tool("scontrol", """
 echo "scontrol $*" >> "$CALLS"
@@ -365,3 +365,16 @@ def test_daemonset_container_script_prints_only_the_report(bin_dir, tmp_path):
     r = subprocess.run(["sh", "-c", body], env=env, capture_output=True, text=True)
     assert json.loads(r.stdout)["kind"] == "cudadoctor-report" and r.stderr == ""
     assert (tmp_path / "exit-code").read_text() == "1\n"
+
+
+@pytest.mark.skipif(torch_python() is None, reason="no torch interpreter (set CUDADOCTOR_TEST_TORCH_PYTHON)")
+def test_sbatch_distributed_smoke(bin_dir, tmp_path):
+    """One rank (the stand-in srun starts one task) with gloo on this GPU-less machine."""
+    r = run("slurm/cudadoctor-smoke-distributed.sbatch", bin_dir, tmp_path, SLURM_JOB_ID=31337, MASTER_ADDR="127.0.0.1",
+            CUDADOCTOR_REPORTS=tmp_path / "smoke", OMP_NUM_THREADS=1,
+            CUDADOCTOR_SMOKE_ARGS=f"--device cpu --python {torch_python()} --timeout 200")
+    assert "master 127.0.0.1:" + str(20000 + 31337 % 20000) in r.stdout
+    rep = json.loads((tmp_path / "smoke" / "31337" / f"{HOST}-0.json").read_text())
+    assert rep["kind"] == "cudadoctor-smoke-distributed" and rep["status"] == "pass", rep.get("error")
+    assert "srun exit code: 0" in r.stdout and "smoke: all 1 run passed" in r.stdout
+    assert r.returncode == 0, r.stdout + r.stderr

@@ -487,3 +487,53 @@ def test_earlier_fleet_summaries_in_the_directory_are_skipped(tmp_path, template
     r = run_cli("fleet", str(tmp_path), "--format", "json")
     doc = json.loads(r.stdout)
     assert r.returncode == 0 and doc["summary"]["nodes"] == 1 and doc["unreadable"] == []
+
+
+# ------------------------------------------------------------------ smoke results next to the reports
+
+SMOKE = Path(__file__).parent / "fixtures" / "smoke"
+
+
+def test_smoke_results_are_summarised_with_the_root_cause_first(tmp_path, templates):
+    write(tmp_path, "a.json", templates["majority"], "a")
+    write(tmp_path, "b.json", templates["majority"], "b")
+    for f in SMOKE.glob("*.json"):
+        (tmp_path / f.name).write_bytes(f.read_bytes())
+    res = fleet.run([str(tmp_path)])
+    sm = res["smoke"]
+    assert (sm["runs"], sm["passed"], sm["failed"], sm["errors"]) == (5, 3, 2, 0)
+    assert res["summary"]["nodes"] == 2 and res["unreadable"] == []
+    cause, effect = sm["failed_stages"]
+    assert cause["stage"] == "ddp" and cause["ranks"] == ["vm#1"] and cause["message"] == "RuntimeError: injected fault"
+    assert effect["ranks"] == ["vm#0"] and effect["message"].startswith("stopped by the launcher (SIGTERM) in stage 'ddp'")
+    assert sm["hosts"]["vm"]["failed"] == [0, 1]
+    assert sm["bandwidth"]["busbw_gbps"]["min"] > 0 and len(sm["bandwidth"]["slowest"]) == 4
+    assert res["summary"]["exit_code"] == 1
+    text = fleet.render(res, "text")
+    assert "Smoke (5 runs on 2 hosts, world size 2): 3 passed, 2 failed" in text
+    assert text.index("vm#1 — RuntimeError: injected fault") < text.index("vm#0 — stopped by the launcher")
+    assert text.rstrip().endswith("smoke: 2 of 5 runs failed")
+    rows = list(csv.DictReader(io.StringIO(fleet.render(res, "csv"))))
+    assert sorted(r["status"] for r in rows if r["status"].startswith("smoke")) == \
+        ["smoke-fail", "smoke-fail", "smoke-pass", "smoke-pass", "smoke-pass"]
+    assert "### Smoke" in fleet.render(res, "markdown")
+
+
+def test_passing_smoke_results_alone(tmp_path):
+    for f in SMOKE.glob("*pass*.json"):
+        (tmp_path / f.name).write_bytes(f.read_bytes())
+    r = run_cli("fleet", str(tmp_path))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.rstrip().endswith("✓ smoke: all 3 runs passed")
+    assert "Majority configuration" not in r.stdout
+
+
+def test_malformed_smoke_result_is_listed(tmp_path, templates):
+    write(tmp_path, "a.json", templates["majority"], "a")
+    doc = json.loads((SMOKE / "dist-gloo-pass-rank0.json").read_text())
+    doc["status"] = "maybe"
+    (tmp_path / "s.json").write_text(json.dumps(doc))
+    doc["status"], doc["stages"] = "pass", [{"name": 1}]
+    (tmp_path / "t.json").write_text(json.dumps(doc))
+    bad = {Path(u["file"]).name: u["reason"] for u in fleet.run([str(tmp_path)])["unreadable"]}
+    assert bad == {"s.json": "smoke result with status 'maybe'", "t.json": "smoke result with a malformed stage"}

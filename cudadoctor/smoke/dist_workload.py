@@ -4,7 +4,8 @@ Standalone script (standard library + torch), so that it runs under another inte
 (``--python``). It is started once per rank by the cluster's launcher (torchrun, srun) through
 ``cudadoctor smoke --distributed``, joins the process group and checks, stage by stage:
 
-init        the rank's device (cuda:LOCAL_RANK) exists; init_process_group (nccl on CUDA, gloo on
+init        the rank's device (cuda:LOCAL_RANK, or cuda:0 when each task is given one GPU) exists;
+            init_process_group (nccl on CUDA, gloo on
             the CPU) completes, i.e. every rank arrived at MASTER_ADDR:MASTER_PORT in time
 membership  all_gather_object of who is where: ranks 0..W-1 each exactly once, no two ranks of one
             host on the same GPU (NCCL refuses that as "Duplicate GPU detected")
@@ -117,11 +118,17 @@ class DistSmoke:
             n = torch.cuda.device_count()
             ev["visible_gpus"] = n
             ev["CUDA_VISIBLE_DEVICES"] = os.environ.get("CUDA_VISIBLE_DEVICES")
-            if self.local_rank >= n:
+            index = self.local_rank
+            if index >= n and n == 1:
+                # one GPU bound to each task (srun --gpus-per-task=1): it is this rank's. Two ranks on
+                # one GPU would still be caught by the membership stage (same UUID on one host).
+                index = 0
+                ev["note"] = f"one GPU visible per rank: cuda:0 for LOCAL_RANK {self.local_rank}"
+            elif index >= n:
                 raise Fail(f"LOCAL_RANK {self.local_rank} but only {n} GPU(s) visible: more ranks on this node "
                            "than GPUs (--nproc-per-node / --ntasks-per-node vs --gpus-per-node)", ev)
-            torch.cuda.set_device(self.local_rank)
-            self.dev = torch.device("cuda", self.local_rank)
+            torch.cuda.set_device(index)
+            self.dev = torch.device("cuda", index)
             backend = "nccl"
             if not dist.is_nccl_available():
                 raise Fail("this torch build has no NCCL backend", ev)
@@ -255,7 +262,7 @@ class DistSmoke:
             if i < len(LAYERS) - 2:
                 layers.append(nn.ReLU())
         model = nn.Sequential(*layers).to(self.dev)
-        ddp = DDP(model, device_ids=[self.local_rank] if self.kind == "cuda" else None)
+        ddp = DDP(model, device_ids=[self.dev.index] if self.kind == "cuda" else None)
         ev = {}
         spread0, _ = self._spread(self._fingerprint(model))
         ev["weights_spread_after_wrap"] = spread0
