@@ -7,6 +7,8 @@ on every node; :func:`analyse` reads the directory and
   count, cudadoctor version and knowledge-base date (:data:`KEYS`);
 * names the most common configuration and every other one, with what differs and which nodes;
 * counts findings by code with the nodes that have each;
+* summarises `cudadoctor smoke` results found alongside (one file per rank of
+  ``smoke --distributed``): failed stages with the rank that caused them first, bandwidth;
 * lists the files it could not read (corrupt, truncated, too large, another schema) and goes on.
 
 Input files are untrusted: JSON only (never evaluated or unpickled), at most

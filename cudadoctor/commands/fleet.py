@@ -31,12 +31,14 @@ def fleet_cmd(paths: Tuple[str, ...], fmt: str, output: Optional[str], latest: b
 
     DIR is searched recursively for *.json (hidden files skipped); FILEs are read as given.
     Reports written by `cudadoctor check --format json` carry their findings; facts files
-    from `cudadoctor collect` are diagnosed here. Files are only ever parsed as JSON, at most
-    8 MiB each.
+    from `cudadoctor collect` are diagnosed here; results of `cudadoctor smoke` (and of each
+    rank of `smoke --distributed`) are summarised in their own section. Files are only ever
+    parsed as JSON, at most 8 MiB each.
 
-    Exit codes: 0 all nodes healthy (no error findings) and of one configuration, and every
-    file readable; 1 a node has error findings (with --strict: warnings), deviates from the
-    majority configuration, or a file could not be read; 2 usage error or no readable report.
+    Exit codes: 0 all nodes healthy (no error findings) and of one configuration, every smoke
+    run passed, and every file readable; 1 a node has error findings (with --strict: warnings),
+    deviates from the majority configuration, a smoke run failed, or a file could not be read;
+    2 usage error or nothing readable.
     """
     try:
         result = _fleet.run(list(paths), latest=latest, strict=strict, recheck=recheck, names=names)
