@@ -21,14 +21,13 @@ the name being real), else the file name.
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import os
 import re
 import stat
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
-
-import json
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import SCHEMA_VERSION, __version__
 from .facts import FACTS_KIND, REPORT_KIND, SECTIONS, Facts, sanitize
