@@ -1,4 +1,4 @@
-"""`cudadoctor smoke --distributed --combined`: real torchrun jobs over Gloo on this machine, with faults injected into one
+"""`cudadoctor smoke --distributed`: real torchrun jobs over Gloo on this machine, with faults injected into one
 rank (hang, exit, kill, never checking in, a wrong value), plus the pure parts (route lookup, blame, bandwidth
 formula, rendering).
 
@@ -70,7 +70,7 @@ def torchrun(tmp_path, job_pythonpath):
 
 
 def _torchrun(tmp_path, pythonpath, *args, fault=None, nproc=2, sweep="16384:2", timeout=150):
-    """Run a real torchrun job of `python -m cudadoctor smoke --distributed --combined ...`; JSON report -> tmp_path/report.json."""
+    """Run a real torchrun job of `python -m cudadoctor smoke --distributed ...`; JSON report -> tmp_path/report.json."""
     script = Path(TORCH_PY).parent / "torchrun"
     launcher = [str(script)] if script.exists() else [TORCH_PY, "-m", "torch.distributed.run"]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CUDADOCTOR_DIST_", "MASTER_", "RANK", "WORLD_"))}
@@ -79,7 +79,7 @@ def _torchrun(tmp_path, pythonpath, *args, fault=None, nproc=2, sweep="16384:2",
         env["CUDADOCTOR_DIST_FAULT"] = fault
     out = tmp_path / "report.json"
     cmd = launcher + ["--standalone", "--nproc-per-node", str(nproc), "-m", "cudadoctor", "smoke", "--distributed",
-                      "--combined", "--format", "json", "-o", str(out), *args]
+                      "--format", "json", "-o", str(out), *args]
     t0 = time.monotonic()
     p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout, cwd=tmp_path)
     wall = time.monotonic() - t0
@@ -127,7 +127,7 @@ def test_two_ranks_over_gloo_pass_with_exact_collectives_and_bandwidth(torchrun)
     assert rep["culprits"] == [] and rep["error"] is None
     # the text and markdown renderings of that real report
     text = D.render(rep, "text")
-    assert text.splitlines()[0] == "cudadoctor smoke --distributed --combined (gloo, 2 ranks, device cpu): PASS"
+    assert text.splitlines()[0] == "cudadoctor smoke --distributed (gloo, 2 ranks, device cpu): PASS"
     assert "64 KiB" in text and "busbw GB/s" in text and "interface lo" in text
     assert "all-reduce, exact on every rank" in text and "broadcast from rank 0, exact on every rank" in text
     md = D.render(rep, "markdown")
@@ -224,7 +224,7 @@ def test_cuda_on_this_gpu_less_machine_fails_the_device_stage_of_every_rank(torc
 def _cli(*args, env=None):
     e = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")}
     e.update(env or {})
-    return subprocess.run([sys.executable, "-m", "cudadoctor", "smoke", "--distributed", "--combined", *args],
+    return subprocess.run([sys.executable, "-m", "cudadoctor", "smoke", "--distributed", *args],
                           capture_output=True,
                           text=True, env=e, timeout=60)
 
@@ -234,12 +234,12 @@ def test_without_a_launcher_is_one_line_and_exit_2():
     assert p.returncode == 2
     assert p.stderr.strip().splitlines() == [
         "cudadoctor: error: --distributed needs a launcher: RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT not set. "
-        "Start it with: torchrun --standalone --nproc-per-node N -m cudadoctor smoke --distributed --combined"]
+        "Start it with: torchrun --standalone --nproc-per-node N -m cudadoctor smoke --distributed"]
 
 
 @pytest.mark.parametrize("args,needle", [
-    (["--device", "all"], "--combined takes --device cuda"),
-    (["--device", "cpu", "--synthetic"], "not used by --distributed --combined"),
+    (["--device", "all"], "--distributed takes --device cuda"),
+    (["--device", "cpu", "--synthetic"], "not used by --distributed (without --per-rank)"),
 ])
 def test_bad_options_are_one_line_and_exit_2(args, needle):
     p = _cli(*args)

@@ -59,7 +59,7 @@ def _clean_env(**extra):
 
 
 def test_cli_outside_a_launch_is_exit_2():
-    r = subprocess.run([sys.executable, "-m", "cudadoctor", "smoke", "--distributed", "--device", "cpu"],
+    r = subprocess.run([sys.executable, "-m", "cudadoctor", "smoke", "--distributed", "--per-rank", "--device", "cpu"],
                        capture_output=True, text=True, env=_clean_env())
     assert r.returncode == 2
     assert r.stderr.startswith("cudadoctor: error: --distributed runs as one rank of a launch") and r.stderr.count("\n") == 1
@@ -70,7 +70,7 @@ def test_cli_outside_a_launch_is_exit_2():
     (["--device", "cpu", "--synthetic"], "do not apply"),
 ])
 def test_cli_bad_combinations(args, needle):
-    r = run_cli("smoke", "--distributed", *args, env={"RANK": "0", "WORLD_SIZE": "1"})
+    r = run_cli("smoke", "--distributed", "--per-rank", *args, env={"RANK": "0", "WORLD_SIZE": "1"})
     assert r.returncode == 2 and needle in r.stderr
 
 
@@ -110,7 +110,7 @@ def wrapper(tmp_path):
 
 def torchrun(wrapper, tmp_path, nproc, *args, **env):
     cmd = [TORCH, "-m", "torch.distributed.run", "--nproc-per-node", str(nproc), "--no-python", str(wrapper),
-           "smoke", "--distributed", "--device", "cpu", "--python", TORCH, "--format", "json",
+           "smoke", "--distributed", "--per-rank", "--device", "cpu", "--python", TORCH, "--format", "json",
            "-o", str(tmp_path / "out" / "{host}-{rank}.json"), *args]
     e = _clean_env(OMP_NUM_THREADS="1", **env)
     return subprocess.run(cmd, capture_output=True, text=True, env=e, timeout=600, cwd=tmp_path)
@@ -160,7 +160,7 @@ def test_a_failing_rank_is_named_and_its_peer_says_why(wrapper, tmp_path):
 
 @needs_torch
 def test_missing_peers_time_out_in_init_with_a_hint(tmp_path):
-    r = subprocess.run([sys.executable, "-m", "cudadoctor", "smoke", "--distributed", "--device", "cpu", "--python", TORCH,
+    r = subprocess.run([sys.executable, "-m", "cudadoctor", "smoke", "--distributed", "--per-rank", "--device", "cpu", "--python", TORCH,
                         "--timeout", "15", "--format", "json"], capture_output=True, text=True, timeout=120,
                        env=_clean_env(RANK="0", WORLD_SIZE="2", LOCAL_RANK="0", MASTER_ADDR="127.0.0.1",
                                       MASTER_PORT=str(29000 + os.getpid() % 500), OMP_NUM_THREADS="1"))
@@ -175,7 +175,7 @@ def test_missing_peers_time_out_in_init_with_a_hint(tmp_path):
 
 @needs_torch
 def test_single_rank_from_slurm_variables(tmp_path):
-    r = subprocess.run([sys.executable, "-m", "cudadoctor", "smoke", "--distributed", "--device", "cpu", "--python", TORCH,
+    r = subprocess.run([sys.executable, "-m", "cudadoctor", "smoke", "--distributed", "--per-rank", "--device", "cpu", "--python", TORCH,
                         "--timeout", "120"], capture_output=True, text=True, timeout=300,
                        env=_clean_env(SLURM_PROCID="0", SLURM_NTASKS="1", SLURM_LOCALID="0", OMP_NUM_THREADS="1",
                                       MASTER_PORT=str(29500 + os.getpid() % 400)))
@@ -187,7 +187,7 @@ def test_single_rank_from_slurm_variables(tmp_path):
 @needs_torch
 def test_cuda_rank_without_a_usable_gpu_says_why():
     """On this machine (no driver): the rank fails at once with the diagnosis instead of joining."""
-    r = subprocess.run([sys.executable, "-m", "cudadoctor", "smoke", "--distributed", "--python", TORCH, "--format", "json"],
+    r = subprocess.run([sys.executable, "-m", "cudadoctor", "smoke", "--distributed", "--per-rank", "--python", TORCH, "--format", "json"],
                        capture_output=True, text=True, timeout=300,
                        env=_clean_env(RANK="0", WORLD_SIZE="1", LOCAL_RANK="0"))
     assert r.returncode == 1, r.stderr

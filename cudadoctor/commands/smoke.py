@@ -74,18 +74,20 @@ def _device(ctx, param, value: str) -> str:
               metavar="SECONDS", help="Watchdog: the whole workload is killed after this long.")
 @click.option("--progress/--no-progress", default=None, help="Progress bars on stderr (default: when stderr is a terminal).")
 @click.option("--distributed", is_flag=True,
-              help="Run as one rank of a torchrun or srun launch: process group, collectives, bandwidth, DDP "
-                   "(see docs/cluster.md). Use -o with {host}/{rank} placeholders for one report per rank.")
-@click.option("--combined", is_flag=True,
-              help="With --distributed: rank 0 writes ONE report for the whole job (check-in of every rank, exact "
-                   "all-reduce and broadcast, 1 KiB-64 MiB all-reduce bandwidth sweep, the rank at fault named "
-                   "within --rank-timeout; docs/smoke.md).")
+              help="Run as one rank of a torchrun (or srun) launch; rank 0 writes ONE report for the whole job: "
+                   "check-in of every rank, exact all-reduce and broadcast, a 1 KiB-64 MiB all-reduce bandwidth "
+                   "sweep (algbw/busbw), the rank at fault named within --rank-timeout (docs/smoke.md).")
+@click.option("--per-rank", is_flag=True,
+              help="With --distributed: every rank writes its own report instead (process group, collectives, "
+                   "bandwidth, DDP), for `cudadoctor fleet`; use -o with {host}/{rank} placeholders (docs/cluster.md).")
+@click.option("--combined", is_flag=True, hidden=True)  # the default of --distributed; kept as a no-op
 @click.option("--rank-timeout", type=click.FloatRange(min=1), default=None, metavar="SECONDS",
-              help="With --distributed --combined: how long to wait for another rank (check-in, each collective, "
+              help="With --distributed: how long to wait for another rank (check-in, each collective, "
                    "results) [default: 60].")
 def smoke_cmd(device: str, data_dir: Optional[str], download: bool, synthetic: bool, epochs: Optional[int], fmt: str,
               output: Optional[str], python: Optional[str], timeout: float, progress: Optional[bool],
-              distributed: bool = False, combined: bool = False, rank_timeout: Optional[float] = None) -> None:
+              distributed: bool = False, per_rank: bool = False, combined: bool = False,
+              rank_timeout: Optional[float] = None) -> None:
     """Train the MNIST MLP on the GPU and check every stage: device, CPU agreement, training to 97%,
     throughput vs CPU, mixed precision, cuDNN and host<->device bandwidth.
 
@@ -96,11 +98,13 @@ def smoke_cmd(device: str, data_dir: Optional[str], download: bool, synthetic: b
         raise BadInput(f"--python {python}: not an executable file")
     if synthetic and download:
         raise BadInput("--synthetic and --download exclude each other")
-    if (combined or rank_timeout is not None) and not distributed:
-        raise BadInput("--combined and --rank-timeout go with --distributed")
-    if rank_timeout is not None and not combined:
-        raise BadInput("--rank-timeout applies to --distributed --combined")
-    if distributed and combined:
+    if (combined or per_rank or rank_timeout is not None) and not distributed:
+        raise BadInput("--per-rank and --rank-timeout go with --distributed")
+    if combined and per_rank:
+        raise BadInput("--combined and --per-rank exclude each other")
+    if rank_timeout is not None and per_rank:
+        raise BadInput("--rank-timeout applies to --distributed without --per-rank")
+    if distributed and not per_rank:
         _smoke_combined(device, data_dir, download, synthetic, epochs, fmt, output, python, timeout, rank_timeout)
     if distributed:
         from ._smoke_distributed import run_distributed_cmd
@@ -125,13 +129,13 @@ def smoke_cmd(device: str, data_dir: Optional[str], download: bool, synthetic: b
 
 
 def _smoke_combined(device, data_dir, download, synthetic, epochs, fmt, output, python, timeout, rank_timeout):
-    """--distributed --combined: cudadoctor/smoke/combined.py; only rank 0 prints or writes the report."""
+    """--distributed (combined): cudadoctor/smoke/combined.py; only rank 0 prints or writes the report."""
     from ..smoke.combined import DEFAULT_RANK_TIMEOUT_S, LaunchError, render as render_combined, run_distributed
 
     if device not in ("cuda", "cpu"):
-        raise BadInput("--distributed --combined takes --device cuda (each rank uses cuda:LOCAL_RANK, NCCL) or cpu (Gloo)")
+        raise BadInput("--distributed takes --device cuda (each rank uses cuda:LOCAL_RANK, NCCL) or cpu (Gloo)")
     if data_dir or download or synthetic or epochs:
-        raise BadInput("--data-dir, --download, --synthetic and --epochs are not used by --distributed --combined")
+        raise BadInput("--data-dir, --download, --synthetic and --epochs are not used by --distributed (without --per-rank)")
     try:
         report, code = run_distributed(device, rank_timeout or DEFAULT_RANK_TIMEOUT_S, timeout, python)
     except LaunchError as e:
@@ -139,6 +143,6 @@ def _smoke_combined(device, data_dir, download, synthetic, epochs, fmt, output, 
     if report is not None:  # rank 0
         written = emit(render_combined(report, fmt), output)
         if written:
-            click.echo(f"cudadoctor smoke --distributed --combined: {report.get('status')} (report written to "
+            click.echo(f"cudadoctor smoke --distributed: {report.get('status')} (report written to "
                        f"{written})", err=True)
     raise SystemExit(code)

@@ -1,5 +1,5 @@
-"""`cudadoctor smoke --distributed --combined`: one rank of a torchrun job whose rank 0 writes ONE combined
-report (see docs/smoke.md, "Distributed: one combined report"). The per-rank mode without --combined is
+"""`cudadoctor smoke --distributed`: one rank of a torchrun job whose rank 0 writes ONE combined
+report (see docs/smoke.md, "Distributed: one combined report"). The per-rank mode (--distributed --per-rank) is
 cudadoctor/smoke/distributed.py.
 
 Each rank process (a torchrun worker running `python -m cudadoctor smoke --distributed`) does:
@@ -51,7 +51,7 @@ LAUNCH_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RA
                "CUDA_VISIBLE_DEVICES", "OMP_NUM_THREADS")
 ENV_PREFIXES = ("NCCL_", "TORCH_NCCL_", "GLOO_", "TORCH_DISTRIBUTED_", "TP_SOCKET_IFNAME", "UCX_", "FI_")
 
-RUN_HINT = "torchrun --standalone --nproc-per-node N -m cudadoctor smoke --distributed --combined"
+RUN_HINT = "torchrun --standalone --nproc-per-node N -m cudadoctor smoke --distributed"
 
 
 class LaunchError(Exception):
@@ -610,7 +610,7 @@ class Rank:
         if failed_row is not None:
             if self.r == 0:
                 return self._standalone_report(failed_row), 1
-            sys.stderr.write(f"cudadoctor smoke --distributed --combined: rank {self.r}: "
+            sys.stderr.write(f"cudadoctor smoke --distributed: rank {self.r}: "
                              f"{failed_row['error']['message']}\n")
             return None, 1
         if self.r == 0:
@@ -653,7 +653,7 @@ class Rank:
             a = self.store.get("abort") if got else None
             msg = (f"rank 0 stopped the job before it started: {a.get('reason')}" if a
                    else f"rank 0 did not start the job within {2 * self.T + 10:g} s")
-            sys.stderr.write(f"cudadoctor smoke --distributed --combined: rank {self.r}: {msg}\n")
+            sys.stderr.write(f"cudadoctor smoke --distributed: rank {self.r}: {msg}\n")
             return None, 1
         own = self.child()
         if own["status"] != "pass" and (own.get("error") or {}).get("kind") not in ("aborted", "terminated"):
@@ -680,10 +680,10 @@ class Rank:
         except Exception:
             pass
         if own["status"] != "pass":
-            sys.stderr.write(f"cudadoctor smoke --distributed --combined: rank {self.r} on {self.hostname}: FAIL: "
+            sys.stderr.write(f"cudadoctor smoke --distributed: rank {self.r} on {self.hostname}: FAIL: "
                              f"{(own.get('error') or {}).get('message')}\n")
         if verdict is None:
-            sys.stderr.write(f"cudadoctor smoke --distributed --combined: rank {self.r}: no report from rank 0\n")
+            sys.stderr.write(f"cudadoctor smoke --distributed: rank {self.r}: no report from rank 0\n")
             return None, 1
         return None, 0 if (verdict.get("status") == "pass" and own["status"] == "pass") else 1
 
@@ -741,7 +741,7 @@ def _net_line(rep: dict) -> str:
 
 
 def _headline(rep: dict) -> str:
-    return (f"cudadoctor smoke --distributed --combined ({rep.get('backend')}, {rep.get('world_size')} ranks, device "
+    return (f"cudadoctor smoke --distributed ({rep.get('backend')}, {rep.get('world_size')} ranks, device "
             f"{rep.get('device')}): {str(rep.get('status')).upper()}")
 
 
@@ -820,7 +820,7 @@ def _md(s) -> str:
 
 def render_markdown(rep: dict) -> str:
     m = rep.get("master") or {}
-    lines = [f"## {_headline(rep).replace('cudadoctor smoke --distributed --combined', '`cudadoctor smoke --distributed --combined`')}",
+    lines = [f"## {_headline(rep).replace('cudadoctor smoke --distributed', '`cudadoctor smoke --distributed`')}",
              "", f"- master `{m.get('addr')}:{m.get('port')}`, {_net_line(rep)}",
              f"- launcher: {(rep.get('launcher') or {}).get('kind')}"]
     env = {k: v for k, v in (rep.get("env") or {}).items() if k.startswith(ENV_PREFIXES)}

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""cudadoctor distributed smoke (--combined) workload -- STANDALONE child of one rank.
+"""cudadoctor distributed smoke (--combined) workload (--distributed) -- STANDALONE child of one rank.
 
 Run as:  python combined_workload.py --config '{...}' --out RESULT.json
 
