@@ -11,7 +11,9 @@ from .. import exitcodes, registry
 from ..facts import sanitize
 from ..probes import DEFAULT_TIMEOUTS, collect
 from ..render import render
+from ..privacy import shareable
 from ..report import diagnose
+from ._privacy import show_pii_option, warn_show_pii
 from ._shared import BadInput, emit, format_option, output_option, python_option, read_facts, read_text_arg, use_color
 
 
@@ -79,19 +81,23 @@ def _is_interpreter(path: str) -> bool:
 @click.option("--deep", is_flag=True, help="Import torchvision/torchaudio fully (slower) instead of only loading their compiled extensions.")
 @click.option("--timeout", type=click.FloatRange(min=1), metavar="SECONDS",
               help=f"Time limit for importing torch and initialising CUDA (default {DEFAULT_TIMEOUTS['torch']:.0f}).")
+@show_pii_option
 def check_cmd(fmt: str, output: Optional[str], facts_file: Optional[str], from_collect_env: Optional[str],
               error: Optional[str], error_file: Optional[str], strict: bool, verbose: bool, python: Optional[str],
-              quick: bool, deep: bool, timeout: Optional[float]) -> None:
+              quick: bool, deep: bool, timeout: Optional[float],
+              show_pii: bool) -> None:
     """Diagnose whether PyTorch can use the NVIDIA GPU, and print the fix for what is wrong.
 
     Exit codes: 0 no error findings; 1 error findings (with --strict, warnings too);
-    2 usage error or bad input.
+    2 usage error or bad input. Output is redacted unless --show-pii (see docs/support.md).
     """
+    warn_show_pii(show_pii)
     t0 = time.perf_counter()
     facts = gather(facts_file, python, quick, timeout, error, error_file, deep=deep, from_collect_env=from_collect_env)
     t1 = time.perf_counter()
     reg = registry.load()
     report = diagnose(facts, reg, timings={"probes_s": t1 - t0, "plugins_s": time.perf_counter() - t1})
+    report = shareable(report, show_pii, live=True)
     written = emit(render(report, fmt, verbose=verbose, color=use_color(output)), output)
     code = report.exit_code(strict)
     if written:

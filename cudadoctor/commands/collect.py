@@ -6,7 +6,9 @@ from typing import Optional
 
 import click
 
+from ..privacy import Redactor, redact_facts, redactor_for
 from ..probes import collect
+from ._privacy import show_pii_option, warn_show_pii
 from ..render.json import dumps
 from ._shared import BadInput, emit, output_option, python_option
 from .check import read_collect_env
@@ -19,13 +21,19 @@ from .check import read_collect_env
 @click.option("--timeout", type=click.FloatRange(min=1), metavar="SECONDS", help="Time limit for the torch probe.")
 @click.option("--from-collect-env", "from_collect_env", metavar="FILE",
               help="Print the facts read from the output of `python -m torch.utils.collect_env` in FILE ('-' for stdin).")
+@show_pii_option
 def collect_cmd(output: Optional[str], python: Optional[str], quick: bool, timeout: Optional[float],
-                from_collect_env: Optional[str]) -> None:
-    """Gather the facts about this machine and print them as JSON, without judging them."""
+                from_collect_env: Optional[str], show_pii: bool) -> None:
+    """Gather the facts about this machine and print them as JSON, without judging them.
+
+    Redacted unless --show-pii (see docs/support.md)."""
+    warn_show_pii(show_pii)
     if from_collect_env:
         if python:
             raise BadInput("--from-collect-env and --python cannot be used together: the text already describes one interpreter")
-        emit(dumps(read_collect_env(from_collect_env)), output)
+        facts = read_collect_env(from_collect_env)
+        emit(dumps(redact_facts(facts, Redactor(pii=False) if show_pii else redactor_for([facts], live=True))), output)
         return
     facts = collect(python=python, quick=quick, timeouts={"torch": timeout} if timeout else None)
+    facts = redact_facts(facts, Redactor(pii=False) if show_pii else redactor_for([facts], live=True))
     emit(dumps(facts), output)

@@ -12,23 +12,48 @@ import re
 from typing import List
 
 from .. import __version__
+from ..privacy import describe as describe_redaction
 from ..report import Report
 from .devices import check_section
 from .summary import SYMBOLS, areas
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+!|~])")
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+!|~$])")
+#: U+2060 WORD JOINER: invisible, and breaks GitHub's @mention, #123 and email autolinking,
+#: which run on the rendered text (where HTML entities are already decoded).
+_WJ = "\u2060"
 
 
 def md_escape(s: object) -> str:
-    """Escape text for inline Markdown (also safe in a table cell): no markup, no HTML, no links."""
+    """Escape text for inline Markdown (also safe in a table cell): no markup, no HTML, no links.
+
+    Every Markdown punctuation character is backslash-escaped (``&`` becomes ``&amp;``); URL
+    schemes and ``www.`` are broken with an entity so GFM does not autolink them; ``@`` and ``#``
+    get an invisible word joiner so ticket systems do not turn them into mentions, email links or
+    issue references. Control and format characters (newlines, bidi overrides) become spaces.
+    """
     text = "".join(ch if ch.isprintable() else " " for ch in str(s))
+    text = text.replace("&", "&amp;")
     text = _MD_SPECIAL.sub(r"\\\1", text)
-    # Autolinks: GitHub turns bare URLs and www. into links; break the scheme so they stay text.
-    text = re.sub(r"(?i)\b(https?|ftp|file|javascript|data)(:)", r"\1&#58;", text)
+    # Autolinks: GitHub turns scheme:// URLs and www. into links; break them with an entity.
+    text = re.sub(r"(?i)\b(https?|ftp|file|javascript|data|mailto|vbscript|ssh|git)(:)", r"\1&#58;", text)
     text = re.sub(r"(?i)\bwww\.", "www&#46;", text)
-    text = text.replace("&", "&amp;").replace("&amp;#58;", "&#58;").replace("&amp;#46;", "&#46;")
-    text = text.replace("@", "&#64;")
+    text = re.sub(r"(@|\\#)(?=[A-Za-z0-9])", "\\1" + _WJ, text)
+    # Emoji shortcodes (:tada:) render as images on GitHub.
+    text = re.sub(r":(?=[A-Za-z0-9_+-]+:)", ":" + _WJ, text)
     return text
+
+
+def md_code(s: object, limit: int = 300) -> str:
+    """An inline code span for an untrusted value: one line, and a delimiter it cannot close.
+
+    Code spans show text literally (no links, mentions or HTML). Not for table cells, where a
+    ``|`` would still split the cell: use :func:`md_escape` there.
+    """
+    text = "".join(ch if ch.isprintable() else " " for ch in str(s))[:limit]
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    ticks = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or (text.startswith(" ") and text.endswith(" ") and text.strip()) else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}" if text else "(empty)"
 
 
 def fence(body: str, lang: str = "") -> str:
@@ -72,12 +97,12 @@ def render_markdown(report: Report, verbose: bool = False) -> str:
                 out.append("")
                 for k, val in f.evidence.items():
                     sval = val if isinstance(val, str) else json.dumps(val, default=str)
-                    if "\n" in sval:
+                    if len(sval.splitlines()) > 1:
                         out.append(f"- {md_escape(k)}:")
                         out.append("")
                         out.append(fence(sval))
                     else:
-                        out.append(f"- {md_escape(k)}: `{sval.replace('`', 'ˋ')[:300]}`" if sval else f"- {md_escape(k)}: (empty)")
+                        out.append(f"- {md_escape(k)}: {md_code(sval)}")
                 out.append("")
             if f.links:
                 out.append("See: " + ", ".join(_safe_link(u) for u in f.links))
@@ -90,6 +115,9 @@ def render_markdown(report: Report, verbose: bool = False) -> str:
     out.append("")
     out.append("</details>")
     out.append("")
+    privacy = describe_redaction(report.facts.get("redaction"))
+    if privacy:
+        out += [f"🔒 {md_escape(privacy)}", ""]
     kb = report.to_dict()["tool"].get("kb_date")
     out.append(f"<sub>cudadoctor {__version__} · schema {report.to_dict()['schema_version']}"
                + (f" · knowledge base {md_escape(kb)}" if kb else "") + "</sub>")
