@@ -12,8 +12,10 @@ from .commands.catalogue import explain_cmd, list_checks_cmd
 from .commands.check import check_cmd
 from .commands.collect import collect_cmd
 from .commands.devices import devices_cmd
+from .commands.diff import diff_cmd
 from .commands.fleet import fleet_cmd
 from .commands.kb import kb_cmd
+from .commands.report import report_cmd
 from .commands.smoke import smoke_cmd
 
 
@@ -26,7 +28,7 @@ def cli() -> None:
     """
 
 
-for _cmd in (check_cmd, collect_cmd, devices_cmd, list_checks_cmd, explain_cmd, kb_cmd, smoke_cmd, fleet_cmd):
+for _cmd in (check_cmd, collect_cmd, devices_cmd, list_checks_cmd, explain_cmd, kb_cmd, smoke_cmd, fleet_cmd, report_cmd, diff_cmd):
     cli.add_command(_cmd)
 
 

@@ -35,7 +35,8 @@ def md_escape(s: object) -> str:
     text = text.replace("&", "&amp;")
     text = _MD_SPECIAL.sub(r"\\\1", text)
     # Autolinks: GitHub turns scheme:// URLs and www. into links; break them with an entity.
-    text = re.sub(r"(?i)\b(https?|ftp|file|javascript|data|mailto|vbscript|ssh|git)(:)", r"\1&#58;", text)
+    text = re.sub(r"(?i)\b([a-z][a-z0-9+.-]*)(:)(?=//)", r"\1&#58;", text)
+    text = re.sub(r"(?i)\b(mailto|xmpp)(:)", r"\1&#58;", text)
     text = re.sub(r"(?i)\bwww\.", "www&#46;", text)
     text = re.sub(r"(@|\\#)(?=[A-Za-z0-9])", "\\1" + _WJ, text)
     # Emoji shortcodes (:tada:) render as images on GitHub.

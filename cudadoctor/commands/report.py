@@ -1,0 +1,132 @@
+"""`cudadoctor report`: everything a support ticket needs, in one go, safe to share.
+
+Writes PATH.json (the whole report: machine-readable, re-diagnosable with
+`cudadoctor check --facts PATH.json`) and PATH.md (paste-ready Markdown with short
+"<fill in>" prompts for what only the user knows), both redacted unless --show-pii, and prints
+where it wrote them and what to attach.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import time
+from typing import Any, Dict, List, Optional
+
+import click
+
+from .. import exitcodes, registry
+from ..facts import Facts
+from ..privacy import describe, shareable
+from ..probes import DEFAULT_TIMEOUTS
+from ..render.json import render_json
+from ..render.markdown import fence, md_code, md_escape, render_markdown
+from ..report import Report, diagnose
+from ._privacy import show_pii_option, warn_show_pii
+from ._shared import BadInput, python_option
+from .check import gather
+
+FILL_IN = "\\<fill in\\>"
+
+
+def base_path(output: Optional[str], now: Optional[_dt.datetime] = None) -> str:
+    """PATH without extension: -o as given (a trailing .json/.md dropped; a directory gets the
+    default name inside it), or ./cudadoctor-report-YYYYmmdd-HHMMSS."""
+    stamp = (now or _dt.datetime.now()).strftime("%Y%m%d-%H%M%S")
+    default = f"cudadoctor-report-{stamp}"
+    if not output:
+        return default
+    if os.path.isdir(output) or output.endswith(("/", os.sep)):
+        return os.path.join(output, default)
+    root, ext = os.path.splitext(output)
+    return root if ext.lower() in (".json", ".md", ".markdown") else output
+
+
+def ticket_markdown(report: Report, json_name: str) -> str:
+    """The paste-ready Markdown: prompts for what only the user knows, then the diagnosis."""
+    fx = Facts(report.facts)
+    err = fx.user_error()
+    out: List[str] = [
+        "## What happened",
+        "",
+        f"- **What I ran** (the command or code): {FILL_IN}",
+        f"- **What I expected**: {FILL_IN}",
+        f"- **What happened instead**: {FILL_IN if not err else 'the error below'}",
+        f"- **Did it work before? What changed** (driver update, new environment, new GPU...): {FILL_IN}",
+        "",
+    ]
+    if err:
+        out += ["**The error I saw**", "", fence(err.strip()), ""]
+    else:
+        out += [f"**The error I saw** (paste the whole traceback): {FILL_IN}", ""]
+    body = render_markdown(report)
+    out.append(body.rstrip("\n"))
+    smoke = report.extra.get("smoke") if report.extra else None
+    if isinstance(smoke, dict):
+        out += ["", "### Smoke test", "", _smoke_lines(smoke)]
+    out += ["", f"Full report attached: {md_code(json_name)} (support re-diagnoses it with `cudadoctor check --facts FILE`).", ""]
+    return "\n".join(out)
+
+
+def _smoke_lines(smoke: Dict[str, Any]) -> str:
+    import json
+
+    verdict = smoke.get("verdict") or smoke.get("status") or smoke.get("summary")
+    head = f"Result: {md_escape(verdict)}" if isinstance(verdict, str) else "Result:"
+    return head + "\n\n" + fence(json.dumps(smoke, indent=1, sort_keys=True, default=str), "json")
+
+
+def _write(path: str, text: str) -> None:
+    try:
+        d = os.path.dirname(os.path.abspath(path))
+        os.makedirs(d, exist_ok=True)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as e:
+        raise BadInput(f"cannot write {path}: {e.strerror or e}") from None
+
+
+@click.command("report")
+@click.option("-o", "--output", metavar="PATH",
+              help="Write PATH.json and PATH.md (default: ./cudadoctor-report-<date>-<time>; a directory gets that name inside it).")
+@click.option("--facts", "facts_file", metavar="FILE", help="Make the report from a saved facts file or JSON report instead of this machine.")
+@click.option("--error", "error", metavar="TEXT", help="The error message you saw (goes into the report and is used as evidence).")
+@click.option("--error-file", "error_file", metavar="FILE", help="Read the error message or traceback from FILE ('-' for stdin).")
+@python_option
+@click.option("--quick", is_flag=True, help="Do not import torch (less complete; well under a second).")
+@click.option("--deep", is_flag=True, help="Import torchvision/torchaudio fully.")
+@click.option("--timeout", type=click.FloatRange(min=1), metavar="SECONDS",
+              help=f"Time limit for importing torch and initialising CUDA (default {DEFAULT_TIMEOUTS['torch']:.0f}).")
+@show_pii_option
+def report_cmd(output: Optional[str], facts_file: Optional[str], error: Optional[str], error_file: Optional[str],
+               python: Optional[str], quick: bool, deep: bool, timeout: Optional[float], show_pii: bool) -> None:
+    """Write a report to attach to a support ticket: PATH.json and paste-ready PATH.md.
+
+    Both are redacted unless --show-pii: home directory as ~, user and host names, GPU UUIDs and
+    serials as pseudonyms, secrets never included (see docs/support.md).
+    Exit codes: 0 written (whatever the diagnosis); 2 bad input or cannot write.
+    """
+    warn_show_pii(show_pii)
+    base = base_path(output)
+    t0 = time.perf_counter()
+    facts = gather(facts_file, python, quick, timeout, error, error_file, deep=deep)
+    t1 = time.perf_counter()
+    reg = registry.load()
+    report = diagnose(facts, reg, timings={"probes_s": t1 - t0, "plugins_s": time.perf_counter() - t1})
+    report = shareable(report, show_pii, live=True)
+    json_path, md_path = base + ".json", base + ".md"
+    _write(json_path, render_json(report))
+    _write(md_path, ticket_markdown(report, os.path.basename(json_path)))
+    v = report.verdict()
+    click.echo(f"Wrote {json_path}\n      {md_path}")
+    click.echo("")
+    click.echo(f"  {v['text']}.")
+    click.echo("")
+    click.echo("For the ticket:")
+    click.echo(f"  1. Paste {os.path.basename(md_path)} into the ticket and fill in the <fill in> parts (what you ran, what you expected).")
+    click.echo(f"  2. Attach {os.path.basename(json_path)}: support re-diagnoses it with `cudadoctor check --facts {os.path.basename(json_path)}`.")
+    line = describe(report.facts.get("redaction"))
+    if line:
+        click.echo("")
+        click.echo(line)
+    raise SystemExit(exitcodes.OK)
