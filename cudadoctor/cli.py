@@ -17,6 +17,7 @@ from .commands.fleet import fleet_cmd
 from .commands.kb import kb_cmd
 from .commands.report import report_cmd
 from .commands.smoke import smoke_cmd
+from .commands.triage import triage_cmd
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -28,7 +29,7 @@ def cli() -> None:
     """
 
 
-for _cmd in (check_cmd, collect_cmd, devices_cmd, list_checks_cmd, explain_cmd, kb_cmd, smoke_cmd, fleet_cmd, report_cmd, diff_cmd):
+for _cmd in (check_cmd, collect_cmd, devices_cmd, list_checks_cmd, explain_cmd, kb_cmd, smoke_cmd, fleet_cmd, report_cmd, diff_cmd, triage_cmd):
     cli.add_command(_cmd)
 
 

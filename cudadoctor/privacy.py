@@ -48,11 +48,12 @@ _PSEUDONYM = re.compile(r"^(?:user|host|serial)-[0-9a-f]{8}$|^(?:GPU|MIG)-anon-[
 
 # --- secrets ---------------------------------------------------------------------------------
 
-_URL_USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)(?!\*\*\*@)[^/\s@'\"<>]+@")
+# Every repetition is bounded or anchored: these run over long hostile strings (linear time).
+_URL_USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]{0,31}://)(?!\*\*\*@)[^/\s@'\"<>]{1,512}@")
 # NAME=value where NAME looks like a secret environment variable (upper case, as in a shell).
 _SECRET_ASSIGN = re.compile(
-    r"\b(?P<name>[A-Z][A-Z0-9_]*(?:TOKEN|KEY|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIALS?|AUTH|PRIVATE|COOKIE|SESSION)[A-Z0-9_]*)"
-    r"(?P<sep>\s*=\s*|'\s*:\s*'|\"\s*:\s*\")(?P<value>\"[^\"]*\"|'[^']*'|[^\s'\",;]+)"
+    r"\b(?P<name>[A-Z][A-Z0-9_]{0,63}(?:TOKEN|KEY|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIALS?|AUTH|PRIVATE|COOKIE|SESSION)[A-Z0-9_]{0,63})"
+    r"(?P<sep>\s*=\s*|'\s*:\s*'|\"\s*:\s*\")(?P<value>\"[^\"]{0,4096}\"|'[^']{0,4096}'|[^\s'\",;]{1,4096})"
 )
 _SECRET_QUERY = re.compile(
     r"(?i)(?P<lead>[?&;](?:access_token|auth_token|api_key|apikey|token|key|secret|password|passwd|pwd|sig|signature|"
@@ -65,7 +66,7 @@ _TOKEN_SHAPES = re.compile(
     r"|(?:AKIA|ASIA)[0-9A-Z]{16}|sk-[A-Za-z0-9_-]{20,}|xox[abprs]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{35}"
     r"|eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}|npm_[A-Za-z0-9]{36})\b"
 )
-_PRIVATE_KEY = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)", re.S)
+_PRIVATE_KEY = re.compile(r"-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----.*?(?:-----END [A-Z ]{0,40}PRIVATE KEY-----|$)", re.S)
 
 # --- identifiers -----------------------------------------------------------------------------
 
@@ -76,8 +77,8 @@ _HOST_KEYS = {"hostname", "host", "node", "nodename", "fqdn"}
 
 # Home directories: POSIX bases followed by a user name; Windows profile folders (any drive, either
 # separator, doubled backslashes as in a Python repr).
-_POSIX_HOME = re.compile(r"(?<![\w.~-])(?P<base>/(?:home|Users|var/home|export/home|usr/home|homes|u))/(?P<name>[A-Za-z0-9_][A-Za-z0-9_.@-]*)(?=[/\\'\"\s:;,)\]}]|$)")
-_WIN_HOME = re.compile(r"(?i)(?P<base>\b[A-Z]:(?:\\{1,2}|/)(?:Users|Documents and Settings))(?P<sep>\\{1,2}|/)(?P<name>[^\\/\s'\":;,*?<>|]+)(?=\\|/|['\"\s:;,)\]}]|$)")
+_POSIX_HOME = re.compile(r"(?<![\w.~-])(?P<base>/(?:home|Users|var/home|export/home|usr/home|homes|u))/(?P<name>[A-Za-z0-9_][A-Za-z0-9_.@-]{0,127})(?=[/\\'\"\s:;,)\]}]|$)")
+_WIN_HOME = re.compile(r"(?i)(?P<base>\b[A-Z]:(?:\\{1,2}|/)(?:Users|Documents and Settings))(?P<sep>\\{1,2}|/)(?P<name>[^\\/\s'\":;,*?<>|]{1,128})(?=\\|/|['\"\s:;,)\]}]|$)")
 _NOT_USERS = {"public", "default", "default user", "all users", "shared", "guest", "administrator"}
 
 # Words that must never be replaced as if they were a user or host name: names like these are

@@ -179,7 +179,7 @@ class Candidate:
 
 
 def confidence(score: float) -> str:
-    return "high" if score >= 0.85 else ("medium" if score >= 0.55 else "low")
+    return "high" if score >= 0.7 else ("medium" if score >= 0.45 else "low")
 
 
 def _line_index(flat_starts: List[int], pos: int) -> int:

@@ -31,13 +31,16 @@ def md_escape(s: object) -> str:
     get an invisible word joiner so ticket systems do not turn them into mentions, email links or
     issue references. Control and format characters (newlines, bidi overrides) become spaces.
     """
-    text = "".join(ch if ch.isprintable() else " " for ch in str(s))
+    text = "".join(ch if ch.isprintable() else " " for ch in str(s)).strip()
     text = text.replace("&", "&amp;")
     text = _MD_SPECIAL.sub(r"\\\1", text)
+    # Safe at the start of a line too: no list item, setext underline or ordered list.
+    text = re.sub(r"^([-=])", r"\\\1", text)
+    text = re.sub(r"^(\d{1,9})([.)])", r"\1\\\2", text)
     # Autolinks: GitHub turns scheme:// URLs and www. into links; break them with an entity.
-    text = re.sub(r"(?i)\b([a-z][a-z0-9+.-]*)(:)(?=//)", r"\1&#58;", text)
-    text = re.sub(r"(?i)\b(mailto|xmpp)(:)", r"\1&#58;", text)
-    text = re.sub(r"(?i)\bwww\.", "www&#46;", text)
+    text = text.replace("://", "&#58;//")
+    text = re.sub(r"(?i)(mailto|xmpp):", r"\1&#58;", text)
+    text = re.sub(r"(?i)www\.", "www&#46;", text)
     text = re.sub(r"(@|\\#)(?=[A-Za-z0-9])", "\\1" + _WJ, text)
     # Emoji shortcodes (:tada:) render as images on GitHub.
     text = re.sub(r":(?=[A-Za-z0-9_+-]+:)", ":" + _WJ, text)
