@@ -64,14 +64,14 @@ def normalize(text: str) -> str:
     t = _ANSI_REMNANT.sub("", t)
     t = _unescape_json_blob(t)
     t = unicodedata.normalize("NFKC", t)
+    t = _HTML_TAG.sub("", t)
     if "&" in t and re.search(r"&(?:[a-z]{2,6}|#\d{2,5}|#x[0-9a-f]{2,4});", t, re.I):
         t = html.unescape(t)
-    t = _HTML_TAG.sub("", t)
     lines = []
     for line in t.split("\n"):
+        line = re.sub(r"^\s*(?:>\s?)+", "", line)  # Markdown / e-mail quotes
         if _FENCE.match(line):
             continue
-        line = re.sub(r"^\s*(?:>\s?)+", "", line)  # Markdown / e-mail quotes
         line = _BOX.sub(" ", line)
         line = line.replace("\\_", "_").replace("\\*", "*").replace("`", "")
         line = "".join(ch if ch.isprintable() or ch == "\t" else " " for ch in line)
@@ -87,6 +87,8 @@ _EXC_LINE = re.compile(
     r"|^\s*(?:E\s+)?(?:ERROR|Error|error|FATAL|Fatal|fatal|CUDA error|THCudaCheck FAIL|terminate called|"
     r"Segmentation fault|Illegal instruction|Aborted|ImportError|ModuleNotFoundError)\b"
 )
+# An exception named mid-line: a log prefix or an issue title before it ("[Issue]: OSError: [WinError 126] ...").
+_EXC_INLINE = re.compile(r"(?:^|[\s:\]])(?:[A-Za-z_][\w.]{0,80}\.)?[A-Z]\w{0,60}(?:Error|Exception)(?:\s*\[[^\]]{0,40}\])?:\s")
 _WARNING_LINE = re.compile(r"^\s*(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*Warning\s*:|^\s*(?:WARNING|Warning|warning)\b")
 _FRAME_LINE = re.compile(r'^\s*(?:File\s+["\']?|File\s+~|at\s+|#\d+\s|\d+\s+0x|[-=]+>\s*\d+|\d+\s{2,}|Cell In\[)')
 _TRACEBACK_HEAD = re.compile(r"^\s*(?:\w+\s+)?Traceback \(most recent call last\)|^\s*During handling of the above exception|"
@@ -101,7 +103,8 @@ def line_roles(lines: Sequence[str]) -> List[str]:
 
     The final exception is the last error line (not a warning) and the message lines that
     follow it up to the next frame or traceback header; when there is no error line, the last
-    warning line plays that part.
+    warning line plays that part; when there is neither, the text is the message itself and
+    every plain line is final.
     """
     roles: List[str] = []
     for line in lines:
@@ -111,21 +114,23 @@ def line_roles(lines: Sequence[str]) -> List[str]:
             roles.append("frame")  # the source line printed under a frame: `    raise AssertionError(...)`
         elif _WARNING_LINE.match(line):
             roles.append("warning")
-        elif _EXC_LINE.match(line):
+        elif _EXC_LINE.match(line) or _EXC_INLINE.search(line[:400]):
             roles.append("exception")
         else:
             roles.append("context")
     last = max((i for i, r in enumerate(roles) if r == "exception"), default=None)
     if last is None:
         last = max((i for i, r in enumerate(roles) if r == "warning"), default=None)
-    if last is not None:
-        roles[last] = "final"
-        # The message continues on the following plain lines (up to a blank line, a frame or
-        # another exception): "AssertionError:\nThe NVIDIA driver on your system is too old...".
-        for j in range(last + 1, min(len(roles), last + 16)):
-            if not lines[j].strip() or roles[j] != "context":
-                break
-            roles[j] = "final"
+    if last is None:
+        # No recognisable exception: the text is the message itself ("Failed to initialize NVML: ...").
+        return ["final" if r == "context" else r for r in roles]
+    roles[last] = "final"
+    # The message continues on the following plain lines (up to a blank line, a frame or
+    # another exception): "AssertionError:\nThe NVIDIA driver on your system is too old...".
+    for j in range(last + 1, min(len(roles), last + 16)):
+        if not lines[j].strip() or roles[j] != "context":
+            break
+        roles[j] = "final"
     return roles
 
 
@@ -162,6 +167,7 @@ class Candidate:
     score: float = 0.0
     confirmed: Optional[bool] = None  # True: the facts agree; False: a check ran and did not report it
     finding: Any = None
+    root_cause_of: Optional[str] = None  # a facts-only error in a lower layer that explains this code
 
     def to_dict(self) -> Dict[str, Any]:
         c = self.code
@@ -175,6 +181,7 @@ class Candidate:
             "severity": c.severity, "area": c.area, "score": round(self.score, 3),
             "confidence": confidence(self.score), "confirmed_by_facts": self.confirmed,
             "matches": [m.to_dict() for m in self.matches], "fix": fix, "links": list(c.links),
+            "root_cause_of": self.root_cause_of,
         }
 
 
@@ -235,6 +242,38 @@ def find_matches(codes: Sequence[Code], text: str) -> Tuple[Dict[str, List[Match
     return out, problems
 
 
+#: Causal layers (areas), lowest first: a failure in a lower layer explains failures named in a
+#: higher one. CUDA libraries sit below torch (a shadowed or missing library makes `import torch`
+#: fail), companion packages above it (torchvision breaks when torch is wrong).
+LAYERS = ("system", "driver", "gpu", "libraries", "torch", "packages", "toolkit")
+
+
+def _promote_root_cause(cands: List[Candidate], report: Any, registry: Any) -> List[Candidate]:
+    """Put a lower-layer error the facts show ahead of the text's code when the facts confirm that code.
+
+    The text names the symptom ("operator torchvision::nms does not exist": torchvision does not
+    match torch); when the facts confirm it and also show an error in a layer below it (two torch
+    installs, the wrong one imported), the lower one is the root cause: fixing it fixes both.
+    A code the facts do not confirm is never demoted this way.
+    """
+    if report is None or not cands or cands[0].confirmed is not True:
+        return cands
+    top = cands[0]
+    top_layer = LAYERS.index(top.code.area) if top.code.area in LAYERS else len(LAYERS)
+    named = {c.code.code for c in cands}
+    roots = []
+    for f in report.findings:
+        code = registry.code(f.code)
+        if code is None or f.severity != "error" or f.code in named or code.area not in LAYERS:
+            continue
+        if LAYERS.index(code.area) < top_layer and f.code not in [r.code.code for r in roots]:
+            roots.append(Candidate(code=code, score=top.score + 0.01, confirmed=True, finding=f, root_cause_of=top.code.code))
+    roots.sort(key=lambda c: (LAYERS.index(c.code.area), c.code.code))
+    for i, r in enumerate(roots):
+        r.score = top.score + 0.01 * (len(roots) - i)
+    return roots + cands
+
+
 def triage(text: str, registry: Any, report: Any = None, top: int = 5) -> Dict[str, Any]:
     """Rank the registry's codes for ``text``; ``report`` (a Report on facts) confirms or not.
 
@@ -268,12 +307,13 @@ def triage(text: str, registry: Any, report: Any = None, top: int = 5) -> Dict[s
                 cand.score *= 0.85
         cands.append(cand)
     cands.sort(key=lambda c: (-c.score, severity_rank(c.code.severity), c.code.code))
+    cands = _promote_root_cause(cands, report, registry)
     lines = norm.split("\n")
     roles = line_roles(lines)
     final = [lines[i].strip() for i, r in enumerate(roles) if r == "final"]
     others = []
     if report is not None:
-        matched = {c.code.code for c in cands}
+        matched = {c.code.code for c in cands}  # includes promoted root causes
         for f in report.findings:
             if f.code not in matched and f.severity in ("error", "warning") and f.code not in [o["code"] for o in others]:
                 others.append({"code": f.code, "severity": f.severity, "title": f.title,

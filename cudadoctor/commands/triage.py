@@ -64,6 +64,8 @@ def render_text(res: Dict[str, Any]) -> str:
         conf = c["confidence"] + (", confirmed by the facts" if c["confirmed_by_facts"] else
                                   ", not reported by the checks on these facts" if c["confirmed_by_facts"] is False else "")
         out.append(f"{i}. {_SEV.get(c['severity'], '?')} {c['code']}: {_clean(c['title'])}  [{conf}]")
+        if c.get("root_cause_of"):
+            out.append(f"     root cause: the facts show this, and it explains {c['root_cause_of']} named by the error")
         for m in _distinct(c["matches"]):
             out.append(f"     matched: \"{_clean(m['text'])}\" (line {m['line']}, {_ROLE.get(m['role'], m['role'])})")
         fix = c["fix"]
@@ -102,6 +104,8 @@ def render_markdown(res: Dict[str, Any]) -> str:
         conf = c["confidence"] + (", confirmed by the facts" if c["confirmed_by_facts"] else
                                   ", not reported by the checks on these facts" if c["confirmed_by_facts"] is False else "")
         out += [f"### {i}. `{c['code']}` ({c['severity']}): {md_escape(c['title'])}", "", f"Confidence: {md_escape(conf)}.", ""]
+        if c.get("root_cause_of"):
+            out += [f"Root cause: the facts show this, and it explains `{c['root_cause_of']}` named by the error.", ""]
         for m in _distinct(c["matches"]):
             out.append(f"- matched {md_code(m['text'])} on line {m['line']} ({md_escape(_ROLE.get(m['role'], m['role']))})")
         out.append("")
