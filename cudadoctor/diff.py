@@ -119,7 +119,7 @@ def _torch_installed(fx: Facts) -> Optional[bool]:
 def torch_build(fx: Facts) -> Tuple[Optional[str], Optional[tuple]]:
     inst = _torch_installed(fx)
     if inst is False:
-        return "not installed", ("none",)
+        return "not installed", ("none", "none")
     if inst is None:
         return None, None
     ver = fx.str("torch.version") or _dist_version(fx, "torch")
@@ -360,8 +360,8 @@ def compare(fa: Dict[str, Any], fb: Dict[str, Any], report_a: Any = None, report
     # torch: variant first
     (ta, ka), (tb, kb_) = torch_build(A), torch_build(B)
     if ka and kb_ and ka[1] != kb_[1]:
-        why = ("a CPU-only torch cannot use any GPU" if "cpu" in (ka[1], kb_[1])
-               else "torch is not installed on one side" if "none" in (ka[0], kb_[0])
+        why = ("torch is not installed on one side" if "none" in (ka[1], kb_[1])
+               else "a CPU-only torch cannot use any GPU" if "cpu" in (ka[1], kb_[1])
                else "built for different CUDA/ROCm versions: the driver must support the build's CUDA, "
                     "and companion packages must match it")
         add("torch.build", "PyTorch build", ta, tb, 100, why, ka, kb_)
