@@ -183,3 +183,22 @@ def test_older_report_is_rediagnosed_with_todays_checks(tmp_path):
     assert d["a"]["collected_by"] == "0.0.9" and d["matters"] is False
     r = run_cli("check", "--facts", str(p), "--format", "json")
     assert [f["code"] for f in json.loads(r.stdout)["findings"]] == ["no-nvidia-driver"]
+
+
+@pytest.mark.parametrize("args", [
+    ("check", "--facts", "{f}"),
+    ("report", "--facts", "{f}", "-o", "{tmp}/r"),
+    ("diff", "{f}", "{good}"),
+    ("triage", "--facts", "{f}", "CUDA error"),
+])
+def test_every_command_that_reads_reports_refuses_a_newer_schema(tmp_path, args):
+    newer = {"schema_version": 2, "kind": "cudadoctor-report", "tool": {"version": "9.0.0"},
+             "facts": load_fixture(CUDA), "findings": []}
+    newer["facts"]["schema_version"] = 2
+    f = write_json(tmp_path / "newer.json", newer)
+    argv = [a.format(f=f, tmp=tmp_path, good=FIXTURES / "facts" / CUDA) for a in args]
+    r = run_cli(*argv)
+    assert r.returncode == 2, r.stdout
+    assert r.stderr.startswith("cudadoctor: error:") and "newer cudadoctor (schema 2" in r.stderr
+    assert "pip install -U cudadoctor" in r.stderr and len(r.stderr.splitlines()) == 1
+    assert not (tmp_path / "r.json").exists()

@@ -360,3 +360,39 @@ def test_report_markdown_with_hostile_facts_injects_nothing():
     assert "injected</h1>" not in h and "Heading</h1>" not in h
     links = re.findall(r'<a href="([^"]+)"', h)
     assert all(u.startswith("https://") and "evil" not in u for u in links), links
+
+
+# --- the report command ---------------------------------------------------------------------
+
+
+def test_report_writes_json_and_markdown_and_says_what_to_attach(tmp_path):
+    err = tmp_path / "err.txt"
+    err.write_text("RuntimeError: Found no NVIDIA driver on your system ``` <b>")
+    r = run_cli("report", "--facts", str(FIXTURES / "facts" / NODRIVER), "--error-file", str(err), "-o", str(tmp_path / "out" / "t.json"))
+    assert r.returncode == 0, r.stderr
+    js, md = tmp_path / "out" / "t.json", tmp_path / "out" / "t.md"
+    assert f"Wrote {js}" in r.stdout and str(md) in r.stdout
+    assert "Attach t.json" in r.stdout and "Paste t.md" in r.stdout
+    rep = json.loads(js.read_text())
+    assert rep["kind"] == "cudadoctor-report" and rep["tool"]["version"] and rep["schema_version"] == 1
+    assert "kb_date" in rep["tool"] and [f["code"] for f in rep["findings"]] == ["no-nvidia-driver"]
+    text = md.read_text()
+    assert text.startswith("## What happened")
+    assert text.count("\\<fill in\\>") == 3  # what I ran, expected, what changed (the error was given)
+    assert "RuntimeError: Found no NVIDIA driver" in text and "`no-nvidia-driver`" in text
+    h = gfm(text)
+    assert "&lt;fill in&gt;" in h and "<b>" not in h.split("</pre>")[0].split("<pre>")[-1]
+    # Re-diagnosable: the JSON goes back into check --facts.
+    again = run_cli("check", "--facts", str(js), "--format", "json")
+    assert [f["code"] for f in json.loads(again.stdout)["findings"]] == ["no-nvidia-driver"]
+
+
+def test_report_default_name_and_directory_and_unwritable(tmp_path):
+    r = run_cli("report", "--facts", str(FIXTURES / "facts" / CPU), "-o", str(tmp_path) + "/")
+    assert r.returncode == 0, r.stderr
+    made = sorted(p.name for p in tmp_path.iterdir())
+    assert len(made) == 2 and re.fullmatch(r"cudadoctor-report-\d{8}-\d{6}\.json", made[0]), made
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    r = run_cli("report", "--facts", str(FIXTURES / "facts" / CPU), "-o", str(blocker / "sub" / "r"))
+    assert r.returncode == 2 and r.stderr.startswith("cudadoctor: error: cannot write") and len(r.stderr.splitlines()) == 1
