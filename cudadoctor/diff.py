@@ -382,14 +382,14 @@ def compare(fa: Dict[str, Any], fb: Dict[str, Any], report_a: Any = None, report
     # driver
     add("driver", "NVIDIA driver", driver(A), driver(B), 95,
         "the driver decides which CUDA versions can run; without it no CUDA build can use the GPU")
-    add("cuda.init", "CUDA initialisation in torch", cuda_init(A), cuda_init(B), 84,
+    add("cuda.init", "CUDA initialisation in torch", cuda_init(A), cuda_init(B), 83,
         "the symptom: where the failing side stops (its message often names the cause)",
         ka=_cuda_state(A), kb=_cuda_state(B))
     add("kernel.modules", "kernel modules", _kmods(A), _kmods(B), 47,
         "nouveau loaded, or nvidia/nvidia_uvm missing, blocks the NVIDIA driver")
 
     # companions
-    for name, w in (("torchvision", 85), ("torchaudio", 83)):
+    for name, w in (("torchvision", 85), ("torchaudio", 84)):
         ca, cb = _companion(A, name), _companion(B, name)
         add(f"companion.{name}", f"{name} (pairing with torch)", ca[0] if ca else None, cb[0] if cb else None, w,
             f"{name} must be the release paired with torch and the same CUDA variant, or its compiled ops fail",

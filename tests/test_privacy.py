@@ -396,3 +396,48 @@ def test_report_default_name_and_directory_and_unwritable(tmp_path):
     blocker.write_text("x")
     r = run_cli("report", "--facts", str(FIXTURES / "facts" / CPU), "-o", str(blocker / "sub" / "r"))
     assert r.returncode == 2 and r.stderr.startswith("cudadoctor: error: cannot write") and len(r.stderr.splitlines()) == 1
+
+
+@pytest.mark.skipif(torch_python() is None, reason="needs an interpreter with torch (CUDADOCTOR_TEST_TORCH_PYTHON)")
+def test_report_smoke_is_not_run_when_no_gpu_can_be_used(tmp_path):
+    """On this machine (no GPU, no driver) --smoke attaches 'not run' with the reason, not a stub pass."""
+    r = run_cli("report", "--python", torch_python(), "--quick", "--smoke", "-o", str(tmp_path / "s"))
+    assert r.returncode == 0, r.stderr
+    smoke = json.loads((tmp_path / "s.json").read_text())["extra"]["smoke"]
+    assert smoke["status"] == "not-run" and "no-nvidia-driver" in smoke["reason"]
+    assert "### Smoke test" in (tmp_path / "s.md").read_text()
+    r = run_cli("report", "--facts", str(FIXTURES / "facts" / CPU), "--smoke", "-o", str(tmp_path / "t"))
+    assert r.returncode == 2 and "--smoke runs on this machine" in r.stderr
+
+
+def test_report_smoke_section_from_a_real_smoke_result():
+    """A real smoke result (recorded here: `cudadoctor smoke --device cpu --synthetic --epochs 1` with
+    torch 2.14.1) renders as an escaped table, and its paths are redacted with the rest."""
+    from cudadoctor.commands.report import ticket_markdown
+
+    result = json.loads((FIXTURES / "smoke" / "cpu-synthetic-torch2141.json").read_text())
+    assert result["status"] == "pass"
+    result["python"] = f"{HOME}/venv/bin/python"
+    result["stages"][0]["message"] += " <img src=x> [l](https://evil.example)"
+    facts = planted_facts()
+    report = diagnose(facts, REG)
+    report.extra["smoke"] = result
+    report = redact_report(report, redactor_for([facts]))
+    md = ticket_markdown(report, "r.json")
+    section = md.split("### Smoke test", 1)[1]
+    assert "Result: **PASS**" in section and "| device | pass | cpu |" in section.replace("\\", "")
+    h = gfm(md)
+    assert "<img" not in h and 'href="https://evil' not in h
+    assert not leaks(md) and report.extra["smoke"]["python"] == "~/venv/bin/python"
+
+
+def test_triage_and_report_from_collect_env(tmp_path):
+    env = sorted((FIXTURES / "collect_env").glob("*.txt"))[0]
+    r = run_cli("triage", "--from-collect-env", str(env), "--format", "json", "Torch not compiled with CUDA enabled")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["with_facts"] is True
+    r = run_cli("report", "--from-collect-env", str(env), "-o", str(tmp_path / "ce"))
+    assert r.returncode == 0, r.stderr
+    assert json.loads((tmp_path / "ce.json").read_text())["facts"]["origin"] == "collect_env"
+    r = run_cli("triage", "--from-collect-env", str(env), "--facts", str(FIXTURES / "facts" / CPU), "x")
+    assert r.returncode == 2 and "one source of facts" in r.stderr

@@ -68,12 +68,38 @@ def ticket_markdown(report: Report, json_name: str) -> str:
     return "\n".join(out)
 
 
-def _smoke_lines(smoke: Dict[str, Any]) -> str:
-    import json
+def _run_smoke(report: Report, python: Optional[str], data_dir: Optional[str]) -> Dict[str, Any]:
+    """The smoke result to attach; not run when the diagnosis already says no GPU can be used."""
+    import sys
 
-    verdict = smoke.get("verdict") or smoke.get("status") or smoke.get("summary")
-    head = f"Result: {md_escape(verdict)}" if isinstance(verdict, str) else "Result:"
-    return head + "\n\n" + fence(json.dumps(smoke, indent=1, sort_keys=True, default=str), "json")
+    from ..smoke.runner import run_smoke
+
+    v = report.verdict()
+    if v["state"] == "no":
+        return {"status": "not-run", "reason": f"{v['text']}: the smoke test needs a GPU PyTorch can use (see the findings)"}
+    click.echo("cudadoctor: running the smoke test (training MNIST on the GPU)...", err=True)
+    return run_smoke(python or sys.executable, "cuda", data_dir, False, False, None, SMOKE_TIMEOUT_S, False)
+
+
+SMOKE_TIMEOUT_S = 300.0
+
+
+def _smoke_lines(smoke: Dict[str, Any]) -> str:
+    """The smoke result in the ticket: status, one row per stage, the error; all of it escaped."""
+    status = str(smoke.get("status") or "unknown")
+    out = [f"Result: **{md_escape(status.upper())}**" + (f" — {md_escape(smoke['reason'])}" if smoke.get("reason") else "")]
+    stages = [s for s in smoke.get("stages") or [] if isinstance(s, dict)]
+    if stages:
+        out += ["", "| Stage | Result | Device | Time (s) | Message |", "|---|---|---|---:|---|"]
+        for st in stages:
+            dur = st.get("duration_s")
+            out.append(f"| {md_escape(st.get('name', '?'))} | {md_escape(st.get('verdict', '?'))} | {md_escape(st.get('device', ''))} | "
+                       f"{md_escape(f'{dur:.2f}' if isinstance(dur, (int, float)) else '')} | {md_escape(st.get('message', ''))} |")
+    err = smoke.get("error")
+    if isinstance(err, dict):
+        out += ["", f"Error ({md_escape(err.get('kind', '?'))}):", "", fence(str(err.get("message") or ""))]
+    out += ["", "The full smoke result is in the attached JSON (`extra.smoke`)."]
+    return "\n".join(out)
 
 
 def _write(path: str, text: str) -> None:
@@ -90,6 +116,8 @@ def _write(path: str, text: str) -> None:
 @click.option("-o", "--output", metavar="PATH",
               help="Write PATH.json and PATH.md (default: ./cudadoctor-report-<date>-<time>; a directory gets that name inside it).")
 @click.option("--facts", "facts_file", metavar="FILE", help="Make the report from a saved facts file or JSON report instead of this machine.")
+@click.option("--from-collect-env", "from_collect_env", metavar="FILE",
+              help="Make the report from the output of `python -m torch.utils.collect_env` in FILE ('-' for stdin).")
 @click.option("--error", "error", metavar="TEXT", help="The error message you saw (goes into the report and is used as evidence).")
 @click.option("--error-file", "error_file", metavar="FILE", help="Read the error message or traceback from FILE ('-' for stdin).")
 @python_option
@@ -97,9 +125,12 @@ def _write(path: str, text: str) -> None:
 @click.option("--deep", is_flag=True, help="Import torchvision/torchaudio fully.")
 @click.option("--timeout", type=click.FloatRange(min=1), metavar="SECONDS",
               help=f"Time limit for importing torch and initialising CUDA (default {DEFAULT_TIMEOUTS['torch']:.0f}).")
+@click.option("--smoke", is_flag=True, help="Also run `cudadoctor smoke` (train MNIST on the GPU) and attach its result.")
+@click.option("--smoke-data-dir", metavar="DIR", help="With --smoke: where MNIST is (as `cudadoctor smoke --data-dir`).")
 @show_pii_option
-def report_cmd(output: Optional[str], facts_file: Optional[str], error: Optional[str], error_file: Optional[str],
-               python: Optional[str], quick: bool, deep: bool, timeout: Optional[float], show_pii: bool) -> None:
+def report_cmd(output: Optional[str], facts_file: Optional[str], from_collect_env: Optional[str], error: Optional[str],
+               error_file: Optional[str], python: Optional[str], quick: bool, deep: bool, timeout: Optional[float],
+               smoke: bool, smoke_data_dir: Optional[str], show_pii: bool) -> None:
     """Write a report to attach to a support ticket: PATH.json and paste-ready PATH.md.
 
     Both are redacted unless --show-pii: home directory as ~, user and host names, GPU UUIDs and
@@ -109,10 +140,16 @@ def report_cmd(output: Optional[str], facts_file: Optional[str], error: Optional
     warn_show_pii(show_pii)
     base = base_path(output)
     t0 = time.perf_counter()
-    facts = gather(facts_file, python, quick, timeout, error, error_file, deep=deep)
+    if smoke and (facts_file or from_collect_env):
+        raise BadInput("--smoke runs on this machine; it cannot go with --facts or --from-collect-env")
+    if smoke_data_dir and not smoke:
+        raise BadInput("--smoke-data-dir goes with --smoke")
+    facts = gather(facts_file, python, quick, timeout, error, error_file, deep=deep, from_collect_env=from_collect_env)
     t1 = time.perf_counter()
     reg = registry.load()
     report = diagnose(facts, reg, timings={"probes_s": t1 - t0, "plugins_s": time.perf_counter() - t1})
+    if smoke:
+        report.extra["smoke"] = _run_smoke(report, python, smoke_data_dir)
     report = shareable(report, show_pii, live=True)
     json_path, md_path = base + ".json", base + ".md"
     _write(json_path, render_json(report))

@@ -130,24 +130,30 @@ def render_markdown(res: Dict[str, Any]) -> str:
 @click.option("--quick", is_flag=True, help="With --live: do not import torch (faster, less to confirm with).")
 @python_option
 @click.option("--facts", "facts_file", metavar="FILE", help="Confirm against a saved report or facts file (support's view of the user's machine).")
+@click.option("--from-collect-env", "from_collect_env", metavar="FILE",
+              help="Confirm against the output of `python -m torch.utils.collect_env` the user posted ('-' for stdin).")
 @click.option("--top", type=click.IntRange(min=1), default=5, show_default=True, help="How many likely codes to show.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
 @output_option
 @show_pii_option
 def triage_cmd(text: Tuple[str, ...], file: Optional[str], live: bool, quick: bool, python: Optional[str],
-               facts_file: Optional[str], top: int, fmt: str, output: Optional[str], show_pii: bool) -> None:
+               facts_file: Optional[str], from_collect_env: Optional[str], top: int, fmt: str, output: Optional[str],
+               show_pii: bool) -> None:
     """Name the likely causes of an error message or traceback, ranked, with the fix.
 
     TEXT is the error (quote it), or '-' / -f FILE for a whole traceback as pasted in an issue
     (Markdown fences, ANSI colours and Windows paths are fine). By default only the text is
-    read (instant); --live also probes this machine, --facts FILE uses a saved report.
+    read (instant); --live also probes this machine, --facts FILE uses a saved report and
+    --from-collect-env FILE the collect_env output a user posted.
     Output is redacted unless --show-pii.
 
     Exit codes: 0 at least one likely cause found; 1 nothing recognised; 2 bad input.
     """
     warn_show_pii(show_pii)
-    if facts_file and live:
-        raise BadInput("use either --live (this machine) or --facts FILE, not both")
+    if sum(bool(x) for x in (facts_file, from_collect_env, live)) > 1:
+        raise BadInput("give one source of facts: --live (this machine), --facts FILE or --from-collect-env FILE")
+    if "-" in (facts_file, from_collect_env) and (text == ("-",) or (not text and not file) or file == "-"):
+        raise BadInput("stdin can carry the error text or the facts, not both")
     if (quick or python) and not live:
         raise BadInput("--quick and --python go with --live")
     err = read_error_text(text, file)
@@ -156,6 +162,10 @@ def triage_cmd(text: Tuple[str, ...], file: Optional[str], live: bool, quick: bo
     facts: Optional[Dict[str, Any]] = None
     if facts_file:
         facts = read_facts(facts_file)
+    elif from_collect_env:
+        from .check import read_collect_env
+
+        facts = read_collect_env(from_collect_env)
     elif live:
         from .check import gather
 
