@@ -119,9 +119,12 @@ class Redactor:
     """Rewrites strings of JSON-like data for sharing. Build one per output with :func:`redactor_for`."""
 
     def __init__(self, key: Optional[bytes] = None, homes: Iterable[str] = (), users: Iterable[str] = (),
-                 hosts: Iterable[str] = (), keyed: Optional[bool] = None, pii: bool = True):
+                 hosts: Iterable[str] = (), keyed: Optional[bool] = None, pii: bool = True,
+                 keep_serials: bool = False):
         #: False: remove secrets only and leave names, paths and identifiers (--show-pii).
         self.pii = pii
+        #: True: leave serial numbers as they are (`devices --show-serials` asked for them).
+        self.keep_serials = keep_serials
         self.keyed = bool(key) if keyed is None else keyed
         self.key = key or secrets.token_bytes(16)
         # The user's own home directories (become "~"), longest first.
@@ -224,6 +227,8 @@ class Redactor:
         key = path[-1].lower() if path else ""
         if not self.pii:
             return self.text(obj)
+        if key in _SERIAL_KEYS and "serial" in key and self.keep_serials:
+            return obj
         if key in _SERIAL_KEYS and obj and not _GPU_UUID.fullmatch(obj):
             if _PSEUDONYM.match(obj) or obj.lower() in ("n/a", "[n/a]", "none", "unknown", "not supported"):
                 return obj
@@ -248,7 +253,7 @@ class Redactor:
 
 
 def redactor_for(docs: Sequence[Dict[str, Any]] = (), live: bool = False,
-                 environ: Optional[Dict[str, str]] = None) -> Redactor:
+                 environ: Optional[Dict[str, str]] = None, keep_serials: bool = False) -> Redactor:
     """A redactor that knows the home directories, user names and host names to hide.
 
     ``docs`` are the facts documents (or reports) that will be redacted: their recorded host names
@@ -290,7 +295,7 @@ def redactor_for(docs: Sequence[Dict[str, Any]] = (), live: bool = False,
                 m = _POSIX_HOME.search(p) or _WIN_HOME.search(p)
                 if m and m.group("name").lower() not in _NOT_USERS:
                     users.add(m.group("name"))
-    return Redactor(key=key or None, homes=homes, users=users, hosts=hosts)
+    return Redactor(key=key or None, homes=homes, users=users, hosts=hosts, keep_serials=keep_serials)
 
 
 # --- applying it to the project's documents -------------------------------------------------

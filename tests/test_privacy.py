@@ -79,12 +79,16 @@ def leaks(text: str, host_short: str = "gpu-node-17") -> list:
 
 def all_outputs(tmp_path: Path, facts_file: Path, other: Path, extra=(), env=None) -> dict:
     """Every output of every command that reads this facts file (text, JSON, Markdown, files)."""
+    r = run_cli("devices", "--facts", str(facts_file), "--show-serials", *extra, env=env)
+    outs_serials = r.stdout + r.stderr
     outs = {}
     for fmt in ("text", "json", "markdown"):
         r = run_cli("check", "--facts", str(facts_file), "--format", fmt, "-v", *extra, env=env)
         outs[f"check {fmt}"] = r.stdout + r.stderr
         r = run_cli("diff", str(facts_file), str(other), "--format", fmt, *extra, env=env)
         outs[f"diff {fmt}"] = r.stdout + r.stderr
+        r = run_cli("devices", "--facts", str(facts_file), "--format", fmt, *extra, env=env)
+        outs[f"devices {fmt}"] = r.stdout + r.stderr
         err = json.loads(facts_file.read_text())["user_error"]["text"]
         r = run_cli("triage", "-", "--facts", str(facts_file), "--format", fmt, *extra, env=env, input=err)
         outs[f"triage {fmt}"] = r.stdout + r.stderr
@@ -95,6 +99,7 @@ def all_outputs(tmp_path: Path, facts_file: Path, other: Path, extra=(), env=Non
     outs["report stdout"] = r.stdout + r.stderr
     outs["report json"] = (tmp_path / "ticket.json").read_text()
     outs["report md"] = (tmp_path / "ticket.md").read_text()
+    outs["devices --show-serials"] = outs_serials
     return outs
 
 
@@ -102,6 +107,8 @@ def test_no_output_of_any_command_leaks_planted_identity_or_secrets(tmp_path):
     f = write_json(tmp_path / "user.json", planted_facts())
     other = write_json(tmp_path / "other.json", planted_facts(CPU))
     outs = all_outputs(tmp_path, f, other)
+    serial = outs.pop("devices --show-serials")
+    assert SERIAL in serial and not [x for x in leaks(serial) if x != SERIAL]  # asked for serials only
     bad = {k: leaks(v) for k, v in outs.items() if leaks(v)}
     assert not bad, bad
     # What was redacted is said, in the report and in Markdown.

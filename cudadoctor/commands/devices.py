@@ -11,7 +11,9 @@ from .. import exitcodes, registry
 from ..devices import build
 from ..probes import DEFAULT_TIMEOUTS, collect
 from ..render.devices import render_devices
+from ..privacy import redactor_for, shareable
 from ..report import diagnose
+from ._privacy import show_pii_option, warn_show_pii
 from ._shared import BadInput, emit, format_option, output_option, python_option, read_facts
 
 
@@ -24,14 +26,16 @@ from ._shared import BadInput, emit, format_option, output_option, python_option
 @click.option("--timeout", type=click.FloatRange(min=1), metavar="SECONDS",
               help=f"Time limit for the NVML probe (default {DEFAULT_TIMEOUTS['nvml']:.0f}) and for the torch probe "
                    f"(default {DEFAULT_TIMEOUTS['torch']:.0f}).")
+@show_pii_option
 def devices_cmd(fmt: str, output: Optional[str], facts_file: Optional[str], show_serials: bool,
-                python: Optional[str], timeout: Optional[float]) -> None:
+                python: Optional[str], timeout: Optional[float], show_pii: bool) -> None:
     """Per GPU: deviceQuery's properties, NVML's health readings and PyTorch's view, with a verdict.
 
     Exit codes: 0 every GPU passed or could not be judged; 1 no NVIDIA GPU, or a GPU failed
     (lost, memory errors, its architecture missing from the PyTorch build, a failed test kernel);
     2 usage error or bad input.
     """
+    warn_show_pii(show_pii)
     t0 = time.perf_counter()
     if facts_file:
         facts = read_facts(facts_file)
@@ -45,6 +49,8 @@ def devices_cmd(fmt: str, output: Optional[str], facts_file: Optional[str], show
         facts = collect(python=python, timeouts=timeouts)
     t1 = time.perf_counter()
     report = diagnose(facts, registry.load(), timings={"probes_s": t1 - t0, "plugins_s": time.perf_counter() - t1})
+    report = shareable(report, show_pii, live=True,
+                       redactor=None if show_pii else redactor_for([report.facts], live=True, keep_serials=show_serials))
     model = build(report.facts, report.findings, show_serials=show_serials)
     emit(render_devices(model, fmt, show_serials=show_serials), output)
     failed = not model["devices"] or bool(model.get("nvml_incomplete")) or any(d.get("result") == "FAIL" for d in model["devices"])

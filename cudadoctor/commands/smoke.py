@@ -9,8 +9,10 @@ from typing import Optional
 import click
 
 from .. import exitcodes
+from ..privacy import Redactor, redactor_for
 from ..smoke.render import render
 from ..smoke.runner import run_smoke
+from ._privacy import show_pii_option, warn_show_pii
 from ._shared import BadInput, emit, format_option, output_option, python_option
 
 DEFAULT_TIMEOUT_S = 300.0
@@ -84,16 +86,18 @@ def _device(ctx, param, value: str) -> str:
 @click.option("--rank-timeout", type=click.FloatRange(min=1), default=None, metavar="SECONDS",
               help="With --distributed: how long to wait for another rank (check-in, each collective, "
                    "results) [default: 60].")
+@show_pii_option
 def smoke_cmd(device: str, data_dir: Optional[str], download: bool, synthetic: bool, epochs: Optional[int], fmt: str,
               output: Optional[str], python: Optional[str], timeout: float, progress: Optional[bool],
               distributed: bool = False, per_rank: bool = False, combined: bool = False,
-              rank_timeout: Optional[float] = None) -> None:
+              rank_timeout: Optional[float] = None, show_pii: bool = False) -> None:
     """Train the MNIST MLP on the GPU and check every stage: device, CPU agreement, training to 97%,
     throughput vs CPU, mixed precision, cuDNN and host<->device bandwidth.
 
     Exit codes: 0 every stage passed; 1 a stage failed (including a crash or a hang of the workload);
     2 bad input (MNIST missing or corrupt, bad --python); 3 internal error.
     """
+    warn_show_pii(show_pii)
     if python and not (os.path.isfile(python) and os.access(python, os.X_OK)):
         raise BadInput(f"--python {python}: not an executable file")
     if synthetic and download:
@@ -122,6 +126,7 @@ def smoke_cmd(device: str, data_dir: Optional[str], download: bool, synthetic: b
         result = diagnosis_gate(python or sys.executable, device)
     if result is None:
         result = run_smoke(python or sys.executable, device, data_dir, download, synthetic, epochs, timeout, progress)
+    result = (Redactor(pii=False) if show_pii else redactor_for([], live=True)).redact(result)
     written = emit(render(result, fmt), output)
     if written:
         click.echo(f"cudadoctor smoke: {result.get('status')} (report written to {written})", err=True)

@@ -35,8 +35,8 @@ def md_escape(s: object) -> str:
     text = text.replace("&", "&amp;")
     text = _MD_SPECIAL.sub(r"\\\1", text)
     # Safe at the start of a line too: no list item, setext underline or ordered list.
-    text = re.sub(r"^([-=])", r"\\\1", text)
-    text = re.sub(r"^(\d{1,9})([.)])", r"\1\\\2", text)
+    text = re.sub(r"^([-=])(?=[\s=-]|$)", r"\\\1", text)
+    text = re.sub(r"^(\d{1,9})([.)])(?=\s|$)", r"\1\\\2", text)
     # Autolinks: GitHub turns scheme:// URLs and www. into links; break them with an entity.
     text = text.replace("://", "&#58;//")
     text = re.sub(r"(?i)(mailto|xmpp):", r"\1&#58;", text)
