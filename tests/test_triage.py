@@ -351,3 +351,14 @@ def test_markdown_output_is_escaped():
     assert "### 1. `cpu-only-torch`" in r.stdout
     h = cmarkgfm.github_flavored_markdown_to_html(r.stdout, options=cmarkgfm.cmark.Options.CMARK_OPT_UNSAFE)
     assert "<img" not in h and "e.example\"" not in h and "&lt;img src=x&gt;" in h
+
+
+def test_triage_is_linear_on_hostile_pastes():
+    import time
+
+    for text in ("a" * 250_000, "a." * 120_000 + "Error: x", "RuntimeError: " * 20_000, "\x1b[" * 100_000,
+                 "File \"x\", line 1\n" * 15_000, ("> " * 50_000) + "```", "&amp;" * 50_000, "\n" * 250_000,
+                 "E" * 200_000 + "rror: x", "[31m" * 60_000):
+        t = time.perf_counter()
+        triage(text, REG)
+        assert time.perf_counter() - t < 3.0, text[:30]
