@@ -301,10 +301,18 @@ def redactor_for(docs: Sequence[Dict[str, Any]] = (), live: bool = False,
 # --- applying it to the project's documents -------------------------------------------------
 
 
+def _record(prev: Any, r: Redactor) -> Dict[str, Any]:
+    """This redaction's record; a report already redacted with a site key keeps saying so."""
+    rec = r.summary()
+    if rec.get("applied") and isinstance(prev, dict) and prev.get("applied") and prev.get("pseudonyms") == "site-key":
+        rec["pseudonyms"] = "site-key"
+    return rec
+
+
 def redact_facts(facts: Dict[str, Any], r: Redactor) -> Dict[str, Any]:
     """A redacted copy of a facts document, with a ``redaction`` record of what was done."""
     out = r.redact(copy.deepcopy({k: v for k, v in facts.items() if k != "redaction"}))
-    out["redaction"] = r.summary()
+    out["redaction"] = _record(facts.get("redaction"), r)
     return out
 
 
@@ -316,7 +324,7 @@ def redact_report(report: Any, r: Redactor) -> Any:
     findings = [Finding.from_dict(r.redact(f.to_dict())) for f in report.findings]
     checks = [replace(c, error=r.text(c.error)) if c.error else c for c in report.checks]
     extra = r.redact(copy.deepcopy(report.extra)) if report.extra else report.extra
-    facts["redaction"] = r.summary()  # counts now include the findings
+    facts["redaction"] = _record(report.facts.get("redaction"), r)  # counts now include the findings
     return replace(report, facts=facts, findings=findings, checks=checks, extra=extra)
 
 

@@ -206,6 +206,11 @@ def test_site_key_from_the_environment_lets_two_reports_be_compared(tmp_path):
     three = json.loads(run_cli("check", "--facts", str(f), "--format", "json").stdout)
     assert three["facts"]["system"]["hostname"] != one["facts"]["system"]["hostname"]
     assert three["facts"]["redaction"]["pseudonyms"] == "per-report"
+    # Support re-diagnosing the site-keyed report without the key: the pseudonyms stay, and so does the record.
+    p = write_json(tmp_path / "keyed.json", one)
+    again = json.loads(run_cli("check", "--facts", str(p), "--format", "json").stdout)
+    assert again["facts"]["system"]["hostname"] == one["facts"]["system"]["hostname"]
+    assert again["facts"]["redaction"]["pseudonyms"] == "site-key"
 
 
 def test_redacting_twice_changes_nothing_more():
