@@ -24,7 +24,8 @@ every report made with that key, so ``diff`` and ``fleet`` can still compare and
 reports), otherwise 16 random bytes per report (pseudonyms are consistent within one report
 but cannot be linked across reports, nor reversed by hashing guessed host names).
 
-Redacting twice is harmless: pseudonyms and ``~`` are left as they are.
+Redacting twice is harmless: pseudonyms and ``~`` are left as they are. ``--show-pii``
+(``Redactor(pii=False)``) leaves names, paths and identifiers but still removes secrets.
 """
 
 from __future__ import annotations

@@ -292,14 +292,10 @@ def test_redaction_is_linear_on_hostile_strings():
 
 # --- Markdown that cannot inject ------------------------------------------------------------
 
-cmarkgfm = pytest.importorskip("cmarkgfm")
-from cmarkgfm.cmark import Options  # noqa: E402
-
-_OPTS = Options.CMARK_OPT_UNSAFE  # show raw HTML as GitHub's sanitiser would receive it
-
-
 def gfm(md: str) -> str:
-    return cmarkgfm.github_flavored_markdown_to_html(md, options=_OPTS)
+    """GitHub's Markdown engine (cmark-gfm), raw HTML shown as GitHub's sanitiser would receive it."""
+    cmarkgfm = pytest.importorskip("cmarkgfm")  # a test dependency (pyproject [test])
+    return cmarkgfm.github_flavored_markdown_to_html(md, options=cmarkgfm.cmark.Options.CMARK_OPT_UNSAFE)
 
 
 def visible_text(h: str) -> str:
