@@ -11,10 +11,8 @@ from __future__ import annotations
 import copy
 import html
 import json
-import os
 import re
 import socket
-import sys
 import time
 from pathlib import Path
 
@@ -23,7 +21,6 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from conftest import FIXTURES, load_fixture, run_cli, torch_python, write_json
 from cudadoctor import registry
-from cudadoctor.facts import parse_document
 from cudadoctor.privacy import KEY_ENV, Redactor, redact_facts, redact_report, redactor_for
 from cudadoctor.render.markdown import fence, md_code, md_escape, render_markdown
 from cudadoctor.report import diagnose

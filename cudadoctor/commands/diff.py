@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any, Dict, List
 
 import click
@@ -14,7 +13,7 @@ from ..render.json import dumps
 from ..render.markdown import md_code, md_escape
 from ..report import diagnose
 from ._privacy import show_pii_option, warn_show_pii
-from ._shared import emit, output_option, read_facts, use_color
+from ._shared import emit, output_option, read_facts
 
 _SEV = {"error": "✗", "warning": "!", "info": "i"}
 
