@@ -420,7 +420,7 @@ def test_report_smoke_section_from_a_real_smoke_result():
     torch 2.14.1) renders as an escaped table, and its paths are redacted with the rest."""
     from cudadoctor.commands.report import ticket_markdown
 
-    result = json.loads((FIXTURES / "smoke" / "cpu-synthetic-torch2141.json").read_text())
+    result = json.loads((FIXTURES / "report" / "smoke-cpu-synthetic-torch2141.json").read_text())
     assert result["status"] == "pass"
     result["python"] = f"{HOME}/venv/bin/python"
     result["stages"][0]["message"] += " <img src=x> [l](https://evil.example)"
