@@ -446,3 +446,13 @@ def test_triage_and_report_from_collect_env(tmp_path):
     assert json.loads((tmp_path / "ce.json").read_text())["facts"]["origin"] == "collect_env"
     r = run_cli("triage", "--from-collect-env", str(env), "--facts", str(FIXTURES / "facts" / CPU), "x")
     assert r.returncode == 2 and "one source of facts" in r.stderr
+
+
+def test_report_output_takes_placeholders(tmp_path):
+    r = run_cli("report", "--facts", str(FIXTURES / "facts" / CPU), "-o", str(tmp_path / "r-{host}-{job}"),
+                env={"SLURM_JOB_ID": "4711"})
+    assert r.returncode == 0, r.stderr
+    host = socket.gethostname().split(".")[0]
+    assert (tmp_path / f"r-{host}-4711.json").is_file() and (tmp_path / f"r-{host}-4711.md").is_file()
+    r = run_cli("report", "--facts", str(FIXTURES / "facts" / CPU), "-o", str(tmp_path / "r-{nope}"))
+    assert r.returncode == 2 and r.stderr.startswith("cudadoctor: error:") and len(r.stderr.splitlines()) == 1

@@ -103,18 +103,19 @@ def _smoke_lines(smoke: Dict[str, Any]) -> str:
 
 
 def _write(path: str, text: str) -> None:
+    from ..outpath import write_atomic
+
     try:
-        d = os.path.dirname(os.path.abspath(path))
-        os.makedirs(d, exist_ok=True)
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        write_atomic(path, text)
     except OSError as e:
         raise BadInput(f"cannot write {path}: {e.strerror or e}") from None
 
 
 @click.command("report")
 @click.option("-o", "--output", metavar="PATH",
-              help="Write PATH.json and PATH.md (default: ./cudadoctor-report-<date>-<time>; a directory gets that name inside it).")
+              help="Write PATH.json and PATH.md (default: ./cudadoctor-report-<date>-<time>; a directory gets that name "
+                   "inside it; placeholders such as {host} and {date} as for every -o).")
 @click.option("--facts", "facts_file", metavar="FILE", help="Make the report from a saved facts file or JSON report instead of this machine.")
 @click.option("--from-collect-env", "from_collect_env", metavar="FILE",
               help="Make the report from the output of `python -m torch.utils.collect_env` in FILE ('-' for stdin).")
@@ -138,6 +139,13 @@ def report_cmd(output: Optional[str], facts_file: Optional[str], from_collect_en
     Exit codes: 0 written (whatever the diagnosis); 2 bad input or cannot write.
     """
     warn_show_pii(show_pii)
+    if output:
+        from ..outpath import OutputPathError, expand
+
+        try:
+            output = expand(output)  # placeholders as every -o: {host}, {date}, {rank}...
+        except OutputPathError as e:
+            raise BadInput(str(e)) from None
     base = base_path(output)
     t0 = time.perf_counter()
     if smoke and (facts_file or from_collect_env):
