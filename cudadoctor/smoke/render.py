@@ -86,28 +86,33 @@ def render_text(result: dict) -> str:
 
 
 def _md_cell(s) -> str:
-    return str(s).replace("|", "\\|").replace("\n", "<br>")
+    """Untrusted text (device names, error messages) made inert for a Markdown table cell."""
+    from ..render.markdown import md_escape
+
+    return md_escape(s)
 
 
 def render_markdown(result: dict) -> str:
-    lines = [f"## cudadoctor smoke — `{result.get('device')}`: **{str(result.get('status')).upper()}**", "",
+    lines = [f"## cudadoctor smoke — {_md_cell(result.get('device'))}: **{_md_cell(str(result.get('status')).upper())}**", "",
              "| | stage | device | time (s) | result |", "|---|---|---|---:|---|"]
     for s in result.get("stages", []):
-        lines.append(f"| {MARK.get(s['verdict'], '?')} | {s['name']} | {s.get('device')} | "
+        lines.append(f"| {MARK.get(s['verdict'], '?')} | {_md_cell(s['name'])} | {_md_cell(s.get('device'))} | "
                      f"{s.get('duration_s', 0):.2f} | {_md_cell(s.get('message', ''))} |")
     nums = _numbers(result)
     if nums:
         lines += ["", "| | |", "|---|---|"] + [f"| {_md_cell(k)} | {_md_cell(v)} |" for k, v in nums]
     e = result.get("error")
     if e:
-        lines += ["", f"**Error ({e.get('kind')}):**", "", "```", str(e.get("message")), "```"]
+        from ..render.markdown import fence
+
+        lines += ["", f"**Error ({_md_cell(e.get('kind'))}):**", "", fence(str(e.get("message")))]
         for d in e.get("diagnosis") or []:
             lines += ["", f"- `{d.get('code')}`: {_md_cell(d.get('title'))}"]
             if d.get("fix"):
-                lines += ["", "  ```sh"] + ["  " + c for c in d["fix"]] + ["  ```"]
+                lines += ["", fence("\n".join(d["fix"]), "sh")]
         if e.get("kind") in ("crash", "timeout") and e.get("stderr_tail"):
-            lines += ["", "<details><summary>last output of the workload</summary>", "", "```",
-                      e["stderr_tail"], "```", "</details>"]
+            lines += ["", "<details><summary>last output of the workload</summary>", "", fence(e["stderr_tail"]),
+                      "", "</details>"]
     return "\n".join(lines) + "\n"
 
 
