@@ -8,29 +8,44 @@ import sys
 import click
 
 from . import __version__, exitcodes
-from .commands.catalogue import explain_cmd, list_checks_cmd
-from .commands.check import check_cmd
-from .commands.collect import collect_cmd
-from .commands.devices import devices_cmd
-from .commands.diff import diff_cmd
-from .commands.fleet import fleet_cmd
-from .commands.kb import kb_cmd
-from .commands.report import report_cmd
-from .commands.smoke import smoke_cmd
-from .commands.triage import triage_cmd
+# name -> "module:attribute". A command's module is imported only when that command runs, so
+# `cudadoctor check` does not pay for fleet, diff or smoke at start-up.
+COMMANDS = {
+    "check": "check:check_cmd",
+    "collect": "collect:collect_cmd",
+    "devices": "devices:devices_cmd",
+    "list-checks": "catalogue:list_checks_cmd",
+    "explain": "catalogue:explain_cmd",
+    "kb": "kb:kb_cmd",
+    "smoke": "smoke:smoke_cmd",
+    "fleet": "fleet:fleet_cmd",
+    "report": "report:report_cmd",
+    "diff": "diff:diff_cmd",
+    "triage": "triage:triage_cmd",
+}
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str):
+        target = COMMANDS.get(name)
+        if target is None:
+            return None
+        import importlib
+
+        module, attr = target.split(":")
+        return getattr(importlib.import_module(f".commands.{module}", __package__), attr)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="cudadoctor")
 def cli() -> None:
     """cudadoctor: can PyTorch use your NVIDIA GPU? If not, why, and the exact fix.
 
     Start with `cudadoctor check`.
     """
-
-
-for _cmd in (check_cmd, collect_cmd, devices_cmd, list_checks_cmd, explain_cmd, kb_cmd, smoke_cmd, fleet_cmd, report_cmd, diff_cmd, triage_cmd):
-    cli.add_command(_cmd)
 
 
 def main(argv=None) -> None:

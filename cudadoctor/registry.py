@@ -17,7 +17,7 @@ import os
 import threading
 from dataclasses import dataclass, field
 from importlib import metadata
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .model import Check, Code
 from .core_codes import CORE_CODES
@@ -124,3 +124,17 @@ def load(entry_points: Optional[List[Any]] = None, plugins: Optional[bool] = Non
             for c in chk.codes:
                 reg.codes[c.code] = (c, source)
     return reg
+
+
+def load_in_background() -> "Callable[[], Registry]":
+    """Start :func:`load` in a thread; the returned function waits for it (each plugin's load is
+    bounded by LOAD_TIMEOUT_S) and falls back to loading in the caller if the thread failed."""
+    box: List[Registry] = []
+    t = threading.Thread(target=lambda: box.append(load()), daemon=True, name="cudadoctor:registry")
+    t.start()
+
+    def wait() -> Registry:
+        t.join()
+        return box[0] if box else load()
+
+    return wait

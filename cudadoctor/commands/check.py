@@ -93,10 +93,11 @@ def check_cmd(fmt: str, output: Optional[str], facts_file: Optional[str], from_c
     """
     warn_show_pii(show_pii)
     t0 = time.perf_counter()
+    loading = registry.load_in_background()  # checks load while the probes run
     facts = gather(facts_file, python, quick, timeout, error, error_file, deep=deep, from_collect_env=from_collect_env)
     t1 = time.perf_counter()
-    reg = registry.load()
-    report = diagnose(facts, reg, timings={"probes_s": t1 - t0, "plugins_s": time.perf_counter() - t1})
+    reg = loading()
+    report = diagnose(facts, reg, timings={"probes_s": t1 - t0, "plugins_wait_s": time.perf_counter() - t1})
     report = shareable(report, show_pii, live=True)
     written = emit(render(report, fmt, verbose=verbose, color=use_color(output)), output)
     code = report.exit_code(strict)

@@ -156,17 +156,18 @@ def collect(
     started = time.monotonic()
     facts = new_facts("live")
 
-    jobs: Dict[str, Callable[[], Tuple[str, Dict[str, Any], str]]] = {
+    jobs: Dict[str, Callable[[], Tuple[str, Dict[str, Any], str]]] = {}
+    if not quick:  # the long pole: started first
+        jobs["torch"] = lambda: _run_torch(python, t["torch"], kernel, deep)
+    jobs.update({
         "system": lambda: ("ok", system.probe_system(), ""),
         "environment": lambda: ("ok", system.probe_environment(), ""),
         "toolkit": lambda: _toolkit(t["toolkit"]),
         "nvml": lambda: _run_simple_child("nvml_probe.py", sys.executable, t["nvml"]),
         "pyenv": lambda: _run_simple_child("pyenv_probe.py", python, t["pyenv"]),
-    }
+    })
     if sys.platform == "win32":  # why a torch DLL would not load, read from the files
         jobs["windows"] = lambda: _run_simple_child("windows_probe.py", python, t["windows"])
-    if not quick:
-        jobs["torch"] = lambda: _run_torch(python, t["torch"], kernel, deep)
 
     results: Dict[str, Tuple[str, Dict[str, Any], str, float]] = {}
     threads = []

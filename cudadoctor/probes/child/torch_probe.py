@@ -356,3 +356,10 @@ def main():
 
 if __name__ == "__main__":
     main()
+    # Everything is in the result file. Tearing down an interpreter with torch and the CUDA
+    # libraries loaded takes longer than the probe's own work (0.6-0.7 s here): skip it.
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os._exit(0)
