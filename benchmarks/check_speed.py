@@ -7,6 +7,12 @@ and prints the median wall time of each and the ratios the hardening issue budge
 check <= 1.1x `import torch`, check <= 0.5x collect_env, check --quick < 0.5 s.
 PATH is the interpreter whose torch is measured (default: this one); cudadoctor runs from this
 interpreter with --python PATH.
+
+Why `check` can beat `python -c "import torch"`: the probe child imports torch exactly as a user
+does, but after writing its result it skips the interpreter's teardown (os._exit), which with torch
+and the CUDA libraries loaded costs ~0.6 s. Its floor is torch's import itself. On a machine where
+collect_env is cheap (no nvidia-smi, no conda, few packages: here it is only ~1.3x `import torch`),
+0.5x collect_env is below that floor, so that budget cannot be met by any tool that imports torch.
 """
 
 from __future__ import annotations
