@@ -150,8 +150,30 @@ def gpu_arch_unsupported(fx: Facts) -> Iterator[Finding]:
         elif not archs:
             unknown.append(g)
     if not bad and said:
-        # The error itself is the evidence; name the GPU when the facts know one.
         g = devices[0] if devices else {"index": 0, "name": None, "capability": _text_cap(said[1]), "capability_source": None}
+        cap = g.get("capability")
+        runs = None
+        if k and cap and archs:
+            try:
+                runs = k.arch_runs(cap, archs)
+            except Exception:
+                runs = None
+        if runs:
+            # torch itself has kernels for this GPU: the failing kernel belongs to something built
+            # separately (a CUDA extension: flash-attn, xformers, bitsandbytes, the user's own ops).
+            sm = f"sm_{cap.replace('.', '')}"
+            yield GPU_ARCH_UNSUPPORTED.finding(
+                title=f"torch {torch_version(fx) or ''} has kernels for {g.get('name') or 'the GPU'} ({sm}), so the "
+                      f"'no kernel image' error comes from a CUDA extension built without {sm}",
+                evidence={"gpu": g.get("name"), "capability": cap, "torch.version": torch_version(fx),
+                          "build_archs": archs, "build_archs_source": source, said[0]: said[1]},
+                fix=Fix(("# find the extension in the traceback (the module that launched the kernel), then rebuild it for this GPU:",
+                         f'TORCH_CUDA_ARCH_LIST="{cap}" {PIP} install --no-build-isolation --no-cache-dir --force-reinstall <that package>',
+                         "# or install a prebuilt wheel of it made for your torch, CUDA and GPU"),
+                        f"torch's own build runs on {sm} ({runs}); an extension compiled for other architectures does not."),
+            )
+            return
+        # The error itself is the evidence; name the GPU when the facts know one.
         bad.append((g, said[1]))
     if not bad:
         kernels_ran = any(d.get("kernel_ok") is True for d in fx.dicts("torch.devices"))

@@ -53,8 +53,8 @@ NO_GPU_VISIBLE = Code(
     },
     links=("https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars",
            "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/docker-specialized.html"),
-    signatures=(r"no CUDA-capable device is detected", r"cudaErrorNoDevice", r"CUDA error: invalid device ordinal",
-                r"error=38 : no CUDA-capable device", r"could not select device driver .* with capabilities: \[\[gpu\]\]"),
+    signatures=(r"no CUDA-capable device is detected", r"cudaErrorNoDevice", r"No CUDA GPUs are available",
+                r"error=38 : no CUDA-capable device", r"CUDA error: invalid device ordinal", r"could not select device driver .* with capabilities: \[\[gpu\]\]"),
 )
 
 
@@ -259,7 +259,7 @@ def no_gpu_visible(fx: Facts) -> Iterator[Finding]:
                     "With the driver up and no device, the GPU is hidden (container, VM passthrough) or failed to initialise."),
         )
         return
-    if said and torch_count in (0, None) and "no CUDA-capable device" in said[1]:
+    if said and torch_count in (0, None) and ("no CUDA-capable device" in said[1] or "No CUDA GPUs are available" in said[1]):
         yield NO_GPU_VISIBLE.finding(
             title="CUDA reports no CUDA-capable device although the driver is present",
             evidence=evidence,

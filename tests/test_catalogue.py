@@ -583,3 +583,37 @@ def test_this_machines_collect_env_says_probably_no_driver():
     got = {(f["code"], f["severity"]) for f in out["findings"]}
     assert ("no-nvidia-driver", "warning") in got
     assert not [f for f in out["findings"] if f["severity"] == "error"]
+
+
+def _gen_text(gpu="NVIDIA A100-SXM4-80GB", torch="2.4.0+cu121", cuda="12.1", driver="535.129.03", avail="True"):
+    return (f"PyTorch version: {torch}\nIs debug build: False\nCUDA used to build PyTorch: {cuda}\n"
+            "ROCM used to build PyTorch: N/A\n\nOS: Ubuntu 22.04.4 LTS (x86_64)\n"
+            "Python version: 3.10.12 (main, Nov 20 2023, 15:14:05) [GCC 11.4.0] (64-bit runtime)\n"
+            f"Is CUDA available: {avail}\nCUDA runtime version: Could not collect\n"
+            f"GPU models and configuration: GPU 0: {gpu}\nNvidia driver version: {driver}\n"
+            "cuDNN version: Could not collect\n\nVersions of relevant libraries:\n"
+            f"[pip3] torch=={torch}\n[conda] Could not collect\n")
+
+
+def _from_text(tmp_path, text, error):
+    from click.testing import CliRunner
+    import json as _json
+    from cudadoctor.cli import cli as _cli
+
+    p = tmp_path / "ce.txt"
+    p.write_text(text)
+    r = CliRunner().invoke(_cli, ["check", "--from-collect-env", str(p), "--error", error, "--format", "json"])
+    return _json.loads(r.output)["findings"]
+
+
+def test_no_kernel_image_on_a_gpu_torch_supports_blames_an_extension(tmp_path):
+    """A100 (sm_80) is in torch 2.4 cu121's list: the kernel that failed was built elsewhere."""
+    fs = _from_text(tmp_path, _gen_text(), "RuntimeError: CUDA error: no kernel image is available for execution on the device")
+    f = [f for f in fs if f["code"] == "gpu-arch-unsupported"][0]
+    assert f["severity"] == "error" and "comes from a CUDA extension built without sm_80" in f["title"]
+    assert any('TORCH_CUDA_ARCH_LIST="8.0"' in c for c in f["fix"]["commands"])
+
+
+def test_no_cuda_gpus_are_available_is_no_gpu_visible(tmp_path):
+    fs = _from_text(tmp_path, _gen_text(), "RuntimeError: No CUDA GPUs are available")
+    assert [f["code"] for f in fs if f["severity"] == "error"] == ["no-gpu-visible"]
