@@ -229,6 +229,17 @@ def no_gpu_visible(fx: Facts) -> Iterator[Finding]:
         )
         return
     if not driver_ok:
+        ordinal = find_text(fx, r"invalid device ordinal|No CUDA GPUs are available")
+        if ordinal and nvml not in ("library-missing", "driver-not-loaded", "no-nvidia-smi") and kernel_module(fx) is not False:
+            evidence[ordinal[0]] = ordinal[1]
+            yield NO_GPU_VISIBLE.finding(
+                title="The program asked for a GPU this process cannot see (\"" + ordinal[1][:80] + "\")",
+                evidence=evidence,
+                fix=Fix(("nvidia-smi -L  # the GPUs the driver has", "echo $CUDA_VISIBLE_DEVICES  # the ones this process may use",
+                         "unset CUDA_VISIBLE_DEVICES  # or use an index below torch.cuda.device_count()"),
+                        "CUDA numbers only the devices CUDA_VISIBLE_DEVICES exposes; an index past them is invalid."),
+                severity="warning",
+            )
         return
     if cvd is not None:
         problem = _cvd_problem(cvd, count, uuids)
@@ -259,7 +270,8 @@ def no_gpu_visible(fx: Facts) -> Iterator[Finding]:
                     "With the driver up and no device, the GPU is hidden (container, VM passthrough) or failed to initialise."),
         )
         return
-    if said and torch_count in (0, None) and ("no CUDA-capable device" in said[1] or "No CUDA GPUs are available" in said[1]):
+    if said and torch_count in (0, None) and ("no CUDA-capable device" in said[1] or "No CUDA GPUs are available" in said[1]
+                                              or "invalid device ordinal" in said[1]):
         yield NO_GPU_VISIBLE.finding(
             title="CUDA reports no CUDA-capable device although the driver is present",
             evidence=evidence,

@@ -144,7 +144,8 @@ def python_unsupported(fx: Facts) -> Iterator[Finding]:
         return  # some torch imports here: only a pinned release without wheels for this Python is this code
     if not reasons and not said:
         return
-    if not reasons and said and fx.user_error() and not re.search(r"from versions: (none|0\.1\.2)", said[1] + fx.user_error()):
+    if not reasons and said and fx.user_error() and not re.search(
+            r"from versions: (none|0\.1\.2)|is not a supported wheel on this platform", said[1] + fx.user_error()):
         # pip saw torch versions, just not the one asked for: a pin/index problem, not the interpreter.
         return
     evidence = {"python.version": py, "python.bits": bits, "system.arch": arch or None, "platform": plat,

@@ -7,7 +7,7 @@ from typing import Iterator, List
 from cudadoctor.facts import Facts
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import (INDEX, PIP, companion_pins, driver_version, installer, kb, nvidia_gpu_present,
+from ._common import (INDEX, PIP, companion_pins, driver_version, find_text, installer, kb, nvidia_gpu_present,
                       newest_variant_for_driver, os_family, release_of, torch_build)
 
 TORCH_NOT_INSTALLED = Code(
@@ -128,7 +128,19 @@ def torch_import_failed(fx: Facts) -> Iterator[Finding]:
 
 @check(CPU_ONLY_TORCH)
 def cpu_only_torch(fx: Facts) -> Iterator[Finding]:
-    if torch_build(fx) != "cpu":
+    said = find_text(fx, CPU_ONLY_TORCH.signatures[0])
+    build = torch_build(fx)
+    if build != "cpu":
+        if said and build is None:
+            # The program that failed imported a CPU build; the facts cannot say which torch that was.
+            yield CPU_ONLY_TORCH.finding(
+                title="The torch that raised this error is a CPU-only build (\"Torch not compiled with CUDA enabled\")",
+                evidence={said[0]: said[1], "torch.version": fx.str("torch.version")},
+                fix=Fix(("python -c \"import torch; print(torch.__version__, torch.version.cuda)\"  # +cpu / None confirms it",
+                         f"{PIP} uninstall -y torch torchvision torchaudio",
+                         f"{PIP} install torch torchvision --index-url {INDEX}<cuXYZ for your driver: nvidia-smi shows its CUDA>"),
+                        "Only a CUDA build of torch has GPU code; the error is raised by the CPU build."),
+            )
         return
     gpu = nvidia_gpu_present(fx)
     if gpu is False:

@@ -617,3 +617,25 @@ def test_no_kernel_image_on_a_gpu_torch_supports_blames_an_extension(tmp_path):
 def test_no_cuda_gpus_are_available_is_no_gpu_visible(tmp_path):
     fs = _from_text(tmp_path, _gen_text(), "RuntimeError: No CUDA GPUs are available")
     assert [f["code"] for f in fs if f["severity"] == "error"] == ["no-gpu-visible"]
+
+
+@pytest.mark.parametrize("want,error", [
+    # pip's message for a wheel built for another Python or platform
+    ("python-unsupported", "ERROR: torch-2.0.0-cp39-cp39-win_amd64.whl is not a supported wheel on this platform."),
+    # torch/cuda/__init__.py's message when a CPU build is asked for CUDA
+    ("cpu-only-torch", "AssertionError: Torch not compiled with CUDA enabled"),
+    # CUDA's message for a device index past the visible devices
+    ("no-gpu-visible", "RuntimeError: CUDA error: invalid device ordinal"),
+])
+def test_error_text_alone_names_the_cause_when_collect_env_knows_little(want, error):
+    """Case 514's collect_env says almost nothing (torch failed to import); the error text must carry it."""
+    from click.testing import CliRunner
+    import json as _json
+    from cudadoctor.cli import cli as _cli
+
+    base = CASES / "514-ldpath-cuda124-vs-torch27-cu128-nvjitlink.txt"
+    if not base.exists():
+        pytest.skip("../shared/cases is not beside the repository")
+    r = CliRunner().invoke(_cli, ["check", "--from-collect-env", str(base), "--error", error, "--format", "json"])
+    fs = _json.loads(r.output)["findings"]
+    assert any(f["code"] == want and f["severity"] in ("error", "warning") for f in fs), [(f["code"], f["severity"]) for f in fs]
