@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Dict, Mapping, Optional
 
-from .runner import SCHEMA, _kill_group, _read_result, _signal_name, _stage, _StderrPump
+from .runner import SCHEMA, _kill_group, _read_result, _signal_name, _stage, _StderrPump, died_in_stage
 
 WORKLOAD = Path(__file__).resolve().with_name("dist_workload.py")
 STAGES = ("init", "membership", "all-reduce", "bandwidth", "ddp")
@@ -182,26 +182,8 @@ def _assemble(r: dict, child: Optional[dict], rc, timed_out: bool, killed, elaps
             how = f"stopped by the launcher ({terminated})" if terminated else ("timed out" if timed_out else f"exit code {rc}")
             r.setdefault("notes", []).append(f"the rank was {how} after its last stage, while leaving the process group")
         return r
-    stage_name = current.get("name") or "init"
-    stage_dev = current.get("device") or r["device"]
-    started = current.get("started_unix")
-    dur = (time.time() - started) if started else elapsed
-    if terminated:
-        what = (f"stopped by the launcher ({terminated}) in stage '{stage_name}', after {elapsed:.1f} s: "
-                "another rank probably failed first (see its report)")
-        kind = "terminated"
-    elif timed_out:
-        what = f"timed out after {timeout_s:g} s in stage '{stage_name}' ({killed})"
-        kind = "timeout"
-    elif rc is not None and rc < 0:
-        what = f"child killed by signal {-rc} ({_signal_name(-rc)}) in stage '{stage_name}'"
-        kind = "crash"
-    else:
-        what = (f"child exited with code {rc} in stage '{stage_name}' without finishing"
-                if child else f"child exited with code {rc} before writing any result")
-        kind = "crash"
-    ev = {"exit_code": rc, "signal": -rc if (rc is not None and rc < 0) else None, "timed_out": timed_out,
-          "stderr_tail": stderr_tail}
+    stage_name, stage_dev, what, kind, dur, ev = died_in_stage(
+        child, rc, timed_out, killed, timeout_s, elapsed, stderr_tail, "init", r["device"], terminated)
     r["stages"].append(_stage(stage_name, stage_dev, "fail", what, dur, ev))
     done = {s["name"] for s in r["stages"]}
     for name in STAGES:

@@ -169,24 +169,9 @@ def _assemble(base, child, rc, timed_out, killed, elapsed, timeout_s, stderr_tai
                           "stderr_tail": stderr_tail}
         return r
     # the child died or hung: the stage it was in fails with what happened
-    current = (child or {}).get("current") or {}
-    stage_name = current.get("name") or "device"
-    stage_dev = current.get("device") or r["device"]
-    started = current.get("started_unix")
-    dur = (time.time() - started) if started else elapsed
-    if timed_out:
-        what = f"timed out after {timeout_s:g} s in stage '{stage_name}' ({killed})"
-        kind = "timeout"
-    elif rc is not None and rc < 0:
-        what = f"child killed by signal {-rc} ({_signal_name(-rc)}) in stage '{stage_name}'"
-        kind = "crash"
-    else:
-        what = (f"child exited with code {rc} in stage '{stage_name}' without finishing"
-                if child else f"child exited with code {rc} before writing any result")
-        kind = "crash"
+    stage_name, stage_dev, what, kind, dur, ev = died_in_stage(
+        child, rc, timed_out, killed, timeout_s, elapsed, stderr_tail, "device", r["device"])
     hint = _hint(stderr_tail)
-    ev = {"exit_code": rc, "signal": -rc if (rc is not None and rc < 0) else None,
-          "timed_out": timed_out, "stderr_tail": stderr_tail}
     if hint:
         ev["hint"] = hint
     r["stages"].append(_stage(stage_name, stage_dev, "fail", what + (f": {hint}" if hint else ""), dur, ev))
@@ -200,6 +185,36 @@ def _assemble(base, child, rc, timed_out, killed, elapsed, timeout_s, stderr_tai
     r["error"] = {"kind": kind, "message": what, "stage": stage_name, "device": stage_dev,
                   "signal": ev["signal"], "stderr_tail": stderr_tail}
     return r
+
+
+def died_in_stage(child, rc, timed_out, killed, timeout_s, elapsed, stderr_tail, default_stage, default_device,
+                  terminated=None):
+    """For a workload child that died or hung: (stage, device, what happened, kind, duration, evidence).
+
+    The stage is the one the child had marked as under way in its result file.
+    """
+    current = (child or {}).get("current") or {}
+    stage_name = current.get("name") or default_stage
+    stage_dev = current.get("device") or default_device
+    started = current.get("started_unix")
+    dur = (time.time() - started) if started else elapsed
+    if terminated:
+        what = (f"stopped by the launcher ({terminated}) in stage '{stage_name}', after {elapsed:.1f} s: "
+                "another rank probably failed first (see its report)")
+        kind = "terminated"
+    elif timed_out:
+        what = f"timed out after {timeout_s:g} s in stage '{stage_name}' ({killed})"
+        kind = "timeout"
+    elif rc is not None and rc < 0:
+        what = f"child killed by signal {-rc} ({_signal_name(-rc)}) in stage '{stage_name}'"
+        kind = "crash"
+    else:
+        what = (f"child exited with code {rc} in stage '{stage_name}' without finishing"
+                if child else f"child exited with code {rc} before writing any result")
+        kind = "crash"
+    ev = {"exit_code": rc, "signal": -rc if (rc is not None and rc < 0) else None, "timed_out": timed_out,
+          "stderr_tail": stderr_tail}
+    return stage_name, stage_dev, what, kind, dur, ev
 
 
 def _hint(tail: str) -> str | None:
