@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Dict, Mapping, Optional
 
-from .runner import SCHEMA, _kill_group, _read_result, _signal_name, _stage, _StderrPump, died_in_stage
+from .runner import SCHEMA, _kill_group, _read_result, _signal_name, _stage, died_in_stage, start_child
 
 WORKLOAD = Path(__file__).resolve().with_name("dist_workload.py")
 STAGES = ("init", "membership", "all-reduce", "bandwidth", "ddp")
@@ -91,14 +91,11 @@ def run_distributed(python: str, device: str, timeout_s: float, rdzv: Dict[str, 
         out = os.path.join(tmp, "result.json")
         cmd = [python, str(WORKLOAD), "--config", json.dumps(cfg), "--out", out]
         t0 = time.monotonic()
-        try:
-            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                    stderr=subprocess.PIPE, env=env, start_new_session=True)
-        except OSError as e:
-            base["error"] = {"kind": "bad-interpreter", "message": f"cannot run {python}: {e}"}
+        started = start_child(cmd, env, progress)
+        if isinstance(started, str):
+            base["error"] = {"kind": "bad-interpreter", "message": f"cannot run {python}: {started}"}
             return base
-        pump = _StderrPump(proc.stderr, progress)
-        pump.start()
+        proc, pump = started
         timed_out, killed, terminated = False, None, None
         previous = _on_sigterm()
         try:

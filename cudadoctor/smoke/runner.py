@@ -122,14 +122,11 @@ def run_smoke(python: str, device: str, data_dir: str | None, download: bool, sy
         cmd = [python, str(WORKLOAD), "--config", json.dumps(cfg), "--out", out]
         env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONFAULTHANDLER="1")
         t0 = time.monotonic()
-        try:
-            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                    stderr=subprocess.PIPE, env=env, start_new_session=True)
-        except OSError as e:
-            base["error"] = {"kind": "bad-interpreter", "message": f"cannot run {python}: {e}"}
+        started = start_child(cmd, env, progress)
+        if isinstance(started, str):
+            base["error"] = {"kind": "bad-interpreter", "message": f"cannot run {python}: {started}"}
             return base
-        pump = _StderrPump(proc.stderr, progress)
-        pump.start()
+        proc, pump = started
         timed_out, killed = False, None
         try:
             rc = proc.wait(timeout=timeout_s)
@@ -185,6 +182,19 @@ def _assemble(base, child, rc, timed_out, killed, elapsed, timeout_s, stderr_tai
     r["error"] = {"kind": kind, "message": what, "stage": stage_name, "device": stage_dev,
                   "signal": ev["signal"], "stderr_tail": stderr_tail}
     return r
+
+
+def start_child(cmd, env, progress):
+    """Start a workload child in its own session with its stderr pumped (progress shown when asked):
+    (process, pump), or the OS error as text when it cannot start."""
+    try:
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, env=env, start_new_session=True)
+    except OSError as e:
+        return str(e)
+    pump = _StderrPump(proc.stderr, progress)
+    pump.start()
+    return proc, pump
 
 
 def died_in_stage(child, rc, timed_out, killed, timeout_s, elapsed, stderr_tail, default_stage, default_device,
