@@ -8,11 +8,16 @@ check <= 1.1x `import torch`, check <= 0.5x collect_env, check --quick < 0.5 s.
 PATH is the interpreter whose torch is measured (default: this one); cudadoctor runs from this
 interpreter with --python PATH.
 
-Why `check` can beat `python -c "import torch"`: the probe child imports torch exactly as a user
-does, but after writing its result it skips the interpreter's teardown (os._exit), which with torch
-and the CUDA libraries loaded costs ~0.6 s. Its floor is torch's import itself. On a machine where
-collect_env is cheap (no nvidia-smi, no conda, few packages: here it is only ~1.3x `import torch`),
-0.5x collect_env is below that floor, so that budget cannot be met by any tool that imports torch.
+Why `check` can beat `python -c "import torch"` by so much: the probe child imports torch exactly as
+a user does, but (1) it starts before cudadoctor's own CLI has loaded, (2) it pauses the cyclic
+garbage collector during the import (a fifth of the import's time here goes to collection passes),
+and (3) once its result is written it tells the parent on a pipe and skips the interpreter's
+teardown, which with torch and the CUDA libraries loaded costs ~0.6 s. Its floor is the import
+itself. collect_env pays for the import, the teardown and its subprocesses (pip list, and on
+other machines nvidia-smi and conda, which make it slower still).
+
+Each command is run once first and must succeed (check exits 0 or 1 with a verdict line), so a
+broken setup is an error here, not a fast median.
 """
 
 from __future__ import annotations
@@ -44,8 +49,13 @@ def main() -> int:
         "cudadoctor check --quick": me + ["check", "--quick", "--python", args.python],
         "collect_env": [args.python, "-m", "torch.utils.collect_env"],
     }
-    for argv in cmds.values():  # warm the page cache once
-        wall(argv, env)
+    for name, argv in cmds.items():  # warm the page cache once, and make sure each command works
+        r = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
+        ok = r.returncode in (0, 1) and ("PyTorch" in r.stdout) if name.startswith("cudadoctor") else r.returncode == 0
+        if not ok:
+            tail = (r.stderr or r.stdout).strip().splitlines()[-1:] or ["no output"]
+            print(f"{name} does not work here (exit {r.returncode}): {tail[0]}", file=sys.stderr)
+            return 2
     times = {k: [] for k in cmds}
     for _ in range(args.rounds):
         for k, argv in cmds.items():

@@ -7,12 +7,9 @@ from typing import Any, Dict, Optional
 
 import click
 
-from .. import exitcodes, registry
+from .. import registry
 from ..facts import sanitize
 from ..probes import DEFAULT_TIMEOUTS, collect
-from ..render import render
-from ..privacy import shareable
-from ..report import diagnose
 from ._privacy import show_pii_option, warn_show_pii
 from ._shared import BadInput, emit, format_option, output_option, python_option, read_facts, read_text_arg, use_color
 
@@ -60,6 +57,24 @@ def read_collect_env(path: str) -> Dict[str, Any]:
         raise BadInput(f"{name}: {e}") from None
 
 
+def _import_in_background(*modules: str) -> None:
+    """Import what judges and renders the report while the probes run (~30 ms otherwise paid after).
+
+    Only a head start: a module that fails here is imported again, and fails properly, where it is used.
+    """
+    import importlib
+    import threading
+
+    def work() -> None:
+        for m in modules:
+            try:
+                importlib.import_module(f"cudadoctor.{m}")
+            except Exception:
+                return
+
+    threading.Thread(target=work, daemon=True, name="cudadoctor:imports").start()
+
+
 def _is_interpreter(path: str) -> bool:
     import os
 
@@ -94,8 +109,14 @@ def check_cmd(fmt: str, output: Optional[str], facts_file: Optional[str], from_c
     warn_show_pii(show_pii)
     t0 = time.perf_counter()
     loading = registry.load_in_background()  # checks load while the probes run
+    _import_in_background("report", "privacy", "render", f"render.{fmt}")
     facts = gather(facts_file, python, quick, timeout, error, error_file, deep=deep, from_collect_env=from_collect_env)
     t1 = time.perf_counter()
+    # Imported only now, so that the probes (torch's import is the long pole) start sooner.
+    from ..privacy import shareable
+    from ..render import render
+    from ..report import diagnose
+
     reg = loading()
     report = diagnose(facts, reg, timings={"probes_s": t1 - t0, "plugins_wait_s": time.perf_counter() - t1})
     report = shareable(report, show_pii, live=True)

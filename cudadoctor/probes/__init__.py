@@ -9,7 +9,6 @@ failed, why — in ``tool.probes`` and ``probe_errors``.
 
 from __future__ import annotations
 
-import datetime as _dt
 import os
 import sys
 import threading
@@ -17,8 +16,7 @@ import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .. import SCHEMA_VERSION, __version__
-from ..facts import new_facts, sanitize
-from . import proc, system
+from . import prestart, proc
 
 #: Default time budget per probe, in seconds. Importing a CUDA build of torch from a slow disk
 #: can take tens of seconds; everything else answers in well under a second when healthy.
@@ -79,10 +77,19 @@ def _torch_facts(r: proc.ChildResult, timeout: float) -> Dict[str, Any]:
     return out
 
 
+_EARLY = "_early_start_duration_s"
+
+
 def _run_torch(python: str, timeout: float, kernel: bool, deep: bool = False) -> Tuple[str, Dict[str, Any], str]:
-    argv = [python, proc.child_script("torch_probe.py")] + ([] if kernel else ["--no-kernel"]) + (["--deep"] if deep else [])
-    r = proc.run(argv, timeout=timeout, env=proc.child_env(), result_file=True)
+    argv = prestart.torch_argv(python, kernel, deep)
+    started = prestart.adopt(argv)  # started by the entry point before the CLI loaded?
+    early = started is not None
+    if started is None:
+        started = proc.start(argv, env=proc.child_env(), result_file=True, notify=True)
+    r = started.wait(timeout)
     facts = _torch_facts(r, timeout)
+    if early:
+        facts[_EARLY] = round(r.duration_s, 4)
     if r.stderr_tail:
         facts["stderr_tail"] = r.stderr_tail[-2000:]
     if r.stdout_tail.strip():
@@ -108,6 +115,8 @@ def _run_simple_child(script: str, python: str, timeout: float) -> Tuple[str, Di
 
 
 def _toolkit(timeout: float) -> Tuple[str, Dict[str, Any], str]:
+    from . import system
+
     data = system.probe_toolkit(timeout=max(0.5, timeout - 1))
     err = str(data.get("nvcc_error") or "")
     if err.startswith("timed out"):
@@ -149,6 +158,13 @@ def collect(
     their compiled extensions (slower: torchvision's import costs as much as torch's).
     Never raises.
     """
+    # Imported here, not at the top: the entry point loads this package to start the torch probe
+    # (prestart.py) and every millisecond before that start adds to check's time.
+    import datetime as _dt
+
+    from ..facts import new_facts, sanitize
+    from . import system
+
     python = python or sys.executable
     t = dict(DEFAULT_TIMEOUTS)
     t.update(timeouts_from_env(os.environ.get("CUDADOCTOR_TIMEOUTS")))
@@ -187,6 +203,8 @@ def collect(
     for name in jobs:
         status, data, err, took = results.get(name, ("timeout", {}, "did not finish", 0.0))
         probes[name] = {"status": status, "duration_s": round(took, 4)}
+        if isinstance(data, dict) and _EARLY in data:  # counted from its early start, not from here
+            probes[name].update(duration_s=data.pop(_EARLY), early_start=True)
         if err:
             probes[name]["error"] = err
             facts["probe_errors"].append({"probe": name, "status": status, "message": err})

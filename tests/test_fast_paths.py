@@ -1,0 +1,198 @@
+"""What makes a live check fast, and that none of it changes what check finds.
+
+- The torch probe starts before the CLI loads (probes/prestart.py) and collect adopts it only if
+  it is exactly the child collect would start; an orphan is killed.
+- A child that says its result is final (proc.run(notify=True)) is not waited for any longer.
+- The process ends with os._exit after flushing (cudadoctor/entry.py): output and exit codes
+  must be exactly those of a normal exit.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import run_cli
+from cudadoctor.entry import _exit_code
+from cudadoctor.probes import prestart, proc
+
+PY = sys.executable
+
+
+# -- which command lines start the probe early --------------------------------------------
+
+@pytest.mark.parametrize("args, deep", [
+    (["check"], False),
+    (["check", "--format", "json", "-o", "x.json", "--strict", "-v"], False),
+    (["check", "--format=markdown", "--show-pii", "--timeout", "30", "--error", "boom"], False),
+    (["check", "--deep"], True),
+])
+def test_plain_live_checks_start_early(args, deep):
+    argv = prestart.plan(args)
+    assert argv == prestart.torch_argv(PY, deep=deep)
+
+
+@pytest.mark.parametrize("args", [
+    [], ["collect"], ["smoke"], ["devices"],
+    ["check", "--quick"], ["check", "--facts", "f.json"], ["check", "--from-collect-env=x.txt"],
+    ["check", "--help"], ["check", "-h"], ["check", "--bogus"], ["check", "extra"], ["check", "--format"],
+    ["check", "--python", "/nonexistent/python"], ["check", "-vo", "x"], ["check", "--strict=1"],
+])
+def test_other_command_lines_do_not(args):
+    assert prestart.plan(args) is None
+
+
+def test_python_option_is_followed(tmp_path):
+    assert prestart.plan(["check", "--python", PY])[0] == PY
+    assert prestart.plan(["check", f"--python={PY}", "--deep"]) == prestart.torch_argv(PY, deep=True)
+    not_exec = tmp_path / "python"
+    not_exec.write_text("")
+    assert prestart.plan(["check", "--python", str(not_exec)]) is None
+
+
+def test_adopt_takes_only_the_same_child(monkeypatch):
+    prestart.discard()
+    prestart.start_for(["check"])
+    try:
+        assert prestart.adopt(prestart.torch_argv(PY, deep=True)) is None  # other flags: killed, not adopted
+        assert prestart.adopt(prestart.torch_argv(PY)) is None  # and it is gone
+        prestart.start_for(["check"])
+        monkeypatch.setenv("CUDADOCTOR_SOMETHING_NEW", "1")  # environment changed since the early start
+        assert prestart.adopt(prestart.torch_argv(PY)) is None
+        monkeypatch.delenv("CUDADOCTOR_SOMETHING_NEW")
+        prestart.start_for(["check"])
+        st = prestart.adopt(prestart.torch_argv(PY))
+        assert st is not None
+        r = st.wait(120)
+        assert r.status == "ok" and r.data and r.data["stage"] == "done"
+    finally:
+        prestart.discard()
+
+
+# -- end to end through the real entry point ------------------------------------------------
+
+def _fake_torch(tmp_path: Path, body: str) -> str:
+    (tmp_path / "torch").mkdir()
+    (tmp_path / "torch" / "__init__.py").write_text(body)
+    return str(tmp_path)
+
+
+def test_live_check_adopts_the_early_probe(tmp_path):
+    site = _fake_torch(tmp_path, "__version__ = '2.99.0+cpu'\n")
+    r = run_cli("check", "--format", "json", env={"PYTHONPATH": site}, timeout=120)
+    assert r.returncode in (0, 1), r.stderr
+    facts = json.loads(r.stdout)["facts"]
+    assert facts["torch"]["version"] == "2.99.0+cpu"
+    assert facts["tool"]["probes"]["torch"]["early_start"] is True
+    assert "_early_start_duration_s" not in facts["torch"]
+
+
+def test_quick_check_starts_no_probe(tmp_path):
+    site = _fake_torch(tmp_path, "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n")
+    r = run_cli("check", "--quick", "--format", "json", env={"PYTHONPATH": site}, timeout=60)
+    facts = json.loads(r.stdout)["facts"]
+    assert facts["tool"]["probes"]["torch"]["status"] == "skipped"
+    assert "early_start" not in facts["tool"]["probes"]["torch"]
+
+
+def _processes_with(marker: str) -> list:
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                env = f.read()
+            with open(f"/proc/{pid}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker.encode() in env and state != "Z":
+            found.append(int(pid))
+    return found
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_early_probe_is_killed_when_the_command_line_is_wrong(tmp_path):
+    marker = f"CUDADOCTOR_TEST_MARKER_{os.getpid()}_{time.monotonic_ns()}"
+    site = _fake_torch(tmp_path, "import time\ntime.sleep(120)\n")
+    start = time.monotonic()
+    r = run_cli("check", "--format", "yaml", env={"PYTHONPATH": site, marker: "1"}, timeout=60)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert time.monotonic() - start < 20
+    deadline = time.monotonic() + 10
+    while _processes_with(marker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _processes_with(marker) == []
+
+
+# -- the "result is final" pipe ---------------------------------------------------------------
+
+NOTIFYING_CHILD = r"""
+import json, os, sys, time
+with open(sys.argv[-1], "w") as f:
+    json.dump({"stage": "done", "status": "ok"}, f)
+os.write(int(os.environ["CUDADOCTOR_NOTIFY_FD"]), b"1")
+time.sleep(60)  # a slow teardown nobody needs to wait for
+"""
+
+SILENT_FORKING_CHILD = r"""
+import os, sys, time
+if os.fork() == 0:  # a grandchild keeps the pipe open
+    time.sleep(60)
+    os._exit(0)
+sys.exit(3)
+"""
+
+
+def test_a_notifying_child_is_not_waited_for():
+    start = time.monotonic()
+    r = proc.run([PY, "-c", NOTIFYING_CHILD], timeout=30, result_file=True, notify=True)
+    took = time.monotonic() - start
+    assert r.status == "ok" and r.data == {"stage": "done", "status": "ok"}
+    assert took < 10, took
+
+
+def test_a_child_that_exits_without_a_word_is_seen_at_once():
+    start = time.monotonic()
+    r = proc.run([PY, "-c", SILENT_FORKING_CHILD], timeout=30, result_file=True, notify=True)
+    took = time.monotonic() - start
+    assert r.status == "exited" and r.returncode == 3
+    assert took < 10, took
+
+
+def test_a_notifying_child_still_times_out():
+    r = proc.run([PY, "-c", "import time; time.sleep(60)"], timeout=1, notify=True)
+    assert r.status == "timeout"
+
+
+# -- the fast exit --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("code, expect", [(None, 0), (0, 0), (1, 1), (2, 2), (True, 1), (256 + 3, 3), ("message", 1)])
+def test_exit_codes_are_the_interpreters(code, expect):
+    assert _exit_code(code) == expect
+
+
+def test_output_survives_the_fast_exit(tmp_path):
+    fixture = Path(__file__).parent / "fixtures" / "facts" / "hgx-8x-h100-healthy.json"
+    r = run_cli("check", "--facts", str(fixture), "--format", "json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["facts"]["tool"]  # the whole document arrived
+    r = run_cli("check", "--facts", str(tmp_path / "missing.json"))
+    assert r.returncode == 2 and r.stderr.startswith("cudadoctor: error:")
+
+
+def test_a_closed_pipe_is_not_a_traceback():
+    fixture = Path(__file__).parent / "fixtures" / "facts" / "hgx-8x-h100-healthy.json"
+    p = subprocess.Popen([PY, "-m", "cudadoctor", "check", "--facts", str(fixture), "--format", "json"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.read(10)
+    p.stdout.close()
+    _, err = p.communicate(timeout=60)
+    assert b"Traceback" not in err
