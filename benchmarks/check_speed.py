@@ -1,12 +1,14 @@
 """How long `cudadoctor check` takes next to importing torch and torch's collect_env.
 
-    python benchmarks/check_speed.py [--python PATH] [--rounds N]
+    VENV/bin/python benchmarks/check_speed.py [--rounds N] [--python PATH]
 
 Runs the commands interleaved, round after round (so a busy machine slows all of them alike),
 and prints the median wall time of each and the ratios the hardening issue budgets:
 check <= 1.1x `import torch`, check <= 0.5x collect_env, check --quick < 0.5 s.
-PATH is the interpreter whose torch is measured (default: this one); cudadoctor runs from this
-interpreter with --python PATH.
+Run it with the interpreter of a venv that has torch and cudadoctor installed the way the README
+installs them (`pip install . torch==...`): cudadoctor is then measured as users run it, the
+`cudadoctor` command next to that interpreter. With --python PATH, cudadoctor runs from this
+interpreter and diagnoses the torch of PATH (`cudadoctor check --python PATH`).
 
 Why `check` can beat `python -c "import torch"` by so much: the probe child imports torch exactly as
 a user does, but (1) it starts before cudadoctor's own CLI has loaded, (2) it pauses the cyclic
@@ -38,17 +40,21 @@ def wall(argv, env) -> float:
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--python", default=sys.executable, help="interpreter whose torch to measure")
+    ap.add_argument("--python", default=None, help="interpreter whose torch to measure (default: this one)")
     ap.add_argument("--rounds", type=int, default=5)
     args = ap.parse_args()
     env = dict(os.environ, NO_COLOR="1")
-    me = [sys.executable, "-m", "cudadoctor"]
+    script = os.path.join(os.path.dirname(sys.executable), "cudadoctor")
+    me = [script] if os.access(script, os.X_OK) else [sys.executable, "-m", "cudadoctor"]
+    target = ["--python", args.python] if args.python else []
+    python = args.python or sys.executable
     cmds = {
-        "import torch": [args.python, "-c", "import torch"],
-        "cudadoctor check": me + ["check", "--python", args.python],
-        "cudadoctor check --quick": me + ["check", "--quick", "--python", args.python],
-        "collect_env": [args.python, "-m", "torch.utils.collect_env"],
+        "import torch": [python, "-c", "import torch"],
+        "cudadoctor check": me + ["check"] + target,
+        "cudadoctor check --quick": me + ["check", "--quick"] + target,
+        "collect_env": [python, "-m", "torch.utils.collect_env"],
     }
+    print("cudadoctor:", " ".join(me), "| torch from:", python)
     for name, argv in cmds.items():  # warm the page cache once, and make sure each command works
         r = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
         ok = r.returncode in (0, 1) and ("PyTorch" in r.stdout) if name.startswith("cudadoctor") else r.returncode == 0

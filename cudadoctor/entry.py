@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Optional, Sequence
 
 
-def main(argv: Optional[Sequence[str]] = None) -> None:
+def main(argv: "list[str] | None" = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     from .probes import prestart
 

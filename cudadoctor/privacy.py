@@ -140,6 +140,10 @@ class Redactor:
             hosts_all.add(h)
         self.hosts = hosts_all
         self.counts: Counter = Counter()
+        # text() is pure given this redactor, and a report repeats its strings (paths above all):
+        # each distinct string is redacted once, and what it counted is counted again on a repeat.
+        self._memo: Dict[str, Tuple[str, Tuple[Tuple[str, int], ...]]] = {}
+        self._hits: List[Tuple[str, int]] = []
         self._home_res = [(re.compile(r"(?<![\w.~-])" + _path_pattern(h) + r"(?=[/\\'\"\s:;,)\]}]|$)",
                                       re.I if re.match(r"^[A-Za-z]:", h) else 0), h) for h in self.homes]
         words: List[Tuple[str, str]] = []
@@ -168,13 +172,22 @@ class Redactor:
     def _sub(self, pattern: "re.Pattern[str]", repl: Any, text: str, what: str) -> str:
         new, n = pattern.subn(repl, text)
         if n:
-            self.counts[what] += n
+            self._hits.append((what, n))
         return new
 
     def text(self, s: str) -> str:
         """Redact one string (a path, an error text, an environment value...)."""
         if not s:
             return s
+        hit = self._memo.get(s)
+        if hit is None:
+            self._hits = []
+            hit = self._memo[s] = (self._text(s), tuple(self._hits))
+        for what, n in hit[1]:
+            self.counts[what] += n
+        return hit[0]
+
+    def _text(self, s: str) -> str:
         t = s
         t = self._sub(_PRIVATE_KEY, "***", t, "private keys")
         t = self._sub(_URL_USERINFO, r"\g<scheme>***@", t, "credentials in URLs")

@@ -196,3 +196,34 @@ def test_a_closed_pipe_is_not_a_traceback():
     p.stdout.close()
     _, err = p.communicate(timeout=60)
     assert b"Traceback" not in err
+
+
+# -- the benchmark the hardening issue budgets ------------------------------------------------
+
+def test_speed_benchmark_runs_and_prints_the_three_budgets():
+    from conftest import REPO, torch_python
+
+    tp = torch_python()
+    if tp is None:
+        pytest.skip("needs an interpreter with torch (CUDADOCTOR_TEST_TORCH_PYTHON)")
+    argv = [PY, str(REPO / "benchmarks" / "check_speed.py"), "--rounds", "1"]
+    if tp != PY:
+        argv += ["--python", tp]
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    for line in ("check / import torch", "check / collect_env", "check --quick"):
+        assert line in r.stdout, r.stdout
+    # Timing on a shared CI machine is noise; that the check is not a failure is not.
+    med = {l.split(" median ")[0].strip(): float(l.split(" median ")[1].split()[0]) for l in r.stdout.splitlines() if " median " in l}
+    assert med["cudadoctor check --quick"] < med["cudadoctor check"], r.stdout
+
+
+def test_speed_benchmark_refuses_a_broken_setup(tmp_path):
+    from conftest import REPO
+
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\nexit 5\n")
+    fake.chmod(0o755)
+    r = subprocess.run([PY, str(REPO / "benchmarks" / "check_speed.py"), "--rounds", "1", "--python", str(fake)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "does not work here" in r.stderr
