@@ -57,20 +57,24 @@ def read_collect_env(path: str) -> Dict[str, Any]:
         raise BadInput(f"{name}: {e}") from None
 
 
-def _import_in_background(*modules: str) -> None:
-    """Import what judges and renders the report while the probes run (~30 ms otherwise paid after).
+def _prepare_in_background(*modules: str) -> None:
+    """Import what judges and renders the report, and read the knowledge base, while the probes
+    run: about 30 ms that would otherwise be paid after torch's import, on check's critical path.
 
-    Only a head start: a module that fails here is imported again, and fails properly, where it is used.
+    Only a head start: what fails here is done again, and fails properly, where it is used.
     """
     import importlib
     import threading
 
     def work() -> None:
-        for m in modules:
-            try:
+        try:
+            for m in modules:
                 importlib.import_module(f"cudadoctor.{m}")
-            except Exception:
-                return
+            from .. import kb
+
+            kb.warm()
+        except Exception:
+            return
 
     threading.Thread(target=work, daemon=True, name="cudadoctor:imports").start()
 
@@ -109,7 +113,7 @@ def check_cmd(fmt: str, output: Optional[str], facts_file: Optional[str], from_c
     warn_show_pii(show_pii)
     t0 = time.perf_counter()
     loading = registry.load_in_background()  # checks load while the probes run
-    _import_in_background("report", "privacy", "render", f"render.{fmt}")
+    _prepare_in_background("report", "privacy", "render", f"render.{fmt}")
     facts = gather(facts_file, python, quick, timeout, error, error_file, deep=deep, from_collect_env=from_collect_env)
     t1 = time.perf_counter()
     # Imported only now, so that the probes (torch's import is the long pole) start sooner.

@@ -40,6 +40,13 @@ def tables() -> dict[str, dict]:
     return {n: {k: _load(n).get(k) for k in ("checked", "sources", "notes")} for n in TABLES}
 
 
+def warm() -> None:
+    """Read every table now (a live check does this while torch is being imported)."""
+    for n in TABLES:
+        _load(n)
+    _gpu_index()
+
+
 def kb_date() -> str:
     """The newest 'checked' date over all tables (YYYY-MM-DD)."""
     return max(t["checked"] for t in tables().values())
