@@ -158,6 +158,8 @@ class Redactor:
             if len(u) >= 3 and u.lower() not in _COMMON:
                 words.append((u, self.pseudonym("user", u.lower())))
         self._words = [(_as_pattern(w), p, "host" if p.startswith("host-") else "user") for w, p in words]
+        # A host name can be a key too (a distributed report's {"hosts": {"gpu-node-17": [0, 1]}}).
+        self._host_names = {w.lower(): p for w, p in words if p.startswith("host-")}
 
     # -- pseudonyms --------------------------------------------------------------------------
 
@@ -228,7 +230,13 @@ class Redactor:
                 if path and path[-1] == "vars" and SECRET_NAME.search(ks):
                     self.counts["secret-looking environment variables"] += 1
                     continue
-                nk = self.text(ks) if ("/" in ks or "\\" in ks) else k
+                if "/" in ks or "\\" in ks:
+                    nk = self.text(ks)
+                elif self.pii and ks.lower() in self._host_names:
+                    self.counts["host names"] += 1
+                    nk = self._host_names[ks.lower()]
+                else:
+                    nk = k
                 out[nk] = self.redact(v, path + (ks,))
             return out
         if isinstance(obj, (list, tuple)):
@@ -266,20 +274,57 @@ class Redactor:
         }
 
 
+def hosts_in(doc: Any) -> Set[str]:
+    """Host names a distributed smoke report records: every rank's host (``host``/``hostname``
+    values, the keys of a ``hosts`` map) and a MASTER_ADDR that is a name rather than an address."""
+    found: Set[str] = set()
+
+    def walk(o: Any, depth: int = 0) -> None:
+        if depth > 40:
+            return
+        if isinstance(o, dict):
+            for k, v in o.items():
+                kl = str(k).lower()
+                if kl in ("host", "hostname") and isinstance(v, str) and v:
+                    found.add(v)
+                elif kl == "hosts" and isinstance(v, dict):
+                    found.update(str(h) for h in v if h)
+                elif kl in ("master_addr", "addr") and isinstance(v, str) and _is_host_name(v):
+                    found.add(v)
+                walk(v, depth + 1)
+        elif isinstance(o, list):
+            for v in o:
+                walk(v, depth + 1)
+
+    walk(doc)
+    return {h for h in found if h.lower() not in _COMMON}
+
+
+def _is_host_name(v: str) -> bool:
+    import ipaddress
+
+    try:
+        ipaddress.ip_address(v.strip("[]"))
+        return False
+    except ValueError:
+        return bool(re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9.-]*", v))
+
+
 def redactor_for(docs: Sequence[Dict[str, Any]] = (), live: bool = False,
-                 environ: Optional[Dict[str, str]] = None, keep_serials: bool = False) -> Redactor:
+                 environ: Optional[Dict[str, str]] = None, keep_serials: bool = False,
+                 extra_hosts: Iterable[str] = ()) -> Redactor:
     """A redactor that knows the home directories, user names and host names to hide.
 
     ``docs`` are the facts documents (or reports) that will be redacted: their recorded host names
     and the homes of their interpreters are taken from them. ``live`` adds this machine's
     ``$HOME``, user name and host name (use it whenever the data was collected here or the
-    output is printed here).
+    output is printed here). ``extra_hosts`` are more host names to hide (see :func:`hosts_in`).
     """
     env = dict(os.environ if environ is None else environ)
     key = env.get(KEY_ENV, "").encode()
     homes: List[str] = []
     users: Set[str] = set()
-    hosts: Set[str] = set()
+    hosts: Set[str] = {h for h in extra_hosts if h}
     if live:
         home = env.get("HOME") or env.get("USERPROFILE") or os.path.expanduser("~")
         if home and home not in ("/", "~"):

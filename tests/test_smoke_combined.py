@@ -13,6 +13,8 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
+import socket
 import struct
 import subprocess
 import sys
@@ -96,7 +98,7 @@ def culprit_ranks(rep):
 # ---------------------------------------------------------------------------------------------------------
 
 @needs_torch
-def test_two_ranks_over_gloo_pass_with_exact_collectives_and_bandwidth(torchrun):
+def test_two_ranks_over_gloo_pass_with_exact_collectives_and_bandwidth(torchrun, tmp_path):
     p, rep, wall = torchrun("--device", "cpu", "--rank-timeout", "30", sweep="65536:3")
     assert p.returncode == 0, p.stdout + p.stderr[-3000:]
     assert rep["status"] == "pass" and rep["backend"] == "gloo" and rep["world_size"] == 2
@@ -125,6 +127,12 @@ def test_two_ranks_over_gloo_pass_with_exact_collectives_and_bandwidth(torchrun)
     assert rep["env"]["WORLD_SIZE"] == "2" and rep["env"]["MASTER_ADDR"] == rep["master"]["addr"]
     assert rep["network"]["interface"] == "lo" and rep["network"]["source"].startswith("route to MASTER_ADDR")
     assert rep["culprits"] == [] and rep["error"] is None
+    # redacted like every output: no rank's host name, in the file or on the terminal
+    host = socket.gethostname()
+    for text in ((tmp_path / "report.json").read_text(), p.stdout, p.stderr):
+        assert not re.search(rf"(?<![A-Za-z0-9_-]){re.escape(host)}(?![A-Za-z0-9_-])", text, re.I), text[:2000]
+    assert {r["hostname"] for r in rep["ranks"]} == {rep["ranks"][0]["hostname"]}
+    assert rep["ranks"][0]["hostname"].startswith("host-")
     # the text and markdown renderings of that real report
     text = D.render(rep, "text")
     assert text.splitlines()[0] == "cudadoctor smoke --distributed (gloo, 2 ranks, device cpu): PASS"
@@ -407,3 +415,17 @@ def test_two_ranks_on_one_gpu_are_named():
     assert [(c["rank"], c["kind"]) for c in out] == [(1, "shared-gpu")]
     assert "ranks 0, 1 on n1 use the same GPU (UUID GPU-aaa)" in out[0]["reason"]
     assert D.shared_gpus({0: {"hostname": "n1", "status": "pass", "stages": []}}) == []  # CPU: no UUIDs
+
+
+def test_show_pii_keeps_the_host_names_and_says_so():
+    from cudadoctor.commands.smoke import shareable_distributed
+
+    rep = {"ranks": [{"rank": 0, "hostname": "gpu-node-17"}, {"rank": 1, "hostname": "gpu-node-18"}],
+           "master": {"addr": "gpu-node-17", "port": 29500}, "env": {"MASTER_ADDR": "gpu-node-17"},
+           "error": {"message": "rank 1 on gpu-node-18 did not arrive"},
+           "membership": {"hosts": {"gpu-node-17": [0], "gpu-node-18": [1]}}}
+    red = json.dumps(shareable_distributed(rep, show_pii=False))
+    assert "gpu-node-1" not in red and red.count("host-") >= 7
+    assert json.dumps(shareable_distributed(rep, show_pii=True)) == json.dumps(rep)
+    ip = {"ranks": [{"hostname": "gpu-node-17"}], "env": {"MASTER_ADDR": "10.0.0.5"}}
+    assert shareable_distributed(ip, show_pii=False)["env"]["MASTER_ADDR"] == "10.0.0.5"  # addresses are kept

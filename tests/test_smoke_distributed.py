@@ -120,10 +120,23 @@ def reports(tmp_path, n):
     return [json.loads((tmp_path / "out" / f"{HOST.split('.')[0]}-{r}.json").read_text()) for r in range(n)]
 
 
+def _names_host(text: str) -> bool:
+    import re
+
+    return re.search(rf"(?<![A-Za-z0-9_-]){re.escape(HOST)}(?![A-Za-z0-9_-])", text, re.I) is not None
+
+
 @needs_torch
 def test_two_ranks_under_torchrun_pass(wrapper, tmp_path):
-    r = torchrun(wrapper, tmp_path, 2, "--timeout", "240")
+    r = torchrun(wrapper, tmp_path, 2, "--timeout", "240", CUDADOCTOR_PSEUDONYM_KEY="site-key-for-this-test")
     assert r.returncode == 0, r.stderr[-3000:]
+    pseudonyms = set()
+    for rank in range(2):  # redacted like every output; with a site key, one host is one pseudonym
+        text = (tmp_path / "out" / f"{HOST.split('.')[0]}-{rank}.json").read_text()
+        assert not _names_host(text), text[:2000]
+        pseudonyms.add(json.loads(text)["distributed"]["host"])
+    assert len(pseudonyms) == 1 and next(iter(pseudonyms)).startswith("host-")
+    host = pseudonyms.pop()
     for rank, rep in enumerate(reports(tmp_path, 2)):
         assert rep["kind"] == "cudadoctor-smoke-distributed" and rep["status"] == "pass", rep
         assert rep["distributed"]["rank"] == rank and rep["distributed"]["world_size"] == 2
@@ -131,7 +144,7 @@ def test_two_ranks_under_torchrun_pass(wrapper, tmp_path):
         st = {s["name"]: s for s in rep["stages"]}
         assert [s["name"] for s in rep["stages"]] == ["init", "membership", "all-reduce", "bandwidth", "ddp"]
         assert all(s["verdict"] == "pass" for s in rep["stages"])
-        assert st["membership"]["evidence"]["hosts"] == {HOST: [0, 1]}
+        assert st["membership"]["evidence"]["hosts"] == {host: [0, 1]}
         assert st["all-reduce"]["evidence"]["expected"] == 3.0
         bw = st["bandwidth"]["evidence"]
         assert bw["busbw_gbps"] > 0 and bw["busbw_gbps"] == pytest.approx(bw["algbw_gbps"], rel=0.01)  # 2(W-1)/W = 1

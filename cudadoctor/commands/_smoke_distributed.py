@@ -11,7 +11,8 @@ from ._shared import BadInput, emit
 
 
 def run_distributed_cmd(device: str, data_dir: Optional[str], download: bool, synthetic: bool, epochs: Optional[int],
-                        fmt: str, output: Optional[str], python: Optional[str], timeout: float) -> None:
+                        fmt: str, output: Optional[str], python: Optional[str], timeout: float,
+                        show_pii: bool = False) -> None:
     import os
 
     from ..smoke.distributed import RendezvousError, render, rendezvous, run_distributed
@@ -36,6 +37,9 @@ def run_distributed_cmd(device: str, data_dir: Optional[str], download: bool, sy
                           distributed={**rdzv, "host": _host(), "backend": None})
     if result is None:
         result = run_distributed(interpreter, device, timeout, rdzv)
+    from .smoke import shareable_distributed
+
+    result = shareable_distributed(result, show_pii)
     written = emit(render(result, fmt), output)
     if written:
         click.echo(f"cudadoctor smoke --distributed: rank {rdzv['rank']}: {result.get('status')} "

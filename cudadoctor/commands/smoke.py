@@ -109,11 +109,12 @@ def smoke_cmd(device: str, data_dir: Optional[str], download: bool, synthetic: b
     if rank_timeout is not None and per_rank:
         raise BadInput("--rank-timeout applies to --distributed without --per-rank")
     if distributed and not per_rank:
-        _smoke_combined(device, data_dir, download, synthetic, epochs, fmt, output, python, timeout, rank_timeout)
+        _smoke_combined(device, data_dir, download, synthetic, epochs, fmt, output, python, timeout, rank_timeout,
+                        show_pii)
     if distributed:
         from ._smoke_distributed import run_distributed_cmd
 
-        run_distributed_cmd(device, data_dir, download, synthetic, epochs, fmt, output, python, timeout)
+        run_distributed_cmd(device, data_dir, download, synthetic, epochs, fmt, output, python, timeout, show_pii)
     if progress is None:
         try:
             progress = sys.stderr.isatty()
@@ -133,7 +134,19 @@ def smoke_cmd(device: str, data_dir: Optional[str], download: bool, synthetic: b
     raise SystemExit(exit_code_for(result))
 
 
-def _smoke_combined(device, data_dir, download, synthetic, epochs, fmt, output, python, timeout, rank_timeout):
+def shareable_distributed(report: dict, show_pii: bool) -> dict:
+    """A distributed smoke report as it may be shown: every rank's host name (and a MASTER_ADDR that
+    is a name) becomes a pseudonym, like everything else, unless --show-pii. With a site key
+    (CUDADOCTOR_PSEUDONYM_KEY) a host has the same pseudonym in every rank's report."""
+    from ..privacy import hosts_in
+
+    if show_pii:
+        return Redactor(pii=False).redact(report)
+    return redactor_for([], live=True, extra_hosts=hosts_in(report)).redact(report)
+
+
+def _smoke_combined(device, data_dir, download, synthetic, epochs, fmt, output, python, timeout, rank_timeout,
+                    show_pii=False):
     """--distributed (combined): cudadoctor/smoke/combined.py; only rank 0 prints or writes the report."""
     from ..smoke.combined import DEFAULT_RANK_TIMEOUT_S, LaunchError, render as render_combined, run_distributed
 
@@ -146,6 +159,7 @@ def _smoke_combined(device, data_dir, download, synthetic, epochs, fmt, output, 
     except LaunchError as e:
         raise BadInput(str(e)) from None
     if report is not None:  # rank 0
+        report = shareable_distributed(report, show_pii)
         written = emit(render_combined(report, fmt), output)
         if written:
             click.echo(f"cudadoctor smoke --distributed: {report.get('status')} (report written to "

@@ -680,7 +680,8 @@ class Rank:
         except Exception:
             pass
         if own["status"] != "pass":
-            sys.stderr.write(f"cudadoctor smoke --distributed: rank {self.r} on {self.hostname}: FAIL: "
+            # No host name here: every output is redacted (docs/support.md); the rank names it.
+            sys.stderr.write(f"cudadoctor smoke --distributed: rank {self.r}: FAIL: "
                              f"{(own.get('error') or {}).get('message')}\n")
         if verdict is None:
             sys.stderr.write(f"cudadoctor smoke --distributed: rank {self.r}: no report from rank 0\n")
