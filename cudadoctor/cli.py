@@ -51,10 +51,16 @@ def cli() -> None:
 def main(argv=None) -> None:
     """Run the CLI; an unexpected error is one line (exit 3), never a traceback."""
     try:
-        cli.main(args=argv, prog_name="cudadoctor", standalone_mode=True)
+        # Not click's standalone mode: it turns Ctrl-C into "Aborted!" and exit 1, where a script
+        # (or CI) expects 130. Usage errors and bad input are shown exactly as click would.
+        rv = cli.main(args=argv, prog_name="cudadoctor", standalone_mode=False)
+        raise SystemExit(rv if isinstance(rv, int) else 0)
     except SystemExit:
         raise
-    except KeyboardInterrupt:
+    except click.ClickException as e:
+        e.show()
+        raise SystemExit(e.exit_code)
+    except (KeyboardInterrupt, click.exceptions.Abort):
         click.echo("cudadoctor: interrupted", err=True)
         raise SystemExit(130)
     except BaseException as e:  # noqa: BLE001 - the last guard

@@ -31,6 +31,9 @@ def main(argv: "list[str] | None" = None) -> None:
         code = _exit_code(e.code)
     finally:
         prestart.discard()
+        from .probes import proc
+
+        proc.kill_running()  # after Ctrl-C or an error: no probe outlives us
     try:
         sys.stdout.flush()
     except (BrokenPipeError, ValueError, OSError):  # `cudadoctor check | head -1`

@@ -228,3 +228,24 @@ def test_speed_benchmark_refuses_a_broken_setup(tmp_path):
     r = subprocess.run([PY, str(REPO / "benchmarks" / "check_speed.py"), "--rounds", "1", "--python", str(fake)],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and "does not work here" in r.stderr
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_ctrl_c_leaves_no_probe_behind(tmp_path):
+    import signal
+
+    marker = f"CUDADOCTOR_TEST_MARKER_{os.getpid()}_{time.monotonic_ns()}"
+    site = _fake_torch(tmp_path, "import time\ntime.sleep(120)\n")
+    env = dict(os.environ, PYTHONPATH=site, NO_COLOR="1", **{marker: "1"})
+    p = subprocess.Popen([PY, "-m", "cudadoctor", "check"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 30
+    while not [q for q in _processes_with(marker) if q != p.pid] and time.monotonic() < deadline:
+        time.sleep(0.05)  # until the torch probe runs
+    time.sleep(0.5)
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=30)
+    assert p.returncode == 130 and b"interrupted" in err and b"Traceback" not in err
+    deadline = time.monotonic() + 10
+    while _processes_with(marker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _processes_with(marker) == []

@@ -26,6 +26,8 @@ KILL_GRACE_S = 2.0
 #: byte once its result file is final (see ``run(notify=True)``).
 NOTIFY_FD_ENV = "CUDADOCTOR_NOTIFY_FD"
 
+_RUNNING: "set[Started]" = set()  # started and not yet waited for or killed
+
 
 class ChildResult:
     """What became of a child. A plain class, not a dataclass: this module loads before
@@ -114,6 +116,13 @@ def run(
     here); the child, already on its way out, is killed and reaped in the background.
     """
     return start(argv, env=env, result_file=result_file, cwd=cwd, notify=notify, nice=nice).wait(timeout)
+
+
+def kill_running() -> None:
+    """Kill every child still running (the process is ending: Ctrl-C, an error). Children run in
+    their own process group, so the terminal's Ctrl-C does not reach them; this does."""
+    for st in list(_RUNNING):
+        st.kill()
 
 
 class Started:
@@ -206,6 +215,7 @@ class Started:
         if self.done:
             return
         self.done = True
+        _RUNNING.discard(self)
         if self.notify_r is not None:
             os.close(self.notify_r)
         for pth in (self.out_path, self.err_path, self.res_path, self.res_path + ".tmp"):
@@ -233,6 +243,7 @@ def start(
     a child started earlier is the one it wants (see ``probes/prestart.py``).
     """
     st = Started(list(argv), result_file)
+    _RUNNING.add(st)
     st.env = dict(env) if env is not None else None
     full = list(argv) + ([st.res_path] if result_file else [])
     notify_w = None
