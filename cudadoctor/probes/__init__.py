@@ -13,7 +13,9 @@ import os
 import sys
 import threading
 import time
-from typing import Any, Callable, Dict, List, Optional, Tuple
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only; see proc.py for why typing is not imported here
+    from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .. import SCHEMA_VERSION, __version__
 from . import prestart, proc

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import List, Optional, Sequence
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only; see proc.py for why typing is not imported here
+    from typing import List, Optional, Sequence
 
 from . import proc
 

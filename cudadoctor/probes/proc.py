@@ -9,16 +9,20 @@ and only the tail is kept.
 
 from __future__ import annotations
 
-import json
 import os
 import select
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
-from typing import Any, Dict, List, Optional, Sequence
+
+# This module loads before anything else in a live check (probes/prestart.py starts the torch
+# probe with it), so it imports only what starting a child needs: typing, json and tempfile
+# (~10 ms together) are kept out of that path.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Sequence
 
 TAIL_BYTES = 4000
 KILL_GRACE_S = 2.0
@@ -118,6 +122,30 @@ def run(
     return start(argv, env=env, result_file=result_file, cwd=cwd, notify=notify, nice=nice).wait(timeout)
 
 
+def _mkdtemp() -> str:
+    """tempfile.mkdtemp(prefix="cudadoctor-") without importing tempfile (and shutil, random...).
+
+    POSIX: the first of $TMPDIR, $TEMP, $TMP, /tmp, /var/tmp, /usr/tmp that is a writable
+    directory, as tempfile picks it; a fresh name made private (0700). Elsewhere: tempfile.
+    """
+    if os.name == "posix":
+        for base in [os.environ.get(v) for v in ("TMPDIR", "TEMP", "TMP")] + ["/tmp", "/var/tmp", "/usr/tmp"]:
+            if not base or not os.path.isdir(base) or not os.access(base, os.W_OK | os.X_OK):
+                continue
+            for _ in range(20):
+                path = os.path.join(os.path.abspath(base), "cudadoctor-" + os.urandom(6).hex())
+                try:
+                    os.mkdir(path, 0o700)
+                    return path
+                except FileExistsError:
+                    continue
+                except OSError:
+                    break
+    import tempfile
+
+    return tempfile.mkdtemp(prefix="cudadoctor-")
+
+
 def kill_running() -> None:
     """Kill every child still running (the process is ending: Ctrl-C, an error). Children run in
     their own process group, so the terminal's Ctrl-C does not reach them; this does."""
@@ -131,7 +159,7 @@ class Started:
     def __init__(self, argv: List[str], result_file: bool) -> None:
         self.argv = argv
         self.started_at = time.monotonic()
-        self.tmpdir = tempfile.mkdtemp(prefix="cudadoctor-")
+        self.tmpdir = _mkdtemp()
         self.out_path = os.path.join(self.tmpdir, "stdout")
         self.err_path = os.path.join(self.tmpdir, "stderr")
         self.res_path = os.path.join(self.tmpdir, "result.json")
@@ -319,6 +347,8 @@ def _notified_before_exit(p: subprocess.Popen, notify_fd: int, timeout: float) -
 def read_result(path: str) -> Optional[Dict[str, Any]]:
     try:
         with open(path, "rb") as f:
+            import json
+
             data = json.loads(f.read(16 * 1024 * 1024).decode("utf-8", "replace"))
         return data if isinstance(data, dict) else None
     except (OSError, ValueError):
