@@ -67,6 +67,32 @@ CPU_ONLY_TORCH = Code(
 )
 
 
+LOCAL_SHADOW = Code(
+    code="shadowed-by-local-file",
+    title="A file or folder in the working directory is imported instead of the installed torch",
+    area="torch",
+    severity="error",
+    explanation={
+        "what": "The directory you run Python from holds `torch.py` or a `torch/` package (or the same "
+        "for torchvision, torchaudio or numpy). Every `python script.py`, `python -c` or REPL started "
+        "there puts that directory first on `sys.path`, so `import torch` loads your file, not PyTorch.",
+        "why": "Your file has none of torch's contents: \"module 'torch' has no attribute 'cuda'\", or, when "
+        "the file itself imports torch, \"partially initialized module 'torch' has no attribute ... (most "
+        "likely due to a circular import)\". In a PyTorch source checkout that was not built, `import "
+        "torch` finds the sources instead of the installed wheel and fails on `torch._C`.",
+        "confirm": "`python -c \"import torch; print(torch.__file__)\"` in that directory prints the local "
+        "file instead of a path in site-packages.",
+        "fix": "Rename the file (e.g. `torch.py` → `torch_test.py`) and delete its `__pycache__/torch.*.pyc`; "
+        "for a source checkout, run from another directory.",
+    },
+    links=("https://docs.python.org/3/library/sys_path_init.html",
+           "https://github.com/pytorch/pytorch/issues/1851"),
+    signatures=(r"partially initialized module '(?:torch|numpy)' has no attribute",
+                r"cannot import name '\w+' from partially initialized module '(?:torch|numpy)'",
+                r"module 'torch' has no attribute '(?:cuda|nn|Tensor|tensor|device|float32|optim|from_numpy|zeros|ones|randn)'"),
+)
+
+
 @check(TORCH_NOT_INSTALLED)
 def torch_not_installed(fx: Facts) -> Iterator[Finding]:
     if fx.str("torch.status") != "not-installed" and not (
@@ -174,5 +200,53 @@ def cpu_only_torch(fx: Facts) -> Iterator[Finding]:
     )
 
 
+def _inside(path: str, folder: str) -> bool:
+    p, f = path.replace("\\", "/").rstrip("/"), folder.replace("\\", "/").rstrip("/")
+    return p == f or p.startswith(f + "/")
+
+
+@check(LOCAL_SHADOW)
+def shadowed_by_local_file(fx: Facts) -> Iterator[Finding]:
+    cwd = fx.str("python.cwd")
+    torch_loc = fx.str("torch.location") or ""
+    for sh in fx.dicts("python.cwd_shadows"):
+        name, entry, path = sh.get("name"), sh.get("entry"), sh.get("path")
+        if not isinstance(name, str) or not isinstance(entry, str):
+            continue
+        if name == "torch" and cwd and torch_loc and _inside(torch_loc, cwd):
+            continue  # the torch in use *is* the one in this directory (a source build, or run from site-packages)
+        source_tree = bool(sh.get("pytorch_source_tree"))
+        if source_tree:
+            title = f"This is a PyTorch source checkout: `import {name}` here finds ./{entry}/, not the installed torch"
+            cmds = ["cd ..  # or any directory outside the source tree, then run your program from there"]
+            why = "Run Python outside the checkout, or build it (`python setup.py develop`) if you mean to use it."
+        elif sh.get("kind") == "module":
+            new = f"{name}_local.py"
+            title = f"./{entry} in the working directory is imported instead of the installed {name}"
+            cmds = [f"mv {entry} {new}  # any name that is not a package's", f"rm -f __pycache__/{name}.*.pyc"]
+            why = f"Python imports ./{entry} first in this directory; rename it (and whatever imports it by that name)."
+        else:
+            title = f"./{entry}/ in the working directory is imported instead of the installed {name}"
+            cmds = [f"mv {entry} {name}_local  # or run your program from another directory"]
+            why = f"./{entry}/ has an __init__.py, so it is a package that Python finds before site-packages."
+        yield LOCAL_SHADOW.finding(
+            title=title,
+            evidence={"python.cwd": cwd, "shadow": path, "kind": sh.get("kind"), "torch.location": torch_loc or None},
+            fix=Fix(tuple(cmds), why),
+        )
+        return
+    said = find_text(fx, "|".join(LOCAL_SHADOW.signatures))
+    if said and not fx.dicts("python.cwd_shadows"):
+        # The program that failed saw a torch without torch's contents; the facts come from elsewhere.
+        yield LOCAL_SHADOW.finding(
+            title="The torch your program imported is not PyTorch: most likely a torch.py or torch/ beside your script",
+            evidence={said[0]: said[1]},
+            fix=Fix(("python -c \"import torch; print(torch.__file__)\"  # run where your program runs: a path "
+                     "outside site-packages is the culprit",),
+                    "Rename the file or folder named torch (or numpy) next to your script, and its __pycache__ entry."),
+            severity="warning",
+        )
+
+
 def register():
-    return [torch_not_installed, torch_import_failed, cpu_only_torch]
+    return [torch_not_installed, torch_import_failed, cpu_only_torch, shadowed_by_local_file]

@@ -54,7 +54,47 @@ def python_info():
         "platform": sys.platform,
         "user_site_enabled": bool(getattr(__import__("site"), "ENABLE_USER_SITE", False)),
         "path": [p for p in sys.path if p][:50],
+        "cwd": _cwd(),
+        "cwd_shadows": cwd_shadows(),
     }
+
+
+# Modules that a file or folder of the same name in the working directory replaces for every
+# `python script.py`, `python -c` or REPL started there (sys.path[0] is that directory).
+SHADOWABLE = ("torch", "torchvision", "torchaudio", "numpy")
+
+
+def _cwd():
+    try:
+        return os.getcwd()
+    except OSError:  # the directory was removed under us
+        return None
+
+
+def cwd_shadows():
+    """Entries of the working directory that would be imported instead of an installed package."""
+    cwd = _cwd()
+    if not cwd:
+        return []
+    out = []
+    for name in SHADOWABLE:
+        for entry, kind in ((name + ".py", "module"), (name, "package")):
+            p = os.path.join(cwd, entry)
+            try:
+                if kind == "module" and not os.path.isfile(p):
+                    continue
+                # A folder without __init__.py is at most a namespace portion: an installed regular
+                # package still wins over it, so it shadows nothing.
+                if kind == "package" and not os.path.isfile(os.path.join(p, "__init__.py")):
+                    continue
+            except OSError:
+                continue
+            item = {"name": name, "entry": entry, "kind": kind, "path": p}
+            if kind == "package" and name == "torch" and os.path.isfile(os.path.join(cwd, "setup.py")) \
+                    and os.path.isdir(os.path.join(cwd, "aten")):
+                item["pytorch_source_tree"] = True
+            out.append(item)
+    return out
 
 
 def distributions():
