@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Iterator, List
 
 from cudadoctor.facts import Facts
@@ -86,7 +87,7 @@ LOCAL_SHADOW = Code(
         "for a source checkout, run from another directory.",
     },
     links=("https://docs.python.org/3/library/sys_path_init.html",
-           "https://github.com/pytorch/pytorch/issues/1851"),
+           "https://github.com/obss/sahi/issues/402"),
     signatures=(r"partially initialized module '(?:torch|numpy)' has no attribute",
                 r"cannot import name '\w+' from partially initialized module '(?:torch|numpy)'",
                 r"module 'torch' has no attribute '(?:cuda|nn|Tensor|tensor|device|float32|optim|from_numpy|zeros|ones|randn)'"),
@@ -236,6 +237,8 @@ def shadowed_by_local_file(fx: Facts) -> Iterator[Finding]:
         )
         return
     said = find_text(fx, "|".join(LOCAL_SHADOW.signatures))
+    if said and re.search(r"[/\\](?:site|dist)-packages[/\\]torch[/\\]__init__\.py", said[1]):
+        said = None  # Python names the module's file: the installed torch itself (a circular import inside torch)
     if said and not fx.dicts("python.cwd_shadows"):
         # The program that failed saw a torch without torch's contents; the facts come from elsewhere.
         yield LOCAL_SHADOW.finding(

@@ -91,3 +91,14 @@ def test_the_error_text_alone_is_a_warning_pointing_at_the_script_directory():
     assert f.severity == "warning" and "torch.__file__" in f.fix.commands[0]
     facts["user_error"] = {"text": "RuntimeError: CUDA error: out of memory"}
     assert "shadowed-by-local-file" not in _findings(facts)
+
+
+def test_a_circular_import_inside_the_installed_torch_is_not_blamed_on_a_local_file():
+    facts = _with_cwd("/srv", [])
+    facts["user_error"] = {"text": "ImportError: cannot import name 'stack' from partially initialized module 'torch' "
+                                   "(most likely due to a circular import) "
+                                   "(/opt/venv/lib/python3.11/site-packages/torch/__init__.py)"}
+    assert "shadowed-by-local-file" not in _findings(facts)
+    facts["user_error"] = {"text": "ImportError: cannot import name 'stack' from partially initialized module 'torch' "
+                                   "(most likely due to a circular import) (/home/u/sahi/utils/torch.py)"}
+    assert _findings(facts)["shadowed-by-local-file"].severity == "warning"
