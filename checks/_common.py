@@ -6,7 +6,7 @@ Nothing here does I/O. The knowledge base (``cudadoctor.kb``) is read-only packa
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Iterable, List, Optional, Tuple
 
 from cudadoctor.facts import Facts
 
@@ -21,6 +21,16 @@ PIP = "python -m pip"
 
 def kb():
     return _kb
+
+
+def python_rejected(series: str, python: Optional[str]) -> bool:
+    """True only when the knowledge base says release ``series`` has no wheels for ``python``."""
+    if not (python and _kb):
+        return False
+    try:
+        return _kb.python_supported(series, python) is False
+    except Exception:
+        return False
 
 
 def torch_build(fx: Facts) -> Optional[str]:
@@ -111,6 +121,11 @@ def error_texts(fx: Facts) -> List[Tuple[str, str]]:
     if s:
         out.append(("nvml.error", s))
     return out
+
+
+def any_of(patterns: Iterable[str]) -> str:
+    """One regex matching any of ``patterns`` (e.g. a code's signatures), for :func:`find_text`."""
+    return "|".join(f"(?:{p})" for p in patterns)
 
 
 def find_text(fx: Facts, pattern: str) -> Optional[Tuple[str, str]]:

@@ -11,7 +11,7 @@ from typing import List, Optional, Sequence, Tuple
 
 from cudadoctor.facts import Facts
 
-from ._common import INDEX, PIP, kb
+from ._common import INDEX, PIP, kb, python_rejected
 from ._views import conda_torch, mm, os_key, vtuple
 
 #: The last release the PyTorch conda channel published (its packages stopped after 2.5).
@@ -91,12 +91,8 @@ def newest_runnable(driver: Optional[str], os_name: str, python: Optional[str] =
     if not (k and driver):
         return None
     for series in known_series():
-        if python:
-            try:
-                if k.python_supported(series, python) is False:
-                    continue
-            except Exception:
-                pass
+        if python_rejected(series, python):
+            continue
         for v in runnable_variants(series, driver, os_name):
             if need is None or need(series, v):
                 return newest_patch(series), v

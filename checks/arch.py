@@ -11,10 +11,9 @@ from typing import Iterator, List, Optional, Tuple
 from cudadoctor.facts import Facts
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import INDEX, PIP, driver_version, find_text, kb
-from ._fixes import driver_os, install_commands, newest_patch, release_info
-from ._views import (arch_number, build_arch_list, cap_number, gpus, is_cuda_build, mm, torch_release, torch_version,
-                     variant)
+from ._common import INDEX, PIP, any_of, driver_version, find_text, kb, python_rejected
+from ._fixes import driver_os, install_commands, newest_patch
+from ._views import arch_number, build_arch_list, cap_number, gpus, is_cuda_build, mm, torch_release, torch_version
 
 GPU_ARCH_UNSUPPORTED = Code(
     code="gpu-arch-unsupported",
@@ -49,10 +48,6 @@ GPU_ARCH_UNSUPPORTED = Code(
 )
 
 
-def _sig() -> str:
-    return "|".join(f"(?:{s})" for s in GPU_ARCH_UNSUPPORTED.signatures)
-
-
 def _text_cap(text: str) -> Optional[str]:
     m = re.search(r"capability sm_(\d+)(\d)\b", text) or re.search(r"cuda capability (\d+)\.(\d+)", text, re.IGNORECASE)
     return f"{int(m.group(1))}.{m.group(2)}" if m else None
@@ -80,12 +75,8 @@ def _candidates(cap: str, driver: Optional[str], os_name: str, python: Optional[
                     continue
             except Exception:
                 pass
-        if python:
-            try:
-                if k.python_supported(series, python) is False:
-                    continue
-            except Exception:
-                pass
+        if python_rejected(series, python):
+            continue
         out.append((series, var))
     if release:
         same = [p for p in out if mm(p[0]) == mm(release)]
@@ -116,7 +107,7 @@ def gpu_arch_unsupported(fx: Facts) -> Iterator[Finding]:
     """Each GPU's capability against the build's arch list (live list first, else the kb's)."""
     if is_cuda_build(fx) is False:
         return
-    said = find_text(fx, _sig())
+    said = find_text(fx, any_of(GPU_ARCH_UNSUPPORTED.signatures))
     archs, source = build_arch_list(fx)
     if said and not archs:
         archs_text = _text_archs(said[1])
@@ -189,7 +180,7 @@ def gpu_arch_unsupported(fx: Facts) -> Iterator[Finding]:
                 severity="info",
             )
         return
-    release, ver, var = torch_release(fx), torch_version(fx), variant(fx)
+    release, ver = torch_release(fx), torch_version(fx)
     driver, os_name, py = driver_version(fx), driver_os(fx), fx.str("python.version")
     for g, why_bad in bad[:1] + [b for b in bad[1:] if b[0].get("capability") != bad[0][0].get("capability")]:
         cap = g.get("capability")

@@ -11,8 +11,9 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 from cudadoctor.facts import Facts, normalize_name
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import INDEX, PIP, driver_version, find_text, kb, newest_variant_for_driver, nvidia_gpu_present, release_of
-from ._fixes import companion_pin, driver_os, install_commands, newest_runnable, release_info, runnable_variants
+from ._common import (INDEX, PIP, any_of, driver_version, find_text, kb, newest_variant_for_driver, nvidia_gpu_present,
+                      release_of)
+from ._fixes import companion_pin, driver_os, install_commands, newest_runnable
 from ._views import conda_torch, in_conda_env, mm, mm_str, torch_release, torch_version, variant, vtuple
 
 TORCHVISION_MISMATCH = Code(
@@ -102,10 +103,6 @@ MULTIPLE_TORCH_INSTALLS = Code(
 )
 
 
-def _any(code: Code) -> str:
-    return "|".join(f"(?:{s})" for s in code.signatures)
-
-
 def _s(v: Any) -> Optional[str]:
     return v if isinstance(v, str) and v else None
 
@@ -139,12 +136,11 @@ def _variant_kind(v: Optional[str]) -> Optional[str]:
 
 @check(TORCHVISION_MISMATCH)
 def torchvision_mismatch(fx: Facts) -> Iterator[Finding]:
-    said = find_text(fx, _any(TORCHVISION_MISMATCH))
+    said = find_text(fx, any_of(TORCHVISION_MISMATCH.signatures))
     tver = torch_version(fx)
     trel = release_of(tver)
     tvar = variant(fx)
     k = kb()
-    found = False
     for name in ("torchvision", "torchaudio"):
         info = fx.dict(f"torch.companions.{name}") or {}
         dist = fx.distribution(name)
@@ -208,7 +204,6 @@ def torchvision_mismatch(fx: Facts) -> Iterator[Finding]:
         severity = "warning" if (only_minor or (loaded is True and not txt and not any("CPU" in p for p in problems))) else "error"
         if loaded is True and any("build (cpu)" in p for p in problems):
             severity = "warning"  # a CPU companion beside a CUDA torch imports; only its GPU ops are missing
-        found = True
         # The fix: the companion paired with this torch, from torch's own index, torch left alone.
         target_var = tvar if tvar else None
         idx = f" --index-url {INDEX}{target_var}" if target_var else ""
@@ -245,7 +240,7 @@ def torchvision_mismatch(fx: Facts) -> Iterator[Finding]:
 
 @check(NUMPY_ABI_MISMATCH)
 def numpy_abi_mismatch(fx: Facts) -> Iterator[Finding]:
-    said = find_text(fx, _any(NUMPY_ABI_MISMATCH))
+    said = find_text(fx, any_of(NUMPY_ABI_MISMATCH.signatures))
     np_ver = _s((fx.distribution("numpy") or {}).get("version"))
     npt = vtuple(np_ver)
     trel = torch_release(fx)

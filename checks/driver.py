@@ -8,7 +8,7 @@ from typing import Iterator, List, Optional
 from cudadoctor.facts import Facts
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import driver_version, find_text, kb, kernel_module, nvidia_gpu_present, torch_build, torch_variant
+from ._common import driver_version, any_of, find_text, kb, kernel_module, nvidia_gpu_present, torch_build, torch_variant
 
 NO_NVIDIA_DRIVER = Code(
     code="no-nvidia-driver",
@@ -208,7 +208,7 @@ def no_gpu_visible(fx: Facts) -> Iterator[Finding]:
     cvd = fx.env("CUDA_VISIBLE_DEVICES")
     nvd = fx.env("NVIDIA_VISIBLE_DEVICES")
     torch_count = fx.int("torch.device_count")
-    said = find_text(fx, "|".join(NO_GPU_VISIBLE.signatures[:4]))
+    said = find_text(fx, any_of(NO_GPU_VISIBLE.signatures[:4]))
     driver_ok = nvml == "ok" or bool(driver_version(fx)) or (kernel_module(fx) is True and nvml not in ("library-missing",))
     evidence = {"nvml.status": nvml, "nvml.device_count": count, "torch.device_count": torch_count}
     if said:

@@ -8,7 +8,7 @@ codes it may emit. A *finding* is one diagnosis: code, severity, title, evidence
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 SEVERITIES = ("error", "warning", "info")

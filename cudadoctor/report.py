@@ -9,7 +9,7 @@ from typing import Any, Dict, List, Optional
 
 from . import SCHEMA_VERSION, __version__, exitcodes
 from .facts import REPORT_KIND, Facts
-from .model import AREAS, Finding
+from .model import Finding
 from .registry import Registry
 from .runner import CheckRun, run_checks
 

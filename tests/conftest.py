@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import copy
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path

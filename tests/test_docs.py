@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import re
 import pytest
 
 tomllib = pytest.importorskip("tomllib")
-from pathlib import Path
 
 from conftest import REPO
 from cudadoctor import registry

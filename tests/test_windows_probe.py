@@ -6,7 +6,6 @@ laid out as a pip-installed torch on Windows (torch\\lib, nvidia\\*\\bin, System
 
 from __future__ import annotations
 
-import shutil
 import struct
 import sys
 from pathlib import Path

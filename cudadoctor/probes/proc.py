@@ -13,7 +13,6 @@ import os
 import select
 import signal
 import subprocess
-import sys
 import threading
 import time
 

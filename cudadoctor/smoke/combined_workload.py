@@ -284,7 +284,7 @@ class DistSmoke:
         return ((i % 7 + 1) * contribution).to(torch.float32)
 
     def st_allreduce(self):
-        torch, dist = self.torch, self.dist
+        dist = self.dist
         n = self.world
         contribution = self.rank + 1
         if self.fault and self.fault[0] == "wrong":

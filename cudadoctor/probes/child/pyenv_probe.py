@@ -38,6 +38,7 @@ def norm(name):
 
 
 def python_info():
+    cwd = _cwd()
     conda_prefix = os.environ.get("CONDA_PREFIX")
     in_conda = os.path.exists(os.path.join(sys.prefix, "conda-meta"))
     return {
@@ -54,8 +55,8 @@ def python_info():
         "platform": sys.platform,
         "user_site_enabled": bool(getattr(__import__("site"), "ENABLE_USER_SITE", False)),
         "path": [p for p in sys.path if p][:50],
-        "cwd": _cwd(),
-        "cwd_shadows": cwd_shadows(),
+        "cwd": cwd,
+        "cwd_shadows": cwd_shadows(cwd),
     }
 
 
@@ -71,9 +72,8 @@ def _cwd():
         return None
 
 
-def cwd_shadows():
-    """Entries of the working directory that would be imported instead of an installed package."""
-    cwd = _cwd()
+def cwd_shadows(cwd):
+    """Entries of the working directory ``cwd`` that would be imported instead of an installed package."""
     if not cwd:
         return []
     out = []
