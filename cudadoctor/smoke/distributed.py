@@ -10,13 +10,11 @@ from __future__ import annotations
 import json
 import os
 import socket
-import subprocess
 import tempfile
-import time
 from pathlib import Path
 from typing import Dict, Mapping, Optional
 
-from .runner import SCHEMA, _kill_group, _read_result, _signal_name, _stage, died_in_stage, start_child
+from .runner import SCHEMA, _read_result, _stage, died_in_stage, run_watched
 
 WORKLOAD = Path(__file__).resolve().with_name("dist_workload.py")
 STAGES = ("init", "membership", "all-reduce", "bandwidth", "ddp")
@@ -90,66 +88,14 @@ def run_distributed(python: str, device: str, timeout_s: float, rdzv: Dict[str, 
     with tempfile.TemporaryDirectory(prefix="cudadoctor-dsmoke-") as tmp:
         out = os.path.join(tmp, "result.json")
         cmd = [python, str(WORKLOAD), "--config", json.dumps(cfg), "--out", out]
-        t0 = time.monotonic()
-        started = start_child(cmd, env, progress)
-        if isinstance(started, str):
-            base["error"] = {"kind": "bad-interpreter", "message": f"cannot run {python}: {started}"}
+        # torchrun stops every rank when one fails: catch_sigterm says so in this rank's report
+        # instead of dying without one (and without leaving the child behind)
+        w = run_watched(cmd, env, progress, timeout_s, catch_sigterm=True)
+        if isinstance(w, str):
+            base["error"] = {"kind": "bad-interpreter", "message": f"cannot run {python}: {w}"}
             return base
-        proc, pump = started
-        timed_out, killed, terminated = False, None, None
-        previous = _on_sigterm()
-        try:
-            rc = proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            killed = _kill_group(proc)
-            rc = proc.returncode
-        except _Terminated as e:
-            # torchrun stops every rank when one fails: say so in this rank's report instead of
-            # dying without one (and without leaving the child behind)
-            terminated = e.signame
-            killed = _kill_group(proc)
-            rc = proc.returncode
-        except BaseException:
-            _kill_group(proc)
-            raise
-        finally:
-            _restore(previous)
-        elapsed = time.monotonic() - t0
-        pump.join(timeout=2.0)
-        try:
-            proc.stderr.close()
-        except Exception:
-            pass
         child = _read_result(out)
-    return _assemble(base, child, rc, timed_out, killed, elapsed, timeout_s, pump.tail(), terminated)
-
-
-class _Terminated(Exception):
-    def __init__(self, signame: str):
-        super().__init__(signame)
-        self.signame = signame
-
-
-def _on_sigterm():
-    """SIGTERM/SIGHUP (the launcher stopping this rank) -> _Terminated; returns the previous handlers."""
-    import signal
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        return None
-
-    def handler(num, frame):
-        raise _Terminated(_signal_name(num))
-
-    return {sig: signal.signal(sig, handler) for sig in (signal.SIGTERM, signal.SIGHUP)}
-
-
-def _restore(previous) -> None:
-    import signal
-
-    for sig, h in (previous or {}).items():
-        signal.signal(sig, h)
+    return _assemble(base, child, w.rc, w.timed_out, w.killed, w.elapsed, timeout_s, w.stderr_tail, w.terminated)
 
 
 def _assemble(r: dict, child: Optional[dict], rc, timed_out: bool, killed, elapsed: float, timeout_s: float,

@@ -121,30 +121,12 @@ def run_smoke(python: str, device: str, data_dir: str | None, download: bool, sy
         out = os.path.join(tmp, "result.json")
         cmd = [python, str(WORKLOAD), "--config", json.dumps(cfg), "--out", out]
         env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONFAULTHANDLER="1")
-        t0 = time.monotonic()
-        started = start_child(cmd, env, progress)
-        if isinstance(started, str):
-            base["error"] = {"kind": "bad-interpreter", "message": f"cannot run {python}: {started}"}
+        w = run_watched(cmd, env, progress, timeout_s)
+        if isinstance(w, str):
+            base["error"] = {"kind": "bad-interpreter", "message": f"cannot run {python}: {w}"}
             return base
-        proc, pump = started
-        timed_out, killed = False, None
-        try:
-            rc = proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            killed = _kill_group(proc)
-            rc = proc.returncode
-        except BaseException:  # Ctrl-C in the parent: do not leave the child running
-            _kill_group(proc)
-            raise
-        elapsed = time.monotonic() - t0
-        pump.join(timeout=2.0)
-        try:
-            proc.stderr.close()
-        except Exception:
-            pass
         child = _read_result(out)
-    return _assemble(base, child, rc, timed_out, killed, elapsed, timeout_s, pump.tail())
+    return _assemble(base, child, w.rc, w.timed_out, w.killed, w.elapsed, timeout_s, w.stderr_tail)
 
 
 def _assemble(base, child, rc, timed_out, killed, elapsed, timeout_s, stderr_tail):
@@ -182,6 +164,73 @@ def _assemble(base, child, rc, timed_out, killed, elapsed, timeout_s, stderr_tai
     r["error"] = {"kind": kind, "message": what, "stage": stage_name, "device": stage_dev,
                   "signal": ev["signal"], "stderr_tail": stderr_tail}
     return r
+
+
+class Watched:
+    """How a watched workload child ended (see :func:`run_watched`)."""
+
+    def __init__(self, rc, timed_out, killed, terminated, elapsed, stderr_tail):
+        self.rc, self.timed_out, self.killed, self.terminated = rc, timed_out, killed, terminated
+        self.elapsed, self.stderr_tail = elapsed, stderr_tail
+
+
+class _Terminated(Exception):
+    def __init__(self, signame: str):
+        super().__init__(signame)
+        self.signame = signame
+
+
+def _on_sigterm():
+    """SIGTERM/SIGHUP (the launcher stopping this rank) -> _Terminated; returns the previous handlers."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def handler(num, frame):
+        raise _Terminated(_signal_name(num))
+
+    return {sig: signal.signal(sig, handler) for sig in (signal.SIGTERM, signal.SIGHUP)}
+
+
+def _restore(previous) -> None:
+    for sig, h in (previous or {}).items():
+        signal.signal(sig, h)
+
+
+def run_watched(cmd, env, progress, timeout_s, catch_sigterm=False):
+    """Run a workload child under the watchdog: a :class:`Watched`, or the OS error as text when it
+    cannot start. On timeout the child's whole group is killed; so it is when this process is
+    interrupted (then the exception goes on). With ``catch_sigterm`` a SIGTERM/SIGHUP to this process
+    (torchrun stopping every rank when one fails) kills the child and is reported as ``terminated``
+    instead of ending this process without a report."""
+    t0 = time.monotonic()
+    started = start_child(cmd, env, progress)
+    if isinstance(started, str):
+        return started
+    proc, pump = started
+    timed_out, killed, terminated = False, None, None
+    previous = _on_sigterm() if catch_sigterm else None
+    try:
+        rc = proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        killed = _kill_group(proc)
+        rc = proc.returncode
+    except _Terminated as e:
+        terminated = e.signame
+        killed = _kill_group(proc)
+        rc = proc.returncode
+    except BaseException:  # Ctrl-C in the parent: do not leave the child running
+        _kill_group(proc)
+        raise
+    finally:
+        _restore(previous)
+    elapsed = time.monotonic() - t0
+    pump.join(timeout=2.0)
+    try:
+        proc.stderr.close()
+    except Exception:
+        pass
+    return Watched(rc, timed_out, killed, terminated, elapsed, pump.tail())
 
 
 def start_child(cmd, env, progress):
