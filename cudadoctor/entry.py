@@ -21,7 +21,7 @@ def main(argv: "list[str] | None" = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     from .probes import prestart
 
-    prestart.start_for(args)
+    prestart.start_for(args, fork=True)
     code = 0
     try:
         from .cli import main as cli_main

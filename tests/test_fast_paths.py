@@ -89,8 +89,102 @@ def test_live_check_adopts_the_early_probe(tmp_path):
     assert r.returncode in (0, 1), r.stderr
     facts = json.loads(r.stdout)["facts"]
     assert facts["torch"]["version"] == "2.99.0+cpu"
-    assert facts["tool"]["probes"]["torch"]["early_start"] is True
+    forks = sys.platform.startswith("linux") and sys.version_info >= (3, 10)
+    assert facts["tool"]["probes"]["torch"]["early_start"] == ("fork" if forks else "exec")
     assert "_early_start_duration_s" not in facts["torch"]
+    assert not any(k.startswith("_early_start") for k in facts["torch"])
+
+
+# What a fake torch sees of the process importing it, everything an interpreter's state is made of.
+OBSERVER = r"""
+import gc, json, os, sys
+import __main__
+obs = {
+    "argv0": sys.argv[0], "argc": len(sys.argv), "path": sys.path, "env": dict(os.environ),
+    "stdout": [sys.stdout.encoding, sys.stdout.errors, sys.stdout.line_buffering],
+    "stderr": [sys.stderr.encoding, sys.stderr.errors], "flags": list(sys.flags),
+    "warnoptions": sys.warnoptions, "main": getattr(__main__, "__file__", None), "cwd": os.getcwd(),
+    "own_session": os.getsid(0) == os.getpid(), "stdin_null": os.path.samefile("/proc/self/fd/0", os.devnull),
+    "fds": len(os.listdir("/proc/self/fd")), "gc": gc.isenabled(), "executable": sys.executable,
+    "prefix": sys.prefix, "threads": __import__("threading").active_count(),
+}
+with open(os.environ["OBSERVATIONS"], "w") as f:
+    json.dump(obs, f)
+__version__ = "2.99.0+cpu"
+"""
+
+
+@pytest.mark.skipif(not (sys.platform.startswith("linux") and sys.version_info >= (3, 10)), reason="fork start: Linux, 3.10+")
+def test_a_forked_probe_is_a_new_interpreter_to_torch(tmp_path):
+    """The fork start must be invisible to what it diagnoses: torch sees the same process as under
+    the exec start (``-W`` is an interpreter option, so that run execs a new interpreter)."""
+    site = _fake_torch(tmp_path, OBSERVER)
+    seen = {}
+    for how, pre in (("fork", []), ("exec", ["-W", "default"])):
+        obs = tmp_path / f"{how}.json"
+        env = dict(os.environ, PYTHONPATH=site, OBSERVATIONS=str(obs), NO_COLOR="1")
+        r = subprocess.run([PY, *pre, "-m", "cudadoctor", "check", "--format", "json"], capture_output=True,
+                           text=True, env=env, timeout=120, cwd=tmp_path)
+        assert r.returncode in (0, 1), r.stderr
+        facts = json.loads(r.stdout)["facts"]
+        assert facts["tool"]["probes"]["torch"]["early_start"] == how
+        assert facts["torch"]["version"] == "2.99.0+cpu"
+        seen[how] = json.loads(obs.read_text())
+        seen[how]["env"].pop("OBSERVATIONS")
+    assert seen["fork"]["path"][0].endswith(os.path.join("probes", "child"))
+    assert "CUDADOCTOR_NOTIFY_FD" not in seen["fork"]["env"]
+    assert seen["fork"]["own_session"] and seen["fork"]["stdin_null"] and not seen["fork"]["gc"]
+    assert seen["fork"] == seen["exec"]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork start: Linux")
+def test_fork_start_only_for_this_very_interpreter(tmp_path):
+    """Two venvs share one python binary: only the path tells them apart, so only the path counts."""
+    link = tmp_path / "python"
+    link.symlink_to(os.path.realpath(PY))
+    assert os.path.samefile(link, PY)
+    code = ("import sys; from cudadoctor.probes import proc; "
+            "print(proc.can_fork_python(sys.executable), proc.can_fork_python(sys.argv[1]))")
+    r = subprocess.run([PY, "-c", code, str(link)], capture_output=True, text=True, timeout=60)
+    assert r.stdout.split() == ["False", "False"], r.stderr  # -c: an interpreter option
+    script = tmp_path / "probe.py"
+    script.write_text(code)
+    r = subprocess.run([PY, str(script), str(link)], capture_output=True, text=True, timeout=60)
+    assert r.stdout.split() == ["True", "False"], r.stderr
+
+
+FORK_RUNNER = r"""
+import json, sys
+from cudadoctor.probes import proc
+st = proc.fork_start([sys.executable, sys.argv[1]], env=proc.child_env(), result_file=True, notify=True)
+r = st.wait(float(sys.argv[2]))
+print(json.dumps({"status": r.status, "signal": r.signal, "returncode": r.returncode, "data": r.data,
+                  "stderr": r.stderr_tail, "took": r.duration_s}))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork start: Linux")
+@pytest.mark.parametrize("body, status, extra", [
+    ("import json, os, sys\njson.dump({'ok': 1}, open(sys.argv[-1], 'w'))\n"
+     "os.write(int(os.environ['CUDADOCTOR_NOTIFY_FD']), b'1')\nimport time; time.sleep(60)\n", "ok", {"data": {"ok": 1}}),
+    ("import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n", "killed", {"signal": 11}),
+    ("import sys\nsys.exit(4)\n", "exited", {"returncode": 4}),
+    ("raise ImportError('libfoo.so: cannot open shared object file')\n", "exited", {"returncode": 1}),
+    ("import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\ntime.sleep(60)\n", "timeout", {}),
+])
+def test_fork_start_bounds_and_reports_a_child_like_start_does(tmp_path, body, status, extra):
+    script = tmp_path / "child.py"
+    script.write_text(body)
+    start = time.monotonic()
+    r = subprocess.run([PY, "-c", FORK_RUNNER, str(script), "2"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout)
+    assert got["status"] == status, got
+    for k, v in extra.items():
+        assert got[k] == v, got
+    if "ImportError" in body:
+        assert "cannot open shared object file" in got["stderr"]
+    assert time.monotonic() - start < 20
 
 
 def test_quick_check_starts_no_probe(tmp_path):

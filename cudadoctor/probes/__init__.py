@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
 import time
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only; see proc.py for why typing is not imported here
@@ -80,6 +79,7 @@ def _torch_facts(r: proc.ChildResult, timeout: float) -> Dict[str, Any]:
 
 
 _EARLY = "_early_start_duration_s"
+_FORKED = "_early_start_forked"
 
 
 def _run_torch(python: str, timeout: float, kernel: bool, deep: bool = False) -> Tuple[str, Dict[str, Any], str]:
@@ -92,6 +92,7 @@ def _run_torch(python: str, timeout: float, kernel: bool, deep: bool = False) ->
     facts = _torch_facts(r, timeout)
     if early:
         facts[_EARLY] = round(r.duration_s, 4)
+        facts[_FORKED] = started.forked
     if r.stderr_tail:
         facts["stderr_tail"] = r.stderr_tail[-2000:]
     if r.stdout_tail.strip():
@@ -127,6 +128,8 @@ def _toolkit(timeout: float) -> Tuple[str, Dict[str, Any], str]:
 
 
 def _in_thread(fn: Callable[[], Tuple[str, Dict[str, Any], str]], timeout: float) -> Tuple[str, Dict[str, Any], str, float]:
+    import threading
+
     box: List[Any] = []
     start = time.monotonic()
 
@@ -163,6 +166,7 @@ def collect(
     # Imported here, not at the top: the entry point loads this package to start the torch probe
     # (prestart.py) and every millisecond before that start adds to check's time.
     import datetime as _dt
+    import threading
 
     from ..facts import new_facts, sanitize
     from . import system
@@ -206,7 +210,7 @@ def collect(
         status, data, err, took = results.get(name, ("timeout", {}, "did not finish", 0.0))
         probes[name] = {"status": status, "duration_s": round(took, 4)}
         if isinstance(data, dict) and _EARLY in data:  # counted from its early start, not from here
-            probes[name].update(duration_s=data.pop(_EARLY), early_start=True)
+            probes[name].update(duration_s=data.pop(_EARLY), early_start="fork" if data.pop(_FORKED, False) else "exec")
         if err:
             probes[name]["error"] = err
             facts["probe_errors"].append({"probe": name, "status": status, "message": err})

@@ -67,12 +67,21 @@ def plan(args: Sequence[str]) -> Optional[List[str]]:
     return torch_argv(python, deep=deep)
 
 
-def start_for(args: Sequence[str]) -> None:
-    """Start the torch probe now if ``args`` is a plain live check. Never raises."""
+def start_for(args: Sequence[str], fork: bool = False) -> None:
+    """Start the torch probe now if ``args`` is a plain live check. Never raises.
+
+    With ``fork`` (the process entry point only), the probe runs in a fork of this process when
+    that is indistinguishable from a new interpreter (``proc.can_fork_python``): nothing but the
+    interpreter's start-up has happened here yet, and repeating it costs about 30 ms.
+    """
     global _pending
     try:
         argv = plan(args)
-        if argv is not None and _pending is None:
+        if argv is None or _pending is not None:
+            return
+        if fork and proc.can_fork_python(argv[0]):
+            _pending = proc.fork_start(argv, env=proc.child_env(), result_file=True, notify=True)
+        else:
             _pending = proc.start(argv, env=proc.child_env(), result_file=True, notify=True)
     except Exception:  # an early start is only ever an optimisation
         _pending = None
