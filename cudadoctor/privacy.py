@@ -30,7 +30,6 @@ Redacting twice is harmless: pseudonyms and ``~`` are left as they are. ``--show
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import hmac
 import os
@@ -370,7 +369,7 @@ def _record(prev: Any, r: Redactor) -> Dict[str, Any]:
 
 def redact_facts(facts: Dict[str, Any], r: Redactor) -> Dict[str, Any]:
     """A redacted copy of a facts document, with a ``redaction`` record of what was done."""
-    out = r.redact(copy.deepcopy({k: v for k, v in facts.items() if k != "redaction"}))
+    out = r.redact({k: v for k, v in facts.items() if k != "redaction"})  # redact() builds a new tree
     out["redaction"] = _record(facts.get("redaction"), r)
     return out
 
@@ -382,7 +381,7 @@ def redact_report(report: Any, r: Redactor) -> Any:
     facts = redact_facts(report.facts, r)
     findings = [Finding.from_dict(r.redact(f.to_dict())) for f in report.findings]
     checks = [replace(c, error=r.text(c.error)) if c.error else c for c in report.checks]
-    extra = r.redact(copy.deepcopy(report.extra)) if report.extra else report.extra
+    extra = r.redact(report.extra) if report.extra else report.extra
     facts["redaction"] = _record(report.facts.get("redaction"), r)  # counts now include the findings
     return replace(report, facts=facts, findings=findings, checks=checks, extra=extra)
 
