@@ -253,6 +253,11 @@ def main():
     # short-lived and ends in os._exit, so collection is simply not needed; the import itself
     # executes exactly as it does for the user.
     gc.disable()
+    # numpy's OpenBLAS starts a worker thread per core on import, and each spins for about 0.1 s
+    # of CPU waiting for work that never comes here, on the cores check's other probes use. A short
+    # spin changes nothing else: the threads are still created (a failure to create them is
+    # still seen) and BLAS is never called. A value the user set is kept.
+    os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
     t = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
