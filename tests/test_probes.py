@@ -101,3 +101,67 @@ def test_duplicate_distributions_are_a_fact(tmp_path):
     r = run_cli("collect", "--quick", env={"PYTHONPATH": f"{tmp_path / 'a'}:{tmp_path / 'b'}"})
     dups = json.loads(r.stdout)["packages"]["duplicates"]
     assert dups == [{"name": "nvidia-cudoc-test", "versions": ["1.26.0", "1.26.1"], "locations": [str(tmp_path / "a"), str(tmp_path / "b")]}]
+
+
+PYENV_PROBE = Path(__file__).resolve().parent.parent / "cudadoctor" / "probes" / "child" / "pyenv_probe.py"
+
+
+def _pyenv(python: str, tmp_path: Path, env: dict | None = None) -> dict:
+    import subprocess
+
+    out = tmp_path / "pyenv.json"
+    subprocess.run([python, str(PYENV_PROBE), str(out)], check=True, timeout=120, env=env)
+    return json.loads(out.read_text())
+
+
+def test_pyenv_probe_reads_packages_as_importlib_metadata_does(tmp_path):
+    """The probe reads METADATA headers itself (no email package) and skips what the directory name
+    says is irrelevant; on a real environment (torch, its nvidia-* wheels) it must agree with
+    importlib.metadata on every package it reports, and miss none."""
+    import subprocess
+
+    from conftest import torch_python
+
+    python = torch_python() or os.sys.executable
+    got = _pyenv(python, tmp_path)["distributions"]
+    code = r"""
+import json, re, sys
+from importlib import metadata
+sys.path.insert(0, sys.argv[1])
+from pyenv_probe import RELEVANT, norm
+out = []
+for d in metadata.distributions():
+    name = d.metadata["Name"]
+    if name and RELEVANT.match(norm(name)):
+        out.append({"name": name, "version": d.version, "location": str(d.locate_file("")),
+                    "requires": [r for r in (d.requires or []) if RELEVANT.match(norm(re.split(r"[ ;<>=!~\[(]", r)[0]))][:40]})
+print(json.dumps(out))
+"""
+    r = subprocess.run([python, "-c", code, str(PYENV_PROBE.parent)], capture_output=True, text=True, timeout=120,
+                       cwd=tmp_path)  # -c puts the working directory on sys.path; a script run does not
+    want = json.loads(r.stdout)
+    assert len(want) >= 2
+    assert [{k: d[k] for k in ("name", "version", "location", "requires")} for d in got] == want
+
+
+def test_pyenv_probe_headers_eggs_and_odd_names(tmp_path):
+    site = tmp_path / "site"
+    files = {
+        # folded header, a description body with header-like lines, an upper-case directory name
+        "TorchVision-0.1.dist-info/METADATA": "Metadata-Version: 2.1\nName: torchvision\nVersion: 0.1\n"
+                                               "Requires-Dist: torch ==2.5.0\nSummary: a\n  folded summary\n\n"
+                                               "Name: not-a-header\nRequires-Dist: numpy\n",
+        # an egg: PKG-INFO and requires.txt
+        "numpy-1.26.4-py3.11.egg-info/PKG-INFO": "Metadata-Version: 1.1\nName: numpy\nVersion: 1.26.4\n",
+        "numpy-1.26.4-py3.11.egg-info/requires.txt": "torch>=2\nsix\n",
+        # the directory says relevant, the metadata says otherwise: the metadata wins
+        "torch-9.dist-info/METADATA": "Metadata-Version: 2.1\nName: not-torch\nVersion: 9\n",
+        # unrelated, never parsed: broken METADATA must not matter
+        "requests-2.0.dist-info/METADATA": "\x00\xff garbage",
+    }
+    make_tree(site, files)
+    env = dict(os.environ, PYTHONPATH=str(site))
+    dists = {d["name"]: d for d in _pyenv(os.sys.executable, tmp_path, env)["distributions"] if d["location"] == str(site)}
+    assert sorted(dists) == ["numpy", "torchvision"]
+    assert dists["torchvision"]["version"] == "0.1" and dists["torchvision"]["requires"] == ["torch ==2.5.0"]
+    assert dists["numpy"]["version"] == "1.26.4" and dists["numpy"]["requires"] == ["torch>=2"]

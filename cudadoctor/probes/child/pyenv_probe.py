@@ -97,6 +97,41 @@ def cwd_shadows(cwd):
     return out
 
 
+def listed_name(dist):
+    """The project name in a distribution's metadata directory name (``torch-2.5.1.dist-info``,
+    ``numpy-2.1.0-py3.11.egg-info``, ``foo.egg-info`` -> its first dash-separated part), or None.
+
+    Installers write that directory from the metadata's Name with dashes escaped, so ``norm()`` of
+    both agree; the Name itself is still read for every distribution that passes this filter.
+    """
+    path = getattr(dist, "_path", None)
+    base = os.path.basename(str(path).rstrip("/\\")) if path is not None else ""
+    for suffix in (".dist-info", ".egg-info"):
+        if base.endswith(suffix):
+            return base[: -len(suffix)].split("-")[0] or None
+    return None
+
+
+def headers(text):
+    """The header fields of a METADATA or PKG-INFO text (RFC 822: up to the first blank line,
+    continuation lines folded), as {lower-case name: [values]}. What importlib.metadata reads with
+    the email package, which costs 25 ms to import and 0.5 ms a parse."""
+    out = {}
+    key = None
+    for line in text.splitlines():
+        if not line.strip():
+            break
+        if line[0] in " \t":
+            if key is not None:
+                out[key][-1] += " " + line.strip()
+            continue
+        k, sep, v = line.partition(":")
+        key = k.strip().lower() if sep else None
+        if key is not None:
+            out.setdefault(key, []).append(v.strip())
+    return out
+
+
 def distributions():
     try:
         from importlib import metadata
@@ -104,14 +139,34 @@ def distributions():
         return None, "importlib.metadata not available (Python < 3.8)"
     found = []
     for dist in metadata.distributions():
-        try:
-            name = dist.metadata["Name"]
-        except Exception:
-            name = None
+        listed = listed_name(dist)
+        if listed is not None and not RELEVANT.match(norm(listed)):
+            continue  # not worth reading its METADATA (most of an environment)
+        h = {}
+        for fname in ("METADATA", "PKG-INFO"):
+            try:
+                text = dist.read_text(fname)
+            except Exception:
+                text = None
+            if text:
+                h = headers(text)
+                break
+        name = (h.get("name") or [None])[0]
+        if not name:
+            try:
+                name = dist.metadata["Name"]
+            except Exception:
+                name = None
         if not name:
             continue
         if not RELEVANT.match(norm(name)):
             continue
+        version = (h.get("version") or [None])[0]
+        if version is None:
+            try:
+                version = dist.version
+            except Exception:
+                version = None
         loc = None
         try:
             loc = str(dist.locate_file(""))
@@ -131,12 +186,15 @@ def distributions():
             pass
         requires = []
         try:
-            requires = [r for r in (dist.requires or []) if RELEVANT.match(norm(re.split(r"[ ;<>=!~\[(]", r)[0]))]
+            reqs = h.get("requires-dist")
+            if reqs is None and not str(getattr(dist, "_path", "")).rstrip("/\\").endswith(".dist-info"):
+                reqs = dist.requires  # an egg's requires.txt
+            requires = [r for r in (reqs or []) if RELEVANT.match(norm(re.split(r"[ ;<>=!~\[(]", r)[0]))]
         except Exception:
             pass
         found.append({
             "name": name,
-            "version": dist.version,
+            "version": version,
             "location": loc,
             "installer": installer,
             "editable": editable,
