@@ -165,3 +165,100 @@ def test_pyenv_probe_headers_eggs_and_odd_names(tmp_path):
     assert sorted(dists) == ["numpy", "torchvision"]
     assert dists["torchvision"]["version"] == "0.1" and dists["torchvision"]["requires"] == ["torch ==2.5.0"]
     assert dists["numpy"]["version"] == "1.26.4" and dists["numpy"]["requires"] == ["torch>=2"]
+
+
+# -- while torch imports, the other child processes take turns, at a lower priority -------------
+
+def _run_jobs(jobs: dict) -> None:
+    """Run jobs in threads as collect() does, and wait for all."""
+    import threading
+
+    import time
+
+    threads = [threading.Thread(target=fn) for fn in jobs.values()]
+    for th in threads:  # in order: the first gets the first turn
+        th.start()
+        time.sleep(0.02)
+    for th in threads:
+        th.join()
+
+
+def _sleeper(spans: dict, name: str, s: float):
+    """A probe that takes ``s`` seconds and records when it really ran (not when it was started)."""
+    import time
+
+    def fn():
+        t0 = time.monotonic()
+        time.sleep(s)
+        spans[name] = (t0, time.monotonic())
+        return "ok", {}, ""
+
+    return fn
+
+
+def _overlap(a, b) -> bool:
+    return a[0] < b[1] - 0.02 and b[0] < a[1] - 0.02
+
+
+OTHERS = ("pyenv", "nvml", "toolkit")
+
+
+def test_probes_take_turns_while_torch_imports():
+    from cudadoctor.probes import _Turns
+
+    turns, spans = _Turns(), {}
+    jobs = {"torch": turns.opening_after(_sleeper(spans, "torch", 1.5))}
+    jobs.update({n: turns.taking_turns(_sleeper(spans, n, 0.2)) for n in OTHERS})
+    _run_jobs(jobs)
+    assert not any(_overlap(spans[a], spans[b]) for a in OTHERS for b in OTHERS if a < b), spans
+    assert max(spans[n][1] for n in OTHERS) < spans["torch"][1]
+
+
+def test_probes_run_at_once_when_torch_is_done_early():
+    from cudadoctor.probes import _Turns
+
+    turns, spans = _Turns(), {}
+    jobs = {"torch": turns.opening_after(_sleeper(spans, "torch", 0.05))}
+    jobs.update({n: turns.taking_turns(_sleeper(spans, n, 0.5)) for n in OTHERS})
+    _run_jobs(jobs)
+    assert all(_overlap(spans[a], spans[b]) for a in OTHERS for b in OTHERS if a < b), spans
+
+
+def test_a_hanging_probe_holds_the_others_up_by_turn_wait_s_at_most(monkeypatch):
+    import time
+
+    import cudadoctor.probes as probes
+
+    monkeypatch.setattr(probes, "TURN_WAIT_S", 0.3)
+    turns, spans = probes._Turns(), {}
+    jobs = {"nvml": turns.taking_turns(_sleeper(spans, "nvml", 2.0))}  # first in line, and hangs
+    jobs.update({n: turns.taking_turns(_sleeper(spans, n, 0.1)) for n in ("pyenv", "toolkit")})
+    jobs["torch"] = turns.opening_after(_sleeper(spans, "torch", 3.0))
+    t0 = time.monotonic()
+    _run_jobs(jobs)
+    assert spans["nvml"][0] - t0 < 0.1
+    assert all(0.25 < spans[n][0] - t0 < 0.9 for n in ("pyenv", "toolkit")), (t0, spans)
+
+
+def _nice_seen_by_nvcc(tmp_path: Path, *args: str) -> int:
+    nvcc = tmp_path / "bin" / "nvcc"
+    nvcc.parent.mkdir(exist_ok=True)
+    seen = tmp_path / "nice.txt"
+    # sleep first: the priority is set just after the process starts
+    nvcc.write_text(f"#!/bin/sh\nsleep 0.3\nnice > {seen}\necho 'Cuda compilation tools, release 12.4, V12.4.131'\n")
+    nvcc.chmod(0o755)
+    site = tmp_path / "site"
+    (site / "torch").mkdir(parents=True, exist_ok=True)
+    (site / "torch" / "__init__.py").write_text("import time\ntime.sleep(1.5)\n__version__ = '2.99.0+cpu'\n")
+    env = {"PATH": f"{nvcc.parent}:{os.environ['PATH']}", "PYTHONPATH": str(site), "CUDA_HOME": ""}
+    r = run_cli("check", *args, "--format", "json", env=env, timeout=120)
+    assert r.returncode in (0, 1), r.stderr
+    return int(seen.read_text())
+
+
+def test_child_probes_run_at_lower_priority_only_while_torch_imports(tmp_path):
+    from cudadoctor.probes import NICE
+
+    base = os.nice(0)
+    assert _nice_seen_by_nvcc(tmp_path) == min(19, base + NICE)
+    assert _nice_seen_by_nvcc(tmp_path, "--quick") == base

@@ -206,7 +206,7 @@ def _nvcc_candidates(environ: Dict[str, str]) -> List[str]:
     return seen
 
 
-def probe_toolkit(environ: Optional[Dict[str, str]] = None, timeout: float = 10.0) -> Dict[str, Any]:
+def probe_toolkit(environ: Optional[Dict[str, str]] = None, timeout: float = 10.0, nice: int = 0) -> Dict[str, Any]:
     env = dict(os.environ if environ is None else environ)
     out: Dict[str, Any] = {"cuda_home": env.get("CUDA_HOME") or env.get("CUDA_PATH")}
     cands = _nvcc_candidates(env)
@@ -216,7 +216,7 @@ def probe_toolkit(environ: Optional[Dict[str, str]] = None, timeout: float = 10.
         return out
     nvcc = cands[0]
     out["nvcc"] = nvcc
-    r = proc.run([nvcc, "--version"], timeout=timeout)
+    r = proc.run([nvcc, "--version"], timeout=timeout, nice=nice)
     if r.status != "ok":
         out["nvcc_error"] = r.describe() + (": " + r.stderr_tail.strip()[-300:] if r.stderr_tail.strip() else "")
         return out
