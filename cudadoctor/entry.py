@@ -34,14 +34,12 @@ def main(argv: "list[str] | None" = None) -> None:
         from .probes import proc
 
         proc.kill_running()  # after Ctrl-C or an error: no probe outlives us
-    try:
-        sys.stdout.flush()
-    except (BrokenPipeError, ValueError, OSError):  # `cudadoctor check | head -1`
-        pass
-    try:
-        sys.stderr.flush()
-    except (ValueError, OSError):
-        pass
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:  # None: started with that descriptor closed (`cudadoctor check -o f >&-`)
+                stream.flush()
+        except (BrokenPipeError, ValueError, OSError):  # `cudadoctor check | head -1`
+            pass
     os._exit(code)
 
 

@@ -343,3 +343,21 @@ def test_ctrl_c_leaves_no_probe_behind(tmp_path):
     while _processes_with(marker) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _processes_with(marker) == []
+
+
+@pytest.mark.skipif(os.name != "posix", reason="closes a file descriptor")
+def test_check_with_stdout_closed_writes_its_report_without_a_traceback(tmp_path):
+    """`cudadoctor check -o report.json >&-`: Python starts with sys.stdout None; the report is still
+    written, the exit code is the verdict's, and nothing ends in a traceback."""
+    site = _fake_torch(tmp_path, "__version__ = '2.99.0+cpu'\n")
+    out = tmp_path / "report.json"
+    env = dict(os.environ, PYTHONPATH=site, NO_COLOR="1")
+    r = subprocess.run([PY, "-m", "cudadoctor", "check", "--format", "json", "-o", str(out)], env=env, timeout=120,
+                       stderr=subprocess.PIPE, text=True, preexec_fn=lambda: os.close(1))
+    assert r.returncode in (0, 1) and "Traceback" not in r.stderr, r.stderr
+    facts = json.loads(out.read_text())["facts"]
+    assert facts["torch"]["version"] == "2.99.0+cpu"
+    # without -o there is nowhere to write the report: bad input, one line, exit 2
+    r = subprocess.run([PY, "-m", "cudadoctor", "check", "--quick"], env=env, timeout=120,
+                       stderr=subprocess.PIPE, text=True, preexec_fn=lambda: os.close(1))
+    assert r.returncode == 2 and r.stderr.strip() == "cudadoctor: error: standard output is closed: write the report to a file with -o FILE", r.stderr

@@ -50,6 +50,8 @@ def emit(text: str, output: Optional[str]) -> Optional[str]:
         except OSError as e:
             raise BadInput(f"cannot write {path}: {e.strerror or e}") from None
         return path
+    if sys.stdout is None:  # started with standard output closed (`cudadoctor check >&-`)
+        raise BadInput("standard output is closed: write the report to a file with -o FILE")
     try:
         sys.stdout.write(text)
         sys.stdout.flush()

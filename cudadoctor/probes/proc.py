@@ -328,6 +328,8 @@ def can_fork_python(python: str) -> bool:
         return False
     if "threading" in sys.modules and sys.modules["threading"].active_count() != 1:
         return False
+    if sys.stdout is None or sys.stderr is None or not os.path.isdir("/proc/self/fd"):
+        return False  # a new interpreter would have streams; the child cleans up fds from /proc
     # The same path, not merely the same file: venvs share one binary and differ by its path.
     return bool(sys.executable) and os.path.abspath(python) == os.path.abspath(sys.executable)
 
