@@ -19,7 +19,7 @@ import sys
 
 def main(argv: "list[str] | None" = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
-    from .probes import prestart
+    from .probes import prestart, proc
 
     prestart.start_for(args, fork=True)
     code = 0
@@ -28,11 +28,9 @@ def main(argv: "list[str] | None" = None) -> None:
 
         cli_main(args)
     except SystemExit as e:
-        code = _exit_code(e.code)
+        code = proc.exit_code(e.code)
     finally:
         prestart.discard()
-        from .probes import proc
-
         proc.kill_running()  # after Ctrl-C or an error: no probe outlives us
     for stream in (sys.stdout, sys.stderr):
         try:
@@ -42,17 +40,3 @@ def main(argv: "list[str] | None" = None) -> None:
             pass
     os._exit(code)
 
-
-def _exit_code(code: object) -> int:
-    """What the interpreter would make of ``SystemExit(code)``."""
-    if code is None:
-        return 0
-    if isinstance(code, bool):
-        return int(code)
-    if isinstance(code, int):
-        return code & 0xFF
-    try:
-        sys.stderr.write(f"{code}\n")
-    except (ValueError, OSError):
-        pass
-    return 1

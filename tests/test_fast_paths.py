@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli
-from cudadoctor.entry import _exit_code
+from cudadoctor.probes.proc import exit_code as _exit_code
 from cudadoctor.probes import prestart, proc
 
 PY = sys.executable

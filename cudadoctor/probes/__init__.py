@@ -238,14 +238,13 @@ def collect(
     })
     if sys.platform == "win32":  # why a torch DLL would not load, read from the files
         jobs["windows"] = lambda: _run_simple_child("windows_probe.py", python, t["windows"], nice)
-    waits: Dict[str, float] = {}
-    if not quick:  # torch imports meanwhile: the other child processes take turns (see TURN_WAIT_S)
+    # torch imports meanwhile: the other child processes take turns (see TURN_WAIT_S)
+    taking_turns = [] if quick else [n for n in ("pyenv", "nvml", "toolkit", "windows") if n in jobs]
+    if taking_turns:
         turns = _Turns()
         jobs["torch"] = turns.opening_after(jobs["torch"])
-        for name in ("pyenv", "nvml", "toolkit", "windows"):
-            if name in jobs:
-                jobs[name] = turns.taking_turns(jobs[name])
-                waits[name] = TURN_WAIT_S
+        for name in taking_turns:
+            jobs[name] = turns.taking_turns(jobs[name])
 
     results: Dict[str, Tuple[str, Dict[str, Any], str, float]] = {}
     threads = []
@@ -253,7 +252,8 @@ def collect(
         # Each probe gets its own thread and its own bound (children bound themselves; the
         # extra margin covers the kill grace period).
         def run(name=name, fn=fn) -> None:
-            results[name] = _in_thread(fn, t[name] + proc.KILL_GRACE_S + 1.0 + waits.get(name, 0.0))
+            wait = TURN_WAIT_S if name in taking_turns else 0.0
+            results[name] = _in_thread(fn, t[name] + proc.KILL_GRACE_S + 1.0 + wait)
 
         th = threading.Thread(target=run, daemon=True)
         th.start()

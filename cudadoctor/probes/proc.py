@@ -158,20 +158,23 @@ def kill_running() -> None:
 class Started:
     """A child started by :func:`start`; :meth:`wait` bounds it and collects its result, once."""
 
-    def __init__(self, argv: List[str], result_file: bool) -> None:
-        self.argv = argv
+    def __init__(self, argv: Sequence[str], env: Optional[Dict[str, str]], result_file: bool, forked: bool = False) -> None:
+        self.argv = list(argv)
+        self.env = dict(env) if env is not None else None
         self.started_at = time.monotonic()
         self.tmpdir = _mkdtemp()
         self.out_path = os.path.join(self.tmpdir, "stdout")
         self.err_path = os.path.join(self.tmpdir, "stderr")
         self.res_path = os.path.join(self.tmpdir, "result.json")
         self.result_file = result_file
+        #: the command line the child runs: argv, and the result file when there is one
+        self.full_argv = self.argv + ([self.res_path] if result_file else [])
         self.popen: "Optional[subprocess.Popen | Forked]" = None
-        self.forked = False  # started by os.fork (see fork_start), not by exec
+        self.forked = forked  # started by os.fork (see fork_start), not by exec
         self.error = ""
         self.notify_r: Optional[int] = None
-        self.env: Optional[Dict[str, str]] = None
         self.done = False
+        _RUNNING.add(self)
 
     def wait(self, timeout: float) -> ChildResult:
         """Wait until the child is done, at most ``timeout`` seconds after it was started (then kill its group)."""
@@ -280,10 +283,8 @@ def start(
     """
     import subprocess
 
-    st = Started(list(argv), result_file)
-    _RUNNING.add(st)
-    st.env = dict(env) if env is not None else None
-    full = list(argv) + ([st.res_path] if result_file else [])
+    st = Started(argv, env, result_file)
+    full = st.full_argv
     notify_w = None
     if notify and os.name == "posix":
         st.notify_r, notify_w = os.pipe()
@@ -403,12 +404,9 @@ def fork_start(argv: Sequence[str], env: Dict[str, str], result_file: bool = Fal
     UTF-8 as ``child_env`` asks, and the script run as ``__main__``. It never returns: it ends
     with ``os._exit``.
     """
-    st = Started(list(argv), result_file)
-    _RUNNING.add(st)
-    st.env = dict(env)
-    st.forked = True
+    st = Started(argv, env, result_file, forked=True)
     script = argv[1]
-    child_argv = [script] + list(argv[2:]) + ([st.res_path] if result_file else [])
+    child_argv = st.full_argv[1:]  # as sys.argv: the script, then its arguments
     notify_w = None
     try:
         if notify:
@@ -468,14 +466,28 @@ def _become_script(st: Started, script: str, argv: List[str], env: Dict[str, str
         spec.loader.exec_module(mod)  # type: ignore[union-attr]
         os._exit(0)
     except SystemExit as e:
-        code = e.code
-        os._exit(code if isinstance(code, int) else (0 if code is None else 1))
+        os._exit(exit_code(e.code))
     except BaseException:
         import traceback
 
         traceback.print_exc()
         sys.stderr.flush()
         os._exit(1)
+
+
+def exit_code(code: object) -> int:
+    """What the interpreter would make of ``SystemExit(code)`` (a message goes to stderr, exit 1)."""
+    if code is None:
+        return 0
+    if isinstance(code, bool):
+        return int(code)
+    if isinstance(code, int):
+        return code & 0xFF
+    try:
+        sys.stderr.write(f"{code}\n")
+    except (AttributeError, ValueError, OSError):
+        pass
+    return 1
 
 
 def _notified_before_exit(p: "subprocess.Popen | Forked", notify_fd: int, timeout: float) -> bool:

@@ -97,6 +97,12 @@ def cwd_shadows(cwd):
     return out
 
 
+def meta_dir(dist):
+    """The name of a distribution's metadata directory (``torch-2.5.1.dist-info``), or ""."""
+    path = getattr(dist, "_path", None)
+    return os.path.basename(str(path).rstrip("/\\")) if path is not None else ""
+
+
 def listed_name(dist):
     """The project name in a distribution's metadata directory name (``torch-2.5.1.dist-info``,
     ``numpy-2.1.0-py3.11.egg-info``, ``foo.egg-info`` -> its first dash-separated part), or None.
@@ -104,8 +110,7 @@ def listed_name(dist):
     Installers write that directory from the metadata's Name with dashes escaped, so ``norm()`` of
     both agree; the Name itself is still read for every distribution that passes this filter.
     """
-    path = getattr(dist, "_path", None)
-    base = os.path.basename(str(path).rstrip("/\\")) if path is not None else ""
+    base = meta_dir(dist)
     for suffix in (".dist-info", ".egg-info"):
         if base.endswith(suffix):
             return base[: -len(suffix)].split("-")[0] or None
@@ -187,7 +192,7 @@ def distributions():
         requires = []
         try:
             reqs = h.get("requires-dist")
-            if reqs is None and not str(getattr(dist, "_path", "")).rstrip("/\\").endswith(".dist-info"):
+            if reqs is None and not meta_dir(dist).endswith(".dist-info"):
                 reqs = dist.requires  # an egg's requires.txt
             requires = [r for r in (reqs or []) if RELEVANT.match(norm(re.split(r"[ ;<>=!~\[(]", r)[0]))]
         except Exception:
