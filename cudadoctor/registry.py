@@ -1,6 +1,9 @@
-"""Finding the checks: built-in and third-party alike come through one entry-point group.
+"""Finding the checks: the built-ins listed in :mod:`cudadoctor.checks`, then third-party plugins.
 
-A plugin distribution declares, in its pyproject.toml::
+Built-in checks are imported from the package itself (``cudadoctor.checks.BUILTIN_MODULES``), so a
+plain checkout loads them exactly as an install does; one that fails to load is an internal error
+(:class:`BuiltinMissing`), never a quiet run without it. A plugin distribution declares, in its
+pyproject.toml::
 
     [project.entry-points."cudadoctor.checks"]
     mychecks = "mypkg.checks:register"
@@ -44,6 +47,32 @@ class Registry:
         return hit[0] if hit else None
 
 
+class BuiltinMissing(RuntimeError):
+    """A built-in check module failed to load: the installation is broken (exit 3)."""
+
+
+@dataclass
+class _Builtin:
+    """A built-in check module, shaped like an entry point so one loader handles both."""
+
+    name: str
+
+    @property
+    def value(self) -> str:
+        return f"cudadoctor.checks.{self.name}:register"
+
+    def load(self) -> Any:
+        import importlib
+
+        return importlib.import_module(f"cudadoctor.checks.{self.name}").register
+
+
+def _builtins() -> List[Any]:
+    from .checks import BUILTIN_MODULES
+
+    return [_Builtin(name) for name in BUILTIN_MODULES]
+
+
 def _entry_points() -> List[Any]:
     from importlib import metadata  # ~30 ms: paid in load(), which check runs beside the probes
 
@@ -54,12 +83,16 @@ def _entry_points() -> List[Any]:
 
 
 def _source_name(ep: Any) -> str:
+    if isinstance(ep, _Builtin):
+        return f"{BUILTIN_DIST}:{ep.name}"
     dist = getattr(ep, "dist", None)
     dist_name = getattr(dist, "name", None) or (dist.metadata["Name"] if dist is not None else None)
     return f"{dist_name or '?'}:{ep.name}"
 
 
 def _is_builtin(ep: Any) -> bool:
+    if isinstance(ep, _Builtin):
+        return True
     dist = getattr(ep, "dist", None)
     name = getattr(dist, "name", None) if dist is not None else None
     if name is None and dist is not None:
@@ -89,7 +122,11 @@ def load(entry_points: Optional[List[Any]] = None, plugins: Optional[bool] = Non
     reg = Registry()
     for code in CORE_CODES:
         reg.codes[code.code] = (code, "cudadoctor:core")
-    eps = _entry_points() if entry_points is None else entry_points
+    if entry_points is None:
+        # Built-ins come from the package; an installed entry point naming one is an old install's.
+        eps = _builtins() + [ep for ep in _entry_points() if not str(ep.value).startswith("cudadoctor.checks.")]
+    else:
+        eps = list(entry_points)
     # Built-ins first, then plugins, each group in name order: deterministic output.
     eps = sorted(eps, key=lambda ep: (not _is_builtin(ep), ep.name))
     seen_values = set()
@@ -106,6 +143,9 @@ def load(entry_points: Optional[List[Any]] = None, plugins: Optional[bool] = Non
             return obj() if callable(obj) else obj
 
         status, value = _call_bounded(load_and_register, LOAD_TIMEOUT_S)
+        if isinstance(ep, _Builtin) and status != "ok":
+            raise BuiltinMissing(f"built-in checks {ep.value} did not load: "
+                                 f"{'timed out' if status == 'timeout' else f'{type(value).__name__}: {value}'}")
         if status == "timeout":
             reg.problems.append(LoadProblem(source, "timeout", f"loading did not finish within {LOAD_TIMEOUT_S:.0f} s"))
             continue
@@ -129,13 +169,25 @@ def load(entry_points: Optional[List[Any]] = None, plugins: Optional[bool] = Non
 
 def load_in_background() -> "Callable[[], Registry]":
     """Start :func:`load` in a thread; the returned function waits for it (each plugin's load is
-    bounded by LOAD_TIMEOUT_S) and falls back to loading in the caller if the thread failed."""
-    box: List[Registry] = []
-    t = threading.Thread(target=lambda: box.append(load()), daemon=True, name="cudadoctor:registry")
+    bounded by LOAD_TIMEOUT_S) and re-raises in the caller whatever the load raised."""
+    box: List[Tuple[str, Any]] = []
+
+    def target() -> None:
+        try:
+            box.append(("ok", load()))
+        except BaseException as e:  # handed to the caller, which decides (BuiltinMissing: exit 3)
+            box.append(("error", e))
+
+    t = threading.Thread(target=target, daemon=True, name="cudadoctor:registry")
     t.start()
 
     def wait() -> Registry:
         t.join()
-        return box[0] if box else load()
+        if not box:
+            return load()
+        status, value = box[0]
+        if status == "error":
+            raise value
+        return value
 
     return wait

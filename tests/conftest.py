@@ -16,6 +16,23 @@ FIXTURES = HERE / "fixtures"
 SHARED = REPO.parent / "shared"
 
 
+def _installed() -> bool:
+    from importlib import metadata
+
+    try:
+        metadata.distribution("cudadoctor")
+    except metadata.PackageNotFoundError:
+        return False
+    return True
+
+
+# A plain checkout (no pip install): children (python -m cudadoctor, probe scripts) import it from
+# PYTHONPATH. Installed (editable or not), the install provides it and PYTHONPATH stays as it was.
+CHECKOUT_ON_PATH = not _installed()
+if CHECKOUT_ON_PATH:
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)
+
+
 def load_fixture(name: str) -> dict:
     return json.loads((FIXTURES / "facts" / name).read_text())
 
@@ -48,6 +65,8 @@ def run_cli(*args: str, env: dict | None = None, timeout: float = 300, python: s
     e["NO_COLOR"] = "1"
     if env:
         e.update(env)
+    if CHECKOUT_ON_PATH and env and "PYTHONPATH" in env:  # a test's own path first, the checkout after
+        e["PYTHONPATH"] = os.pathsep.join(p for p in (env["PYTHONPATH"], str(REPO)) if p)
     return subprocess.run([python or sys.executable, "-m", "cudadoctor", *args], capture_output=True, text=True,
                           env=e, timeout=timeout, input=input)
 

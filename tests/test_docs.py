@@ -26,17 +26,47 @@ def test_every_code_explanation_has_all_sections():
             assert len(code.explanation[section]) > 20, (name, section)
 
 
-def test_pyproject_lists_every_package_and_builtin_check_module():
-    meta = tomllib.loads((REPO / "pyproject.toml").read_text())
-    listed = set(meta["tool"]["setuptools"]["packages"])
-    on_disk = {"cudadoctor." + ".".join(p.parent.relative_to(REPO / "cudadoctor").parts) if p.parent != REPO / "cudadoctor" else "cudadoctor"
-               for p in (REPO / "cudadoctor").rglob("__init__.py")}
-    on_disk.add("cudadoctor.checks")
-    assert on_disk <= listed, on_disk - listed
-    eps = set(meta["project"]["entry-points"]["cudadoctor.checks"].values())
-    modules = {f"cudadoctor.checks.{p.stem}:register" for p in (REPO / "checks").glob("*.py")
+def test_every_builtin_check_module_is_listed_and_no_entry_point_shadows_it():
+    from cudadoctor.checks import BUILTIN_MODULES
+
+    on_disk = {p.stem for p in (REPO / "cudadoctor" / "checks").glob("*.py")
                if not p.stem.startswith("_") and "def register" in p.read_text()}
-    assert modules == eps, (modules ^ eps)
+    assert set(BUILTIN_MODULES) == on_disk, set(BUILTIN_MODULES) ^ on_disk
+    meta = tomllib.loads((REPO / "pyproject.toml").read_text())
+    assert "cudadoctor.checks" not in meta["project"].get("entry-points", {})
+
+
+def test_a_plain_checkout_loads_every_builtin_check(tmp_path):
+    """No install at all: the checkout on PYTHONPATH, run from elsewhere, loads all built-ins."""
+    import json
+    import subprocess
+    import sys
+
+    from cudadoctor.checks import BUILTIN_MODULES
+
+    env = {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin", "NO_COLOR": "1", "CUDADOCTOR_NO_PLUGINS": "1"}
+    r = subprocess.run([sys.executable, "-m", "cudadoctor", "check", "--quick", "--format", "json"],
+                       capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env)
+    assert r.returncode in (0, 1), r.stderr
+    report = json.loads(r.stdout)
+    assert {c["source"] for c in report["checks"]} == {f"cudadoctor:{m}" for m in BUILTIN_MODULES}
+    assert all(c["status"] == "ok" for c in report["checks"])
+
+
+def test_a_builtin_that_fails_to_load_is_an_internal_error(tmp_path):
+    """A broken install (a built-in module that raises on import) exits 3 with one line, never 0."""
+    import shutil
+    import subprocess
+    import sys
+
+    copy = tmp_path / "src"
+    shutil.copytree(REPO / "cudadoctor", copy / "cudadoctor", ignore=shutil.ignore_patterns("__pycache__"))
+    (copy / "cudadoctor" / "checks" / "arch.py").write_text("raise ImportError('half-deleted install')\n")
+    env = {"PYTHONPATH": str(copy), "PATH": "/usr/bin:/bin", "NO_COLOR": "1"}
+    r = subprocess.run([sys.executable, "-m", "cudadoctor", "check", "--quick"],
+                       capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env)
+    assert r.returncode == 3, (r.returncode, r.stdout, r.stderr)
+    assert "cudadoctor.checks.arch" in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
 def test_readme_has_the_two_commands():

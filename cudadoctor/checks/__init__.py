@@ -1,0 +1,18 @@
+"""Built-in checks, one module per area. Each module exposes ``register()`` returning its checks.
+
+The built-ins are listed here, in the package (as pytest lists its built-in plugins), so they load
+from a plain checkout as well as from an install. The ``cudadoctor.checks`` entry-point group is for
+third-party plugins only (docs/plugins.md).
+"""
+
+BUILTIN_MODULES = (
+    "arch",
+    "companions",
+    "driver",
+    "driver_compat",
+    "health",
+    "libraries",
+    "platform",
+    "probes",
+    "torch_install",
+)
