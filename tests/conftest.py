@@ -16,19 +16,23 @@ FIXTURES = HERE / "fixtures"
 SHARED = REPO.parent / "shared"
 
 
-def _installed() -> bool:
+def _editable_install_of_this_checkout() -> bool:
     from importlib import metadata
 
-    try:
-        metadata.distribution("cudadoctor")
-    except metadata.PackageNotFoundError:
-        return False
-    return True
+    for dist in metadata.distributions(name="cudadoctor"):
+        try:
+            direct = json.loads(dist.read_text("direct_url.json") or "{}")
+        except ValueError:
+            continue
+        url = direct.get("url", "")
+        if direct.get("dir_info", {}).get("editable") and Path(url.removeprefix("file://")).resolve() == REPO:
+            return True
+    return False
 
 
-# A plain checkout (no pip install): children (python -m cudadoctor, probe scripts) import it from
-# PYTHONPATH. Installed (editable or not), the install provides it and PYTHONPATH stays as it was.
-CHECKOUT_ON_PATH = not _installed()
+# Children (python -m cudadoctor, probe scripts) must import this checkout: an editable install of
+# it does that already; otherwise (a plain checkout, a git worktree, another install) PYTHONPATH does.
+CHECKOUT_ON_PATH = not _editable_install_of_this_checkout()
 if CHECKOUT_ON_PATH:
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)
 
