@@ -46,7 +46,7 @@ def gather(facts_file: Optional[str], python: Optional[str], quick: bool, timeou
 
 def read_collect_env(path: str) -> Dict[str, Any]:
     """Facts from the text of `python -m torch.utils.collect_env` ('-' = stdin)."""
-    from ..collect_env import MAX_TEXT_CHARS, parse_collect_env
+    from ..readers.collect_env import MAX_TEXT_CHARS, parse_collect_env
     from ..facts import FactsError
 
     text = read_text_arg(path, "the output of python -m torch.utils.collect_env", limit=MAX_TEXT_CHARS)

@@ -27,9 +27,9 @@ import html
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
-from . import __version__
-from .facts import FactsError, new_facts, sanitize
-from .probes.system import SECRET_NAME, scrub_value
+from .. import __version__
+from ..facts import FactsError, new_facts, sanitize
+from ..probes.system import SECRET_NAME, scrub_value
 
 #: Largest text accepted (characters). Real outputs are a few kB; a whole issue thread is < 200 kB.
 MAX_TEXT_CHARS = 2 * 1024 * 1024
