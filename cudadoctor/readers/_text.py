@@ -46,3 +46,27 @@ def _clean_lines(text: str) -> List[str]:
         out.append(line)
     return out
 
+
+
+def raw_lines(text: str) -> List[str]:
+    """One entry per line of ``text`` (so line numbers stay the user's), cleaned of what pasting adds
+    (ANSI colours, control characters, '>' quoting, HTML tags and entities) but keeping indentation
+    and fence lines, which tell the parts of a pasted issue apart."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if text.count("\x00") > len(text) // 4:
+        text = text.replace("\x00", "").lstrip("\ufffd")
+    text = _CTRL.sub("", _ANSI.sub("", text.replace("\r\n", "\n").replace("\r", "\n")))
+    out = []
+    for raw in text.split("\n"):
+        line = _QUOTE.sub("", raw[:MAX_LINE_CHARS])
+        if "<" in line:
+            line = _TAG.sub("", line)
+        if "&" in line and ";" in line:
+            line = html.unescape(line)
+        out.append(line.replace("\u00a0", " ").rstrip())
+    return out
+
+
+def is_fence(line: str) -> bool:
+    return line.lstrip().startswith(("```", "~~~"))
