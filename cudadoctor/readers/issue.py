@@ -85,7 +85,7 @@ def read(text: str) -> Dict[str, Any]:
 def _segment(lines: List[str]) -> List[Optional[str]]:
     kinds: List[Optional[str]] = ["fence" if is_fence(ln) else None for ln in lines]
     for finder in (_find_smi, _find_query, _find_devicequery, _find_collect_env, _find_pip_list,
-                   _find_conda_list, _find_freeze, _find_nvcc, _find_traceback):
+                   _find_conda_list, _find_conda_rows, _find_freeze, _find_nvcc, _find_traceback):
         finder(lines, kinds)
     for i, line in enumerate(lines):
         if kinds[i] is None and line.strip():
@@ -244,6 +244,23 @@ def _find_conda_list(lines: List[str], kinds: List[Optional[str]]) -> None:
         if _free(kinds, i) and packages._CONDA_HEAD.match(line):
             end = _run(lines, kinds, i, lambda s: s.lstrip().startswith("#") or packages._conda_line(s.strip()) is not None)
             _claim(kinds, i, end, "conda-list")
+
+
+def _conda_row(line: str) -> bool:
+    """A `conda list` row without the header (`conda list | grep torch`): name, version, build[, channel]."""
+    f = line.split()
+    return 3 <= len(f) <= 5 and packages._conda_line(line.strip()) is not None and not re.match(r"^[A-Za-z]:|^/|^~", f[2])
+
+
+def _find_conda_rows(lines: List[str], kinds: List[Optional[str]]) -> None:
+    i = 0
+    while i < len(lines):
+        if _free(kinds, i) and _conda_row(lines[i]):
+            end = _run(lines, kinds, i, _conda_row)
+            if end - i >= 2:
+                _claim(kinds, i, end, "conda-list")
+            i = end
+        i += 1
 
 
 def _find_freeze(lines: List[str], kinds: List[Optional[str]]) -> None:
