@@ -326,3 +326,12 @@ def test_shared_case_as_one_pasted_issue(path, tmp_path):
         assert not [c for c, f in got.items() if f["severity"] == "error"], got
     else:
         assert case["label"] in got, (case["label"], sorted(got))
+
+
+def test_triage_reads_the_same_issue_and_agrees_with_check():
+    path = str(PASTED / "issue-composed-rtx5090-sm120.md")
+    r = CliRunner().invoke(cli, ["triage", "-f", path, "--format", "json"])
+    assert r.exit_code == 0, r.output
+    top = json.loads(r.stdout)["candidates"][0]["code"]
+    assert top == "gpu-arch-unsupported"
+    assert top in findings(check("--from-text", path, "--format", "json"))
