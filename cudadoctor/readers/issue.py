@@ -37,14 +37,15 @@ _Q_START = re.compile(r"=+\s*NVSMI LOG\s*=+|^\s*Attached GPUs\s*:|^GPU\s+[0-9A-F
 _Q_SECTIONS = re.compile(r"^\s+(?:Remapped Rows|ECC Errors|Ecc Errors|Retired Pages|Clocks (?:Throttle|Event) Reasons|"
                          r"FB Memory Usage|GPU Link Info|PCIe Generation|Product Name\s*:|Compute Mode\s*:|"
                          r"Persistence Mode\s*:|MIG Mode)\s*$|^\s+(?:Product Name|Compute Mode|Persistence Mode)\s*:", re.I)
-_Q_LINE = re.compile(r"^(?:\s+\S.*|[A-Za-z][\w .()/-]*?\s*:\s*.*|GPU\s+[0-9A-Fa-f:.]+)$")
+_Q_LINE = re.compile(r"^(?:\s+\S|[A-Za-z][\w .()/-]{0,80}?\s{0,80}:|GPU\s+[0-9A-Fa-f:.]+$)")
 _NVCC = re.compile(r"Cuda compilation tools,\s*release\s+(\d+\.\d+),\s*V(\d+(?:\.\d+)+)")
 _TB_START = re.compile(r"^\s*Traceback \(most recent call last\):\s*$")
 _EXC_LINE = re.compile(r"^\s*(?:[A-Za-z_][\w.]*(?:Error|Exception|Warning|Exit|Interrupt)|[\w.]*Error)\b\s*(?::|$)")
-_ERRORISH = re.compile(r"error|exception|failed|failure|not compatible|undefined symbol|no module named|"
-                       r"cannot open shared object|insufficient|warning|segmentation fault|core dumped|"
-                       r"cuda_error|cudnn_status|nccl|out of memory|not found|unable to|no kernel image|"
-                       r"is not available|torch not compiled|unknown error|illegal|assert", re.I)
+#: Words that make a line error text (matched as lower-case substrings: linear in the line).
+_ERROR_WORDS = ("error", "exception", "failed", "failure", "not compatible", "undefined symbol", "no module named",
+                "cannot open shared object", "insufficient", "warning", "segmentation fault", "core dumped",
+                "cuda_error", "cudnn_status", "nccl", "out of memory", "not found", "unable to", "no kernel image",
+                "is not available", "torch not compiled", "unknown error", "illegal", "assert")
 _BOILERPLATE = re.compile(r"^\s*(?:#{1,6}\s|<!--|-->|[-*]\s*\[[ xX]\]|!\[|cc\s+@|</?\w+>\s*$)")
 
 
@@ -89,9 +90,14 @@ def _segment(lines: List[str]) -> List[Optional[str]]:
         finder(lines, kinds)
     for i, line in enumerate(lines):
         if kinds[i] is None and line.strip():
-            kinds[i] = "error" if _ERRORISH.search(line) and not _BOILERPLATE.match(line) else "ignored"
+            kinds[i] = "error" if _errorish(line) and not _BOILERPLATE.match(line) else "ignored"
     _error_paragraphs(lines, kinds)
     return kinds
+
+
+def _errorish(line: str) -> bool:
+    low = line.lower()
+    return any(w in low for w in _ERROR_WORDS)
 
 
 def _error_paragraphs(lines: List[str], kinds: List[Optional[str]]) -> None:

@@ -43,12 +43,13 @@ INIT_FAILURES = (
 )
 _NO_DEVICES = re.compile(r"^\s*No devices were found\s*$", re.I)
 _HANDLE_ERR = re.compile(r"Unable to determine the device handle for GPU\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])"
-                         r"\s*:\s*(.+?)\s*$", re.I)
+                         r"\s*:\s*(\S.*)$", re.I)
 
 _HEADER = re.compile(r"NVIDIA-SMI\s+(?P<smi>\S+)\s+(?:Driver|KMD)\s+Version:\s*(?P<driver>\S+)"
                      r"(?:\s+CUDA(?:\s+UMD)?\s+Version:\s*(?P<cuda>\S+))?", re.I)
 _BUS = re.compile(r"^([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s+(\S+)$")
-_ROW1 = re.compile(r"^(?P<index>\d{1,3})\s+(?P<name>.*?)\s*(?P<mode>\bOn|\bOff|WDDM|TCC|MCDM|N/A)?$")
+_ROW1 = re.compile(r"^(?P<index>\d{1,3})\s+(?P<rest>\S.*)$")
+_ROW1_MODES = ("On", "Off", "WDDM", "TCC", "MCDM", "N/A")
 _MEM = re.compile(r"(\d+)\s*MiB\s*/\s*(\d+)\s*MiB")
 _BANNER_MODES = {"default": "Default", "e. process": "Exclusive_Process", "e. thread": "Exclusive_Thread",
                  "prohibited": "Prohibited", "exclusive_process": "Exclusive_Process",
@@ -110,7 +111,7 @@ def parse(text: str) -> Dict[str, Any]:
         bus = m.group(1)
         if not any(_same_bus(d.get("pci_bus_id"), bus) for d in devices):
             code = 15 if "lost" in m.group(2).lower() else 999
-            devices.append({"pci_bus_id": bus, "error": {"code": code, "message": m.group(2)[:200],
+            devices.append({"pci_bus_id": bus, "error": {"code": code, "message": m.group(2).strip()[:200],
                                                          "call": "nvmlDeviceGetHandleByIndex"}})
     no_devices = any(_NO_DEVICES.match(ln) for ln in lines)
     complete = banner.pop("complete", False)
@@ -216,12 +217,13 @@ def _banner_gpu_row(cells: List[str], cur: Optional[Dict[str, Any]], row: int,
     m = _ROW1.match(cells[0])
     if m and _BUS.match(cells[1]) or (m and value(cells[1]) is None and cells[0][:1].isdigit()):
         d: Dict[str, Any] = {"index": int(m.group("index"))}
-        name = value(m.group("name"))
+        words = m.group("rest").rsplit(None, 1)
+        mode = words[1] if len(words) == 2 and words[1] in _ROW1_MODES else None
+        name = value(words[0] if mode else m.group("rest"))
         if name:
             d["name"] = name
             if name.endswith("..."):
                 d["name_truncated"] = True
-        mode = m.group("mode")
         if mode in ("On", "Off"):
             d["persistence_mode"] = mode == "On"
         elif mode in ("WDDM", "TCC", "MCDM"):
@@ -275,8 +277,8 @@ def _banner_row2_left(cell: str, cur: Dict[str, Any]) -> None:
         cur["power"] = {"usage_mw": int(w.group(1)) * 1000, "enforced_limit_mw": int(w.group(2)) * 1000}
 
 
-_PROC = re.compile(r"^(?P<gpu>\d+)\s+(?:(?P<gi>\d+|N/A)\s+(?P<ci>\d+|N/A)\s+)?(?P<pid>\d+)\s+(?P<type>C\+G|C|G)\s+"
-                   r"(?P<name>.*?)\s+(?P<mem>\d+MiB|N/A)$")
+_PROC = re.compile(r"^(?P<gpu>\d+)\s+(?:(?P<gi>\d+|N/A)\s+(?P<ci>\d+|N/A)\s+)?(?P<pid>\d+)\s+(?P<type>C\+G|C|G)\s+\S")
+_PROC_MEM = re.compile(r"^(?:\d+MiB|N/A)$")
 
 
 def _banner_process(joined: str, devices: List[Dict[str, Any]]) -> None:
@@ -285,7 +287,8 @@ def _banner_process(joined: str, devices: List[Dict[str, Any]]) -> None:
             d.setdefault("processes", [])
         return
     m = _PROC.match(joined)
-    if not m:
+    mem = joined.rsplit(None, 1)[-1] if m else ""
+    if not m or not _PROC_MEM.match(mem):
         return
     dev = next((d for d in devices if d.get("index") == int(m.group("gpu"))), None)
     if dev is None:
@@ -293,7 +296,6 @@ def _banner_process(joined: str, devices: List[Dict[str, Any]]) -> None:
     procs = dev.setdefault("processes", [])
     if "C" not in m.group("type"):
         return  # a graphics-only process: NVML's compute list does not hold it
-    mem = m.group("mem")
     item: Dict[str, Any] = {"pid": int(m.group("pid")),
                             "used_memory_bytes": int(mem[:-3]) * MIB if mem.endswith("MiB") else None}
     for key, k in (("gi", "gpu_instance_id"), ("ci", "compute_instance_id")):
@@ -321,7 +323,7 @@ def _banner_mig(cells: List[str], devices: List[Dict[str, Any]]) -> None:
 # nvidia-smi -q
 
 
-_KV = re.compile(r"^(?P<indent>\s*)(?P<key>[A-Za-z][A-Za-z0-9 .()/_+-]*?)\s*:\s*(?P<value>.*?)\s*$")
+_KV = re.compile(r"^(?P<indent>\s*)(?P<key>[A-Za-z][A-Za-z0-9 .()/_+-]{0,80}?)\s{0,80}:(?P<value>.*)$")
 _GPU_HEAD = re.compile(r"^GPU\s+([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s*$")
 
 
@@ -357,7 +359,7 @@ def _query(lines: List[str]) -> Dict[str, Any]:
                 continue
             stack.append((indent, line.strip().lower()))
             continue
-        key, val = m.group("key").strip().lower(), m.group("value")
+        key, val = m.group("key").strip().lower(), m.group("value").strip()
         if val == "" and not _leaf_may_be_empty(key):
             stack.append((indent, key))
             continue
