@@ -335,3 +335,10 @@ def test_triage_reads_the_same_issue_and_agrees_with_check():
     top = json.loads(r.stdout)["candidates"][0]["code"]
     assert top == "gpu-arch-unsupported"
     assert top in findings(check("--from-text", path, "--format", "json"))
+
+
+def test_handle_errors_with_gpu_index_and_no_devices():
+    n = smi("nvidia-smi-wsl-tcc-handle-errors-wsl-13027.txt")
+    assert [(d["index"], d["pci_bus_id"], d["error"]["code"]) for d in n["devices"]] == [
+        (0, "0000:C1:00.0", 999), (1, "0000:E1:00.0", 999)]
+    assert n["device_count"] == 2

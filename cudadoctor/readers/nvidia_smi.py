@@ -42,8 +42,8 @@ INIT_FAILURES = (
     (re.compile(r"NVIDIA-SMI couldn'?t find libnvidia-ml\.so", re.I), "library-missing", 12),
 )
 _NO_DEVICES = re.compile(r"^\s*No devices were found\s*$", re.I)
-_HANDLE_ERR = re.compile(r"Unable to determine the device handle for GPU\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])"
-                         r"\s*:\s*(\S.*)$", re.I)
+_HANDLE_ERR = re.compile(r"Unable to determine the device handle for GPU\s*(?:(\d{1,3})\s*:\s*)?"
+                         r"([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s*:\s*(\S.*)$", re.I)
 
 _HEADER = re.compile(r"NVIDIA-SMI\s+(?P<smi>\S+)\s+(?:Driver|KMD)\s+Version:\s*(?P<driver>\S+)"
                      r"(?:\s+CUDA(?:\s+UMD)?\s+Version:\s*(?P<cuda>\S+))?", re.I)
@@ -108,11 +108,14 @@ def parse(text: str) -> Dict[str, Any]:
             nvml.setdefault(k, v)
     handle_errors = [m for m in (_HANDLE_ERR.search(ln) for ln in lines) if m]
     for m in handle_errors:
-        bus = m.group(1)
+        bus, message = m.group(2), m.group(3).strip()
         if not any(_same_bus(d.get("pci_bus_id"), bus) for d in devices):
-            code = 15 if "lost" in m.group(2).lower() else 999
-            devices.append({"pci_bus_id": bus, "error": {"code": code, "message": m.group(2).strip()[:200],
-                                                         "call": "nvmlDeviceGetHandleByIndex"}})
+            code = 15 if "lost" in message.lower() else 999
+            lost: Dict[str, Any] = {"pci_bus_id": bus, "error": {"code": code, "message": message[:200],
+                                                                 "call": "nvmlDeviceGetHandleByIndex"}}
+            if m.group(1):
+                lost["index"] = int(m.group(1))  # "for GPU0: 0000:C1:00.0" (newer drivers name the index)
+            devices.append(lost)
     no_devices = any(_NO_DEVICES.match(ln) for ln in lines)
     complete = banner.pop("complete", False)
     if devices or no_devices:
