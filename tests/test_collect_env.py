@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from conftest import FIXTURES
 from cudadoctor.cli import cli
-from cudadoctor.collect_env import MAX_TEXT_CHARS, parse_collect_env
+from cudadoctor.readers.collect_env import MAX_TEXT_CHARS, parse_collect_env
 from cudadoctor.facts import Facts, FactsError
 
 CE = FIXTURES / "collect_env"
@@ -572,7 +572,7 @@ def test_cli_explicit_error_survives_long_surrounding_text(tmp_path):
 
 def test_this_machines_real_collect_env_matches_the_live_probes():
     """The same machine, read two ways: torch's collect_env text and cudadoctor's own probes."""
-    from cudadoctor.collect_env import parse_collect_env
+    from cudadoctor.readers.collect_env import parse_collect_env
     from conftest import load_fixture
 
     text = (Path(__file__).parent / "fixtures" / "collect_env" / "thismachine-torch2141-cu130-nodriver.txt").read_text()

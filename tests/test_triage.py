@@ -165,7 +165,7 @@ def test_shared_cases_with_their_facts_put_the_label_first(tmp_path):
     if not cases:
         pytest.skip(f"no shared cases at {CASES}")
     try:
-        from cudadoctor.collect_env import parse_collect_env
+        from cudadoctor.readers.collect_env import parse_collect_env
     except ImportError:
         pytest.skip("this build cannot read collect_env output")
     wrong = []

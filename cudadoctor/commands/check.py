@@ -16,13 +16,17 @@ from ._shared import BadInput, emit, format_option, output_option, python_option
 
 def gather(facts_file: Optional[str], python: Optional[str], quick: bool, timeout: Optional[float],
            error: Optional[str], error_file: Optional[str], kernel: bool = True, deep: bool = False,
-           from_collect_env: Optional[str] = None) -> Dict[str, Any]:
-    """Facts from a file, from collect_env output or from the live probes, plus the user's error text."""
+           from_collect_env: Optional[str] = None, from_text: Optional[str] = None) -> Dict[str, Any]:
+    """Facts from a file, from collect_env output, from a pasted issue or from the live probes, plus the user's error text."""
+    if from_text and (from_collect_env or facts_file or python):
+        raise BadInput("--from-text is a source of facts on its own: not with --facts, --from-collect-env or --python")
     if from_collect_env and facts_file:
         raise BadInput("--from-collect-env and --facts cannot be used together: give one source of facts")
     if from_collect_env and python:
         raise BadInput("--from-collect-env and --python cannot be used together: the text already describes one interpreter")
-    if from_collect_env:
+    if from_text:
+        facts = read_pasted_text(from_text)
+    elif from_collect_env:
         facts = read_collect_env(from_collect_env)
     elif facts_file:
         facts = read_facts(facts_file)
@@ -36,7 +40,7 @@ def gather(facts_file: Optional[str], python: Optional[str], quick: bool, timeou
         text = (text + "\n" if text else "") + read_text_arg(error_file, "an error message")
     if text.strip():
         # Text the user pasted around a collect_env report stays, after the error they name.
-        around = (facts.get("user_error") or {}).get("text") if facts.get("origin") == "collect_env" else None
+        around = (facts.get("user_error") or {}).get("text") if facts.get("origin") in ("collect_env", "text") else None
         text = text[-20000:]
         if isinstance(around, str) and around.strip() and len(text) < 19999:
             text = text + "\n" + around[: 20000 - len(text) - 1]
@@ -46,7 +50,7 @@ def gather(facts_file: Optional[str], python: Optional[str], quick: bool, timeou
 
 def read_collect_env(path: str) -> Dict[str, Any]:
     """Facts from the text of `python -m torch.utils.collect_env` ('-' = stdin)."""
-    from ..collect_env import MAX_TEXT_CHARS, parse_collect_env
+    from ..readers.collect_env import MAX_TEXT_CHARS, parse_collect_env
     from ..facts import FactsError
 
     text = read_text_arg(path, "the output of python -m torch.utils.collect_env", limit=MAX_TEXT_CHARS)
@@ -55,6 +59,18 @@ def read_collect_env(path: str) -> Dict[str, Any]:
     except FactsError as e:
         name = "stdin" if path == "-" else path
         raise BadInput(f"{name}: {e}") from None
+
+
+def read_pasted_text(path: str) -> Dict[str, Any]:
+    """Facts and error text from a whole pasted issue or ticket ('-' = stdin); see readers/issue.py."""
+    from ..facts import FactsError
+    from ..readers import issue
+
+    text = read_text_arg(path, "a pasted issue or ticket text", limit=issue.MAX_TEXT_CHARS)
+    try:
+        return issue.read(text)["facts"]
+    except FactsError as e:
+        raise BadInput(f"{'stdin' if path == '-' else path}: {e}") from None
 
 
 def _prepare_in_background(loading: "Callable[[], registry.Registry]", *modules: str) -> None:
@@ -110,6 +126,9 @@ def _is_interpreter(path: str) -> bool:
 @click.option("--facts", "facts_file", metavar="FILE", help="Diagnose a saved facts file or JSON report ('-' for stdin) instead of this machine.")
 @click.option("--from-collect-env", "from_collect_env", metavar="FILE",
               help="Diagnose the pasted output of `python -m torch.utils.collect_env` (or vLLM's collect_env) in FILE ('-' for stdin).")
+@click.option("--from-text", "from_text", metavar="FILE",
+              help="Diagnose a whole pasted issue or ticket in FILE ('-' for stdin): collect_env, nvidia-smi, deviceQuery, "
+                   "pip/conda lists and tracebacks, in any order (see docs/collect-env.md).")
 @click.option("--error", "error", metavar="TEXT", help="The error message you saw; checks use it as evidence.")
 @click.option("--error-file", "error_file", metavar="FILE", help="Read the error message (or a whole traceback) from FILE ('-' for stdin).")
 @click.option("--strict", is_flag=True, help="Exit 1 on warnings too, not only on errors.")
@@ -121,7 +140,7 @@ def _is_interpreter(path: str) -> bool:
               help=f"Time limit for importing torch and initialising CUDA (default {DEFAULT_TIMEOUTS['torch']:.0f}).")
 @show_pii_option
 def check_cmd(fmt: str, output: Optional[str], facts_file: Optional[str], from_collect_env: Optional[str],
-              error: Optional[str], error_file: Optional[str], strict: bool, verbose: bool, python: Optional[str],
+              from_text: Optional[str], error: Optional[str], error_file: Optional[str], strict: bool, verbose: bool, python: Optional[str],
               quick: bool, deep: bool, timeout: Optional[float],
               show_pii: bool) -> None:
     """Diagnose whether PyTorch can use the NVIDIA GPU, and print the fix for what is wrong.
@@ -133,7 +152,8 @@ def check_cmd(fmt: str, output: Optional[str], facts_file: Optional[str], from_c
     t0 = time.perf_counter()
     loading = registry.load_in_background()  # checks load while the probes run
     _prepare_in_background(loading, "report", "privacy", "render", f"render.{fmt}")
-    facts = gather(facts_file, python, quick, timeout, error, error_file, deep=deep, from_collect_env=from_collect_env)
+    facts = gather(facts_file, python, quick, timeout, error, error_file, deep=deep, from_collect_env=from_collect_env,
+                   from_text=from_text)
     t1 = time.perf_counter()
     # Imported only now, so that the probes (torch's import is the long pole) start sooner.
     from ..privacy import shareable
@@ -145,6 +165,10 @@ def check_cmd(fmt: str, output: Optional[str], facts_file: Optional[str], from_c
     report = shareable(report, show_pii, live=True)
     written = emit(render(report, fmt, verbose=verbose, color=use_color(output)), output)
     code = report.exit_code(strict)
+    if from_text:
+        from ..readers.issue import summary
+
+        click.echo(f"cudadoctor: {summary((facts.get('pasted') or {}).get('parts') or [])}", err=True)
     if written:
         v = report.verdict()
         click.echo(f"cudadoctor: wrote {written} — {v['text']}", err=True)

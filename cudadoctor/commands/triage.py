@@ -43,6 +43,20 @@ def read_error_text(args: Tuple[str, ...], file: Optional[str]) -> str:
     return text
 
 
+def _pasted_issue(text: str) -> Optional[Tuple[Dict[str, Any], str]]:
+    """Facts and error text of a pasted issue (readers/issue.py), when it holds more than error text."""
+    from ..facts import FactsError
+    from ..readers import issue
+
+    try:
+        got = issue.read(text)
+    except FactsError:
+        return None
+    if not any(p["used"] and p["kind"] not in ("error", "traceback") for p in got["parts"]):
+        return None
+    return got["facts"], got["error_text"] or text
+
+
 def _distinct(matches: List[Dict[str, Any]], n: int = 2) -> List[Dict[str, Any]]:
     """The best match of each signature, at most n."""
     out, seen = [], set()
@@ -170,6 +184,8 @@ def triage_cmd(text: Tuple[str, ...], file: Optional[str], live: bool, quick: bo
         from .check import gather
 
         facts = gather(None, python, quick, None, None, None)
+    elif (pasted := _pasted_issue(err)) is not None:
+        facts, err = pasted  # a whole pasted issue: its collect_env / nvidia-smi / lists are facts too
     if facts is not None:
         facts["user_error"] = {"text": err[-20000:]}
         report = diagnose(facts, reg)

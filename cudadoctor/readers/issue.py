@@ -1,0 +1,456 @@
+"""Read a whole pasted GitHub issue body or ticket into one facts document and the error text.
+
+Users paste, in any order, fenced (```` ``` ````, ``~~~``, ``<details>``) or not: collect_env's
+report, the ``nvidia-smi`` banner or ``nvidia-smi -q``, ``deviceQuery``, ``nvcc --version``,
+``pip list`` / ``pip freeze`` / ``conda list``, tracebacks, and prose. :func:`read` finds each part
+(by line range), reads the parts it knows with the readers beside this module, and keeps what looks
+like an error (tracebacks, error lines) as the error text the checks match. Template prose
+(headings, HTML comments, check boxes) and sentences without an error in them are ignored, and
+said to be. Pure function of the text, like every reader: no I/O, no guessing.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from .. import __version__
+from ..facts import FactsError, new_facts, sanitize
+from . import devicequery, nvidia_smi, packages
+from ._collect_env_lines import _KEY_RX, CORE_KEYS, _CANON
+from ._text import is_fence, raw_lines
+
+MAX_TEXT_CHARS = 2 * 1024 * 1024
+MAX_LINES = 50_000
+MAX_ERROR_CHARS = 20000
+
+#: Part kinds, in the order they are looked for.
+KINDS = ("nvidia-smi", "nvidia-smi-q", "devicequery", "collect_env", "pip-list", "conda-list", "pip-freeze",
+         "nvcc", "traceback", "error", "ignored")
+
+_SMI_TABLE = re.compile(r"^\s*[|+]")
+_SMI_HEADER = re.compile(r"NVIDIA-SMI\s+\S+\s+(?:Driver|KMD)\s+Version", re.I)
+_SMI_ONE_LINE = re.compile(r"NVIDIA-SMI has failed|Failed to initialize NVML|^\s*No devices were found\s*$|"
+                           r"Unable to determine the device handle for GPU|NVIDIA-SMI couldn'?t find libnvidia-ml", re.I)
+_TIMESTAMP = re.compile(r"^\s*(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)\s+\w{3}\s+\d{1,2}\s+\d\d:\d\d:\d\d\s+\d{4}\s*$")
+_Q_START = re.compile(r"=+\s*NVSMI LOG\s*=+|^\s*Attached GPUs\s*:|^GPU\s+[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]\s*$")
+_Q_SECTIONS = re.compile(r"^\s+(?:Remapped Rows|ECC Errors|Ecc Errors|Retired Pages|Clocks (?:Throttle|Event) Reasons|"
+                         r"FB Memory Usage|GPU Link Info|PCIe Generation|Product Name\s*:|Compute Mode\s*:|"
+                         r"Persistence Mode\s*:|MIG Mode)\s*$|^\s+(?:Product Name|Compute Mode|Persistence Mode)\s*:", re.I)
+_Q_LINE = re.compile(r"^(?:\s+\S|[A-Za-z][\w .()/-]{0,80}?\s{0,80}:|GPU\s+[0-9A-Fa-f:.]+$)")
+_NVCC = re.compile(r"Cuda compilation tools,\s*release\s+(\d+\.\d+),\s*V(\d+(?:\.\d+)+)")
+_TB_START = re.compile(r"^\s*Traceback \(most recent call last\):\s*$")
+_EXC_LINE = re.compile(r"^\s*(?:[A-Za-z_][\w.]*(?:Error|Exception|Warning|Exit|Interrupt)|[\w.]*Error)\b\s*(?::|$)")
+#: Words that make a line error text (matched as lower-case substrings: linear in the line).
+_ERROR_WORDS = ("error", "exception", "failed", "failure", "not compatible", "undefined symbol", "no module named",
+                "cannot open shared object", "insufficient", "warning", "segmentation fault", "core dumped",
+                "cuda_error", "cudnn_status", "nccl", "out of memory", "not found", "unable to", "no kernel image",
+                "is not available", "torch not compiled", "unknown error", "illegal", "assert")
+_BOILERPLATE = re.compile(r"^\s*(?:#{1,6}\s|<!--|-->|[-*]\s*\[[ xX]\]|!\[|cc\s+@|</?\w+>\s*$)")
+
+
+def read(text: str) -> Dict[str, Any]:
+    """The whole pasted text -> ``{"facts", "error_text", "parts"}``.
+
+    ``parts`` lists each part found, ``{"kind", "lines": [first, last], "used": bool, "why"}``
+    (1-based line numbers of the text given). Raises :class:`FactsError` (one line) when nothing
+    in the text is recognised.
+    """
+    if isinstance(text, bytes):
+        from ._text import _decode
+
+        text = _decode(text)
+    if not isinstance(text, str):
+        raise FactsError(f"pasted text: expected text, got {type(text).__name__}")
+    if len(text) > MAX_TEXT_CHARS:
+        raise FactsError(f"pasted text: larger than {MAX_TEXT_CHARS // (1024 * 1024)} MiB")
+    if not text.strip():
+        raise FactsError("pasted text: empty")
+    if text.count("\n") > MAX_LINES:
+        raise FactsError(f"pasted text: more than {MAX_LINES} lines")
+    lines = raw_lines(text)
+    kinds = _segment(lines)
+    parts = _parts(kinds)
+    if not any(p["kind"] not in ("ignored", "fence") for p in parts):
+        raise FactsError("pasted text: nothing recognised (no collect_env, nvidia-smi, deviceQuery, package list, "
+                         "traceback or error line)")
+    facts, error_text, parts = _facts(lines, parts)
+    return {"facts": sanitize(facts), "error_text": sanitize(error_text),
+            "parts": [p for p in parts if p["kind"] != "fence"]}
+
+
+# ---------------------------------------------------------------------------------------------
+# Segmenting: give every line a kind. Structured parts first; what is left is error or prose.
+
+
+def _segment(lines: List[str]) -> List[Optional[str]]:
+    kinds: List[Optional[str]] = ["fence" if is_fence(ln) else None for ln in lines]
+    for finder in (_find_smi, _find_query, _find_devicequery, _find_collect_env, _find_pip_list,
+                   _find_conda_list, _find_conda_rows, _find_freeze, _find_nvcc, _find_traceback):
+        finder(lines, kinds)
+    for i, line in enumerate(lines):
+        if kinds[i] is None and line.strip():
+            kinds[i] = "error" if _errorish(line) and not _BOILERPLATE.match(line) else "ignored"
+    _error_paragraphs(lines, kinds)
+    return kinds
+
+
+def _errorish(line: str) -> bool:
+    low = line.lower()
+    return any(w in low for w in _ERROR_WORDS)
+
+
+def _error_paragraphs(lines: List[str], kinds: List[Optional[str]]) -> None:
+    """A paragraph (lines between blank lines and fences) with an error line in it is error text as a
+    whole: the lines after "...is not compatible..." say which architectures the build has."""
+    i = 0
+    while i < len(lines):
+        j = i
+        while j < len(lines) and lines[j].strip() and kinds[j] in ("error", "ignored"):
+            j += 1
+        if "error" in kinds[i:j]:
+            for k in range(i, j):
+                if kinds[k] == "ignored" and not _BOILERPLATE.match(lines[k]):
+                    kinds[k] = "error"
+        i = max(j, i + 1)
+
+
+def _free(kinds: List[Optional[str]], i: int) -> bool:
+    return 0 <= i < len(kinds) and kinds[i] is None
+
+
+def _claim(kinds: List[Optional[str]], start: int, end: int, kind: str) -> None:
+    for j in range(start, end + 1):
+        if kinds[j] is None:
+            kinds[j] = kind
+
+
+def _find_smi(lines: List[str], kinds: List[Optional[str]]) -> None:
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if not _free(kinds, i):
+            i += 1
+            continue
+        if _SMI_ONE_LINE.search(line):
+            kinds[i] = "nvidia-smi"
+        elif _SMI_TABLE.match(line) and (_SMI_HEADER.search(line) or re.search(r"\|\s*(?:MIG devices|Processes):", line)):
+            start = i
+            while start > 0 and _free(kinds, start - 1) and (_SMI_TABLE.match(lines[start - 1]) or _TIMESTAMP.match(lines[start - 1])):
+                start -= 1
+            end = i
+            while end + 1 < len(lines) and _free(kinds, end + 1):
+                nxt = lines[end + 1]
+                if _SMI_TABLE.match(nxt) or (not nxt.strip() and end + 2 < len(lines) and _SMI_TABLE.match(lines[end + 2])):
+                    end += 1
+                else:
+                    break
+            _claim(kinds, start, end, "nvidia-smi")
+            i = end
+        i += 1
+
+
+def _find_query(lines: List[str], kinds: List[Optional[str]]) -> None:
+    i = 0
+    while i < len(lines):
+        if _free(kinds, i) and (_Q_START.search(lines[i]) or _Q_SECTIONS.match(lines[i])):
+            end = i
+            while end + 1 < len(lines) and _free(kinds, end + 1) and (
+                    not lines[end + 1].strip() or _Q_LINE.match(lines[end + 1])):
+                end += 1
+            while end > i and not lines[end].strip():
+                end -= 1
+            if end > i or _Q_START.search(lines[i]):
+                _claim(kinds, i, end, "nvidia-smi-q")
+            i = end
+        i += 1
+
+
+def _find_devicequery(lines: List[str], kinds: List[Optional[str]]) -> None:
+    i = 0
+    while i < len(lines):
+        if _free(kinds, i) and devicequery._START.search(lines[i]):
+            start = i - 1 if i > 0 and _free(kinds, i - 1) and "deviceQuery" in lines[i - 1] else i
+            end = i
+            for j in range(i + 1, min(len(lines), i + 400)):
+                if not _free(kinds, j):
+                    break
+                end = j
+                if devicequery._RESULT.search(lines[j]):
+                    break
+            _claim(kinds, start, end, "devicequery")
+            i = end
+        i += 1
+
+
+def _collect_env_key(line: str) -> Optional[str]:
+    m = _KEY_RX.match(line.strip().strip("`"))
+    return _CANON[re.sub(r"\s+", " ", m.group("key")).lower()] if m else None
+
+
+def _find_collect_env(lines: List[str], kinds: List[Optional[str]]) -> None:
+    """From 'Collecting environment information' (or the first core field) to the end of its fence,
+    or else to its last field / package line."""
+    fence_end = _fence_ends(lines)
+    start = None
+    for i, line in enumerate(lines):
+        if not _free(kinds, i):
+            continue
+        s = line.strip()
+        if s.lower().startswith("collecting environment information") or _collect_env_key(s) in CORE_KEYS:
+            start = i
+            break
+    if start is None:
+        return
+    last = start
+    for j in range(start, len(lines)):
+        if not _free(kinds, j) and kinds[j] != "fence":
+            break
+        s = lines[j].strip()
+        if _collect_env_key(s) or re.match(r"^\[(?:pip3?|conda)\]", s, re.I) or re.match(r"^GPU \d+:", s) \
+                or re.match(r"^={5,}$", s) or ("cudnn" in s.lower() and "/" in s):
+            last = j
+    end = fence_end.get(start)
+    if end is None or end < last:
+        end = last
+    _claim(kinds, start, end, "collect_env")
+
+
+def _fence_ends(lines: List[str]) -> Dict[int, int]:
+    """For each line inside a fenced block: the last line of that block's content."""
+    out: Dict[int, int] = {}
+    open_at = None
+    for i, line in enumerate(lines):
+        if is_fence(line):
+            if open_at is None:
+                open_at = i
+            else:
+                for j in range(open_at + 1, i):
+                    out[j] = i - 1
+                open_at = None
+    return out
+
+
+def _run(lines: List[str], kinds: List[Optional[str]], start: int, ok: Callable[[str], bool]) -> int:
+    end = start
+    while end + 1 < len(lines) and _free(kinds, end + 1) and ok(lines[end + 1]):
+        end += 1
+    return end
+
+
+def _find_pip_list(lines: List[str], kinds: List[Optional[str]]) -> None:
+    for i, line in enumerate(lines):
+        if _free(kinds, i) and packages._PIP_LIST_HEAD.match(line) and i + 1 < len(lines) and packages._DASHES.match(lines[i + 1]):
+            end = _run(lines, kinds, i + 1, lambda s: bool(packages._PIP_LIST_ROW.match(s)))
+            _claim(kinds, i, end, "pip-list")
+
+
+def _find_conda_list(lines: List[str], kinds: List[Optional[str]]) -> None:
+    for i, line in enumerate(lines):
+        if _free(kinds, i) and packages._CONDA_HEAD.match(line):
+            end = _run(lines, kinds, i, lambda s: s.lstrip().startswith("#") or packages._conda_line(s.strip()) is not None)
+            _claim(kinds, i, end, "conda-list")
+
+
+def _conda_row(line: str) -> bool:
+    """A `conda list` row without the header (`conda list | grep torch`): name, version, build[, channel]."""
+    f = line.split()
+    return 3 <= len(f) <= 5 and packages._conda_line(line.strip()) is not None and not re.match(r"^[A-Za-z]:|^/|^~", f[2])
+
+
+def _find_conda_rows(lines: List[str], kinds: List[Optional[str]]) -> None:
+    i = 0
+    while i < len(lines):
+        if _free(kinds, i) and _conda_row(lines[i]):
+            end = _run(lines, kinds, i, _conda_row)
+            if end - i >= 2:
+                _claim(kinds, i, end, "conda-list")
+            i = end
+        i += 1
+
+
+def _find_freeze(lines: List[str], kinds: List[Optional[str]]) -> None:
+    i = 0
+    while i < len(lines):
+        if _free(kinds, i) and packages._FREEZE_ROW.match(lines[i]):
+            end = _run(lines, kinds, i, lambda s: bool(packages._FREEZE_ROW.match(s)) or s.lstrip().startswith("# "))
+            if end - i >= 2:  # three lines or more: a listing, not a version quoted in a sentence
+                _claim(kinds, i, end, "pip-freeze")
+            i = end
+        i += 1
+
+
+def _find_nvcc(lines: List[str], kinds: List[Optional[str]]) -> None:
+    for i, line in enumerate(lines):
+        if _free(kinds, i) and _NVCC.search(line):
+            start = i
+            while start > 0 and i - start < 4 and _free(kinds, start - 1) and re.search(
+                    r"nvcc|Copyright .*NVIDIA|Built on", lines[start - 1]):
+                start -= 1
+            end = i + 1 if i + 1 < len(lines) and _free(kinds, i + 1) and lines[i + 1].strip().startswith("Build cuda") else i
+            _claim(kinds, start, end, "nvcc")
+
+
+def _find_traceback(lines: List[str], kinds: List[Optional[str]]) -> None:
+    i = 0
+    while i < len(lines):
+        if _free(kinds, i) and _TB_START.match(lines[i]):
+            end = i
+            while end + 1 < len(lines) and _free(kinds, end + 1):
+                nxt = lines[end + 1]
+                end += 1
+                if nxt.strip() and not nxt[:1].isspace() and _EXC_LINE.match(nxt):
+                    while end + 1 < len(lines) and _free(kinds, end + 1) and lines[end + 1].strip():
+                        end += 1  # the message's continuation lines
+                    break
+            _claim(kinds, i, end, "traceback")
+            i = end
+        i += 1
+
+
+def _parts(kinds: List[Optional[str]]) -> List[Dict[str, Any]]:
+    parts: List[Dict[str, Any]] = []
+    for i, k in enumerate(kinds):
+        if k is None:
+            continue
+        if parts and parts[-1]["kind"] == k and parts[-1]["lines"][1] >= i - 1:
+            parts[-1]["lines"][1] = i + 1
+        elif parts and parts[-1]["kind"] == k and k in ("ignored", "error") and all(x is None for x in kinds[parts[-1]["lines"][1]:i]):
+            parts[-1]["lines"][1] = i + 1  # blank lines do not split a run of prose
+        else:
+            parts.append({"kind": k, "lines": [i + 1, i + 1]})
+    return parts
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading the parts and merging them into one facts document.
+
+
+def _facts(lines: List[str], parts: List[Dict[str, Any]]) -> Tuple[Dict[str, Any], str, List[Dict[str, Any]]]:
+    from .collect_env import parse_collect_env
+
+    base: Optional[Dict[str, Any]] = None
+    smi: List[str] = []
+    dq_nvml: List[Dict[str, Any]] = []
+    dq: Dict[str, Any] = {}
+    dists: List[Dict[str, Any]] = []
+    tools: List[str] = []
+    errors: List[str] = []
+    nvcc: Optional[Tuple[str, str]] = None
+    for p in parts:
+        a, b = p["lines"]
+        body = [ln for ln in lines[a - 1:b] if not is_fence(ln)]
+        text = "\n".join(body)
+        kind = p["kind"]
+        p["used"], p["why"] = True, ""
+        if kind == "collect_env":
+            if base is not None:
+                p["used"], p["why"] = False, "a second collect_env report: the first one is read"
+                continue
+            try:
+                base = parse_collect_env(text)
+            except FactsError as e:
+                p["used"], p["why"] = False, str(e)
+        elif kind in ("nvidia-smi", "nvidia-smi-q"):
+            if not nvidia_smi.parse(text):
+                p["used"], p["why"] = False, "no value could be read from it"
+                continue
+            smi.append(text)
+            if any(rx.search(text) for rx, _, _ in nvidia_smi.INIT_FAILURES) or "Unable to determine" in text:
+                errors.append(text.strip())
+        elif kind == "devicequery":
+            got = devicequery.parse(text)
+            if not got["nvml"] and not got["devicequery"]:
+                p["used"], p["why"] = False, "no value could be read from it"
+                continue
+            dq_nvml.append(got["nvml"])
+            dq.update(got["devicequery"])
+            if "error" in dq:
+                errors.append(f"{dq.get('failed_call', 'cuda')} returned {dq.get('error_code')}\n-> {dq['error']}")
+        elif kind in ("pip-list", "pip-freeze", "conda-list"):
+            reader = {"pip-list": packages.read_pip_list, "pip-freeze": packages.read_pip_freeze,
+                      "conda-list": packages.read_conda_list}[kind]
+            dists.extend(reader(body))
+            tools.append("conda" if kind == "conda-list" else "pip")
+        elif kind == "nvcc":
+            m = _NVCC.search(text)
+            nvcc = (m.group(1), m.group(2)) if m else None
+        elif kind in ("traceback", "error"):
+            errors.append(text.strip())
+        elif kind == "ignored":
+            p["used"], p["why"] = False, "prose or issue-template text with no error in it"
+    # All nvidia-smi parts are read together: the reader prefers -q's full names to the banner's cut ones.
+    nvml = nvidia_smi.parse("\n".join(smi)) if smi else {}
+    for got in dq_nvml:
+        _merge_nvml(nvml, got)
+    facts = _assemble(base, nvml, dq, dists, tools, nvcc)
+    if base is not None and (base.get("user_error") or {}).get("text"):
+        errors.append(base["user_error"]["text"])  # what collect_env's region held besides the report
+    error_text = "\n".join(e for e in errors if e)[-MAX_ERROR_CHARS:]
+    if error_text.strip():
+        facts["user_error"] = {"text": error_text, "source": "pasted text"}
+    facts["pasted"] = {"parts": [{k: v for k, v in p.items() if k != "why" or v} for p in parts if p["kind"] != "fence"]}
+    return facts, error_text, parts
+
+
+def _merge_nvml(into: Dict[str, Any], got: Dict[str, Any]) -> None:
+    """Fill ``into`` with what ``got`` adds (the first source of a value wins; GPUs matched by index)."""
+    for k, v in got.items():
+        if k == "devices" and into.get("devices"):
+            _merge_devices(into["devices"], v)
+        elif k not in into:
+            into[k] = v
+
+
+def _merge_devices(have: List[Dict[str, Any]], new: List[Dict[str, Any]]) -> None:
+    for d in new:
+        same = next((h for h in have if h.get("index") == d.get("index") and d.get("index") is not None), None)
+        if same is None:
+            have.append(d)
+            continue
+        for k, v in d.items():
+            same.setdefault(k, v)
+
+
+def _assemble(base: Optional[Dict[str, Any]], nvml: Dict[str, Any], dq: Dict[str, Any], dists: List[Dict[str, Any]],
+              tools: List[str], nvcc: Optional[Tuple[str, str]]) -> Dict[str, Any]:
+    facts = base if base is not None else new_facts("text")
+    if base is None:
+        facts["tool"] = {"version": __version__, "source": "pasted text"}
+    if nvml:
+        old = facts.get("nvml") or {}
+        if old.get("driver_version") and nvml.get("driver_version") and old["driver_version"] != nvml["driver_version"]:
+            nvml["conflict"] = {"collect_env_driver_version": old["driver_version"]}
+        for k, v in old.items():
+            if k not in ("devices", "device_count") or not nvml.get("devices"):
+                nvml.setdefault(k, v)
+        facts["nvml"] = nvml
+    if dq:
+        facts["devicequery"] = dq
+    if dists:
+        pk = facts.setdefault("packages", {})
+        seen = {(packages._norm(d["name"]), d.get("listed_by")) for d in pk.get("distributions") or []}
+        pk.setdefault("distributions", [])
+        pk["distributions"] += [d for d in dists if (packages._norm(d["name"]), d.get("listed_by")) not in seen]
+        listings = pk.setdefault("listings", {})
+        for t in tools:
+            listings[t] = "listed"
+        pk["complete"] = True
+    if nvcc and not (facts.get("toolkit") or {}).get("nvcc_version"):
+        facts.setdefault("toolkit", {})["nvcc_version"] = nvcc[0]
+        facts["toolkit"]["nvcc_version_full"] = nvcc[1]
+    return facts
+
+
+def summary(parts: List[Dict[str, Any]]) -> str:
+    """One line: which parts were read and which were ignored, by line range."""
+    def rng(p: Dict[str, Any]) -> str:
+        a, b = p["lines"]
+        return f"{a}" if a == b else f"{a}-{b}"
+
+    used = [f"{p['kind']} (lines {rng(p)})" for p in parts if p.get("used")]
+    ignored = [rng(p) for p in parts if not p.get("used")]
+    out = "read " + (", ".join(used) if used else "nothing")
+    if ignored:
+        out += "; ignored lines " + ", ".join(ignored)
+    return out

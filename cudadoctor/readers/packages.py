@@ -1,0 +1,101 @@
+"""Package lists as pasted: `pip list`, `pip freeze`, `conda list` -> the packages facts."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Dict, List, Optional
+
+
+_CONDA_PIP_MARKERS = ("pypi", "<pip>")
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _pip_line(rest: str) -> Optional[Dict[str, Any]]:
+    m = re.match(r"^([A-Za-z0-9][A-Za-z0-9._-]*)\s*===?\s*(\S+)", rest)
+    if m:
+        return {"name": m.group(1), "version": m.group(2), "installer": "pip", "listed_by": "pip"}
+    m = re.match(r"^([A-Za-z0-9][A-Za-z0-9._-]*)\s+@\s+(\S+)", rest)
+    if m:
+        return {"name": m.group(1), "url": m.group(2)[:500], "installer": "pip", "listed_by": "pip"}
+    m = re.match(r"^-e\s+\S*#egg=([A-Za-z0-9][A-Za-z0-9._-]*)", rest)
+    if m:
+        return {"name": m.group(1), "editable": True, "installer": "pip", "listed_by": "pip"}
+    return None
+
+
+def _conda_line(rest: str) -> Optional[Dict[str, Any]]:
+    parts = rest.split()
+    if len(parts) < 2 or not re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]*$", parts[0]) or not re.match(r"^\d", parts[1]):
+        return None
+    name = parts[0]
+    d: Dict[str, Any] = {"name": name, "version": parts[1], "installer": "conda", "listed_by": "conda"}
+    if name.lower() == "pytorch":
+        d["name"] = "torch"
+        d["package"] = "pytorch"
+    if len(parts) >= 3:
+        d["build"] = parts[2]
+    if len(parts) >= 4:
+        d["channel"] = parts[3]
+    if d.get("build") in _CONDA_PIP_MARKERS or d.get("channel") == "pypi" or str(d.get("build", "")).startswith("pypi_"):
+        d["installer"] = "pip"
+    return d
+
+
+
+# ---------------------------------------------------------------------------------------------
+# Whole package listings as pasted (not inside collect_env).
+
+_PIP_LIST_HEAD = re.compile(r"^\s*Package\s+Version(?:\s+(?:Editable project location|Location|Installer))*\s*$", re.I)
+_DASHES = re.compile(r"^\s*-{3,}(?:\s+-{3,})+\s*$")
+_PIP_LIST_ROW = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s+(\d[^\s]*)(?:\s+(\S.*))?$")
+_FREEZE_ROW = re.compile(r"^\s*(?:[A-Za-z0-9][A-Za-z0-9._-]*(?:\[[^\]]*\])?\s*(?:===?|@)\s*\S+|-e\s+\S+)")
+_CONDA_HEAD = re.compile(r"^\s*#\s*(?:packages in environment at\s|Name\s+Version\s+Build)", re.I)
+
+
+def read_pip_list(lines: List[str]) -> List[Dict[str, Any]]:
+    """`pip list` rows (after the 'Package Version' header and its dashes)."""
+    out = []
+    for line in lines:
+        if _PIP_LIST_HEAD.match(line) or _DASHES.match(line) or not line.strip():
+            continue
+        m = _PIP_LIST_ROW.match(line)
+        if not m:
+            continue
+        d: Dict[str, Any] = {"name": m.group(1), "version": m.group(2), "installer": "pip", "listed_by": "pip"}
+        if m.group(3):
+            d["editable"] = True  # the third column is the editable project's location
+        out.append(d)
+    return out
+
+
+def read_pip_freeze(lines: List[str]) -> List[Dict[str, Any]]:
+    """`pip freeze` lines: name==version, name @ url, -e vcs+url#egg=name."""
+    out = []
+    for line in lines:
+        s = line.strip()
+        if not s or s.startswith("#"):
+            continue
+        d = _pip_line(re.sub(r"^([A-Za-z0-9][A-Za-z0-9._-]*)\[[^\]]*\]", r"\1", s))
+        if d is None and s.startswith("-e "):
+            d = {"name": s[3:].strip().rstrip("/").split("/")[-1][:100], "editable": True, "installer": "pip",
+                 "listed_by": "pip"}
+        if d is not None:
+            if s.startswith("-e "):
+                d["editable"] = True
+            out.append(d)
+    return out
+
+
+def read_conda_list(lines: List[str]) -> List[Dict[str, Any]]:
+    """`conda list` rows: name version build [channel]; pip-installed ones (pypi) keep installer pip."""
+    return [d for d in (_conda_line(ln.strip()) for ln in lines if ln.strip() and not ln.lstrip().startswith("#")) if d]
+
+
+def to_facts(dists: List[Dict[str, Any]], tools: List[str]) -> Dict[str, Any]:
+    """The ``packages`` section collect_env's reader writes: distributions, listings, complete."""
+    return {"distributions": dists, "listings": {t: ("listed" if any(d["listed_by"] == t for d in dists) else "none")
+                                                 for t in tools},
+            "complete": True}
