@@ -7,6 +7,7 @@ from typing import Optional, Tuple
 import click
 
 from .. import fleet as _fleet
+from ..render.fleet import render as render_fleet
 from ._shared import BadInput, emit, output_option
 
 
@@ -44,7 +45,7 @@ def fleet_cmd(paths: Tuple[str, ...], fmt: str, output: Optional[str], latest: b
         result = _fleet.run(list(paths), latest=latest, strict=strict, recheck=recheck, names=names)
     except _fleet.FleetUsageError as e:
         raise BadInput(str(e)) from None
-    written = emit(_fleet.render(result, fmt, verbose=verbose), output)
+    written = emit(render_fleet(result, fmt, verbose=verbose), output)
     s = result["summary"]
     if written:
         click.echo(f"cudadoctor: wrote {written} — {s['text']}", err=True)
