@@ -31,6 +31,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from . import SCHEMA_VERSION, __version__
 from .facts import FACTS_KIND, REPORT_KIND, SECTIONS, Facts, sanitize
 from .model import SEVERITIES, severity_rank
+from .smokedoc import smoke_numbers
 
 FLEET_KIND = "cudadoctor-fleet"
 SMOKE_DIST_KIND = "cudadoctor-smoke-distributed"
@@ -222,6 +223,7 @@ class SmokeRun:
     failed_stage: Optional[str]
     message: str
     busbw_gbps: Optional[float]
+    numbers: Dict[str, Any] = field(default_factory=dict)  # cudadoctor.smokedoc.smoke_numbers
 
     @property
     def label(self) -> str:
@@ -304,7 +306,9 @@ def smoke_summary(runs: List[SmokeRun]) -> Optional[Dict[str, Any]]:
         "failed_stages": failed_stages,
         "bandwidth": bandwidth,
         "results": [{"rank": r.label, "host": r.name, "file": r.file, "status": r.status, "failed_stage": r.failed_stage,
-                     "message": r.message, "busbw_gbps": r.busbw_gbps} for r in runs],
+                     "message": r.message, "busbw_gbps": r.busbw_gbps,
+                     "samples_per_s": r.numbers.get("device_samples_per_s") or r.numbers.get("training_samples_per_s"),
+                     "h2d_gbps": (r.numbers.get("transfers_gbps") or {}).get("h2d_pinned")} for r in runs],
     }
 
 
@@ -498,6 +502,7 @@ def read_all(files: Sequence[str], diagnose: Optional[Diagnoser] = None, recheck
         except SmokeResultFile as e:
             try:
                 smoke.append(smoke_run(path, e.doc))
+                smoke[-1].numbers = smoke_numbers(e.doc)
             except UnreadableFile as e2:
                 bad.append(Unreadable(sanitize(path), sanitize(str(e2))))
             except (KeyError, TypeError, ValueError, AttributeError) as e2:

@@ -411,6 +411,10 @@ def render_devices(model: Dict[str, Any], fmt: str, show_serials: bool = False) 
         return render_json(model)
     if fmt == "markdown":
         return render_markdown(model, show_serials)
+    if fmt == "prometheus":
+        from .prometheus import devices_metrics
+
+        return devices_metrics(model)
     return render_text(model, show_serials)
 
 
