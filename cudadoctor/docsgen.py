@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Dict
 
 from . import registry
-from .commands.catalogue import explain_markdown
+from .render.catalogue import explain_markdown
 
 
 def pages() -> Dict[str, str]:

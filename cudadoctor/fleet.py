@@ -20,7 +20,6 @@ the name being real), else the file name.
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import os
 import re
@@ -32,10 +31,10 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from . import SCHEMA_VERSION, __version__
 from .facts import FACTS_KIND, REPORT_KIND, SECTIONS, Facts, sanitize
 from .model import SEVERITIES, severity_rank
+from .smokedoc import smoke_numbers
 
 FLEET_KIND = "cudadoctor-fleet"
 SMOKE_DIST_KIND = "cudadoctor-smoke-distributed"
-FLEET_SCHEMA_VERSION = 1
 #: Largest file read. Real reports are tens of kB; a larger file is listed as unreadable.
 MAX_FILE_BYTES = 8 * 1024 * 1024
 
@@ -224,6 +223,7 @@ class SmokeRun:
     failed_stage: Optional[str]
     message: str
     busbw_gbps: Optional[float]
+    numbers: Dict[str, Any] = field(default_factory=dict)  # cudadoctor.smokedoc.smoke_numbers
 
     @property
     def label(self) -> str:
@@ -306,7 +306,9 @@ def smoke_summary(runs: List[SmokeRun]) -> Optional[Dict[str, Any]]:
         "failed_stages": failed_stages,
         "bandwidth": bandwidth,
         "results": [{"rank": r.label, "host": r.name, "file": r.file, "status": r.status, "failed_stage": r.failed_stage,
-                     "message": r.message, "busbw_gbps": r.busbw_gbps} for r in runs],
+                     "message": r.message, "busbw_gbps": r.busbw_gbps,
+                     "samples_per_s": r.numbers.get("device_samples_per_s") or r.numbers.get("training_samples_per_s"),
+                     "h2d_gbps": (r.numbers.get("transfers_gbps") or {}).get("h2d_pinned")} for r in runs],
     }
 
 
@@ -500,6 +502,7 @@ def read_all(files: Sequence[str], diagnose: Optional[Diagnoser] = None, recheck
         except SmokeResultFile as e:
             try:
                 smoke.append(smoke_run(path, e.doc))
+                smoke[-1].numbers = smoke_numbers(e.doc)
             except UnreadableFile as e2:
                 bad.append(Unreadable(sanitize(path), sanitize(str(e2))))
             except (KeyError, TypeError, ValueError, AttributeError) as e2:
@@ -512,144 +515,6 @@ def read_all(files: Sequence[str], diagnose: Optional[Diagnoser] = None, recheck
     return nodes, bad, smoke
 
 
-def analyse(nodes: List[Node], unreadable: List[Unreadable], latest: bool = False, strict: bool = False,
-            titles: Optional[Callable[[str], Optional[str]]] = None,
-            smoke: Optional[List[SmokeRun]] = None) -> Dict[str, Any]:
-    """The fleet summary as a JSON-ready dict (the ``--format json`` contract)."""
-    superseded: List[Dict[str, str]] = []
-    if latest:
-        best: Dict[str, Node] = {}
-        for n in nodes:
-            cur = best.get(n.name)
-            if cur is None or (n.when, n.file) > (cur.when, cur.file):
-                if cur is not None:
-                    superseded.append({"node": cur.name, "file": cur.file, "by": n.file})
-                best[n.name] = n
-            else:
-                superseded.append({"node": n.name, "file": n.file, "by": cur.file})
-        nodes = list(best.values())
-    by_name = Counter(n.name for n in nodes)
-    for n in nodes:
-        n.display = f"{n.name} ({n.file})" if by_name[n.name] > 1 else n.name
-    nodes = sorted(nodes, key=lambda n: (natural_key(n.name), n.file))
-
-    groups: Dict[Tuple[str, ...], List[Node]] = {}
-    for n in nodes:
-        groups.setdefault(tuple(n.config[k] for k in KEY_NAMES), []).append(n)
-    ordered = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
-    majority_cfg = ordered[0][0] if ordered else None
-
-    def differs(cfg: Tuple[str, ...]) -> Dict[str, Dict[str, str]]:
-        if majority_cfg is None:
-            return {}
-        return {k: {"value": v, "majority": m} for k, v, m in zip(KEY_NAMES, cfg, majority_cfg) if v != m}
-
-    configurations = []
-    deviating = []
-    for i, (cfg, members) in enumerate(ordered):
-        d = differs(cfg)
-        configurations.append({
-            "config": dict(zip(KEY_NAMES, cfg)),
-            "count": len(members),
-            "majority": i == 0,
-            "differs": d,
-            "nodes": [m.label for m in members],
-        })
-        if i:
-            deviating.extend({"node": m.label, "file": m.file, "differs": d} for m in members)
-    deviating.sort(key=lambda x: natural_key(x["node"]))
-
-    by_code: Dict[str, Dict[str, Any]] = {}
-    for n in nodes:
-        for code, sev in n.findings.items():
-            e = by_code.setdefault(code, {"code": code, "severity": sev, "title": "", "nodes": []})
-            if severity_rank(sev) < severity_rank(e["severity"]):
-                e["severity"] = sev
-            if not e["title"]:
-                e["title"] = (titles(code) if titles else None) or n.titles.get(code, "")
-            e["nodes"].append(n.label)
-    findings = sorted(by_code.values(), key=lambda e: (severity_rank(e["severity"]), -len(e["nodes"]), e["code"]))
-    for e in findings:
-        e["count"] = len(e["nodes"])
-
-    with_errors = [n.label for n in nodes if n.count("error")]
-    with_warnings = [n.label for n in nodes if n.count("warning")]
-    dev_names = {d["node"] for d in deviating}
-    bad_nodes = set(with_errors) | dev_names | (set(with_warnings) if strict else set())
-    sm = smoke_summary(smoke or [])
-    smoke_bad = (sm["failed"] + sm["errors"]) if sm else 0
-    code = 0 if ((nodes or sm) and not bad_nodes and not unreadable and not smoke_bad) else 1
-    summary = {
-        "files": len(nodes) + len(unreadable) + len(superseded) + (sm["runs"] if sm else 0),
-        "smoke_runs": sm["runs"] if sm else 0,
-        "smoke_failed": smoke_bad,
-        "nodes": len(nodes),
-        "unreadable": len(unreadable),
-        "superseded": len(superseded),
-        "configurations": len(ordered),
-        "majority_nodes": len(ordered[0][1]) if ordered else 0,
-        "deviating": len(deviating),
-        "with_errors": len(with_errors),
-        "with_warnings": len(with_warnings),
-        "healthy": len(nodes) - len(set(with_errors)),
-        "uniform": len(ordered) <= 1,
-        "exit_code": code,
-    }
-    summary["text"] = _verdict_text(summary, len(bad_nodes), strict)
-    return {
-        "kind": FLEET_KIND,
-        "schema_version": FLEET_SCHEMA_VERSION,
-        "tool": {"name": "cudadoctor", "version": __version__,
-                 "generated_at": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()},
-        "keys": [{"key": k, "label": lbl} for k, lbl in KEYS],
-        "summary": summary,
-        "majority": {"config": configurations[0]["config"], "count": configurations[0]["count"]} if configurations else None,
-        "configurations": configurations,
-        "deviating_nodes": deviating,
-        "findings": findings,
-        "nodes": [{
-            "node": n.label, "name": n.name, "file": n.file, "kind": n.kind, "config": n.config,
-            "errors": n.count("error"), "warnings": n.count("warning"), "infos": n.count("info"),
-            "codes": sorted(n.findings, key=lambda c: (severity_rank(n.findings[c]), c)),
-            "deviates": n.label in dev_names, "rediagnosed": n.rediagnosed,
-        } for n in nodes],
-        "unreadable": [{"file": u.file, "reason": u.reason} for u in unreadable],
-        "superseded": superseded,
-        "smoke": sm,
-    }
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n:,} {word}{'' if n == 1 else 's'}"
-
-
-def _verdict_text(s: Dict[str, Any], attention: int, strict: bool) -> str:
-    smoke = ""
-    if s.get("smoke_runs"):
-        smoke = (f"; smoke: {s['smoke_failed']:,} of {_plural(s['smoke_runs'], 'run')} failed" if s["smoke_failed"]
-                 else f"; smoke: all {_plural(s['smoke_runs'], 'run')} passed")
-    if not s["nodes"]:
-        tail = f"; {_plural(s['unreadable'], 'file')} could not be read" if s["unreadable"] else ""
-        return (smoke[2:] + tail) if smoke else "no readable report"
-    return _nodes_verdict(s, attention, strict) + smoke
-
-
-def _nodes_verdict(s: Dict[str, Any], attention: int, strict: bool) -> str:
-    parts = []
-    if s["with_errors"]:
-        parts.append(f"{s['with_errors']:,} with errors")
-    if strict and s["with_warnings"]:
-        parts.append(f"{s['with_warnings']:,} with warnings")
-    if s["deviating"]:
-        parts.append(f"{s['deviating']:,} deviating from the majority configuration")
-    tail = f"; {_plural(s['unreadable'], 'file')} could not be read" if s["unreadable"] else ""
-    if not parts:
-        if s["unreadable"]:
-            return f"the {_plural(s['nodes'], 'node')} read are healthy and uniform, but {_plural(s['unreadable'], 'file')} could not be read"
-        return f"all {_plural(s['nodes'], 'node')} healthy and uniform"
-    return f"{attention:,} of {_plural(s['nodes'], 'node')} need attention: {', '.join(parts)}{tail}"
-
-
 def run(paths: Sequence[str], latest: bool = False, strict: bool = False, recheck: bool = False,
         diagnose: Optional[Diagnoser] = None, names: str = "host") -> Dict[str, Any]:
     """Find, read and analyse; raises :class:`FleetUsageError` when there is nothing usable."""
@@ -659,12 +524,16 @@ def run(paths: Sequence[str], latest: bool = False, strict: bool = False, rechec
     nodes, bad, smoke = read_all(files, diagnose, recheck, names)
     if not nodes and not smoke:
         first = f" (first: {bad[0].file}: {bad[0].reason})" if bad else ""
-        raise FleetUsageError(f"none of the {_plural(len(files), 'file')} is a readable cudadoctor report{first}")
+        from .fleet_summary import plural
+
+        raise FleetUsageError(f"none of the {plural(len(files), 'file')} is a readable cudadoctor report{first}")
     reg = getattr(diagnose, "registry", None) or getattr(_registry_of(), "registry", None)
 
     def title(code: str) -> Optional[str]:
         c = reg.code(code) if reg is not None else None
         return c.title if c is not None else None
+
+    from .fleet_summary import analyse
 
     return analyse(nodes, bad, latest=latest, strict=strict, titles=title, smoke=smoke)
 
@@ -678,206 +547,10 @@ def _registry_of() -> Diagnoser:
     return _DIAG["d"]
 
 
-# ------------------------------------------------------------------------------ rendering
-# Everything from the reports is untrusted (host names, GPU names, versions, file names): text
-# output strips control characters, Markdown escapes, CSV defuses spreadsheet formulas.
-
-_SEV_SYMBOL = {"error": "✗", "warning": "!", "info": "i"}
-
-
-def _clean(s: object) -> str:
-    return "".join(ch if ch.isprintable() else " " for ch in str(s))
-
-
-def _names(names: Sequence[str], limit: Optional[int]) -> str:
-    shown = list(names) if limit is None else list(names)[:limit]
-    more = len(names) - len(shown)
-    return ", ".join(_clean(n) for n in shown) + (f", … (+{more:,} more)" if more else "")
-
-
-def _cfg_line(config: Dict[str, str]) -> List[Tuple[str, str]]:
-    c = config
-    torch = c["torch"] if c["variant"] in (UNKNOWN, "none") else f"{c['torch']} ({c['variant']})"
-    gpus = c["gpu"] if c["gpus"] == "0" else f"{c['gpus']} × {c['gpu']}"
-    return [
-        ("NVIDIA driver", c["driver"]),
-        ("torch", torch),
-        ("GPUs", gpus),
-        ("cudadoctor", f"{c['cudadoctor']} (knowledge base {c['kb_date']})"),
-    ]
-
-
-def _differs_text(d: Dict[str, Dict[str, str]]) -> str:
-    return "; ".join(f"{LABELS[k]} {v['value']} (majority: {v['majority']})" for k, v in d.items())
-
-
-def render_text(result: Dict[str, Any], verbose: bool = False) -> str:
-    s = result["summary"]
-    limit = None if verbose else 12
-    out = [f"cudadoctor fleet — {_plural(s['nodes'], 'node')}"
-           + (f" and {_plural(s['smoke_runs'], 'smoke run')}" if s.get("smoke_runs") else "")
-           + f" from {_plural(s['files'], 'file')}", ""]
-    configs = result["configurations"]
-    if configs:
-        top = configs[0]
-        share = top["count"] / s["nodes"]
-        head = "Majority configuration" if share > 0.5 else "Most common configuration"
-        out.append(f"{head} ({top['count']:,} of {s['nodes']:,} nodes):")
-        for label, value in _cfg_line(top["config"]):
-            out.append(f"    {label:<13} {_clean(value)}")
-        out.append("")
-    if not s["nodes"]:
-        pass
-    elif len(configs) > 1:
-        out.append(f"Deviating nodes ({s['deviating']:,}, in {_plural(len(configs) - 1, 'other configuration')}):")
-        shown = configs[1:] if verbose else configs[1:21]
-        for c in shown:
-            out.append(f"  ≠ {_clean(_differs_text(c['differs']))}")
-            out.append(f"      {_plural(c['count'], 'node')}: {_names(c['nodes'], limit)}")
-        if len(shown) < len(configs) - 1:
-            out.append(f"  … {len(configs) - 1 - len(shown):,} more configurations (-v shows all)")
-        out.append("")
-    else:
-        out.append("All nodes share one configuration.")
-        out.append("")
-    if result["findings"]:
-        out.append("Findings by code:")
-        width = max(len(f["code"]) for f in result["findings"])
-        for f in result["findings"]:
-            out.append(f"  {_SEV_SYMBOL.get(f['severity'], '?')} {f['code']:<{width}}  {f['severity']:<7} "
-                       f"{_plural(f['count'], 'node')}: {_names(f['nodes'], limit)}")
-        out.append("  (cudadoctor explain CODE tells what a code means and how to fix it)")
-        out.append("")
-    elif s["nodes"]:
-        out.append("No findings on any node.")
-        out.append("")
-    sm = result.get("smoke")
-    if sm:
-        hosts = len(sm["hosts"])
-        ws = "/".join(str(w) for w in sm["world_sizes"])
-        out.append(f"Smoke ({_plural(sm['runs'], 'run')} on {_plural(hosts, 'host')}"
-                   + (f", world size {ws}" if ws else "") + f"): {sm['passed']:,} passed, "
-                   f"{sm['failed']:,} failed" + (f", {sm['errors']:,} could not run" if sm["errors"] else ""))
-        for e in sm["failed_stages"]:
-            out.append(f"  ✗ {_clean(e['stage'])}  {_plural(e['count'], 'run')}: {_names(e['ranks'], limit)}"
-                       + (f" — {_clean(e['message'])}" if e["message"] else ""))
-        bw = sm["bandwidth"]
-        if bw:
-            b = bw["busbw_gbps"]
-            out.append(f"  all_reduce bus bandwidth: min {b['min']:g}, median {b['median']:g}, max {b['max']:g} GB/s; "
-                       "slowest: " + ", ".join(f"{_clean(x['rank'])} {x['busbw_gbps']:g}" for x in bw["slowest"][:3]))
-        out.append("")
-    if result["unreadable"]:
-        out.append(f"Files that could not be read ({s['unreadable']:,}):")
-        bad = result["unreadable"] if verbose else result["unreadable"][:50]
-        for u in bad:
-            out.append(f"  ? {_clean(u['file'])}: {_clean(u['reason'])}")
-        if len(bad) < len(result["unreadable"]):
-            out.append(f"  … {len(result['unreadable']) - len(bad):,} more (-v shows all)")
-        out.append("")
-    if result["superseded"]:
-        out.append(f"Older reports skipped (--latest): {s['superseded']:,}")
-        out.append("")
-    dup = sorted({n["name"] for n in result["nodes"] if n["node"] != n["name"]})
-    if dup:
-        out.append(f"Note: {_plural(len(dup), 'node name')} {'appears' if len(dup) == 1 else 'appear'} in more than one file ({_names(dup, 5)}); "
-                   "shown with the file name (--latest keeps the newest per name).")
-        out.append("")
-    sym = "✓" if s["exit_code"] == 0 else "✗"
-    out.append(f"{sym} {_clean(s['text'])}")
-    return "\n".join(out) + "\n"
-
-
-def render_markdown(result: Dict[str, Any], verbose: bool = False) -> str:
-    from .render.markdown import md_escape as e
-
-    s = result["summary"]
-    limit = None if verbose else 30
-
-    def names(ns: Sequence[str]) -> str:
-        shown = list(ns) if limit is None else list(ns)[:limit]
-        more = len(ns) - len(shown)
-        return ", ".join(e(n) for n in shown) + (f", … (+{more:,} more)" if more else "")
-
-    sym = "✅" if s["exit_code"] == 0 else "❌"
-    out = ["## cudadoctor fleet report", "", f"**{sym} {e(s['text'])}.** "
-           f"{_plural(s['nodes'], 'node')} from {_plural(s['files'], 'file')}.", ""]
-    configs = result["configurations"]
-    if configs:
-        out += ["### Configurations", "", "| Nodes | " + " | ".join(lbl for _, lbl in KEYS) + " | Differs from majority |",
-                "|---:|" + "---|" * len(KEYS) + "---|"]
-        for c in configs:
-            cells = [e(c["config"][k]) for k in KEY_NAMES]
-            diff = "majority" if c["majority"] else e(", ".join(LABELS[k] for k in c["differs"]))
-            out.append(f"| {c['count']:,} | " + " | ".join(cells) + f" | {diff} |")
-        out.append("")
-    if len(configs) > 1:
-        out += ["### Deviating nodes", ""]
-        for c in configs[1:]:
-            out.append(f"- **{e(_differs_text(c['differs']))}**: {names(c['nodes'])}")
-        out.append("")
-    if result["findings"]:
-        out += ["### Findings by code", "", "| Code | Severity | Nodes | Which |", "|---|---|---:|---|"]
-        for f in result["findings"]:
-            out.append(f"| `{f['code']}` | {f['severity']} | {f['count']:,} | {names(f['nodes'])} |")
-        out.append("")
-    sm = result.get("smoke")
-    if sm:
-        out += ["### Smoke", "", f"{sm['runs']:,} runs: {sm['passed']:,} passed, {sm['failed']:,} failed, "
-                f"{sm['errors']:,} could not run.", ""]
-        if sm["failed_stages"]:
-            out += ["| Failed stage | Runs | Which | First message |", "|---|---:|---|---|"]
-            for e_ in sm["failed_stages"]:
-                out.append(f"| {e(e_['stage'])} | {e_['count']:,} | {names(e_['ranks'])} | {e(e_['message'])} |")
-            out.append("")
-        if sm["bandwidth"]:
-            b = sm["bandwidth"]["busbw_gbps"]
-            out += [f"all_reduce bus bandwidth: min {b['min']:g}, median {b['median']:g}, max {b['max']:g} GB/s.", ""]
-    if result["unreadable"]:
-        out += ["### Files that could not be read", ""]
-        for u in result["unreadable"]:
-            out.append(f"- {e(u['file'])}: {e(u['reason'])}")
-        out.append("")
-    out.append(f"<sub>cudadoctor {__version__} fleet</sub>")
-    return "\n".join(out) + "\n"
-
-
-CSV_COLUMNS = ("node", "file", "status", "errors", "warnings") + KEY_NAMES + ("differs", "codes", "reason")
-
-
-def _cell(v: object) -> str:
-    s = _clean(v)
-    return "'" + s if s[:1] in ("=", "+", "-", "@") else s  # no formulas when opened in a spreadsheet
-
-
-def render_csv(result: Dict[str, Any]) -> str:
-    import csv
-    import io
-
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(CSV_COLUMNS)
-    devs = {d["node"]: d["differs"] for d in result["deviating_nodes"]}
-    for n in result["nodes"]:
-        status = "error" if n["errors"] else ("deviates" if n["deviates"] else ("warning" if n["warnings"] else "ok"))
-        w.writerow([_cell(x) for x in (
-            n["node"], n["file"], status, n["errors"], n["warnings"], *(n["config"][k] for k in KEY_NAMES),
-            ";".join(devs.get(n["node"], {})), ";".join(n["codes"]), "")])
-    for r in (result.get("smoke") or {}).get("results", []):
-        w.writerow([_cell(x) for x in (r["rank"], r["file"], "smoke-" + r["status"], "", "", *([""] * len(KEY_NAMES)), "",
-                                       r["failed_stage"] or "", r["message"] if r["status"] != "pass" else "")])
-    for u in result["unreadable"]:
-        w.writerow([_cell(x) for x in ("", u["file"], "unreadable", "", "", *([""] * len(KEY_NAMES)), "", "", u["reason"])])
-    return buf.getvalue()
 
 
 def render(result: Dict[str, Any], fmt: str, verbose: bool = False) -> str:
-    if fmt == "json":
-        from .render.json import dumps
+    """The fleet summary in ``fmt``: see cudadoctor/render/fleet.py."""
+    from .render.fleet import render as _render
 
-        return dumps(result)
-    if fmt == "markdown":
-        return render_markdown(result, verbose)
-    if fmt == "csv":
-        return render_csv(result)
-    return render_text(result, verbose)
+    return _render(result, fmt, verbose)

@@ -7,7 +7,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
-from . import SCHEMA_VERSION, __version__, exitcodes
+from . import __version__, exitcodes
+from .document import envelope
 from .facts import REPORT_KIND, Facts
 from .model import Finding
 from .registry import Registry
@@ -86,9 +87,7 @@ class Report:
         return {"state": state, "text": text, "errors": c["error"], "warnings": c["warning"], "infos": c["info"]}
 
     def to_dict(self) -> Dict[str, Any]:
-        return {
-            "schema_version": SCHEMA_VERSION,
-            "kind": REPORT_KIND,
+        return envelope(REPORT_KIND, {
             "tool": {"name": "cudadoctor", "version": __version__, "kb_date": _kb_date(), "generated_at": self.generated_at},
             "facts": self.facts,
             "findings": [f.to_dict() for f in self.findings],
@@ -96,7 +95,7 @@ class Report:
             "summary": self.verdict(),
             "timings": {k: round(v, 4) for k, v in self.timings.items()},
             **({"extra": self.extra} if self.extra else {}),
-        }
+        })
 
 
 def diagnose(facts: Dict[str, Any], registry: Registry, timings: Optional[Dict[str, float]] = None) -> Report:

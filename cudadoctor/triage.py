@@ -25,12 +25,13 @@ Pure: no I/O. The command in commands/triage.py gathers the text and the facts.
 from __future__ import annotations
 
 import html
-import json
 import re
 import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from .document import clean, envelope
+from .document import dumps as _dumps
 from .model import Code, severity_rank
 
 TRIAGE_KIND = "cudadoctor-triage"
@@ -74,7 +75,7 @@ def normalize(text: str) -> str:
             continue
         line = _BOX.sub(" ", line)
         line = line.replace("\\_", "_").replace("\\*", "*").replace("`", "")
-        line = "".join(ch if ch.isprintable() or ch == "\t" else " " for ch in line)
+        line = clean(line, keep_tabs=True)
         lines.append(line.rstrip())
     return "\n".join(lines).strip("\n")
 
@@ -331,4 +332,4 @@ def triage(text: str, registry: Any, report: Any = None, top: int = 5) -> Dict[s
 
 
 def dumps(result: Dict[str, Any]) -> str:
-    return json.dumps(result, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+    return _dumps(envelope(TRIAGE_KIND, result))

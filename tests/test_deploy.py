@@ -94,7 +94,7 @@ def test_manifest_shell_snippets(body):
 def test_manifest_kinds():
     kinds = {m.name: [d["kind"] for d in docs(m)] for m in MANIFESTS}
     assert kinds == {"job.yaml": ["PersistentVolumeClaim", "Job"], "daemonset.yaml": ["DaemonSet"],
-                     "fleet-summary.yaml": ["Job"]}
+                     "fleet-summary.yaml": ["Job"], "textfile-daemonset.yaml": ["DaemonSet"]}
 
 
 def test_census_pods_get_gpus_and_run_on_gpu_nodes():
@@ -378,3 +378,40 @@ def test_sbatch_distributed_smoke(bin_dir, tmp_path):
     assert rep["kind"] == "cudadoctor-smoke-distributed" and rep["status"] == "pass", rep.get("error")
     assert "srun exit code: 0" in r.stdout and "smoke: all 1 run passed" in r.stdout
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+# ------------------------------------------------------------------ Prometheus textfile collector
+
+def test_textfile_script_writes_the_metrics(bin_dir, tmp_path):
+    parser = pytest.importorskip("prometheus_client.parser")
+    d = tmp_path / "textfile"
+    d.mkdir()
+    r = run("textfile/cudadoctor-textfile.sh", bin_dir, tmp_path, SHIM_FACTS=NODRIVER, CUDADOCTOR_TEXTFILE_DIR=d)
+    assert r.returncode == 0, r.stderr  # written; the diagnosis (no driver) is in the metrics
+    assert sorted(p.name for p in d.iterdir()) == ["cudadoctor.prom"]
+    samples = {(s.name, tuple(sorted(s.labels.items()))): s.value
+               for fam in parser.text_string_to_metric_families((d / "cudadoctor.prom").read_text()) for s in fam.samples}
+    assert samples[("cudadoctor_finding", (("code", "no-nvidia-driver"), ("severity", "error")))] == 1
+    assert samples[("cudadoctor_pytorch_gpu_usable", ())] == 0
+
+
+def test_textfile_script_keeps_the_previous_file_when_cudadoctor_fails(bin_dir, tmp_path):
+    d = tmp_path / "textfile"
+    d.mkdir()
+    (d / "cudadoctor.prom").write_text("# previous\n")
+    os.utime(d / "cudadoctor.prom", (1, 1))
+    r = run("textfile/cudadoctor-textfile.sh", bin_dir, tmp_path, SHIM_FACTS=tmp_path / "missing.json",
+            CUDADOCTOR_TEXTFILE_DIR=d)
+    assert r.returncode == 1 and "did not write" in r.stderr and "exit 2" in r.stderr
+    assert (d / "cudadoctor.prom").read_text() == "# previous\n"
+
+
+def test_textfile_daemonset_writes_into_the_collectors_host_directory():
+    (ds,) = docs(DEPLOY / "k8s" / "textfile-daemonset.yaml")
+    spec = pod_spec(ds)
+    (c,) = spec["containers"]
+    assert "cudadoctor check --format prometheus -o /textfile/cudadoctor.prom" in c["args"][0]
+    (mount,) = c["volumeMounts"]
+    assert mount["mountPath"] == "/textfile"
+    (vol,) = spec["volumes"]
+    assert vol["name"] == mount["name"] and vol["hostPath"]["path"] == "/var/lib/node_exporter/textfile_collector"

@@ -77,8 +77,9 @@ def read_text_arg(path: str, what: str, limit: int = 4 * 1024 * 1024) -> str:
 
 
 format_option = click.option(
-    "--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True,
-    help="Output format. json is the versioned contract; markdown is ready to paste into an issue.",
+    "--format", "fmt", type=click.Choice(["text", "json", "markdown", "prometheus"]), default="text", show_default=True,
+    help="Output format. json is the versioned contract; markdown is ready to paste into an issue; prometheus is "
+         "the text exposition for node_exporter's textfile collector (docs/cluster.md).",
 )
 
 

@@ -9,7 +9,8 @@ import click
 from ..privacy import Redactor, redact_facts, redactor_for
 from ..probes import collect
 from ._privacy import show_pii_option, warn_show_pii
-from ..render.json import dumps
+from ..document import dumps, envelope
+from ..facts import FACTS_KIND
 from ._shared import BadInput, emit, output_option, python_option
 from .check import read_collect_env
 
@@ -32,8 +33,8 @@ def collect_cmd(output: Optional[str], python: Optional[str], quick: bool, timeo
         if python:
             raise BadInput("--from-collect-env and --python cannot be used together: the text already describes one interpreter")
         facts = read_collect_env(from_collect_env)
-        emit(dumps(redact_facts(facts, Redactor(pii=False) if show_pii else redactor_for([facts], live=True))), output)
+        emit(dumps(envelope(FACTS_KIND, redact_facts(facts, Redactor(pii=False) if show_pii else redactor_for([facts], live=True)))), output)
         return
     facts = collect(python=python, quick=quick, timeouts={"torch": timeout} if timeout else None)
     facts = redact_facts(facts, Redactor(pii=False) if show_pii else redactor_for([facts], live=True))
-    emit(dumps(facts), output)
+    emit(dumps(envelope(FACTS_KIND, facts)), output)

@@ -2,106 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, List
-
 import click
 
 from .. import exitcodes, registry
 from ..diff import compare
 from ..privacy import Redactor, redactor_for, shareable
-from ..render.json import dumps
-from ..render.markdown import md_code, md_escape
+from ..render.diff import render_diff
 from ..report import diagnose
 from ._privacy import show_pii_option, warn_show_pii
 from ._shared import emit, output_option, read_facts
-
-_SEV = {"error": "✗", "warning": "!", "info": "i"}
-
-
-def _clean(s: Any) -> str:
-    return "".join(ch if ch.isprintable() else " " for ch in str(s))
-
-
-def render_text(d: Dict[str, Any]) -> str:
-    a, b = d["a"], d["b"]
-    out: List[str] = ["cudadoctor diff — what differs between two machines that can matter", ""]
-    for tag, side in (("A", a), ("B", b)):
-        summ = (side.get("summary") or {}).get("text", "")
-        out.append(f"  {tag}: {_clean(side['name'])}" + (f" — {_clean(summ)}" if summ else ""))
-    out.append("")
-    diffs = d["differences"]
-    if diffs:
-        out.append("Differences that can matter, most likely cause first:")
-        for i, x in enumerate(diffs, 1):
-            out.append(f"{i:>3}. {_clean(x['label'])}")
-            out.append(f"       A: {_clean(x['a'])}")
-            out.append(f"       B: {_clean(x['b'])}")
-            if x["why"]:
-                out.append(f"       why: {_clean(x['why'])}")
-    else:
-        out.append("No differences that can matter.")
-    for tag, key in (("A", "only_in_a"), ("B", "only_in_b")):
-        if d[key]:
-            out.append("")
-            out.append(f"Findings only on {tag}:")
-            for f in d[key]:
-                out.append(f"  {_SEV.get(f['severity'], '?')} {f['code']}: {_clean(f['title'])}")
-                for c in f["fix"][:3]:
-                    out.append(f"      fix: {_clean(c)}")
-    if d["unknown"]:
-        out.append("")
-        out.append("Known on one side only (not compared):")
-        for x in d["unknown"]:
-            out.append(f"  {_clean(x['label'])}: A: {_clean(x['a'] if x['a'] is not None else 'unknown')} · "
-                       f"B: {_clean(x['b'] if x['b'] is not None else 'unknown')}")
-    if d["same"]:
-        out.append("")
-        out.append("Same on both: " + ", ".join(_clean(s) for s in d["same"]))
-    out.append("")
-    out.append(_verdict(d))
-    return "\n".join(out) + "\n"
-
-
-def _verdict(d: Dict[str, Any]) -> str:
-    n, oa, ob = len(d["differences"]), len(d["only_in_a"]), len(d["only_in_b"])
-    if not d["matters"]:
-        return "No differences that can matter between A and B."
-    parts = [f"{n} difference{'s' if n != 1 else ''} that can matter"]
-    if oa or ob:
-        parts.append(f"findings only on A: {oa}, only on B: {ob}")
-    return "; ".join(parts) + "."
-
-
-def render_markdown(d: Dict[str, Any]) -> str:
-    a, b = d["a"], d["b"]
-    out: List[str] = ["## cudadoctor diff", ""]
-    for tag, side in (("A", a), ("B", b)):
-        summ = (side.get("summary") or {}).get("text", "")
-        out.append(f"- **{tag}**: {md_code(side['name'])}" + (f" — {md_escape(summ)}" if summ else ""))
-    out.append("")
-    if d["differences"]:
-        out += ["### Differences that can matter (most likely cause first)", "", "| # | What | A | B | Why it can matter |", "|---|---|---|---|---|"]
-        for i, x in enumerate(d["differences"], 1):
-            out.append(f"| {i} | {md_escape(x['label'])} | {md_escape(x['a'])} | {md_escape(x['b'])} | {md_escape(x['why'])} |")
-        out.append("")
-    else:
-        out += ["No differences that can matter.", ""]
-    for tag, key in (("A", "only_in_a"), ("B", "only_in_b")):
-        if d[key]:
-            out += [f"### Findings only on {tag}", ""]
-            for f in d[key]:
-                out.append(f"- {_SEV.get(f['severity'], '?')} `{f['code']}` ({f['severity']}): {md_escape(f['title'])}")
-            out.append("")
-    if d["unknown"]:
-        out += ["### Known on one side only (not compared)", ""]
-        for x in d["unknown"]:
-            out.append(f"- {md_escape(x['label'])}: A: {md_escape(x['a'] if x['a'] is not None else 'unknown')} · "
-                       f"B: {md_escape(x['b'] if x['b'] is not None else 'unknown')}")
-        out.append("")
-    if d["same"]:
-        out += ["Same on both: " + ", ".join(md_escape(s) for s in d["same"]), ""]
-    out += [f"**{md_escape(_verdict(d))}**", ""]
-    return "\n".join(out)
 
 
 @click.command("diff")
@@ -128,11 +37,5 @@ def diff_cmd(a: str, b: str, fmt: str, output: str, show_pii: bool) -> None:
     ra, rb = shareable(ra, show_pii, live=True, redactor=r), shareable(rb, show_pii, live=True, redactor=r)
     names = (r.text(a if a != "-" else "stdin"), r.text(b if b != "-" else "stdin"))
     d = compare(ra.facts, rb.facts, ra, rb, names=names)
-    if fmt == "json":
-        text = dumps(d)
-    elif fmt == "markdown":
-        text = render_markdown(d)
-    else:
-        text = render_text(d)
-    emit(text, output)
+    emit(render_diff(d, fmt), output)
     raise SystemExit(exitcodes.FINDINGS if d["matters"] else exitcodes.OK)

@@ -7,13 +7,16 @@ from typing import Optional, Tuple
 import click
 
 from .. import fleet as _fleet
+from ..render.fleet import render as render_fleet
 from ._shared import BadInput, emit, output_option
 
 
 @click.command("fleet")
 @click.argument("paths", nargs=-1, required=True, metavar="DIR|FILE...")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown", "csv"]), default="text", show_default=True,
-              help="text for people; json is the versioned contract; markdown for a ticket; csv one row per node.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown", "csv", "html", "prometheus"]), default="text",
+              show_default=True,
+              help="text for people; json is the versioned contract; markdown for a ticket; csv one row per node; html one "
+                   "self-contained page with plots; prometheus the fleet's counts for the textfile collector.")
 @output_option
 @click.option("--latest", is_flag=True, help="When several files name the same node, keep only its newest report.")
 @click.option("--strict", is_flag=True, help="Count warnings as unhealthy too (exit 1).")
@@ -44,7 +47,11 @@ def fleet_cmd(paths: Tuple[str, ...], fmt: str, output: Optional[str], latest: b
         result = _fleet.run(list(paths), latest=latest, strict=strict, recheck=recheck, names=names)
     except _fleet.FleetUsageError as e:
         raise BadInput(str(e)) from None
-    written = emit(_fleet.render(result, fmt, verbose=verbose), output)
+    if fmt == "html":  # a page gets passed around: home directories and secrets in file names go, as everywhere
+        from ..privacy import redactor_for
+
+        result = redactor_for([], live=True).redact(result)
+    written = emit(render_fleet(result, fmt, verbose=verbose), output)
     s = result["summary"]
     if written:
         click.echo(f"cudadoctor: wrote {written} — {s['text']}", err=True)

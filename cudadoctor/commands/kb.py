@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from .. import kb
+from ..render.kb import render_kb
 
 
 @click.command("kb")
@@ -16,12 +15,5 @@ def kb_cmd(fmt: str) -> None:
 
     A wrong table is a wrong diagnosis: every table names where its facts come from.
     """
-    tables = kb.tables()
-    if fmt == "json":
-        click.echo(json.dumps({"kb_date": kb.kb_date(), "tables": tables}, indent=2, sort_keys=True))
-        return
-    click.echo(f"knowledge base {kb.kb_date()} (newest release known: torch {kb.newest_release()})")
-    for name, t in tables.items():
-        click.echo(f"\n{name}  (checked {t.get('checked')})")
-        for s in t.get("sources") or []:
-            click.echo(f"    {s.get('title', '')}: {s.get('url', '')}")
+    newest = None if fmt == "json" else kb.newest_release()
+    click.echo(render_kb(kb.kb_date(), newest, kb.tables(), fmt), nl=False)

@@ -11,23 +11,19 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import time
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Optional
 
 import click
 
 from .. import exitcodes, registry
-from ..facts import Facts
 from ..privacy import describe, shareable
 from ..probes import DEFAULT_TIMEOUTS
 from ..render.json import render_json
-from ..render.markdown import fence, md_code, md_escape, render_markdown
+from ..render.ticket import ticket_markdown
 from ..report import Report, diagnose
 from ._privacy import show_pii_option, warn_show_pii
 from ._shared import BadInput, python_option
 from .check import gather
-
-FILL_IN = "\\<fill in\\>"
-
 
 def base_path(output: Optional[str], now: Optional[_dt.datetime] = None) -> str:
     """PATH without extension: -o as given (a trailing .json/.md dropped; a directory gets the
@@ -40,32 +36,6 @@ def base_path(output: Optional[str], now: Optional[_dt.datetime] = None) -> str:
         return os.path.join(output, default)
     root, ext = os.path.splitext(output)
     return root if ext.lower() in (".json", ".md", ".markdown") else output
-
-
-def ticket_markdown(report: Report, json_name: str) -> str:
-    """The paste-ready Markdown: prompts for what only the user knows, then the diagnosis."""
-    fx = Facts(report.facts)
-    err = fx.user_error()
-    out: List[str] = [
-        "## What happened",
-        "",
-        f"- **What I ran** (the command or code): {FILL_IN}",
-        f"- **What I expected**: {FILL_IN}",
-        f"- **What happened instead**: {FILL_IN if not err else 'the error below'}",
-        f"- **Did it work before? What changed** (driver update, new environment, new GPU...): {FILL_IN}",
-        "",
-    ]
-    if err:
-        out += ["**The error I saw**", "", fence(err.strip()), ""]
-    else:
-        out += [f"**The error I saw** (paste the whole traceback): {FILL_IN}", ""]
-    body = render_markdown(report)
-    out.append(body.rstrip("\n"))
-    smoke = report.extra.get("smoke") if report.extra else None
-    if isinstance(smoke, dict):
-        out += ["", "### Smoke test", "", _smoke_lines(smoke)]
-    out += ["", f"Full report attached: {md_code(json_name)} (support re-diagnoses it with `cudadoctor check --facts FILE`).", ""]
-    return "\n".join(out)
 
 
 def _run_smoke(report: Report, python: Optional[str], data_dir: Optional[str]) -> Dict[str, Any]:
@@ -82,24 +52,6 @@ def _run_smoke(report: Report, python: Optional[str], data_dir: Optional[str]) -
 
 
 SMOKE_TIMEOUT_S = 300.0
-
-
-def _smoke_lines(smoke: Dict[str, Any]) -> str:
-    """The smoke result in the ticket: status, one row per stage, the error; all of it escaped."""
-    status = str(smoke.get("status") or "unknown")
-    out = [f"Result: **{md_escape(status.upper())}**" + (f" — {md_escape(smoke['reason'])}" if smoke.get("reason") else "")]
-    stages = [s for s in smoke.get("stages") or [] if isinstance(s, dict)]
-    if stages:
-        out += ["", "| Stage | Result | Device | Time (s) | Message |", "|---|---|---|---:|---|"]
-        for st in stages:
-            dur = st.get("duration_s")
-            out.append(f"| {md_escape(st.get('name', '?'))} | {md_escape(st.get('verdict', '?'))} | {md_escape(st.get('device', ''))} | "
-                       f"{md_escape(f'{dur:.2f}' if isinstance(dur, (int, float)) else '')} | {md_escape(st.get('message', ''))} |")
-    err = smoke.get("error")
-    if isinstance(err, dict):
-        out += ["", f"Error ({md_escape(err.get('kind', '?'))}):", "", fence(str(err.get("message") or ""))]
-    out += ["", "The full smoke result is in the attached JSON (`extra.smoke`)."]
-    return "\n".join(out)
 
 
 def _write(path: str, text: str) -> None:

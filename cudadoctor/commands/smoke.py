@@ -10,6 +10,7 @@ import click
 
 from .. import exitcodes
 from ..privacy import Redactor, redactor_for
+from ..render.prometheus import smoke_metrics
 from ..smoke.render import render
 from ..smoke.runner import run_smoke
 from ._privacy import show_pii_option, warn_show_pii
@@ -108,6 +109,9 @@ def smoke_cmd(device: str, data_dir: Optional[str], download: bool, synthetic: b
         raise BadInput("--combined and --per-rank exclude each other")
     if rank_timeout is not None and per_rank:
         raise BadInput("--rank-timeout applies to --distributed without --per-rank")
+    if distributed and fmt == "prometheus":
+        raise BadInput("--format prometheus is for the single-GPU smoke; for --distributed, read its JSON with "
+                       "`cudadoctor fleet DIR --format prometheus`")
     if distributed and not per_rank:
         _smoke_combined(device, data_dir, download, synthetic, epochs, fmt, output, python, timeout, rank_timeout,
                         show_pii)
@@ -128,7 +132,7 @@ def smoke_cmd(device: str, data_dir: Optional[str], download: bool, synthetic: b
     if result is None:
         result = run_smoke(python or sys.executable, device, data_dir, download, synthetic, epochs, timeout, progress)
     result = (Redactor(pii=False) if show_pii else redactor_for([], live=True)).redact(result)
-    written = emit(render(result, fmt), output)
+    written = emit(smoke_metrics(result) if fmt == "prometheus" else render(result, fmt), output)
     if written:
         click.echo(f"cudadoctor smoke: {result.get('status')} (report written to {written})", err=True)
     raise SystemExit(exit_code_for(result))

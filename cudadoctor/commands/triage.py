@@ -3,26 +3,17 @@
 from __future__ import annotations
 
 import sys
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 import click
 
 from .. import exitcodes, registry
 from ..privacy import Redactor, redactor_for
-from ..render.markdown import fence, md_code, md_escape
+from ..render.triage import render_triage
 from ..report import diagnose
-from ..triage import dumps, triage
+from ..triage import triage
 from ._privacy import show_pii_option, warn_show_pii
 from ._shared import BadInput, emit, output_option, python_option, read_facts, read_text_arg
-
-_SEV = {"error": "✗", "warning": "!", "info": "i"}
-_ROLE = {"final": "the final error", "exception": "an earlier error", "warning": "a warning",
-         "context": "a log line", "frame": "a traceback frame"}
-
-
-def _clean(s: Any) -> str:
-    return "".join(ch if ch.isprintable() else " " for ch in str(s))
-
 
 def read_error_text(args: Tuple[str, ...], file: Optional[str]) -> str:
     """The error text: TEXT arguments, -f FILE, or '-' / piped stdin."""
@@ -55,86 +46,6 @@ def _pasted_issue(text: str) -> Optional[Tuple[Dict[str, Any], str]]:
     if not any(p["used"] and p["kind"] not in ("error", "traceback") for p in got["parts"]):
         return None
     return got["facts"], got["error_text"] or text
-
-
-def _distinct(matches: List[Dict[str, Any]], n: int = 2) -> List[Dict[str, Any]]:
-    """The best match of each signature, at most n."""
-    out, seen = [], set()
-    for m in matches:
-        if m["signature"] not in seen:
-            seen.add(m["signature"])
-            out.append(m)
-    return out[:n]
-
-
-def render_text(res: Dict[str, Any]) -> str:
-    out: List[str] = ["cudadoctor triage — likely causes of this error, most likely first", ""]
-    cands = res["candidates"]
-    if not cands:
-        out.append("No known error signature matched this text.")
-        out.append("Run `cudadoctor check --error-file FILE` on the affected machine for a full diagnosis,")
-        out.append("or `cudadoctor report` to make a report for a support ticket.")
-    for i, c in enumerate(cands, 1):
-        conf = c["confidence"] + (", confirmed by the facts" if c["confirmed_by_facts"] else
-                                  ", not reported by the checks on these facts" if c["confirmed_by_facts"] is False else "")
-        out.append(f"{i}. {_SEV.get(c['severity'], '?')} {c['code']}: {_clean(c['title'])}  [{conf}]")
-        if c.get("root_cause_of"):
-            out.append(f"     root cause: the facts show this, and it explains {c['root_cause_of']} named by the error")
-        for m in _distinct(c["matches"]):
-            out.append(f"     matched: \"{_clean(m['text'])}\" (line {m['line']}, {_ROLE.get(m['role'], m['role'])})")
-        fix = c["fix"]
-        if fix["commands"]:
-            out.append("     fix: " + _clean(fix["commands"][0]))
-            out.extend("          " + _clean(x) for x in fix["commands"][1:])
-            if fix["why"]:
-                out.append("     why: " + _clean(fix["why"]))
-        elif fix["why"]:
-            out.append("     fix: " + _clean(fix["why"]))
-        out.append(f"     more: cudadoctor explain {c['code']}")
-    if res["more_candidates"]:
-        out.append(f"   … {res['more_candidates']} less likely code(s) not shown (--top N)")
-    if res["facts_findings"]:
-        out.append("")
-        out.append("Also found in the facts (not named by the error text):")
-        for f in res["facts_findings"]:
-            out.append(f"  {_SEV.get(f['severity'], '?')} {f['code']}: {_clean(f['title'])}")
-    if not res["with_facts"] and cands:
-        out.append("")
-        out.append("Not checked against a machine: add --live on the affected machine, or --facts REPORT.json, to confirm.")
-    for p in res["problems"]:
-        out.append(f"! {_clean(p)}")
-    return "\n".join(out) + "\n"
-
-
-def render_markdown(res: Dict[str, Any]) -> str:
-    out: List[str] = ["## cudadoctor triage", ""]
-    fe = res["input"].get("final_exception")
-    if fe:
-        out += [f"Final error: {md_code(fe)}", ""]
-    cands = res["candidates"]
-    if not cands:
-        out += ["No known error signature matched this text.", ""]
-    for i, c in enumerate(cands, 1):
-        conf = c["confidence"] + (", confirmed by the facts" if c["confirmed_by_facts"] else
-                                  ", not reported by the checks on these facts" if c["confirmed_by_facts"] is False else "")
-        out += [f"### {i}. `{c['code']}` ({c['severity']}): {md_escape(c['title'])}", "", f"Confidence: {md_escape(conf)}.", ""]
-        if c.get("root_cause_of"):
-            out += [f"Root cause: the facts show this, and it explains `{c['root_cause_of']}` named by the error.", ""]
-        for m in _distinct(c["matches"]):
-            out.append(f"- matched {md_code(m['text'])} on line {m['line']} ({md_escape(_ROLE.get(m['role'], m['role']))})")
-        out.append("")
-        fix = c["fix"]
-        if fix["commands"]:
-            out += ["Fix:", "", fence("\n".join(fix["commands"]), "sh"), ""]
-            if fix["why"]:
-                out += [f"Why: {md_escape(fix['why'])}", ""]
-        elif fix["why"]:
-            out += [f"Fix: {md_escape(fix['why'])}", ""]
-    if res["facts_findings"]:
-        out += ["### Also found in the facts", ""]
-        out += [f"- `{f['code']}` ({f['severity']}): {md_escape(f['title'])}" for f in res["facts_findings"]]
-        out.append("")
-    return "\n".join(out)
 
 
 @click.command("triage")
@@ -192,11 +103,5 @@ def triage_cmd(text: Tuple[str, ...], file: Optional[str], live: bool, quick: bo
     res = triage(err, reg, report, top=top)
     r = Redactor(pii=False) if show_pii else redactor_for([facts] if facts else [], live=True)
     res = r.redact(res)
-    if fmt == "json":
-        body = dumps(res)
-    elif fmt == "markdown":
-        body = render_markdown(res)
-    else:
-        body = render_text(res)
-    emit(body, output)
+    emit(render_triage(res, fmt), output)
     raise SystemExit(exitcodes.OK if res["candidates"] else exitcodes.FINDINGS)

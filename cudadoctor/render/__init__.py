@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..report import Report
 
-FORMATS = ("text", "json", "markdown")
+FORMATS = ("text", "json", "markdown", "prometheus")
 
 
 def render(report: Report, fmt: str, verbose: bool = False, color: bool = False) -> str:
@@ -16,6 +16,10 @@ def render(report: Report, fmt: str, verbose: bool = False, color: bool = False)
         from .markdown import render_markdown
 
         return render_markdown(report, verbose=verbose)
+    if fmt == "prometheus":
+        from .prometheus import report_metrics
+
+        return report_metrics(report)
     from .text import render_text
 
     return render_text(report, verbose=verbose, color=color)

@@ -7,17 +7,16 @@ Renderers only read the model built by :func:`cudadoctor.devices.build`.
 
 from __future__ import annotations
 
-import json
 from typing import Any, Dict, List, Optional, Tuple
 
 from .. import __version__
-from ..devices import reason_label
+from ..devices import DEVICES_KIND, reason_label
+from ..document import clean as _clean
+from ..document import dumps, envelope
 
 Row = Tuple[str, str, str]  # (section, label, value)
 
 
-def _clean(s: object) -> str:
-    return "".join(ch if ch.isprintable() else " " for ch in str(s))
 
 
 def _unknown(d: Dict[str, Any], *keys: str) -> str:
@@ -404,7 +403,7 @@ def render_markdown(model: Dict[str, Any], show_serials: bool = False) -> str:
 
 
 def render_json(model: Dict[str, Any]) -> str:
-    return json.dumps(model, sort_keys=True, indent=2, ensure_ascii=False, default=str) + "\n"
+    return dumps(envelope(DEVICES_KIND, model))
 
 
 def render_devices(model: Dict[str, Any], fmt: str, show_serials: bool = False) -> str:
@@ -412,6 +411,10 @@ def render_devices(model: Dict[str, Any], fmt: str, show_serials: bool = False) 
         return render_json(model)
     if fmt == "markdown":
         return render_markdown(model, show_serials)
+    if fmt == "prometheus":
+        from .prometheus import devices_metrics
+
+        return devices_metrics(model)
     return render_text(model, show_serials)
 
 

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
+from ..document import dumps
 from ..report import Report
 
-
-def dumps(obj: object) -> str:
-    return json.dumps(obj, sort_keys=True, indent=2, ensure_ascii=False, default=str) + "\n"
+__all__ = ["dumps", "render_json"]
 
 
 def render_json(report: Report) -> str:

@@ -12,6 +12,7 @@ import re
 from typing import List
 
 from .. import __version__
+from ..document import clean
 from ..privacy import describe as describe_redaction
 from ..report import Report
 from .devices import check_section
@@ -31,7 +32,7 @@ def md_escape(s: object) -> str:
     get an invisible word joiner so ticket systems do not turn them into mentions, email links or
     issue references. Control and format characters (newlines, bidi overrides) become spaces.
     """
-    text = "".join(ch if ch.isprintable() else " " for ch in str(s)).strip()
+    text = clean(s).strip()
     text = text.replace("&", "&amp;")
     text = _MD_SPECIAL.sub(r"\\\1", text)
     # Safe at the start of a line too: no list item, setext underline or ordered list.
@@ -53,7 +54,7 @@ def md_code(s: object, limit: int = 300) -> str:
     Code spans show text literally (no links, mentions or HTML). Not for table cells, where a
     ``|`` would still split the cell: use :func:`md_escape` there.
     """
-    text = "".join(ch if ch.isprintable() else " " for ch in str(s))[:limit]
+    text = clean(s)[:limit]
     longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
     ticks = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") or (text.startswith(" ") and text.endswith(" ") and text.strip()) else ""
@@ -76,7 +77,7 @@ def _safe_link(url: str) -> str:
 def render_markdown(report: Report, verbose: bool = False) -> str:
     v = report.verdict()
     sym = {"yes": "✅", "no": "❌", "degraded": "⚠️", "unknown": "❔"}[v["state"]]
-    out: List[str] = [f"## cudadoctor report", "", f"**{sym} {md_escape(v['text'])}.**", ""]
+    out: List[str] = ["## cudadoctor report", "", f"**{sym} {md_escape(v['text'])}.**", ""]
     out += ["| Area | Status | Details |", "|---|---|---|"]
     for _, label, status, detail in areas(report):
         out.append(f"| {md_escape(label)} | {SYMBOLS[status]} | {md_escape(detail)} |")

@@ -6,6 +6,7 @@ import json
 from typing import List
 
 from .. import __version__
+from ..document import clean as _clean
 from ..report import Report
 from .devices import check_section
 from .summary import SYMBOLS, areas
@@ -15,11 +16,6 @@ _COLORS = {"ok": "32", "info": "32", "error": "31", "warning": "33", "unknown": 
 
 def _c(text: str, status: str, color: bool) -> str:
     return f"\033[{_COLORS.get(status, '0')}m{text}\033[0m" if color else text
-
-
-def _clean(s: object) -> str:
-    """One printable line: no control characters from untrusted facts reach the terminal."""
-    return "".join(ch if ch.isprintable() else " " for ch in str(s))
 
 
 def render_text(report: Report, verbose: bool = False, color: bool = False) -> str:
