@@ -375,6 +375,6 @@ def test_sbatch_distributed_smoke(bin_dir, tmp_path):
             CUDADOCTOR_SMOKE_ARGS=f"--device cpu --python {torch_python()} --timeout 200")
     assert "master 127.0.0.1:" + str(20000 + 31337 % 20000) in r.stdout
     rep = json.loads((tmp_path / "smoke" / "31337" / f"{HOST}-0.json").read_text())
-    assert rep["kind"] == "cudadoctor-smoke-distributed" and rep["status"] == "pass", rep.get("error")
+    assert rep["kind"] == "cudadoctor-smoke-rank" and rep["status"] == "pass", rep.get("error")
     assert "srun exit code: 0" in r.stdout and "smoke: all 1 run passed" in r.stdout
     assert r.returncode == 0, r.stdout + r.stderr
