@@ -8,7 +8,6 @@ import gzip
 import hashlib
 import os
 import struct
-import sys
 import zlib
 
 ACCURACY_BAR_MNIST = 0.97
@@ -215,17 +214,11 @@ def locate_mnist(data_dir=None):
     raise DataError("data-missing", msg, looked_in=looked)
 
 
-def download_mnist(root, tv):
-    """Download into root/MNIST/raw. Network is used ONLY here (--download)."""
+def download_mnist(root):
+    """Download the four .gz files (MD5-checked) into root/MNIST/raw, torchvision's layout. Network is used
+    ONLY here (--download)."""
     raw = os.path.join(root, "MNIST", "raw")
     os.makedirs(raw, exist_ok=True)
-    if tv is not None:
-        try:
-            for train in (True, False):
-                tv.datasets.MNIST(root=root, train=train, download=True)
-            return
-        except Exception as e:  # fall through to the stdlib downloader
-            sys.stderr.write(f"torchvision download failed ({e}); trying the stdlib downloader\n")
     import urllib.request
     for name, md5 in MNIST_GZ_MD5.items():
         dest = os.path.join(raw, name)
@@ -270,33 +263,19 @@ def torchvision_status():
         return None, f"broken: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
 
 
-def load_mnist(torch, d, files, tv):
-    """Load the four files into uint8/long CPU tensors. Returns (xtr, ytr, xte, yte, source, checksums)."""
-    for key, p in files.items():
+def load_mnist(torch, files):
+    """Load the four files (the IDX reader: raw or gzip) into uint8/long CPU tensors.
+    Returns (xtr, ytr, xte, yte, source, checksums)."""
+    for p in files.values():
         if not p.endswith(".gz"):
             check_idx_header(p)  # clear truncation errors before anyone else parses
-    source = "idx"
-    arrays = None
-    torchvision_layout = (os.path.basename(d) == "raw" and os.path.basename(os.path.dirname(d)) == "MNIST"
-                          and all(not p.endswith(".gz") for p in files.values()))
-    if tv is not None and torchvision_layout:
-        try:
-            root = os.path.dirname(os.path.dirname(d))
-            tr = tv.datasets.MNIST(root=root, train=True, download=False)
-            te = tv.datasets.MNIST(root=root, train=False, download=False)
-            arrays = (tr.data, tr.targets, te.data, te.targets)
-            source = "torchvision"
-        except Exception as e:
-            sys.stderr.write(f"torchvision.datasets.MNIST failed ({type(e).__name__}: {e}); reading IDX directly\n")
-    if arrays is None:
-        out = []
-        for key in ("train_images", "train_labels", "test_images", "test_labels"):
-            a = read_idx(files[key])
-            if a.dtype != "uint8":
-                raise DataError("data-corrupt", f"{a.path}: expected uint8 data, found {a.dtype}", path=a.path)
-            t = torch.frombuffer(bytearray(a.data), dtype=torch.uint8).reshape(a.shape)
-            out.append(t if key.endswith("images") else t.long())
-        arrays = tuple(out)
+    arrays = []
+    for key in ("train_images", "train_labels", "test_images", "test_labels"):
+        a = read_idx(files[key])
+        if a.dtype != "uint8":
+            raise DataError("data-corrupt", f"{a.path}: expected uint8 data, found {a.dtype}", path=a.path)
+        t = torch.frombuffer(bytearray(a.data), dtype=torch.uint8).reshape(a.shape)
+        arrays.append(t if key.endswith("images") else t.long())
     xtr, ytr, xte, yte = arrays
     for imgs, labels, ik, lk in ((xtr, ytr, "train_images", "train_labels"), (xte, yte, "test_images", "test_labels")):
         if imgs.dim() != 3 or tuple(imgs.shape[1:]) != (28, 28):
@@ -313,7 +292,7 @@ def load_mnist(torch, d, files, tv):
         base = os.path.basename(p)
         ref = MNIST_RAW_MD5.get(base) or MNIST_GZ_MD5.get(base)
         checks[base] = "official" if ref and _md5(p) == ref else "differs from the official file"
-    return xtr, ytr.long(), xte, yte.long(), source, checks
+    return xtr, ytr.long(), xte, yte.long(), "idx", checks
 
 
 # Seven-segment "digits": learnable, digit-like, no data needed.
@@ -365,7 +344,7 @@ def found(info, d, files):
             check_idx_header(p)
 
 
-def load(torch, cfg, info, tv):
+def load(torch, cfg, info):
     """The data set as CPU tensors {xtr, ytr, xte, yte} (uint8 images, long labels); ``info`` says
     what was loaded. Raises DataError."""
     import time
@@ -377,7 +356,7 @@ def load(torch, cfg, info, tv):
     else:
         if "dir" not in info:
             raise DataError("data-missing", "no MNIST located (see the data error above)")
-        xtr, ytr, xte, yte, source, checks = load_mnist(torch, info["dir"], info["files"], tv)
+        xtr, ytr, xte, yte, source, checks = load_mnist(torch, info["files"])
         info.update({"source": source, "checksums": checks})
     info["n_train"], info["n_test"] = int(xtr.shape[0]), int(xte.shape[0])
     info["load_s"] = round(time.perf_counter() - t0, 3)

@@ -1,28 +1,15 @@
 #!/usr/bin/env python3
 """cudadoctor distributed smoke workload -- STANDALONE child of one rank of `smoke --distributed`.
 
-Run as:  python dist_workload.py --config '{...}' --out RESULT.json
+Run as:  python dist_workload.py --config '{...}' --out RESULT.json  (by cudadoctor/smoke/distributed.py)
 
-Started and watched by cudadoctor/smoke/distributed.py (the rank's own process, a torchrun worker).
-Imports only the standard library, torch and, by path, its siblings (workload.py for the device
-stage, kit.py, data.py), never cudadoctor. The result file is rewritten after every stage, so a crash
-or a hang leaves what was finished.
-
-Stages, in the same order on every rank (docs/smoke.md):
-  device      this rank's device works (the single-GPU smoke's device stage: cuda:LOCAL_RANK or cpu)
-  init        init_process_group over the job's store (timeout = the rank timeout)
-  all-reduce  every rank contributes (rank+1)*(1 + i%7) in float32; the sum must be EXACTLY
-              n(n+1)/2 * (1 + i%7) on every rank (a small and a multi-chunk size)
-  broadcast   rank 0 sends a known integer pattern; every rank must receive it EXACTLY
-  training    the MNIST network under DistributedDataParallel, each rank on its share of every
-              global batch, to the accuracy bar; the replicas must end identical
-  bandwidth   all_reduce sweep (in place, float32), warm-up excluded; time = the slowest rank's mean;
-              algbw = bytes/time, busbw = algbw * 2(n-1)/n (nccl-tests, doc/PERFORMANCE.md)
-
-Progress goes to the store as progress/<rank> = {"seq", "step", "state": "calling"|"done", "t"} around
-every collective step, so that rank 0 can name a rank that never joined a collective. A watchdog
-thread ends this process (after recording why) when a collective outlives the rank timeout, or when
-another rank has failed (the store's ``abort`` key): the others never wait for a dead peer.
+Standard library and torch, and its siblings by path (workload.py's device stage, kit.py, data.py);
+never cudadoctor. Stages, in the same order on every rank (docs/smoke.md): device, init, all-reduce
+(exact sum), broadcast (exact), training (the MNIST network under DDP to the bar), bandwidth (algbw =
+bytes/time, busbw = algbw * 2(n-1)/n, as nccl-tests). Around every collective the rank's progress mark
+goes to the store (progress/<rank>), so that rank 0 can name a rank that never joined; a watchdog
+thread ends this process, after recording why, when a collective outlives the rank timeout or when
+another rank failed (the store's ``abort``): no rank waits for a dead peer.
 """
 import argparse
 import importlib.util
@@ -225,15 +212,12 @@ class DistSmoke:
             x = self._pattern(numel, contribution).to(self.dev)
             self.collective(f"all-reduce {numel * 4} B", dist.all_reduce, x, op=dist.ReduceOp.SUM)
             self.sync()
-            got, want = x.cpu(), self._pattern(numel, expected_sum)
-            bad = (got != want).nonzero()
-            chk = {"elements": numel, "exact": int(bad.numel()) == 0, "wrong_elements": int(bad.shape[0])}
+            chk = _compare(x.cpu(), self._pattern(numel, expected_sum))
             ev["checks"].append(chk)
-            if bad.numel():
-                j = int(bad[0, 0])
-                chk.update({"first_wrong_index": j, "got": float(got[j]), "expected": float(want[j])})
+            if not chk["exact"]:
+                j = chk["first_wrong_index"]
                 raise kit.Fail(f"all_reduce of {numel} float32 is WRONG on rank {self.rank}: element {j} is "
-                               f"{float(got[j]):g}, expected {float(want[j]):g} (sum of (rank+1)*{j % 7 + 1} over "
+                               f"{chk['got']:g}, expected {chk['expected']:g} (sum of (rank+1)*{j % 7 + 1} over "
                                f"{n} ranks); {chk['wrong_elements']} of {numel} elements wrong", ev)
         return "pass", (f"sum over {n} ranks exact on rank {self.rank} ({len(sizes)} sizes, "
                         f"element 0 = {expected_sum} = n(n+1)/2)"), ev
@@ -246,14 +230,11 @@ class DistSmoke:
         x = (want.clone() if self.rank == 0 else torch.full((numel,), -1.0)).to(self.dev)
         self.collective("broadcast", dist.broadcast, x, src=0)
         self.sync()
-        got = x.cpu()
-        bad = (got != want).nonzero()
-        ev = {"op": "broadcast(src=0)", "elements": numel, "dtype": "float32",
-              "pattern": "(i * 2654435761) % 65521", "wrong_elements": int(bad.shape[0])}
-        if bad.numel():
-            j = int(bad[0, 0])
-            raise kit.Fail(f"broadcast from rank 0 is WRONG on rank {self.rank}: element {j} is {float(got[j]):g}, "
-                           f"expected {float(want[j]):g}; {ev['wrong_elements']} of {numel} elements wrong", ev)
+        ev = dict(_compare(x.cpu(), want), op="broadcast(src=0)", dtype="float32", pattern="(i * 2654435761) % 65521")
+        if not ev["exact"]:
+            raise kit.Fail(f"broadcast from rank 0 is WRONG on rank {self.rank}: element {ev['first_wrong_index']} is "
+                           f"{ev['got']:g}, expected {ev['expected']:g}; {ev['wrong_elements']} of {numel} elements "
+                           "wrong", ev)
         return "pass", f"{numel} elements from rank 0 received exactly on rank {self.rank}", ev
 
     def _fingerprints(self, model):
@@ -274,7 +255,7 @@ class DistSmoke:
         if err:
             raise kit.Fail(f"no data on rank {self.rank}: {err['message']}", {"data": err})
         t0 = time.perf_counter()
-        cpu = data.load(torch, self.cfg, self.rec.r["data"], None)
+        cpu = data.load(torch, self.cfg, self.rec.r["data"])
         bar = self.rec.r["data"]["accuracy_bar"]
         tensors = kit.resident(cpu, self.dev)
         torch.manual_seed(int(self.cfg.get("seed", 0)))  # the same start, permutation and steps on every rank
@@ -343,6 +324,16 @@ class DistSmoke:
               "busbw_gbps": rows[-1]["busbw_gbps"], "algbw_gbps": rows[-1]["algbw_gbps"], "bytes": rows[-1]["bytes"]}
         return "pass", (f"{len(rows)} sizes {_size(sizes[0])}..{_size(sizes[-1])}; peak busbw "
                         f"{best['busbw_gbps']:.3g} GB/s at {_size(best['bytes'])}"), ev
+
+
+def _compare(got, want):
+    """Exactness of a received tensor: the count of wrong elements and the first one."""
+    bad = (got != want).nonzero()
+    out = {"elements": int(want.numel()), "exact": int(bad.numel()) == 0, "wrong_elements": int(bad.shape[0])}
+    if bad.numel():
+        j = int(bad[0, 0])
+        out.update({"first_wrong_index": j, "got": float(got[j]), "expected": float(want[j])})
+    return out
 
 
 def _sig(x, digits=6):

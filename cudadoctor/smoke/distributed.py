@@ -1,23 +1,10 @@
-"""`cudadoctor smoke --distributed`: one rank of a torchrun (or srun) job whose rank 0 writes ONE job
-report (docs/smoke.md, "Distributed").
+"""`cudadoctor smoke --distributed`: one rank of a torchrun (or srun) job; rank 0 writes ONE job report.
 
-Each rank process (a torchrun worker running `python -m cudadoctor smoke --distributed`) does:
-
-1. check in: set ``arrived/<rank>`` in the job's TCPStore (torchrun's agent store, or one rank 0 hosts
-   under srun); rank 0 waits at most --rank-timeout seconds and names the ranks whose key is missing,
-   then releases everyone with ``go`` (or stops the job with ``abort``);
-2. run dist_workload.py (standalone: stdlib + torch) in a CHILD process under the smoke's watchdog
-   (runner.run_watched): device, process group, exact all-reduce and broadcast, DDP training to the
-   accuracy bar, bandwidth sweep; a crash or a hang of the child is a failed stage of this rank;
-3. post its row as ``result/<rank>``; a rank whose child failed sets ``abort``, and the other ranks'
-   children stop at once instead of waiting in a collective;
-4. rank 0 waits at most --rank-timeout for every ``result/<rank>``, names what is missing (with each
-   missing rank's last progress mark) and makes the job report (job.combine); it publishes the verdict
-   as ``report`` for the other ranks' exit codes.
-
-This module imports torch.distributed for the store only (no CUDA, no collectives here): under torchrun
-the interpreter has torch, it imported it to launch us. The pure parts (launch variables, route lookup)
-are testable without torch.
+Each rank checks in to the job's TCPStore (rank 0 waits at most --rank-timeout and names who never
+came), runs dist_workload.py in a watched child (runner.run_watched: a crash or a hang is a failed
+stage of this rank), posts its row, and tells the others to stop (``abort``) when it failed; rank 0
+waits at most --rank-timeout for every row and makes the report (job.combine). docs/smoke.md has the
+protocol. Only the store comes from torch here (no CUDA, no collectives).
 """
 from __future__ import annotations
 
@@ -60,9 +47,7 @@ class LaunchError(Exception):
     """The environment is not a distributed launch we can use (bad input, exit 2); one line."""
 
 
-# ----------------------------------------------------------------------------------------------------
-# Where this rank stands: the one launch parser (torchrun's variables, else Slurm's)
-# ----------------------------------------------------------------------------------------------------
+# -- Where this rank stands: the one launch parser (torchrun's variables, else Slurm's)
 
 def _int(env: Mapping[str, str], *names: str) -> Optional[int]:
     for n in names:
@@ -104,19 +89,12 @@ def launch_info(environ: Mapping[str, str]) -> Dict[str, Any]:
             "launcher": "torchrun" if torchrun else "slurm" if environ.get("SLURM_PROCID") else "environment variables"}
 
 
-# ----------------------------------------------------------------------------------------------------
-# Network interface, NCCL/Gloo variables (pure or stdlib); the store
-# ----------------------------------------------------------------------------------------------------
+# -- Network interface, NCCL/Gloo variables (pure or stdlib); the store
 
 def relevant_env(environ) -> Dict[str, str]:
     """NCCL_*, TORCH_NCCL_*, GLOO_* ... and the launcher's variables (secret-looking names dropped)."""
-    out = {}
-    for k in sorted(environ):
-        if SECRET_NAME.search(k):
-            continue
-        if k in LAUNCH_VARS or k.startswith(ENV_PREFIXES):
-            out[k] = scrub_value(str(environ[k])[:1024])
-    return out
+    return {k: scrub_value(str(environ[k])[:1024]) for k in sorted(environ)
+            if not SECRET_NAME.search(k) and (k in LAUNCH_VARS or k.startswith(ENV_PREFIXES))}
 
 
 def parse_route_table(text: str) -> List[Dict[str, Any]]:
@@ -127,11 +105,7 @@ def parse_route_table(text: str) -> List[Dict[str, Any]]:
         if len(f) < 8:
             continue
         try:
-            dest = int(f[1], 16)
-            gw = int(f[2], 16)
-            flags = int(f[3], 16)
-            metric = int(f[6])
-            mask = int(f[7], 16)
+            dest, gw, flags, metric, mask = int(f[1], 16), int(f[2], 16), int(f[3], 16), int(f[6]), int(f[7], 16)
         except ValueError:
             continue
         if not flags & 0x1:  # RTF_UP
@@ -205,34 +179,22 @@ def network_info(master_addr: str, master_port: int, backend: str, environ) -> D
     return info
 
 
-def busbw_factor(n: int) -> float:
-    """All-reduce bus bandwidth factor 2(n-1)/n (nccl-tests doc/PERFORMANCE.md)."""
-    return 2.0 * (n - 1) / n if n > 0 else 0.0
-
-
 class Store:
     def __init__(self, info: Dict[str, Any], timeout_s: float):
         from torch.distributed import PrefixStore, TCPStore  # the only torch this process touches
 
         self.prefix = f"cudadoctor-smoke/{info['run_id']}/{info['attempt']}/"
-        host_it = info["rank"] == 0 and not info["agent_store"]
-        self.hosting = host_it
-        base = TCPStore(info["master_addr"], info["master_port"], info["world_size"] if host_it else None,
-                        host_it, timedelta(seconds=timeout_s), wait_for_workers=False)
-        self.base = base
-        self.s = PrefixStore(self.prefix, base)
+        self.hosting = info["rank"] == 0 and not info["agent_store"]  # under srun rank 0 hosts it
+        self.s = PrefixStore(self.prefix, TCPStore(info["master_addr"], info["master_port"], info["world_size"]
+                                                   if self.hosting else None, self.hosting,
+                                                   timedelta(seconds=timeout_s), wait_for_workers=False))
 
     def set(self, key: str, value: Any) -> None:
         self.s.set(key, json.dumps(value, default=str))
 
-    def first_set(self, key: str, value: Any) -> Any:
-        """Set key unless it exists; return the value that is there afterwards."""
-        new = json.dumps(value, default=str)
-        got = self.s.compare_set(key, "", new)
-        try:
-            return json.loads(got)
-        except (ValueError, TypeError):
-            return value
+    def first_set(self, key: str, value: Any) -> None:
+        """Set key unless it exists (the first rank to fail is the one named in ``abort``)."""
+        self.s.compare_set(key, "", json.dumps(value, default=str))
 
     def get(self, key: str) -> Any:
         """The value, or None when the key is not set (never blocks)."""
@@ -248,9 +210,7 @@ class Store:
         return bool(self.s.check([key]))
 
 
-# ----------------------------------------------------------------------------------------------------
-# One rank
-# ----------------------------------------------------------------------------------------------------
+# -- One rank
 
 class Terminated(BaseException):
     """SIGTERM (the launcher ending the job). A BaseException so that no `except Exception` around a store
@@ -487,11 +447,8 @@ class Rank:
             return None, 1, own
         verdict = None
         try:
-            deadline = time.monotonic() + self.T + 10
-            while verdict is None and time.monotonic() < deadline:
-                verdict = self.store.get("report")
-                if verdict is None:
-                    time.sleep(POLL_S)
+            self._wait_keys(["report"], self.T + 10)
+            verdict = self.store.get("report")
             self.store.set(f"bye/{self.r}", 1)
         except Terminated:
             raise
@@ -511,6 +468,8 @@ def run_distributed(cfg: Dict[str, Any], python: Optional[str] = None, environ=N
     ``cfg``: device (cuda|cpu), rank_timeout_s, timeout_s, and the data options (data_dir, synthetic, epochs)."""
     environ = os.environ if environ is None else environ
     info = launch_info(environ)
+    import torch.distributed  # noqa: F401  (for the store: seconds on a busy node, before the clock starts)
+
     rank = Rank(info, cfg, python or sys.executable, environ)
     old = signal.signal(signal.SIGTERM, _on_sigterm)
     try:

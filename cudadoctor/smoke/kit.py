@@ -124,9 +124,7 @@ def child_setup(cfg):
         faulthandler.dump_traceback_later(max(t * 0.9, t - 3), exit=False)
 
 
-# ----------------------------------------------------------------------------------------------------
-# Fault injection (tests): CUDADOCTOR_SMOKE_FAULT=<stage>:<kind>[@<rank>][,...]
-# ----------------------------------------------------------------------------------------------------
+# -- Fault injection (tests): CUDADOCTOR_SMOKE_FAULT=<stage>:<kind>[@<rank>][,...]
 
 def fault_for(stage, rank=None, spec=None):
     """The fault kind injected at ``stage`` (for ``rank``, when the entry names one), or None.
@@ -163,33 +161,26 @@ def inject_fault(stage, rank=None):
         os._exit(137)
 
 
-# ----------------------------------------------------------------------------------------------------
-# The network and its training
-# ----------------------------------------------------------------------------------------------------
+# -- The network and its training
 
 class Progress:
-    def __init__(self, enabled, label, total):
-        self.enabled, self.label, self.total = enabled, label, max(1, total)
-        self.last = 0.0
-        self.t0 = time.perf_counter()
+    """A progress bar on stderr (the parent forwards it when asked), at most ten updates a second."""
+
+    def __init__(self, enabled, label, total=1):
+        self.enabled, self.label, self.total, self.last, self.t0 = enabled, label, max(1, total), 0.0, time.perf_counter()
 
     def update(self, n, extra="", force=False):
-        if not self.enabled:
-            return
         now = time.perf_counter()
-        if not force and now - self.last < 0.1:
-            return
-        self.last = now
-        frac = min(1.0, n / self.total)
-        bar = "#" * int(frac * 30)
-        sys.stderr.write(f"\r{self.label} [{bar:<30}] {n}/{self.total} {now - self.t0:5.1f}s {extra}   ")
-        sys.stderr.flush()
+        if self.enabled and (force or now - self.last >= 0.1):
+            self.last = now
+            bar = "#" * int(min(1.0, n / self.total) * 30)
+            sys.stderr.write(f"\r{self.label} [{bar:<30}] {n}/{self.total} {now - self.t0:5.1f}s {extra}   ")
+            sys.stderr.flush()
 
     def close(self, extra=""):
+        self.update(self.total, extra, force=True)
         if self.enabled:
-            self.update(self.total, extra, force=True)
             sys.stderr.write("\n")
-            sys.stderr.flush()
 
 
 def rel_err(a, b):
@@ -273,8 +264,8 @@ def fit(torch, model, data, bar, max_epochs, progress=None, shard=(0, 1), all_re
     evals = {int(budget * f) for f in (2 / 3, 5 / 6, 1.0)}
     losses = torch.zeros(max_steps, device=dev)
     history, acc, step, reached_at = [], 0.0, 0, None
-    if progress is not None:
-        progress.total = max(1, min(max_steps, budget))
+    progress = progress or Progress(False, "")
+    progress.total = max(1, min(max_steps, budget))
     t_train = time.perf_counter()
     while step < max_steps and reached_at is None:
         perm = torch.randperm(n, device=dev)  # the same on every rank: the same seed
@@ -288,8 +279,7 @@ def fit(torch, model, data, bar, max_epochs, progress=None, shard=(0, 1), all_re
             step += 1
             if step <= budget:
                 sched.step()
-            if progress is not None:
-                progress.update(step, f"acc {acc:.4f}" if history else "")
+            progress.update(step, f"acc {acc:.4f}" if history else "")
             if step in evals or (step > budget and (step - budget) % max(1, steps_per_epoch // 4) == 0):
                 acc = _accuracy(torch, net, xte, yte, shard, all_reduce)
                 history.append({"step": step, "epoch": round(step / steps_per_epoch, 3), "test_accuracy": acc,
@@ -307,8 +297,7 @@ def fit(torch, model, data, bar, max_epochs, progress=None, shard=(0, 1), all_re
     if dev.type == "cuda":
         torch.cuda.synchronize(dev)
     t_end = time.perf_counter()
-    if progress is not None:
-        progress.close(f"acc {acc:.4f}")
+    progress.close(f"acc {acc:.4f}")
     lh = losses[:step].tolist()
     k = max(1, min(10, step // 4))
     ev = {"batch": BATCH, "optimizer": f"Adam(lr={LR}, betas=(0.9, 0.99)), one-cycle over {budget} steps",

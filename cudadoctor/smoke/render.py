@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import List
 
-from ..document import dumps
+from ..document import clean, dumps
 
-JOB_STAGES = ("device", "init", "all-reduce", "broadcast", "training", "bandwidth")
-ENV_PREFIXES = ("NCCL_", "TORCH_NCCL_", "GLOO_", "TORCH_DISTRIBUTED_", "TP_SOCKET_IFNAME", "UCX_", "FI_")
+from .distributed import ENV_PREFIXES
+from .distributed import STAGES as JOB_STAGES
 MARK = {"pass": "✓", "fail": "✗", "skip": "–"}
 
 
@@ -178,6 +178,26 @@ def _bw_rows(rep: dict) -> List[List[str]]:
              str(r["iters"])] for r in bw.get("rows") or []]
 
 
+def _failure_lines(rep: dict) -> List[str]:
+    """The ranks at fault first, then the ranks that only failed because of them, then their last output."""
+    if rep.get("status") == "pass":
+        return []
+    lines = [""]
+    culprits = rep.get("culprits") or []
+    lines += [f"✗ {c['reason']}" for c in culprits]
+    if not culprits and rep.get("error"):
+        lines.append(f"✗ {rep['error']['message']}")
+    for r in rep.get("ranks") or []:
+        e = r.get("error") or {}
+        if r.get("status") != "pass" and e and not any(c["rank"] == r.get("rank") for c in culprits):
+            lines.append(f"  rank {r.get('rank')} (follows from the above): {e.get('message')}")
+    for r in rep.get("ranks") or []:
+        if r.get("status") != "pass" and r.get("stderr_tail"):
+            lines.append(f"  last output of rank {r.get('rank')}'s workload:")
+            lines += ["    " + ln for ln in r["stderr_tail"].splitlines()[-10:]]
+    return lines
+
+
 def job_text(rep: dict) -> str:
     lines = [_headline(rep)]
     m = rep.get("master") or {}
@@ -204,62 +224,19 @@ def job_text(rep: dict) -> str:
         for row in _bw_rows(rep):
             lines.append(f"  {row[0]:>8}  {row[1]:>10}  {row[2]:>10}  {row[3]:>10}  {row[4]:>5}")
         lines.append(f"  note: {bw.get('note')}")
-    if rep.get("status") != "pass":
-        lines.append("")
-        culprits = rep.get("culprits") or []
-        if culprits:
-            for c in culprits:
-                lines.append(f"✗ {c['reason']}")
-        elif rep.get("error"):
-            lines.append(f"✗ {rep['error']['message']}")
-        for r in rep.get("ranks") or []:
-            e = r.get("error") or {}
-            if r.get("status") != "pass" and e and not any(c["rank"] == r.get("rank") for c in culprits):
-                lines.append(f"  rank {r.get('rank')} (follows from the above): {e.get('message')}")
-        for r in rep.get("ranks") or []:
-            tail = r.get("stderr_tail")
-            if r.get("status") != "pass" and tail:
-                lines.append(f"  last output of rank {r.get('rank')}'s workload:")
-                lines += ["    " + ln for ln in tail.splitlines()[-10:]]
+    lines += _failure_lines(rep)
     lines.append("")
     lines.append(f"  total {rep.get('elapsed_s', 0):.1f} s on rank 0 (bounded waits: --rank-timeout "
                  f"{rep.get('rank_timeout_s'):g} s)")
-    return "\n".join(lines) + "\n"
+    return "\n".join(clean(ln) for ln in lines) + "\n"  # host names, messages: untrusted text
 
 
 def job_markdown(rep: dict) -> str:
-    m = rep.get("master") or {}
-    lines = [f"## {_headline(rep).replace('cudadoctor smoke --distributed', '`cudadoctor smoke --distributed`')}",
-             "", f"- master `{m.get('addr')}:{m.get('port')}`, {_net_line(rep)}",
-             f"- launcher: {(rep.get('launcher') or {}).get('kind')}"]
-    env = {k: v for k, v in (rep.get("env") or {}).items() if k.startswith(ENV_PREFIXES)}
-    lines.append("- " + (", ".join(f"`{k}={v}`" for k, v in env.items()) if env else "no `NCCL_*`/`GLOO_*` variables set"))
-    lines += ["", "| rank | host | runs on | " + " | ".join(JOB_STAGES) + " | result |",
-              "|---:|---|---|" + "---|" * len(JOB_STAGES) + "---|"]
-    for r in rep.get("ranks") or []:
-        lines.append(f"| {r.get('rank')} | {_md_cell(r.get('hostname') or '?')} | {_md_cell(r.get('device') or '?')} | "
-                     + " | ".join(_stage_marks(r)) + f" | {r.get('status')} |")
-    coll = _collective_lines(rep)
-    if coll:
-        lines += [""] + [f"- {_md_cell(c)}" for c in coll]
-    bw = rep.get("bandwidth")
-    if bw:
-        lines += ["", f"**all_reduce bandwidth** ({bw.get('dtype')}, in place; busbw = algbw × {bw.get('busbw_factor')}; "
-                      "GB/s = 1e9 B/s)", "", "| size | time (µs) | algbw (GB/s) | busbw (GB/s) | iters |",
-                  "|---:|---:|---:|---:|---:|"]
-        lines += ["| " + " | ".join(row) + " |" for row in _bw_rows(rep)]
-        lines += ["", f"_{_md_cell(bw.get('note'))}_"]
-    if rep.get("status") != "pass":
-        lines += ["", "**Failures:**", ""]
-        for c in rep.get("culprits") or []:
-            lines.append(f"- {_md_cell(c['reason'])}")
-        if not rep.get("culprits") and rep.get("error"):
-            lines.append(f"- {_md_cell(rep['error']['message'])}")
-        for r in rep.get("ranks") or []:
-            if r.get("status") != "pass" and r.get("stderr_tail"):
-                lines += ["", f"<details><summary>last output of rank {r.get('rank')}</summary>", "", "```",
-                          r["stderr_tail"][-3000:], "```", "</details>"]
-    return "\n".join(lines) + "\n"
+    """The job report for an issue or a wiki page: its text rendering, fenced."""
+    from ..render.markdown import fence
+
+    head = _headline(rep).replace("cudadoctor smoke --distributed", "`cudadoctor smoke --distributed`")
+    return f"## {_md_cell(head)}\n\n" + fence(job_text(rep), "text") + "\n"
 
 
 def render(result: dict, fmt: str = "text") -> str:

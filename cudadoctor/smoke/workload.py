@@ -78,7 +78,7 @@ class Smoke:
             if self.data_error is not None:
                 raise Skip(f"no data: {self.data_error.kind}")
             try:
-                self.data = data.load(self.torch, self.cfg, self.rec.r["data"], self.tv)
+                self.data = data.load(self.torch, self.cfg, self.rec.r["data"])
             except DataError as e:
                 self.data_error = e
                 self.rec.r["error"] = e.to_dict()
@@ -193,7 +193,7 @@ class Smoke:
         ok, why = check_residency(torch, dev, model, tensors)
         if not ok:  # a run that silently used the CPU is a failure
             raise Fail(f"training would not run on {device}: {why}", {"tensor_devices": where})
-        prog = kit.Progress(self.progress, f"training {device}", 1)
+        prog = kit.Progress(self.progress, f"training {device}")
         t_train = time.perf_counter()
         ev = kit.fit(torch, model, tensors, bar, self.cfg.get("epochs") or kit.DEFAULT_MAX_EPOCHS, prog)
         ev.update({"tensor_devices": where, "setup_s": round(t_train - t_start, 3)})
@@ -409,7 +409,7 @@ def _prepare(cfg, rec):
     if cfg.get("download") and not cfg.get("synthetic"):
         try:
             root = data.download_root(cfg.get("data_dir"))
-            data.download_mnist(root, smoke.tv)
+            data.download_mnist(root)
             data.found(info, *data.locate_mnist(root))
         except DataError as e:
             rec.r.update({"error": e.to_dict(), "status": "error"})
