@@ -35,6 +35,11 @@ from .smokedoc import smoke_numbers
 
 FLEET_KIND = "cudadoctor-fleet"
 SMOKE_DIST_KIND = "cudadoctor-smoke-distributed"
+#: Every smoke output: single GPU, a distributed job, one rank (--per-rank); the last two kinds are the
+#: previous release's (per rank, and the combined job report), read for one release.
+SMOKE_JOB_KINDS = ("cudadoctor-smoke-job", "cudadoctor-smoke-distributed-combined")
+SMOKE_KINDS = ("cudadoctor-smoke", "cudadoctor-smoke-rank", SMOKE_DIST_KIND) + SMOKE_JOB_KINDS
+FLEET_SCHEMA_VERSION = 1
 #: Largest file read. Real reports are tens of kB; a larger file is listed as unreadable.
 MAX_FILE_BYTES = 8 * 1024 * 1024
 
@@ -177,7 +182,7 @@ def parse(data: bytes) -> Tuple[Dict[str, Any], Dict[str, Any]]:
     if not isinstance(doc, dict):
         raise UnreadableFile(f"a JSON {type(doc).__name__}, not a cudadoctor report")
     kind = doc.get("kind")
-    if kind == SMOKE_DIST_KIND or (kind is None and doc.get("schema") == 1 and isinstance(doc.get("stages"), list)):
+    if kind in SMOKE_KINDS or (kind is None and doc.get("schema") == 1 and isinstance(doc.get("stages"), list)):
         raise SmokeResultFile(doc)
     if kind == REPORT_KIND:
         facts = doc.get("facts")
@@ -224,6 +229,7 @@ class SmokeRun:
     message: str
     busbw_gbps: Optional[float]
     numbers: Dict[str, Any] = field(default_factory=dict)  # cudadoctor.smokedoc.smoke_numbers
+    job: Optional[str] = None  # "job:RUN_ID" (a job report's row) or "rank:RUN_ID" (--per-rank): a rank counts once
 
     @property
     def label(self) -> str:
@@ -254,6 +260,28 @@ def smoke_run(path: str, doc: Dict[str, Any]) -> SmokeRun:
     return SmokeRun(name=sanitize(host or _stem(path)), file=sanitize(path), rank=rank, world_size=world,
                     status=status, failed_stage=sanitize(failed["name"]) if failed else None,
                     message=sanitize(message.splitlines()[0][:300] if message else ""), busbw_gbps=busbw)
+
+
+def smoke_runs(path: str, doc: Dict[str, Any]) -> List[SmokeRun]:
+    """The runs in one smoke output: one, or one per rank of a job report."""
+    if doc.get("kind") not in SMOKE_JOB_KINDS:
+        run = smoke_run(path, doc)
+        d = doc.get("distributed") if isinstance(doc.get("distributed"), dict) else {}
+        run.job = f"rank:{d['run_id']}" if doc.get("kind") == "cudadoctor-smoke-rank" and d.get("run_id") else None
+        return [run]
+    ranks = doc.get("ranks")
+    if not isinstance(ranks, list) or not all(isinstance(r, dict) for r in ranks):
+        raise UnreadableFile("smoke job report without a list of ranks")
+    run_id = (doc.get("launcher") or {}).get("run_id") if isinstance(doc.get("launcher"), dict) else None
+    runs = []
+    for r in ranks:
+        row = dict(r, status=r.get("status") if r.get("status") in ("pass", "fail", "error") else "fail",
+                   stages=r.get("stages") or [],
+                   distributed={"rank": r.get("rank"), "world_size": doc.get("world_size"), "host": r.get("hostname")})
+        run = smoke_run(path, row)
+        run.job = f"job:{run_id}" if run_id else None
+        runs.append(run)
+    return runs
 
 
 _CONSEQUENCES = ("stopped by the launcher", "timed out", "timeout", "connection closed by peer", "connection reset",
@@ -501,8 +529,9 @@ def read_all(files: Sequence[str], diagnose: Optional[Diagnoser] = None, recheck
             continue  # an earlier `fleet -o` into the same directory
         except SmokeResultFile as e:
             try:
-                smoke.append(smoke_run(path, e.doc))
-                smoke[-1].numbers = smoke_numbers(e.doc)
+                for run in smoke_runs(path, e.doc):
+                    run.numbers = smoke_numbers(e.doc)
+                    smoke.append(run)
             except UnreadableFile as e2:
                 bad.append(Unreadable(sanitize(path), sanitize(str(e2))))
             except (KeyError, TypeError, ValueError, AttributeError) as e2:
@@ -512,6 +541,9 @@ def read_all(files: Sequence[str], diagnose: Optional[Diagnoser] = None, recheck
         except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as e:
             # A shape no test foresaw: this file is unusable, the others are not.
             bad.append(Unreadable(sanitize(path), sanitize(f"could not be interpreted ({type(e).__name__}: {str(e)[:120]})")))
+    # a rank given both in its job's report and in its own --per-rank file is counted once
+    seen = {(r.job[4:], r.rank) for r in smoke if (r.job or "").startswith("job:")}
+    smoke = [r for r in smoke if not ((r.job or "").startswith("rank:") and (r.job[5:], r.rank) in seen)]
     return nodes, bad, smoke
 
 

@@ -372,10 +372,10 @@ def test_sbatch_distributed_smoke(bin_dir, tmp_path):
     """One rank (the stand-in srun starts one task) with gloo on this GPU-less machine."""
     r = run("slurm/cudadoctor-smoke-distributed.sbatch", bin_dir, tmp_path, SLURM_JOB_ID=31337, MASTER_ADDR="127.0.0.1",
             CUDADOCTOR_REPORTS=tmp_path / "smoke", OMP_NUM_THREADS=1,
-            CUDADOCTOR_SMOKE_ARGS=f"--device cpu --python {torch_python()} --timeout 200")
+            CUDADOCTOR_SMOKE_ARGS=f"--device cpu --synthetic --python {torch_python()} --timeout 200")
     assert "master 127.0.0.1:" + str(20000 + 31337 % 20000) in r.stdout
     rep = json.loads((tmp_path / "smoke" / "31337" / f"{HOST}-0.json").read_text())
-    assert rep["kind"] == "cudadoctor-smoke-distributed" and rep["status"] == "pass", rep.get("error")
+    assert rep["kind"] == "cudadoctor-smoke-rank" and rep["status"] == "pass", rep.get("error")
     assert "srun exit code: 0" in r.stdout and "smoke: all 1 run passed" in r.stdout
     assert r.returncode == 0, r.stdout + r.stderr
 

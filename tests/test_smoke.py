@@ -22,6 +22,7 @@ import pytest
 from click.testing import CliRunner
 
 from cudadoctor.cli import cli
+from cudadoctor.commands.smoke import exit_code_for
 from cudadoctor.smoke import render as smoke_render
 from cudadoctor.smoke import runner
 from cudadoctor.smoke.runner import run_smoke
@@ -138,7 +139,7 @@ def test_data_missing_names_where_it_looked_and_cli_exits_2(tmp_path):
     assert r["status"] == "error" and r["error"]["kind"] == "data-missing"
     assert str(tmp_path / "nowhere" / "MNIST" / "raw") in r["error"]["looked_in"]
     assert "--data-dir" in r["error"]["message"] and "--download" in r["error"]["message"]
-    assert runner.exit_code(r) == 2
+    assert exit_code_for(r) == 2
     res = CliRunner().invoke(cli, ["smoke", "--device", "cpu", "--python", TORCH_PY, "--data-dir",
                                    str(tmp_path / "nowhere")])
     assert res.exit_code == 2, res.output
@@ -317,7 +318,7 @@ def test_segfault_in_torch_becomes_a_failed_stage_with_the_signal(tmp_path):
     dev = stage(r, "device")
     assert dev["verdict"] == "fail" and "signal 11 (SIGSEGV)" in dev["message"]
     assert "Segmentation fault" in dev["evidence"]["stderr_tail"]
-    assert runner.exit_code(r) == 1
+    assert exit_code_for(r) == 1
     assert "✗ device" in smoke_render.render_text(r)
 
 
@@ -399,3 +400,37 @@ def test_cli_smoke_on_this_gpu_less_machine_names_the_diagnosis():
     assert res["status"] == "fail" and res["error"]["kind"] == "gpu-unusable"
     assert [d["code"] for d in res["error"]["diagnosis"]] == ["no-nvidia-driver"]
     assert res["error"]["diagnosis"][0]["fix"]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The one exit-code policy (the CLI's) and the document envelope
+# ---------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("status,kind,code", [
+    ("pass", None, 0), ("fail", "crash", 1), ("fail", "timeout", 1), ("fail", "gpu-unusable", 1),
+    ("error", "data-missing", 2), ("error", "data-corrupt", 2), ("error", "download-failed", 2),
+    ("error", "bad-interpreter", 2), ("error", "internal", 3), ("error", None, 3),
+])
+def test_exit_code_policy_of_the_cli(status, kind, code):
+    result = {"kind": "cudadoctor-smoke", "status": status, "error": {"kind": kind} if kind else None}
+    assert exit_code_for(result) == code
+    job = {"kind": "cudadoctor-smoke-job", "status": status, "error": {"kind": "rank-failure"}}
+    assert exit_code_for(job) == {"pass": 0, "fail": 1}.get(status, 3)
+
+
+def test_cli_exit_code_is_the_policys_for_a_missing_data_set(tmp_path):
+    """The CLI (not a second policy) decides: data missing is bad input, 2, on one line of stderr."""
+    res = CliRunner().invoke(cli, ["smoke", "--device", "cpu", "--python", sys.executable, "--data-dir",
+                                   str(tmp_path / "nowhere"), "--format", "json"])
+    assert res.exit_code == 2, res.output
+    doc = json.loads(res.stdout)
+    assert doc["kind"] == "cudadoctor-smoke" and doc["schema_version"] == 2
+    assert exit_code_for(doc) == res.exit_code
+
+
+def test_workload_siblings_import_only_stdlib_and_torch():
+    for name in ("kit.py", "data.py", "dist_workload.py"):
+        src = (WORKLOAD_PATH.parent / name).read_text()
+        imported = {ln.split()[1].split(".")[0] for ln in src.splitlines()
+                    if ln.strip().startswith(("import ", "from ")) and not ln.startswith("#")}
+        assert imported <= set(sys.stdlib_module_names) | {"torch", "torchvision"}, (name, imported)

@@ -1,55 +1,72 @@
-"""`cudadoctor smoke --distributed`: one rank of a torchrun / srun launch (cudadoctor/smoke/distributed.py)."""
+"""`cudadoctor smoke --distributed`: one rank of a torchrun / srun launch (cudadoctor/smoke/distributed.py).
+
+Rank 0 prints or writes the job report (kind cudadoctor-smoke-job); with --per-rank every rank also
+writes its own file (kind cudadoctor-smoke-rank): to -o when it holds the {rank} placeholder (the job
+report then goes where {rank} reads "job"), else FILE.rankN.json beside -o FILE.json, else
+cudadoctor-smoke.rankN.json in the working directory.
+"""
 
 from __future__ import annotations
 
-import sys
-from typing import Optional
+import os
+from typing import Any, Dict, Optional
 
 import click
 
 from ._shared import BadInput, emit
 
 
+def rank_path(output: Optional[str], rank: int) -> str:
+    if output and "{rank}" in output:
+        return output  # emit() expands {rank} (and {host}...) for this rank
+    if not output or output == "-":
+        return f"cudadoctor-smoke.rank{rank}.json"
+    root, ext = os.path.splitext(output)
+    return f"{root}.rank{rank}{ext or '.json'}"
+
+
+def _check_data(cfg: Dict[str, Any]) -> None:
+    """Every rank trains: a missing data set is bad input on the rank that lacks it, before the job starts."""
+    from ..smoke import data
+
+    try:
+        data.locate(cfg, {})
+    except data.DataError as e:
+        raise BadInput(e.message.splitlines()[0] + " (--data-dir DIR, or --synthetic)") from None
+
+
 def run_distributed_cmd(device: str, data_dir: Optional[str], download: bool, synthetic: bool, epochs: Optional[int],
                         fmt: str, output: Optional[str], python: Optional[str], timeout: float,
-                        show_pii: bool = False) -> None:
-    import os
+                        rank_timeout: Optional[float], per_rank: bool, show_pii: bool = False) -> None:
+    from ..smoke.distributed import DEFAULT_RANK_TIMEOUT_S, LaunchError, launch_info, run_distributed
+    from ..smoke.job import rank_document
+    from ..smoke.render import render
+    from .smoke import exit_code_for, shareable_distributed
 
-    from ..smoke.distributed import RendezvousError, render, rendezvous, run_distributed
-
-    if data_dir or download or synthetic or epochs:
-        raise BadInput("--distributed checks the process group, collectives and DDP; "
-                       "--data-dir, --download, --synthetic and --epochs do not apply")
     if device not in ("cuda", "cpu"):
-        raise BadInput(f"--distributed --device {device}: use cuda (each rank takes cuda:LOCAL_RANK) or cpu (gloo)")
+        raise BadInput("--distributed takes --device cuda (each rank uses cuda:LOCAL_RANK, NCCL) or cpu (Gloo)")
+    if download:
+        raise BadInput("--download does not go with --distributed: download once (cudadoctor smoke --download "
+                       "--device cpu), then give every rank --data-dir")
+    cfg = {"device": device, "rank_timeout_s": rank_timeout or DEFAULT_RANK_TIMEOUT_S, "timeout_s": timeout,
+           "data_dir": os.path.abspath(os.path.expanduser(data_dir)) if data_dir else None,
+           "synthetic": synthetic, "epochs": epochs}
     try:
-        rdzv = rendezvous(os.environ)
-    except RendezvousError as e:
+        info = launch_info(os.environ)
+    except LaunchError as e:
         raise BadInput(str(e)) from None
-    interpreter = python or sys.executable
-    result = None
-    if device == "cuda":
-        from .smoke import diagnosis_gate
+    _check_data(cfg)
+    report, code, row = run_distributed(cfg, python)
+    if per_rank:
+        from ..document import dumps
 
-        gate = diagnosis_gate(interpreter, device)
-        if gate is not None:
-            result = dict(gate, kind="cudadoctor-smoke-distributed",
-                          distributed={**rdzv, "host": _host(), "backend": None})
-    if result is None:
-        result = run_distributed(interpreter, device, timeout, rdzv)
-    from .smoke import shareable_distributed
-
-    result = shareable_distributed(result, show_pii)
-    written = emit(render(result, fmt), output)
-    if written:
-        click.echo(f"cudadoctor smoke --distributed: rank {rdzv['rank']}: {result.get('status')} "
-                   f"(report written to {written})", err=True)
-    from .smoke import exit_code_for
-
-    raise SystemExit(exit_code_for(result))
-
-
-def _host() -> str:
-    import socket
-
-    return socket.gethostname()
+        doc = shareable_distributed(rank_document(row, info, "nccl" if device == "cuda" else "gloo"), show_pii)
+        emit(dumps(doc), rank_path(output, info["rank"]))
+        output = output.replace("{rank}", "job") if output else output
+    if report is not None:  # rank 0
+        report = shareable_distributed(report, show_pii)
+        written = emit(render(report, fmt), output)
+        if written:
+            click.echo(f"cudadoctor smoke --distributed: {report.get('status')} (report written to {written})", err=True)
+        code = exit_code_for(report)
+    raise SystemExit(code)

@@ -9,6 +9,7 @@ from typing import Optional
 import click
 
 from .. import exitcodes
+from ..document import envelope
 from ..privacy import Redactor, redactor_for
 from ..render.prometheus import smoke_metrics
 from ..smoke.render import render
@@ -24,6 +25,8 @@ _ERROR_EXIT = {"data-missing": exitcodes.BAD_INPUT, "data-corrupt": exitcodes.BA
 
 
 def exit_code_for(result: dict) -> int:
+    """The smoke's one exit-code policy (single GPU and job report): 0 pass; 1 a stage failed (a crash or a
+    hang of the workload, a rank at fault); 2 bad input (data missing or corrupt, bad --python); 3 internal."""
     if result.get("status") == "pass":
         return exitcodes.OK
     if result.get("status") == "fail":
@@ -45,15 +48,15 @@ def diagnosis_gate(python: str, device: str) -> Optional[dict]:
     if verdict["state"] != "no":
         return None
     errors = [f for f in report.findings if f.severity == "error"]
-    return {
-        "schema": 1, "device": device, "status": "fail", "python": python,
+    return envelope("cudadoctor-smoke", {
+        "device": device, "status": "fail", "python": python,
         "stages": [{"name": "device", "verdict": "fail", "device": device, "duration_s": round(time.monotonic() - t0, 3),
                     "message": "the GPU is not usable: " + ", ".join(dict.fromkeys(f.code for f in errors)),
                     "evidence": {"verdict": verdict["text"]}}],
         "data": {"source": None, "path": None, "torchvision": None},
         "error": {"kind": "gpu-unusable", "message": verdict["text"] + " (nothing was trained; details: cudadoctor check)",
                   "diagnosis": [{"code": f.code, "title": f.title, "fix": list(f.fix.commands), "why": f.fix.why} for f in errors]},
-    }
+    })
 
 
 def _device(ctx, param, value: str) -> str:
@@ -77,13 +80,14 @@ def _device(ctx, param, value: str) -> str:
               metavar="SECONDS", help="Watchdog: the whole workload is killed after this long.")
 @click.option("--progress/--no-progress", default=None, help="Progress bars on stderr (default: when stderr is a terminal).")
 @click.option("--distributed", is_flag=True,
-              help="Run as one rank of a torchrun (or srun) launch; rank 0 writes ONE report for the whole job: "
-                   "check-in of every rank, exact all-reduce and broadcast, a 1 KiB-64 MiB all-reduce bandwidth "
-                   "sweep (algbw/busbw), the rank at fault named within --rank-timeout (docs/smoke.md).")
+              help="Run as one rank of a torchrun (or srun) launch: every rank checks its device, then the job "
+                   "trains the MNIST network with DistributedDataParallel to the bar, checks exact all-reduce "
+                   "and broadcast, sweeps all-reduce bandwidth (algbw/busbw) and names any rank at fault within "
+                   "--rank-timeout; rank 0 writes ONE job report (docs/smoke.md).")
 @click.option("--per-rank", is_flag=True,
-              help="With --distributed: every rank writes its own report instead (process group, collectives, "
-                   "bandwidth, DDP), for `cudadoctor fleet`; use -o with {host}/{rank} placeholders (docs/cluster.md).")
-@click.option("--combined", is_flag=True, hidden=True)  # the default of --distributed; kept as a no-op
+              help="With --distributed: every rank also writes its own file, FILE.rankN.json beside -o FILE.json "
+                   "(for `cudadoctor fleet`).")
+@click.option("--combined", is_flag=True, hidden=True)  # the old name of --distributed's default; a no-op
 @click.option("--rank-timeout", type=click.FloatRange(min=1), default=None, metavar="SECONDS",
               help="With --distributed: how long to wait for another rank (check-in, each collective, "
                    "results) [default: 60].")
@@ -105,20 +109,14 @@ def smoke_cmd(device: str, data_dir: Optional[str], download: bool, synthetic: b
         raise BadInput("--synthetic and --download exclude each other")
     if (combined or per_rank or rank_timeout is not None) and not distributed:
         raise BadInput("--per-rank and --rank-timeout go with --distributed")
-    if combined and per_rank:
-        raise BadInput("--combined and --per-rank exclude each other")
-    if rank_timeout is not None and per_rank:
-        raise BadInput("--rank-timeout applies to --distributed without --per-rank")
     if distributed and fmt == "prometheus":
         raise BadInput("--format prometheus is for the single-GPU smoke; for --distributed, read its JSON with "
                        "`cudadoctor fleet DIR --format prometheus`")
-    if distributed and not per_rank:
-        _smoke_combined(device, data_dir, download, synthetic, epochs, fmt, output, python, timeout, rank_timeout,
-                        show_pii)
     if distributed:
         from ._smoke_distributed import run_distributed_cmd
 
-        run_distributed_cmd(device, data_dir, download, synthetic, epochs, fmt, output, python, timeout, show_pii)
+        run_distributed_cmd(device, data_dir, download, synthetic, epochs, fmt, output, python, timeout, rank_timeout,
+                            per_rank, show_pii)
     if progress is None:
         try:
             progress = sys.stderr.isatty()
@@ -147,25 +145,3 @@ def shareable_distributed(report: dict, show_pii: bool) -> dict:
     if show_pii:
         return Redactor(pii=False).redact(report)
     return redactor_for([], live=True, extra_hosts=hosts_in(report)).redact(report)
-
-
-def _smoke_combined(device, data_dir, download, synthetic, epochs, fmt, output, python, timeout, rank_timeout,
-                    show_pii=False):
-    """--distributed (combined): cudadoctor/smoke/combined.py; only rank 0 prints or writes the report."""
-    from ..smoke.combined import DEFAULT_RANK_TIMEOUT_S, LaunchError, render as render_combined, run_distributed
-
-    if device not in ("cuda", "cpu"):
-        raise BadInput("--distributed takes --device cuda (each rank uses cuda:LOCAL_RANK, NCCL) or cpu (Gloo)")
-    if data_dir or download or synthetic or epochs:
-        raise BadInput("--data-dir, --download, --synthetic and --epochs are not used by --distributed (without --per-rank)")
-    try:
-        report, code = run_distributed(device, rank_timeout or DEFAULT_RANK_TIMEOUT_S, timeout, python)
-    except LaunchError as e:
-        raise BadInput(str(e)) from None
-    if report is not None:  # rank 0
-        report = shareable_distributed(report, show_pii)
-        written = emit(render_combined(report, fmt), output)
-        if written:
-            click.echo(f"cudadoctor smoke --distributed: {report.get('status')} (report written to "
-                       f"{written})", err=True)
-    raise SystemExit(code)

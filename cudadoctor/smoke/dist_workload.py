@@ -1,67 +1,92 @@
-"""One rank of the distributed smoke: run by cudadoctor/smoke/distributed.py in a watched child.
+#!/usr/bin/env python3
+"""cudadoctor distributed smoke workload -- STANDALONE child of one rank of `smoke --distributed`.
 
-Standalone script (standard library + torch), so that it runs under another interpreter
-(``--python``). It is started once per rank by the cluster's launcher (torchrun, srun) through
-``cudadoctor smoke --distributed``, joins the process group and checks, stage by stage:
+Run as:  python dist_workload.py --config '{...}' --out RESULT.json  (by cudadoctor/smoke/distributed.py)
 
-init        the rank's device (cuda:LOCAL_RANK, or cuda:0 when each task is given one GPU) exists;
-            init_process_group (nccl on CUDA, gloo on
-            the CPU) completes, i.e. every rank arrived at MASTER_ADDR:MASTER_PORT in time
-membership  all_gather_object of who is where: ranks 0..W-1 each exactly once, no two ranks of one
-            host on the same GPU (NCCL refuses that as "Duplicate GPU detected")
-all-reduce  sum of (rank + 1) over 2^20 float32 elements equals W(W+1)/2 exactly everywhere; a
-            broadcast from rank 0 arrives bit for bit; all_gather returns every rank's tensor
-bandwidth   all_reduce of 64 MiB (CPU: 8 MiB), warm-up then timed: algorithm bandwidth = bytes /
-            time, bus bandwidth = algbw x 2(W-1)/W (the nccl-tests definition), for comparison
-            with the interconnect's nominal figure; informational
-ddp         the smoke's MLP under DistributedDataParallel, started from different weights on each
-            rank, trained 30 steps on each rank's own data: after the initial broadcast and after
-            training (Adam, lr 1e-3), every rank holds the same weights (fingerprints gathered
-            and compared) and the mean loss fell by more than 10%
-
-The result file is written after every stage (the Recorder of workload.py), so a crash or a hang
-leaves the finished stages, and the parent names the stage it died in. A hang in a collective is
-the typical symptom of a rank that cannot reach the others (firewall, wrong NCCL_SOCKET_IFNAME,
-InfiniBand down) or of a rank that never started.
+Standard library and torch, and its siblings by path (workload.py's device stage, kit.py, data.py);
+never cudadoctor. Stages, in the same order on every rank (docs/smoke.md): device, init, all-reduce
+(exact sum), broadcast (exact), training (the MNIST network under DDP to the bar), bandwidth (algbw =
+bytes/time, busbw = algbw * 2(n-1)/n, as nccl-tests). Around every collective the rank's progress mark
+goes to the store (progress/<rank>), so that rank 0 can name a rank that never joined; a watchdog
+thread ends this process, after recording why, when a collective outlives the rank timeout or when
+another rank failed (the store's ``abort``): no rank waits for a dead peer.
 """
-
 import argparse
-import datetime
-import faulthandler
+import importlib.util
 import json
 import os
-import signal
 import socket
 import sys
+import threading
 import time
-import traceback
+from datetime import timedelta
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from workload import LAYERS, Fail, Recorder, Skip  # noqa: E402  (same directory, standard library only)
+HERE = os.path.dirname(os.path.abspath(__file__))
+_spec = importlib.util.spec_from_file_location("cudadoctor_smoke_workload", os.path.join(HERE, "workload.py"))
+wl = sys.modules.get(_spec.name)
+if wl is None:
+    wl = sys.modules[_spec.name] = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(wl)
+kit, data = wl.kit, wl.data
+STAGES = ("device", "init", "all-reduce", "broadcast", "training", "bandwidth")
+WATCHDOG_GRACE_S = 10.0   # the process group's own timeout fires first; this catches what ignores it
+KIB, MIB = 1024, 1024 * 1024
 
-STAGES = ("init", "membership", "all-reduce", "bandwidth", "ddp")
+
+def sweep_sizes(min_bytes, max_bytes):
+    """Powers of two from min_bytes to max_bytes inclusive."""
+    out, s = [], int(min_bytes)
+    while s <= max_bytes:
+        out.append(s)
+        s *= 2
+    return out
 
 
-def _inject_fault(name, rank):
-    """Test hook: CUDADOCTOR_SMOKE_FAULT=<stage>:<raise|hang|abort|exit>[@<rank>]."""
-    spec = os.environ.get("CUDADOCTOR_SMOKE_FAULT", "")
-    if ":" not in spec:
-        return
-    stage, kind = spec.split(":", 1)
-    only = None
-    if "@" in kind:
-        kind, only = kind.split("@", 1)
-    if stage != name or (only is not None and only != str(rank)):
-        return
-    if kind == "raise":
-        raise RuntimeError("injected fault")
-    if kind == "hang":
+def sweep_iters(nbytes):
+    """(warm-up, timed) iterations for a size: the same on every rank (a mismatch would hang)."""
+    if nbytes <= 1 * MIB:
+        return 5, 20
+    if nbytes <= 16 * MIB:
+        return 3, 10
+    return 2, 5
+
+
+def busbw_factor(n):
+    """nccl-tests' all-reduce bus bandwidth correction: 2(n-1)/n."""
+    return 2.0 * (n - 1) / n if n > 0 else 0.0
+
+
+class Watchdog(threading.Thread):
+    """Ends the process when an armed operation does not return in time, or when another rank set
+    ``abort``, after recording why."""
+
+    def __init__(self, ds):
+        super().__init__(daemon=True)
+        self.ds = ds
+        self.lock = threading.Lock()
+        self.deadline = self.what = self.seconds = None
+
+    def arm(self, what, seconds):
+        with self.lock:
+            self.what, self.seconds, self.deadline = what, seconds, time.monotonic() + seconds
+
+    def disarm(self):
+        with self.lock:
+            self.deadline = None
+
+    def run(self):
         while True:
-            time.sleep(3600)
-    if kind == "abort":
-        os.abort()
-    if kind == "exit":
-        os._exit(7)
+            time.sleep(0.25)
+            with self.lock:
+                expired = self.deadline is not None and time.monotonic() > self.deadline
+                what, seconds = self.what, self.seconds
+            abort = None if expired else self.ds.abort_from_other()
+            if expired or abort:
+                try:
+                    self.ds.stop(*(("timeout", f"{what} did not return within {seconds:g} s (watchdog)") if expired
+                                   else ("aborted", f"rank {abort.get('rank')} failed: {abort.get('reason')}")))
+                finally:
+                    os._exit(4)
 
 
 class DistSmoke:
@@ -70,294 +95,319 @@ class DistSmoke:
         self.rec = rec
         self.rank = int(cfg["rank"])
         self.world = int(cfg["world_size"])
-        self.local_rank = int(cfg["local_rank"])
-        self.kind = "cuda" if str(cfg.get("device", "cuda")).startswith("cuda") else "cpu"
-        self.torch = None
-        self.dist = None
-        self.dev = None
-        self.joined = False
+        self.local_rank = int(cfg.get("local_rank") or 0)
+        self.timeout = float(cfg.get("rank_timeout_s") or 60)
+        self.torch = self.dist = self.store = self.dev = None
+        self.seq = 0
+        self.watchdog = Watchdog(self)
+        self.device_name = "cpu" if cfg["device"] == "cpu" else f"cuda:{self.local_rank}"
 
-    def stage(self, name, fn):
-        rec = self.rec
-        label = str(self.dev) if self.dev is not None else self.kind
-        rec.begin(name, label)
-        t0 = time.perf_counter()
-        evidence = {}
+    # -- bookkeeping ------------------------------------------------------------------------------
+    def progress(self, step, state):
+        p = {"seq": self.seq, "step": step, "state": state, "t": time.time()}
+        self.rec.r["progress"] = p
+        if self.store is not None:
+            try:
+                self.store.set(f"progress/{self.rank}", json.dumps(p))
+            except Exception:
+                pass  # the store is the parent's business; the collective will tell
+
+    def abort_from_other(self):
         try:
-            _inject_fault(name, self.rank)
-            verdict, message, evidence = fn()
-        except Skip as e:
-            verdict, message = "skip", str(e)
-        except Fail as e:
-            verdict, message, evidence = "fail", str(e), e.evidence
-        except Exception as e:
-            verdict = "fail"
-            text = str(e).strip()
-            message = f"{type(e).__name__}: {text.splitlines()[0] if text else ''}"[:500]
-            evidence = {"traceback": traceback.format_exc(limit=6)[-3000:]}
-        rec.end(name, str(self.dev) if self.dev is not None else label, verdict, time.perf_counter() - t0, message,
-                evidence)
-        return verdict
+            if self.store is None or not self.store.check(["abort"]):
+                return None
+            a = json.loads(self.store.get("abort"))
+        except Exception:
+            return None
+        return a if isinstance(a, dict) and a.get("rank") != self.rank else None
+
+    def stop(self, kind, message):
+        """Record how this child is being stopped (from the watchdog thread)."""
+        cur = self.rec.r.get("current") or {}
+        name = cur.get("name") or "?"
+        started = cur.get("started_unix") or time.time()
+        self.rec.r["stages"].append({
+            "name": name, "device": cur.get("device"), "verdict": "fail", "duration_s": round(time.time() - started, 4),
+            "message": f"stopped in stage '{name}': {message}", "evidence": {"watchdog": kind}})
+        self.rec.r.update({"current": None, "state": "finished", "status": "fail",
+                           "error": {"kind": kind, "message": f"stopped in stage '{name}': {message}", "stage": name}})
+        self.rec.save()
+        import faulthandler
+
+        faulthandler.dump_traceback(all_threads=True)  # where this rank was, for the report
+        sys.stderr.flush()
+
+    def collective(self, step, fn, *args, **kw):
+        """One collective call: progress marks around it, armed watchdog."""
+        self.seq += 1
+        self.progress(step, "calling")
+        self.watchdog.arm(f"{step} (rank {self.rank})", self.timeout + WATCHDOG_GRACE_S)
+        try:
+            return fn(*args, **kw)
+        finally:
+            self.watchdog.disarm()
+            self.progress(step, "done")
 
     def sync(self):
-        if self.kind == "cuda":
+        if self.dev.type == "cuda":
             self.torch.cuda.synchronize(self.dev)
 
-    # -- stages -----------------------------------------------------------------
+    # -- stages -----------------------------------------------------------------------------------
+    def st_device(self):
+        torch = self.torch
+        smoke = wl.Smoke({"device": self.device_name}, self.rec)
+        smoke.torch, smoke.nn = torch, torch.nn
+        self.seq += 1
+        self.progress("device", "calling")
+        verdict, message, ev = smoke.st_device(self.device_name)
+        self.progress("device", "done")
+        self.dev = torch.device(self.device_name)
+        if self.dev.type == "cuda":
+            torch.cuda.set_device(self.dev)
+            p = torch.cuda.get_device_properties(self.dev)
+            for attr in ("uuid", "pci_bus_id", "pci_device_id", "pci_domain_id"):
+                v = getattr(p, attr, None)
+                if v is not None:
+                    ev[attr] = str(v)
+        return verdict, f"rank {self.rank}: {message}", ev
+
     def st_init(self):
         torch, dist = self.torch, self.dist
-        ev = {"rank": self.rank, "world_size": self.world, "local_rank": self.local_rank,
-              "master": f"{os.environ.get('MASTER_ADDR')}:{os.environ.get('MASTER_PORT')}",
-              "host": socket.gethostname()}
-        if not dist.is_available():
-            raise Fail("this torch build has no torch.distributed", ev)
-        if self.kind == "cuda":
-            if not torch.cuda.is_available():
-                raise Fail(f"CUDA is not available to rank {self.rank} (torch {torch.__version__}, "
-                           f"torch.version.cuda={torch.version.cuda})", ev)
-            n = torch.cuda.device_count()
-            ev["visible_gpus"] = n
-            ev["CUDA_VISIBLE_DEVICES"] = os.environ.get("CUDA_VISIBLE_DEVICES")
-            index = self.local_rank
-            if index >= n and n == 1:
-                # one GPU bound to each task (srun --gpus-per-task=1): it is this rank's. Two ranks on
-                # one GPU would still be caught by the membership stage (same UUID on one host).
-                index = 0
-                ev["note"] = f"one GPU visible per rank: cuda:0 for LOCAL_RANK {self.local_rank}"
-            elif index >= n:
-                raise Fail(f"LOCAL_RANK {self.local_rank} but only {n} GPU(s) visible: more ranks on this node "
-                           "than GPUs (--nproc-per-node / --ntasks-per-node vs --gpus-per-node)", ev)
-            torch.cuda.set_device(index)
-            self.dev = torch.device("cuda", index)
-            backend = "nccl"
-            if not dist.is_nccl_available():
-                raise Fail("this torch build has no NCCL backend", ev)
+        backend = self.cfg["backend"]
+        ev = {"backend": backend, "gloo_available": dist.is_gloo_available(),
+              "nccl_available": dist.is_nccl_available(), "timeout_s": self.timeout}
+        if backend == "nccl":
             try:
                 ev["nccl_version"] = ".".join(str(x) for x in torch.cuda.nccl.version())
-            except Exception:
-                pass
-        else:
-            self.dev = torch.device("cpu")
-            backend = "gloo"
-        ev["backend"] = backend
-        self.rec.r["distributed"]["backend"] = backend
-        timeout = datetime.timedelta(seconds=float(self.cfg.get("collective_timeout_s") or 120))
+            except Exception as e:
+                ev["nccl_version"] = f"unknown ({type(e).__name__})"
+        if not ev[f"{backend}_available"]:
+            raise kit.Fail(f"torch {torch.__version__} was built without {backend.upper()} support "
+                           f"(torch.distributed.is_{backend}_available() is False)", ev)
+        kw = {"device_id": self.dev} if backend == "nccl" else {}
         t0 = time.perf_counter()
-        dist.init_process_group(backend=backend, init_method="env://", rank=self.rank, world_size=self.world,
-                                timeout=timeout)
-        self.joined = True
-        # the first collective is where the communicator really forms (NCCL is lazy)
-        probe = torch.ones(1, device=self.dev)
-        dist.all_reduce(probe)
-        self.sync()
-        ev["init_s"] = round(time.perf_counter() - t0, 3)
-        if probe.item() != self.world:
-            raise Fail(f"a first all_reduce of ones gave {probe.item()}, expected {self.world}", ev)
-        return "pass", f"{backend} process group of {self.world} rank(s) formed in {ev['init_s']:.2f} s", ev
+        self.collective("init", dist.init_process_group, backend=backend, store=dist.PrefixStore("pg/", self.store),
+                        rank=self.rank, world_size=self.world, timeout=timedelta(seconds=self.timeout), **kw)
+        ev.update({"init_s": round(time.perf_counter() - t0, 3), "world_size": dist.get_world_size(),
+                   "rank": dist.get_rank()})
+        if ev["world_size"] != self.world or ev["rank"] != self.rank:
+            raise kit.Fail(f"process group says rank {ev['rank']} of {ev['world_size']}, launcher said "
+                           f"{self.rank} of {self.world}", ev)
+        return "pass", f"{backend} process group of {self.world} ranks in {ev['init_s']:.2f} s", ev
 
-    def st_membership(self):
-        torch, dist = self.torch, self.dist
-        me = {"rank": self.rank, "local_rank": self.local_rank, "host": socket.gethostname(), "pid": os.getpid(),
-              "device": str(self.dev)}
-        if self.kind == "cuda":
-            p = torch.cuda.get_device_properties(self.dev)
-            me["gpu"] = p.name
-            me["gpu_uuid"] = str(getattr(p, "uuid", "")) or None
-            if hasattr(p, "pci_bus_id"):
-                me["pci"] = f"{getattr(p, 'pci_domain_id', 0):04x}:{p.pci_bus_id:02x}:{getattr(p, 'pci_device_id', 0):02x}"
-        everyone = [None] * self.world
-        dist.all_gather_object(everyone, me)
-        ranks = sorted(int(x["rank"]) for x in everyone)
-        hosts = {}
-        for x in everyone:
-            hosts.setdefault(x["host"], []).append(x["rank"])
-        ev = {"hosts": {h: sorted(r) for h, r in sorted(hosts.items())}, "nodes": len(hosts), "ranks": everyone}
-        if ranks != list(range(self.world)):
-            raise Fail(f"ranks are not 0..{self.world - 1} exactly once: {ranks}", ev)
-        seen = {}
-        for x in everyone:
-            key = (x["host"], x.get("gpu_uuid") or x.get("pci") or x["device"])
-            if self.kind == "cuda" and key in seen:
-                raise Fail(f"ranks {seen[key]} and {x['rank']} on {x['host']} both use the same GPU "
-                           f"({x['device']}, {key[1]}): give each rank its own GPU (LOCAL_RANK / CUDA_VISIBLE_DEVICES)", ev)
-            seen[key] = x["rank"]
-        per_node = sorted({len(r) for r in hosts.values()})
-        return "pass", (f"{self.world} rank(s) on {len(hosts)} node(s), "
-                        f"{'/'.join(str(n) for n in per_node)} per node"), ev
+    def _pattern(self, numel, contribution):
+        i = self.torch.arange(numel, dtype=self.torch.int64)
+        return ((i % 7 + 1) * contribution).to(self.torch.float32)
 
     def st_all_reduce(self):
-        torch, dist = self.torch, self.dist
-        n = 1 << 20
-        x = torch.full((n,), float(self.rank + 1), dtype=torch.float32, device=self.dev)
-        dist.all_reduce(x)
-        expected = self.world * (self.world + 1) / 2
-        bad = (x != expected).nonzero()
-        ev = {"elements": n, "expected": expected}
-        if bad.numel():
-            i = int(bad[0, 0])
-            raise Fail(f"all_reduce(sum) wrong at {bad.shape[0]} of {n} elements: element {i} = {x[i].item()}, "
-                       f"expected {expected}", ev)
-        g = torch.Generator().manual_seed(1234)
-        ref = torch.randn(n, generator=g)
-        y = ref.to(self.dev) if self.rank == 0 else torch.zeros(n, device=self.dev)
-        dist.broadcast(y, src=0)
-        if not torch.equal(y.cpu(), ref):
-            raise Fail("broadcast from rank 0 did not arrive bit for bit", ev)
-        parts = [torch.empty(1024, device=self.dev) for _ in range(self.world)]
-        dist.all_gather(parts, torch.full((1024,), float(self.rank), device=self.dev))
-        wrong = [r for r, t in enumerate(parts) if not bool((t == r).all())]
-        if wrong:
-            raise Fail(f"all_gather returned wrong data for rank(s) {wrong}", ev)
-        return "pass", f"all_reduce, broadcast and all_gather exact over {self.world} rank(s)", ev
+        dist, n = self.dist, self.world
+        contribution = self.rank + 1
+        if kit.fault_for("all-reduce", self.rank) == "wrong":
+            contribution += 1  # test hook: this rank contributes a wrong value
+        expected_sum = n * (n + 1) // 2
+        sizes = [256, (4 * MIB) // 4 + 3]  # 1 KiB, and 4 MiB + 3 elements (several chunks, ragged end)
+        ev = {"op": "all_reduce(SUM)", "dtype": "float32", "contribution": "(rank+1)*(1 + i%7)",
+              "expected": f"{expected_sum}*(1 + i%7)", "sizes_elements": sizes, "checks": []}
+        for numel in sizes:
+            x = self._pattern(numel, contribution).to(self.dev)
+            self.collective(f"all-reduce {numel * 4} B", dist.all_reduce, x, op=dist.ReduceOp.SUM)
+            self.sync()
+            chk = _compare(x.cpu(), self._pattern(numel, expected_sum))
+            ev["checks"].append(chk)
+            if not chk["exact"]:
+                j = chk["first_wrong_index"]
+                raise kit.Fail(f"all_reduce of {numel} float32 is WRONG on rank {self.rank}: element {j} is "
+                               f"{chk['got']:g}, expected {chk['expected']:g} (sum of (rank+1)*{j % 7 + 1} over "
+                               f"{n} ranks); {chk['wrong_elements']} of {numel} elements wrong", ev)
+        return "pass", (f"sum over {n} ranks exact on rank {self.rank} ({len(sizes)} sizes, "
+                        f"element 0 = {expected_sum} = n(n+1)/2)"), ev
 
-    def st_bandwidth(self):
+    def st_broadcast(self):
         torch, dist = self.torch, self.dist
-        if self.world < 2:
-            raise Skip("one rank: no interconnect to measure")
-        nbytes = (64 if self.kind == "cuda" else 8) * 2**20
-        x = torch.ones(nbytes // 4, dtype=torch.float32, device=self.dev)
-        warm, iters = (3, 10) if self.kind == "cuda" else (1, 3)
-        for _ in range(warm):
-            dist.all_reduce(x)
+        numel = (1 * MIB) // 4 + 5
+        i = torch.arange(numel, dtype=torch.int64)
+        want = ((i * 2654435761) % 65521).to(torch.float32)  # integers < 2^16: exact in float32
+        x = (want.clone() if self.rank == 0 else torch.full((numel,), -1.0)).to(self.dev)
+        self.collective("broadcast", dist.broadcast, x, src=0)
         self.sync()
-        dist.barrier()
-        t0 = time.perf_counter()
-        for _ in range(iters):
-            dist.all_reduce(x)
-        self.sync()
-        dt = (time.perf_counter() - t0) / iters
-        algbw = nbytes / dt / 1e9
-        busbw = algbw * 2 * (self.world - 1) / self.world
-        ev = {"bytes": nbytes, "iterations": iters, "time_ms": round(dt * 1e3, 3), "algbw_gbps": round(algbw, 3),
-              "busbw_gbps": round(busbw, 3), "backend": self.rec.r["distributed"].get("backend")}
-        return "pass", f"all_reduce {nbytes >> 20} MiB: {dt * 1e3:.2f} ms, bus bandwidth {busbw:.2f} GB/s", ev
+        ev = dict(_compare(x.cpu(), want), op="broadcast(src=0)", dtype="float32", pattern="(i * 2654435761) % 65521")
+        if not ev["exact"]:
+            raise kit.Fail(f"broadcast from rank 0 is WRONG on rank {self.rank}: element {ev['first_wrong_index']} is "
+                           f"{ev['got']:g}, expected {ev['expected']:g}; {ev['wrong_elements']} of {numel} elements "
+                           "wrong", ev)
+        return "pass", f"{numel} elements from rank 0 received exactly on rank {self.rank}", ev
 
-    def _fingerprint(self, model):
+    def _fingerprints(self, model):
+        """Every rank's (sum, weighted sum) of its parameters, gathered: identical replicas agree."""
         torch = self.torch
-        s1 = torch.zeros((), dtype=torch.float64)
-        s2 = torch.zeros((), dtype=torch.float64)
-        for i, p in enumerate(model.parameters()):
-            v = p.detach().double().cpu().flatten()
-            s1 += v.sum()
-            s2 += (v * torch.arange(1, v.numel() + 1, dtype=torch.float64).remainder(97).add(1) * (i + 1)).sum()
-        return torch.stack([s1, s2])
-
-    def _spread(self, fp):
-        torch, dist = self.torch, self.dist
+        v = torch.cat([p.detach().double().flatten() for p in model.parameters()])
+        w = torch.arange(1, v.numel() + 1, dtype=torch.float64, device=v.device).remainder(97).add(1)
+        mine = torch.stack([v.sum(), (v * w).sum()])
         parts = [torch.zeros(2, dtype=torch.float64, device=self.dev) for _ in range(self.world)]
-        dist.all_gather(parts, fp.to(self.dev))
-        allfp = torch.stack([p.cpu() for p in parts])
-        scale = allfp.abs().max().clamp(min=1e-30)
-        return float(((allfp - allfp[0]).abs().max() / scale).item()), allfp
+        self.collective("training fingerprints", self.dist.all_gather, parts, mine)
+        return [p.cpu().tolist() for p in parts]
 
-    def st_ddp(self):
+    def st_training(self):
         torch, dist = self.torch, self.dist
-        nn = torch.nn
         from torch.nn.parallel import DistributedDataParallel as DDP
 
-        torch.manual_seed(1000 + self.rank)  # deliberately different weights on every rank
-        layers = []
-        for i in range(len(LAYERS) - 1):
-            layers.append(nn.Linear(LAYERS[i], LAYERS[i + 1]))
-            if i < len(LAYERS) - 2:
-                layers.append(nn.ReLU())
-        model = nn.Sequential(*layers).to(self.dev)
-        ddp = DDP(model, device_ids=[self.dev.index] if self.kind == "cuda" else None)
-        ev = {}
-        spread0, _ = self._spread(self._fingerprint(model))
-        ev["weights_spread_after_wrap"] = spread0
-        if spread0 > 1e-12:
-            raise Fail(f"DDP did not broadcast rank 0's weights: replicas differ by {spread0:.3g}", ev)
-        g = torch.Generator().manual_seed(7)
-        teacher = torch.randn(LAYERS[0], LAYERS[-1], generator=g)
-        g = torch.Generator().manual_seed(100 + self.rank)  # each rank its own data
-        x = torch.randn(512, LAYERS[0], generator=g)
-        y = (x @ teacher).argmax(1)
-        x, y = x.to(self.dev), y.to(self.dev)
-        opt = torch.optim.Adam(ddp.parameters(), lr=1e-3)
-        lossf = nn.CrossEntropyLoss()
-        steps = 30
-        losses = torch.zeros(steps, device=self.dev)
+        err = self.rec.r["data"].get("error")
+        if err:
+            raise kit.Fail(f"no data on rank {self.rank}: {err['message']}", {"data": err})
         t0 = time.perf_counter()
-        for s in range(steps):
-            opt.zero_grad(set_to_none=True)
-            loss = lossf(ddp(x), y)
-            loss.backward()
-            opt.step()
-            losses[s] = loss.detach()
+        cpu = data.load(torch, self.cfg, self.rec.r["data"])
+        bar = self.rec.r["data"]["accuracy_bar"]
+        tensors = kit.resident(cpu, self.dev)
+        torch.manual_seed(int(self.cfg.get("seed", 0)))  # the same start, permutation and steps on every rank
+        self.seq += 1
+        self.progress("training", "calling")
+        ddp = DDP(kit.mlp(torch.nn).to(self.dev), device_ids=[self.dev.index] if self.dev.type == "cuda" else None)
+        t_fit = time.perf_counter()
+        ev = kit.fit(torch, ddp, tensors, bar, self.cfg.get("epochs") or kit.DEFAULT_MAX_EPOCHS,
+                     shard=(self.rank, self.world), all_reduce=dist.all_reduce)
+        self.progress("training", "done")
+        fps = self._fingerprints(ddp.module)
+        ev.update({"setup_s": round(t_fit - t0, 3), "ranks": self.world, "per_rank_batch": len(range(self.rank, kit.BATCH, self.world)),
+                   "replicas_identical": all(f == fps[0] for f in fps)})
+        if not ev["replicas_identical"]:
+            odd = [r for r, f in enumerate(fps) if f != fps[0]]
+            raise kit.Fail(f"replicas diverged after {ev['steps']} DDP steps (rank(s) {odd} differ from rank 0): "
+                           "gradients were not averaged the same everywhere", ev)
+        what = "synthetic seven-segment digits" if self.cfg.get("synthetic") else "MNIST"
+        verdict, message, ev = kit.judge(ev, f"{what} on {self.world} ranks (DDP)")
+        return verdict, message + ", replicas identical", ev
+
+    def _timed(self, x, nbytes, iters):
+        """Mean seconds per all_reduce of x on this rank, then the slowest rank's."""
+        step = f"bandwidth {nbytes} B"
+        self.seq += 1
+        self.progress(step, "calling")
+        self.watchdog.arm(f"{step} x{iters} (rank {self.rank})", self.timeout + WATCHDOG_GRACE_S)
+        t0 = time.perf_counter()
+        for _ in range(iters):
+            self.dist.all_reduce(x)
         self.sync()
-        dt = time.perf_counter() - t0
-        first_last = torch.stack([losses[:5].mean(), losses[-5:].mean()])
-        dist.all_reduce(first_last)
-        first, last = (first_last / self.world).tolist()
-        spread, allfp = self._spread(self._fingerprint(model))
-        ev.update({"steps": steps, "step_ms": round(dt / steps * 1e3, 3), "mean_loss_first5": round(first, 5),
-                   "mean_loss_last5": round(last, 5), "weights_spread_after_training": spread})
-        if spread > 1e-12:
-            odd = [r for r in range(self.world) if not torch.allclose(allfp[r], allfp[0], rtol=1e-12, atol=0)]
-            raise Fail(f"replicas diverged after {steps} DDP steps (relative spread {spread:.3g}; "
-                       f"rank(s) {odd} differ from rank 0): gradients were not averaged the same everywhere", ev)
-        if not last < first * 0.9:
-            raise Fail(f"the mean loss did not fall ({first:.4f} -> {last:.4f}) in {steps} DDP steps", ev)
-        return "pass", (f"{steps} DDP steps, replicas identical, mean loss {first:.3f} -> {last:.3f}, "
-                        f"{dt / steps * 1e3:.1f} ms/step"), ev
+        dt = (time.perf_counter() - t0) / iters
+        self.watchdog.disarm()
+        self.progress(step, "done")
+        timing = self.torch.full((1,), dt, dtype=self.torch.float64, device=self.dev)
+        self.collective(step + " max-time", self.dist.all_reduce, timing, op=self.dist.ReduceOp.MAX)
+        return dt, float(timing.item())
+
+    def st_bandwidth(self):
+        torch, dist, n = self.torch, self.dist, self.world
+        if n < 2:
+            raise kit.Skip("one rank: no interconnect to measure")
+        sw = self.cfg.get("sweep") or {}
+        sizes = sweep_sizes(sw.get("min_bytes", KIB), sw.get("max_bytes", 64 * MIB))
+        rows = []
+        buf = torch.zeros(max(sizes) // 4, dtype=torch.float32, device=self.dev)
+        for nbytes in sizes:
+            x = buf[: nbytes // 4]
+            warm, iters = (1, int(sw["iters"])) if sw.get("iters") else sweep_iters(nbytes)
+            for _ in range(warm):
+                self.collective(f"bandwidth {nbytes} B warm-up", dist.all_reduce, x)
+            self.sync()
+            self.collective(f"bandwidth {nbytes} B barrier", dist.barrier)
+            dt, t = self._timed(x, nbytes, iters)
+            algbw = nbytes / t / 1e9
+            rows.append({"bytes": nbytes, "elements": nbytes // 4, "warmup": warm, "iters": iters,
+                         "time_us": round(t * 1e6, 2), "rank_time_us": round(dt * 1e6, 2),
+                         "algbw_gbps": _sig(algbw), "busbw_gbps": _sig(algbw * busbw_factor(n))})
+        if not bool((buf == 0).all()):
+            raise kit.Fail("the zero-filled sweep buffer is not zero after the sweep", {"rows": rows})
+        best = max(rows, key=lambda r: r["busbw_gbps"])
+        ev = {"op": "all_reduce(SUM), in place", "dtype": "float32", "world_size": n,
+              "busbw_factor": round(busbw_factor(n), 6), "unit": "GB/s = 1e9 bytes/s",
+              "time": "mean per operation of the timed iterations, slowest rank (max over ranks)",
+              "rows": rows, "peak_busbw_gbps": best["busbw_gbps"], "peak_at_bytes": best["bytes"],
+              "busbw_gbps": rows[-1]["busbw_gbps"], "algbw_gbps": rows[-1]["algbw_gbps"], "bytes": rows[-1]["bytes"]}
+        return "pass", (f"{len(rows)} sizes {_size(sizes[0])}..{_size(sizes[-1])}; peak busbw "
+                        f"{best['busbw_gbps']:.3g} GB/s at {_size(best['bytes'])}"), ev
+
+
+def _compare(got, want):
+    """Exactness of a received tensor: the count of wrong elements and the first one."""
+    bad = (got != want).nonzero()
+    out = {"elements": int(want.numel()), "exact": int(bad.numel()) == 0, "wrong_elements": int(bad.shape[0])}
+    if bad.numel():
+        j = int(bad[0, 0])
+        out.update({"first_wrong_index": j, "got": float(got[j]), "expected": float(want[j])})
+    return out
+
+
+def _sig(x, digits=6):
+    """x to `digits` significant digits (bandwidths span 1e-4 .. 1e3 GB/s)."""
+    return float(f"{x:.{digits}g}")
+
+
+def _size(b):
+    for unit, name in ((MIB, "MiB"), (KIB, "KiB")):
+        if b >= unit and b % unit == 0:
+            return f"{b // unit} {name}"
+    return f"{b} B"
+
+
+def _connect(ds, cfg, dist):
+    """The job's store (the parent already checked in to it); a failure is a failure of this rank."""
+    try:
+        ds.store = dist.PrefixStore(cfg["prefix"], dist.TCPStore(
+            cfg["master_addr"], int(cfg["master_port"]), None, False, timedelta(seconds=ds.timeout)))
+    except Exception as e:
+        ds.rec.r["error"] = {"kind": "store", "message": f"cannot reach the store at {cfg['master_addr']}:"
+                                                         f"{cfg['master_port']}: {type(e).__name__}: {e}"}
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--config", default="{}", help="JSON object")
+    ap.add_argument("--config", required=True, help="JSON object")
     ap.add_argument("--out", required=True)
     args = ap.parse_args(argv)
     cfg = json.loads(args.config)
-    device = cfg.get("device") or "cuda"
-    rec = Recorder(args.out, device)
-    rec.r["distributed"] = {"rank": cfg.get("rank"), "world_size": cfg.get("world_size"),
-                            "local_rank": cfg.get("local_rank"), "host": socket.gethostname(),
-                            "master": f"{os.environ.get('MASTER_ADDR')}:{os.environ.get('MASTER_PORT')}",
-                            "backend": None}
-    rec.r["plan"] = [[s, device] for s in STAGES]
-    faulthandler.enable()
-    if hasattr(faulthandler, "register"):
-        faulthandler.register(signal.SIGTERM, all_threads=True, chain=True)
-    if cfg.get("timeout_s"):
-        t = float(cfg["timeout_s"])
-        faulthandler.dump_traceback_later(max(t * 0.9, t - 3), exit=False)
+    rec = kit.Recorder(args.out, cfg.get("device"))
+    rec.r.update({"rank": cfg["rank"], "progress": None})
+    kit.child_setup(cfg)
     rec.r["env"] = {"python": sys.version.split()[0], "executable": sys.executable, "pid": os.getpid(),
-                    "nccl_env": {k: v for k, v in sorted(os.environ.items()) if k.startswith(("NCCL_", "TORCH_NCCL_"))}}
-    rec.begin("init", device)
-    import torch  # noqa: E402  (may crash: the parent records that as a failed init stage)
+                    "hostname": socket.gethostname()}
+    ds = DistSmoke(cfg, rec)
+    rec.r["plan"] = [[s, ds.device_name] for s in STAGES]
+    try:
+        data.locate(cfg, rec.r["data"])  # before torch: the training stage says what is missing
+    except data.DataError as e:
+        rec.r["data"]["error"] = e.to_dict()
+    rec.begin("device", ds.device_name)
+    import torch  # noqa: E402 (may crash: the parent records that as a failed device stage)
     import torch.distributed as dist  # noqa: E402
 
+    ds.torch, ds.dist = torch, dist
     rec.r["env"].update({"torch": torch.__version__, "torch_cuda": torch.version.cuda})
-    smoke = DistSmoke(cfg, rec)
-    smoke.torch, smoke.dist = torch, dist
-    fns = {"init": smoke.st_init, "membership": smoke.st_membership, "all-reduce": smoke.st_all_reduce,
-           "bandwidth": smoke.st_bandwidth, "ddp": smoke.st_ddp}
-    # Collectives must be called in the same order on every rank: after a failed stage this rank
-    # stops (the others then time out in their next collective and say so) instead of pairing
-    # its next collective with another stage's.
-    failed = None
-    for name in STAGES:
-        if failed is not None:
-            rec.begin(name, str(smoke.dev or device))
-            rec.end(name, str(smoke.dev or device), "skip", 0.0, f"not run: stage '{failed}' failed on this rank", {})
-            continue
-        if smoke.stage(name, fns[name]) == "fail":
-            failed = name
-    if smoke.joined and failed is None:
+    if cfg.get("threads"):
+        torch.set_num_threads(int(cfg["threads"]))
+    _connect(ds, cfg, dist)
+    ds.watchdog.start()
+    fns = {"device": ds.st_device, "init": ds.st_init, "all-reduce": ds.st_all_reduce,
+           "broadcast": ds.st_broadcast, "training": ds.st_training, "bandwidth": ds.st_bandwidth}
+    # Collectives must be called in the same order on every rank: after a failed stage this rank stops
+    # (and its parent tells the others) instead of pairing its next collective with another stage's.
+    for i, name in enumerate(STAGES):
+        if ds.store is None:
+            rec.skip_rest(STAGES[i:], ds.device_name, "not run: the store is unreachable")
+            break
+        if kit.run_stage(rec, name, ds.device_name, fns[name], ds.rank) == "fail":
+            rec.skip_rest(STAGES[i + 1:], ds.device_name, f"not run: stage '{name}' did not pass on this rank")
+            break
+    if dist.is_initialized():
         try:
-            dist.barrier()
             dist.destroy_process_group()
         except Exception:
             pass
-    verdicts = [s["verdict"] for s in rec.r["stages"]]
-    rec.r["status"] = "fail" if "fail" in verdicts else "pass"
-    rec.r["state"] = "finished"
-    rec.r["current"] = None
-    rec.save()
-    faulthandler.cancel_dump_traceback_later()
-    return 0 if rec.r["status"] == "pass" else 1
+    if rec.r["error"]:
+        rec.r["status"] = "fail"
+    return rec.finish()
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)  # not through interpreter teardown, where a library's C++ thread may abort the process

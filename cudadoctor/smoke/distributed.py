@@ -1,29 +1,53 @@
-"""Parent side of `cudadoctor smoke --distributed`: one rank of a torchrun / srun launch.
+"""`cudadoctor smoke --distributed`: one rank of a torchrun (or srun) job; rank 0 writes ONE job report.
 
-Standard library only; never imports torch. Reads where this process stands in the job
-(:func:`rendezvous`), runs cudadoctor/smoke/dist_workload.py in a watched child (the same
-watchdog as the single-GPU smoke: a crash or a hang becomes a failed stage naming where it
-happened), and returns the result (the smoke's schema 1 plus a ``distributed`` block).
+Each rank checks in to the job's TCPStore (rank 0 waits at most --rank-timeout and names who never
+came), runs dist_workload.py in a watched child (runner.run_watched: a crash or a hang is a failed
+stage of this rank), posts its row, and tells the others to stop (``abort``) when it failed; rank 0
+waits at most --rank-timeout for every row and makes the report (job.combine). docs/smoke.md has the
+protocol. Only the store comes from torch here (no CUDA, no collectives).
 """
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
+import signal
 import socket
+import struct
+import sys
 import tempfile
+import time
+from datetime import timedelta
 from pathlib import Path
-from typing import Dict, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional
 
-from .runner import SCHEMA, _read_result, _stage, died_in_stage, run_watched
+from ..probes.system import SECRET_NAME, scrub_value
+from . import job
+from .kit import fault_for
+from .runner import _read_result, _signal_name, died_in_stage, run_watched
 
-WORKLOAD = Path(__file__).resolve().with_name("dist_workload.py")
-STAGES = ("init", "membership", "all-reduce", "bandwidth", "ddp")
+CHILD = Path(__file__).resolve().with_name("dist_workload.py")
+STAGES = ("device", "init", "all-reduce", "broadcast", "training", "bandwidth")
+DEFAULT_RANK_TIMEOUT_S = 60.0
 DEFAULT_PORT = 29500
+POLL_S = 0.1
+KIB, MIB = 1024, 1024 * 1024
+
+LAUNCH_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK", "GROUP_WORLD_SIZE",
+               "ROLE_RANK", "ROLE_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "TORCHELASTIC_RUN_ID",
+               "TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_MAX_RESTARTS", "TORCHELASTIC_USE_AGENT_STORE",
+               "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_JOB_ID", "CUDA_VISIBLE_DEVICES",
+               "OMP_NUM_THREADS")
+ENV_PREFIXES = ("NCCL_", "TORCH_NCCL_", "GLOO_", "TORCH_DISTRIBUTED_", "TP_SOCKET_IFNAME", "UCX_", "FI_")
+
+RUN_HINT = "torchrun --standalone --nproc-per-node N -m cudadoctor smoke --distributed"
 
 
-class RendezvousError(ValueError):
-    """This process is not one rank of a launch: a one-line message for the user."""
+class LaunchError(Exception):
+    """The environment is not a distributed launch we can use (bad input, exit 2); one line."""
 
+
+# -- Where this rank stands: the one launch parser (torchrun's variables, else Slurm's)
 
 def _int(env: Mapping[str, str], *names: str) -> Optional[int]:
     for n in names:
@@ -32,184 +56,434 @@ def _int(env: Mapping[str, str], *names: str) -> Optional[int]:
             try:
                 return int(v)
             except ValueError:
-                raise RendezvousError(f"{n}={v!r} is not an integer") from None
+                raise LaunchError(f"{n}={v!r} is not an integer") from None
     return None
 
 
-def rendezvous(env: Mapping[str, str]) -> Dict[str, object]:
-    """Rank, world size, local rank and master of this process, from torchrun's variables
-    (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT) or else Slurm's (SLURM_PROCID,
-    SLURM_NTASKS, SLURM_LOCALID; MASTER_ADDR must then be exported by the job script)."""
-    rank = _int(env, "RANK", "SLURM_PROCID")
-    world = _int(env, "WORLD_SIZE", "SLURM_NTASKS")
+def launch_info(environ: Mapping[str, str]) -> Dict[str, Any]:
+    """Rank, world size, local rank and master of this process, from torchrun's variables (RANK,
+    WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT) or else Slurm's (SLURM_PROCID, SLURM_NTASKS,
+    SLURM_LOCALID; MASTER_ADDR must then be exported by the job script). LaunchError if unusable."""
+    rank, world = _int(environ, "RANK", "SLURM_PROCID"), _int(environ, "WORLD_SIZE", "SLURM_NTASKS")
     if rank is None or world is None:
-        raise RendezvousError(
-            "--distributed runs as one rank of a launch: start it with torchrun "
-            "(torchrun --nproc-per-node=N --no-python cudadoctor smoke --distributed) or srun; "
-            "RANK/WORLD_SIZE (or SLURM_PROCID/SLURM_NTASKS) are not set")
-    local = _int(env, "LOCAL_RANK", "SLURM_LOCALID")
-    if local is None:
-        local = 0 if world == 1 else None
-    if local is None:
-        raise RendezvousError("LOCAL_RANK (or SLURM_LOCALID) is not set: which GPU is this rank's?")
-    if not 0 <= rank < world:
-        raise RendezvousError(f"rank {rank} is outside 0..{world - 1} (WORLD_SIZE {world})")
-    if local < 0:
-        raise RendezvousError(f"LOCAL_RANK {local} is negative")
-    addr = (env.get("MASTER_ADDR") or "").strip()
+        raise LaunchError("--distributed runs as one rank of a launch: RANK/WORLD_SIZE (or SLURM_PROCID/"
+                          f"SLURM_NTASKS) are not set. Start it with: {RUN_HINT} (or srun)")
+    local = _int(environ, "LOCAL_RANK", "SLURM_LOCALID")
+    if local is None and world != 1:
+        raise LaunchError("LOCAL_RANK (or SLURM_LOCALID) is not set: which GPU is this rank's?")
+    if world < 1 or not 0 <= rank < world:
+        raise LaunchError(f"RANK={rank} is not in 0..WORLD_SIZE-1 (WORLD_SIZE={world})")
+    addr = (environ.get("MASTER_ADDR") or "").strip() or ("127.0.0.1" if world == 1 else "")
     if not addr:
-        if world == 1:
-            addr = "127.0.0.1"
-        else:
-            raise RendezvousError(
-                "MASTER_ADDR is not set: under srun export it in the job script, e.g. "
-                "export MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n1)")
-    port = _int(env, "MASTER_PORT")
+        raise LaunchError("MASTER_ADDR is not set: under srun export it in the job script, e.g. "
+                          "export MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n1)")
+    port = _int(environ, "MASTER_PORT")
     port = DEFAULT_PORT if port is None else port
     if not 0 < port < 65536:
-        raise RendezvousError(f"MASTER_PORT {port} is not a port number")
-    return {"rank": rank, "world_size": world, "local_rank": local, "master_addr": addr, "master_port": port}
+        raise LaunchError(f"MASTER_PORT={port} is not a TCP port")
+    torchrun = bool(environ.get("TORCHELASTIC_RUN_ID"))
+    return {"rank": rank, "world_size": world, "local_rank": local or 0, "master_addr": addr, "master_port": port,
+            "agent_store": environ.get("TORCHELASTIC_USE_AGENT_STORE") == "True",
+            "run_id": environ.get("TORCHELASTIC_RUN_ID") or environ.get("SLURM_JOB_ID") or "none",
+            "attempt": environ.get("TORCHELASTIC_RESTART_COUNT") or "0",
+            "launcher": "torchrun" if torchrun else "slurm" if environ.get("SLURM_PROCID") else "environment variables"}
 
 
-def run_distributed(python: str, device: str, timeout_s: float, rdzv: Dict[str, object],
-                    progress: bool = False) -> dict:
-    """Run this rank's distributed smoke with ``python`` in a watched child; the result dict."""
-    kind = "cpu" if device == "cpu" else "cuda"
-    collective_timeout = max(5.0, timeout_s * 0.4)
-    cfg = {"device": kind, "rank": rdzv["rank"], "world_size": rdzv["world_size"],
-           "local_rank": rdzv["local_rank"], "timeout_s": timeout_s, "collective_timeout_s": collective_timeout}
-    dist_info = {**rdzv, "host": socket.gethostname(), "backend": None, "collective_timeout_s": collective_timeout}
-    base = {"schema": SCHEMA, "kind": "cudadoctor-smoke-distributed", "device": kind, "status": "error", "stages": [],
-            "data": {"source": None, "path": None, "torchvision": None}, "error": None, "timeout_s": timeout_s,
-            "python": python, "distributed": dist_info}
-    env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONFAULTHANDLER="1",
-               RANK=str(rdzv["rank"]), WORLD_SIZE=str(rdzv["world_size"]), LOCAL_RANK=str(rdzv["local_rank"]),
-               MASTER_ADDR=str(rdzv["master_addr"]), MASTER_PORT=str(rdzv["master_port"]))
-    with tempfile.TemporaryDirectory(prefix="cudadoctor-dsmoke-") as tmp:
-        out = os.path.join(tmp, "result.json")
-        cmd = [python, str(WORKLOAD), "--config", json.dumps(cfg), "--out", out]
-        # torchrun stops every rank when one fails: catch_sigterm says so in this rank's report
-        # instead of dying without one (and without leaving the child behind)
-        w = run_watched(cmd, env, progress, timeout_s, catch_sigterm=True)
-        if isinstance(w, str):
-            base["error"] = {"kind": "bad-interpreter", "message": f"cannot run {python}: {w}"}
-            return base
-        child = _read_result(out)
-    return _assemble(base, child, w.rc, w.timed_out, w.killed, w.elapsed, timeout_s, w.stderr_tail, w.terminated)
+# -- Network interface, NCCL/Gloo variables (pure or stdlib); the store
+
+def relevant_env(environ) -> Dict[str, str]:
+    """NCCL_*, TORCH_NCCL_*, GLOO_* ... and the launcher's variables (secret-looking names dropped)."""
+    return {k: scrub_value(str(environ[k])[:1024]) for k in sorted(environ)
+            if not SECRET_NAME.search(k) and (k in LAUNCH_VARS or k.startswith(ENV_PREFIXES))}
 
 
-def _assemble(r: dict, child: Optional[dict], rc, timed_out: bool, killed, elapsed: float, timeout_s: float,
-              stderr_tail: str, terminated: Optional[str] = None) -> dict:
-    r["elapsed_s"] = round(elapsed, 3)
-    r["exit_code"] = rc
-    if child:
-        r["stages"] = child.get("stages", [])
-        r["env"] = child.get("env", {})
-        got = child.get("distributed") or {}
-        r["distributed"].update({k: v for k, v in got.items() if v is not None and k in ("backend", "host")})
-    finished = bool(child) and child.get("state") == "finished"
-    current = (child or {}).get("current") or {}
-    plan = [p[0] for p in (child or {}).get("plan") or []] or list(STAGES)
-    all_done = bool(child) and not current and {s.get("name") for s in r["stages"]} >= set(plan)
-    if (finished and not timed_out and rc is not None and rc >= 0) or all_done:
-        failed = [s for s in r["stages"] if s.get("verdict") == "fail"]
-        r["status"] = "fail" if failed else (child.get("status") or "pass")
-        if failed:
-            s = failed[0]
-            r["error"] = {"kind": "stage-failed", "message": f"stage '{s['name']}' failed: {s.get('message')}",
-                          "stage": s["name"]}
-            hint = _hint(s, r)
-            if hint:
-                r["error"]["hint"] = hint
-        if not finished:  # every stage had a verdict; it was stopped while leaving the process group
-            how = f"stopped by the launcher ({terminated})" if terminated else ("timed out" if timed_out else f"exit code {rc}")
-            r.setdefault("notes", []).append(f"the rank was {how} after its last stage, while leaving the process group")
-        return r
-    stage_name, stage_dev, what, kind, dur, ev = died_in_stage(
-        child, rc, timed_out, killed, timeout_s, elapsed, stderr_tail, "init", r["device"], terminated)
-    r["stages"].append(_stage(stage_name, stage_dev, "fail", what, dur, ev))
-    done = {s["name"] for s in r["stages"]}
-    for name in STAGES:
-        if name not in done:
-            r["stages"].append(_stage(name, stage_dev, "skip", f"not run: the rank died in '{stage_name}'"))
-    r["status"] = "fail"
-    r["error"] = {"kind": kind, "message": what, "stage": stage_name, "signal": ev["signal"],
-                  "stderr_tail": stderr_tail}
-    hint = _hint({"name": stage_name, "message": what + "\n" + stderr_tail}, r)
-    if hint:
-        r["error"]["hint"] = hint
-    return r
+def parse_route_table(text: str) -> List[Dict[str, Any]]:
+    """/proc/net/route rows: iface, destination, mask (IPv4Address/int), gateway, metric."""
+    rows = []
+    for line in text.splitlines()[1:]:
+        f = line.split()
+        if len(f) < 8:
+            continue
+        try:
+            dest, gw, flags, metric, mask = int(f[1], 16), int(f[2], 16), int(f[3], 16), int(f[6]), int(f[7], 16)
+        except ValueError:
+            continue
+        if not flags & 0x1:  # RTF_UP
+            continue
+        # the kernel prints the addresses in host (little-endian on x86/arm) byte order
+        to_ip = lambda v: ipaddress.IPv4Address(struct.pack("<I", v))  # noqa: E731
+        rows.append({"iface": f[0], "destination": to_ip(dest), "mask": to_ip(mask), "gateway": to_ip(gw),
+                     "metric": metric, "prefix": bin(mask).count("1")})
+    return rows
 
 
-def _hint(stage: dict, r: dict) -> Optional[str]:
-    """What a failure in a collective stage most often means."""
-    msg = str(stage.get("message") or "")
-    d = r.get("distributed") or {}
-    master = f"{d.get('master_addr')}:{d.get('master_port')}"
-    if "Duplicate GPU" in msg or "both use the same GPU" in msg:
-        return "two ranks share a GPU: one rank per GPU (--nproc-per-node = GPUs per node, LOCAL_RANK -> cuda:LOCAL_RANK)"
-    timeoutish = any(w in msg.lower() for w in ("timed out", "timeout", "connection refused", "connect", "socket"))
-    if stage.get("name") == "init" and timeoutish:
-        return (f"not every one of the {d.get('world_size')} ranks reached {master} in time: a rank failed before "
-                "joining (see its report), MASTER_ADDR/MASTER_PORT are not reachable from every node (firewall), "
-                "or the ranks disagree on WORLD_SIZE")
-    if timeoutish:
-        return ("a collective did not complete: another rank failed or left (see the other ranks' reports), or the "
-                "ranks cannot reach each other over the network the backend chose (NCCL: NCCL_SOCKET_IFNAME, "
-                "NCCL_IB_HCA, run with NCCL_DEBUG=INFO; gloo: GLOO_SOCKET_IFNAME)")
-    return None
+def route_interface(ip: str, route_text: str) -> Optional[str]:
+    """The interface of the most specific IPv4 route to ip in a /proc/net/route table (None if none)."""
+    try:
+        addr = ipaddress.IPv4Address(ip)
+    except ValueError:
+        return None
+    if addr.is_loopback:
+        return "lo"
+    best = None
+    for r in parse_route_table(route_text):
+        if int(addr) & int(r["mask"]) == int(r["destination"]) & int(r["mask"]):
+            key = (r["prefix"], -r["metric"])
+            if best is None or key > best[0]:
+                best = (key, r["iface"])
+    return best[1] if best else None
 
 
-def render_header(result: dict) -> str:
-    d = result.get("distributed") or {}
-    return (f"rank {d.get('rank')} of {d.get('world_size')} (local rank {d.get('local_rank')}) on {d.get('host')}, "
-            f"backend {d.get('backend') or '?'}, master {d.get('master_addr')}:{d.get('master_port')}")
+def _resolve(host: str) -> Optional[str]:
+    try:
+        infos = socket.getaddrinfo(host, None, socket.AF_INET, socket.SOCK_STREAM)
+        return infos[0][4][0] if infos else None
+    except (OSError, UnicodeError):
+        return None
 
 
-def numbers(result: dict) -> list:
-    out = []
-    for s in result.get("stages", []):
-        ev = s.get("evidence") or {}
-        if s["name"] == "membership" and ev.get("hosts"):
-            out.append(("nodes", f"{ev.get('nodes')}: " + ", ".join(f"{h} ranks {r}" for h, r in list(ev["hosts"].items())[:8])
-                        + (" …" if len(ev["hosts"]) > 8 else "")))
-        if s["name"] == "bandwidth" and "busbw_gbps" in ev:
-            out.append(("all_reduce", f"{ev['bytes'] >> 20} MiB in {ev['time_ms']} ms: algorithm bandwidth "
-                        f"{ev['algbw_gbps']} GB/s, bus bandwidth {ev['busbw_gbps']} GB/s"))
-        if s["name"] == "ddp" and "step_ms" in ev:
-            out.append(("ddp", f"{ev['steps']} steps, {ev['step_ms']} ms/step, loss {ev['mean_loss_first5']} -> "
-                        f"{ev['mean_loss_last5']}"))
-    return out
+def _local_ip_towards(ip: str, port: int) -> Optional[str]:
+    """The source address the kernel picks to reach ip (a UDP connect sends no packet)."""
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.connect((ip, port))
+            return s.getsockname()[0]
+    except OSError:
+        return None
 
 
-def render(result: dict, fmt: str) -> str:
-    from .render import render as smoke_render
+def network_info(master_addr: str, master_port: int, backend: str, environ) -> Dict[str, Any]:
+    """Which interface this rank uses: the *_SOCKET_IFNAME a library will obey, else the route to MASTER_ADDR."""
+    ip = _resolve(master_addr)
+    info: Dict[str, Any] = {"master_addr": master_addr, "master_ip": ip, "local_ip": None, "interface": None,
+                            "source": None, "nccl_socket_ifname": environ.get("NCCL_SOCKET_IFNAME"),
+                            "gloo_socket_ifname": environ.get("GLOO_SOCKET_IFNAME")}
+    if ip:
+        info["local_ip"] = _local_ip_towards(ip, master_port)
+    var = "NCCL_SOCKET_IFNAME" if backend == "nccl" else "GLOO_SOCKET_IFNAME"
+    if environ.get(var):
+        info.update(interface=environ[var], source=var)
+        return info
+    if ip:
+        try:
+            with open("/proc/net/route") as f:
+                route = f.read()
+        except OSError:
+            route = ""
+        iface = route_interface(ip, route)
+        if iface:
+            info.update(interface=iface, source="route to MASTER_ADDR (/proc/net/route)")
+    if backend == "nccl":
+        info["note"] = ("NCCL picks its own interface when NCCL_SOCKET_IFNAME is unset (it skips lo and docker* "
+                        "unless nothing else is up); NCCL_DEBUG=INFO prints the one it chose")
+    return info
 
-    if fmt == "json":
-        return smoke_render(result, "json")
-    body = smoke_render(result, fmt)
-    head = render_header(result)
-    nums = numbers(result)
-    hint = (result.get("error") or {}).get("hint")
-    if fmt == "markdown":
-        lines = body.rstrip("\n").split("\n")
-        lines[0] = lines[0].replace("cudadoctor smoke", "cudadoctor smoke --distributed", 1)
-        lines[1:1] = ["", head.replace("|", "\\|")]
-        extra = [f"| {k} | {str(v).replace('|', chr(92) + '|')} |" for k, v in nums]
-        if extra:
-            lines += ["", "| | |", "|---|---|"] + extra
-        if hint:
-            lines += ["", f"Hint: {hint}"]
-        return "\n".join(lines) + "\n"
-    lines = body.rstrip("\n").split("\n")
-    lines[0] = lines[0].replace("cudadoctor smoke", "cudadoctor smoke --distributed", 1)
-    lines.insert(1, head)
-    if nums:
-        w = max(len(k) for k, _ in nums)
-        at = next((i for i, ln in enumerate(lines) if ln.startswith("error (")), len(lines))
-        if at < len(lines):
-            at -= 1  # before the blank line that precedes the error
-        lines[at:at] = [""] + [f"  {k:<{w}}  {v}" for k, v in nums]
-    if hint:
-        lines += ["", f"hint: {hint}"]
-    return "\n".join(lines) + "\n"
+
+class Store:
+    def __init__(self, info: Dict[str, Any], timeout_s: float):
+        from torch.distributed import PrefixStore, TCPStore  # the only torch this process touches
+
+        self.prefix = f"cudadoctor-smoke/{info['run_id']}/{info['attempt']}/"
+        self.hosting = info["rank"] == 0 and not info["agent_store"]  # under srun rank 0 hosts it
+        self.s = PrefixStore(self.prefix, TCPStore(info["master_addr"], info["master_port"], info["world_size"]
+                                                   if self.hosting else None, self.hosting,
+                                                   timedelta(seconds=timeout_s), wait_for_workers=False))
+
+    def set(self, key: str, value: Any) -> None:
+        self.s.set(key, json.dumps(value, default=str))
+
+    def first_set(self, key: str, value: Any) -> None:
+        """Set key unless it exists (the first rank to fail is the one named in ``abort``)."""
+        self.s.compare_set(key, "", json.dumps(value, default=str))
+
+    def get(self, key: str) -> Any:
+        """The value, or None when the key is not set (never blocks)."""
+        if not self.s.check([key]):
+            return None
+        raw = self.s.get(key)
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+
+    def has(self, key: str) -> bool:
+        return bool(self.s.check([key]))
+
+
+# -- One rank
+
+class Terminated(BaseException):
+    """SIGTERM (the launcher ending the job). A BaseException so that no `except Exception` around a store
+    call swallows it."""
+
+
+def _on_sigterm(signum, frame):
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # once: the report must still be written after it
+    raise Terminated(_signal_name(signum))
+
+
+def _sweep_cfg() -> Dict[str, int]:
+    """CUDADOCTOR_SMOKE_SWEEP=MAX_BYTES[:ITERS] shrinks the sweep (tests); default 1 KiB..64 MiB."""
+    spec = os.environ.get("CUDADOCTOR_SMOKE_SWEEP", "")
+    cfg = {"min_bytes": KIB, "max_bytes": 64 * MIB}
+    mx, _, it = spec.partition(":")
+    try:
+        if mx:
+            cfg["max_bytes"] = max(KIB, int(mx))
+        if it:
+            cfg["iters"] = max(1, int(it))
+    except ValueError:
+        pass
+    return cfg
+
+
+def _stage_error(stages) -> Optional[dict]:
+    """The error of the first failed stage: its own failure (device, data, a WRONG result) or a collective
+    that failed while waiting for the others (kind "collective": job.blame decides who is behind)."""
+    failed = next((s for s in stages if s["verdict"] == "fail"), None)
+    if not failed:
+        return None
+    name, msg = failed["name"], str(failed["message"])
+    own = "WRONG" in msg or "no data on rank" in msg or "test accuracy" in msg or "replicas diverged" in msg
+    kind = "collective" if name in STAGES[1:] and not own else name
+    return {"kind": kind, "stage": name, "message": f"stage '{name}': {msg}"}
+
+
+class Rank:
+    def __init__(self, info, cfg: Dict[str, Any], python: str, environ):
+        self.info = info
+        self.r, self.n = info["rank"], info["world_size"]
+        self.cfg = cfg  # device, rank_timeout_s, timeout_s, data_dir, synthetic, epochs
+        self.device = cfg["device"]
+        self.device_name = "cpu" if self.device == "cpu" else f"cuda:{info['local_rank']}"
+        self.backend = "nccl" if self.device == "cuda" else "gloo"
+        self.T = cfg["rank_timeout_s"]
+        self.python = python
+        self.env = environ
+        self.hostname = socket.gethostname()
+        self.store: Optional[Store] = None
+        self.own: Optional[dict] = None  # this rank's row, once its workload has ended
+        self.t0 = time.monotonic()
+        self.terminated = False
+        self.net = network_info(info["master_addr"], info["master_port"], self.backend, environ)
+
+    def _wait_keys(self, keys: List[str], seconds: float) -> List[str]:
+        """Poll until every key exists or the time is up; returns the missing keys."""
+        deadline = time.monotonic() + seconds
+        missing = list(keys)
+        while True:
+            missing = [k for k in missing if not self.store.has(k)]
+            if not missing or time.monotonic() >= deadline:
+                return missing
+            time.sleep(POLL_S)
+
+    def _row(self, status, stages, error, **extra) -> Dict[str, Any]:
+        row = {"rank": self.r, "local_rank": self.info["local_rank"], "hostname": self.hostname, "pid": os.getpid(),
+               "device": self.device_name, "status": status, "stages": stages, "error": error, "network": self.net,
+               "elapsed_s": round(time.monotonic() - self.t0, 3)}
+        row.update(extra)
+        return row
+
+    def connect(self) -> Optional[dict]:
+        """Connect and check in; on failure, a failed row."""
+        try:
+            self.store = Store(self.info, self.T)
+            self.store.set(f"arrived/{self.r}", {"hostname": self.hostname, "pid": os.getpid(), "t": time.time(),
+                                                 "local_rank": self.info["local_rank"]})
+            return None
+        except Terminated:
+            raise
+        except Exception as e:
+            text = str(e).strip()
+            msg = (f"cannot reach the job's store at {self.info['master_addr']}:{self.info['master_port']} within "
+                   f"{self.T:g} s: {type(e).__name__}: {text.splitlines()[0] if text else ''}")
+            return self._row("fail", [], {"kind": "store", "message": msg})
+
+    def child(self) -> dict:
+        """Run dist_workload.py under the watchdog (its own timeout; SIGTERM from the launcher). A failed or
+        killed child is a failed stage of this rank."""
+        cfg = dict(self.cfg, rank=self.r, world_size=self.n, local_rank=self.info["local_rank"],
+                   backend=self.backend, master_addr=self.info["master_addr"], master_port=self.info["master_port"],
+                   prefix=self.store.prefix, sweep=_sweep_cfg())
+        with tempfile.TemporaryDirectory(prefix="cudadoctor-dist-") as tmp:
+            out = os.path.join(tmp, "result.json")
+            env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONFAULTHANDLER="1")
+            w = run_watched([self.python, str(CHILD), "--config", json.dumps(cfg), "--out", out], env, False,
+                            self.cfg["timeout_s"], catch_sigterm=True)
+            if isinstance(w, str):
+                return self._row("fail", [], {"kind": "bad-interpreter", "message": f"cannot run {self.python}: {w}"})
+            res = _read_result(out) or {}
+        if w.terminated:
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            self.terminated = True
+        return self._assemble(res, w)
+
+    def _assemble(self, res: dict, w) -> dict:
+        stages = list(res.get("stages") or [])
+        extra = {"progress": res.get("progress"), "env": res.get("env") or {}, "exit_code": w.rc,
+                 "data": res.get("data")}
+        tail = w.stderr_tail
+        if res.get("state") == "finished":  # every stage has its verdict, whatever happened afterwards
+            status, err = res.get("status") or "fail", res.get("error")
+            if err and err.get("kind") == "timeout" and err.get("stage") in STAGES[1:]:
+                err = dict(err, kind="collective")  # the watchdog fired while waiting for the others
+            if status != "pass" and not err:
+                err = _stage_error(stages)
+            if w.terminated or w.timed_out or w.rc is None or w.rc < 0:
+                how = w.terminated and f"stopped by the launcher ({w.terminated})" or w.killed or f"exit code {w.rc}"
+                extra["notes"] = [f"the workload was {how} after its last stage, while leaving the process group"]
+            return self._row(status, stages, err, stderr_tail=tail if status != "pass" else "", **extra)
+        # no current stage: before the first one, or after the last one (tearing down the process group)
+        name, dev, what, kind, dur, ev = died_in_stage(res or None, w.rc, w.timed_out, w.killed, self.cfg["timeout_s"],
+                                                       w.elapsed, tail, "teardown" if stages else "device",
+                                                       self.device_name, w.terminated)
+        err = {"kind": kind, "stage": name, "message": what}
+        own = _stage_error(stages)
+        if own and (kind in job.SECONDARY or own["kind"] not in job.SECONDARY):
+            err = dict(own, then=what)  # it had already failed on its own before it was stopped
+        stages.append({"name": name, "device": dev, "verdict": "fail", "duration_s": round(dur, 3), "message": what,
+                       "evidence": ev})
+        done = {s["name"] for s in stages}
+        stages += [{"name": s, "device": dev, "verdict": "skip", "duration_s": 0.0,
+                    "message": f"not run: the workload stopped in '{name}'", "evidence": {}}
+                   for s in STAGES if s not in done]
+        return self._row("fail", stages, err, stderr_tail=tail, **extra)
+
+    # -- rank 0 ---------------------------------------------------------------------------------------
+    def gather(self, own: dict, wait_s: float, started: bool = True) -> dict:
+        keys = [f"result/{r}" for r in range(self.n) if r != self.r]
+        if wait_s > 0 and self.store is not None:
+            try:
+                self._wait_keys(keys, wait_s)
+            except Terminated:
+                self.terminated = True
+            except Exception:
+                pass
+        results, arrived, progress = {self.r: own}, {self.r: {"hostname": self.hostname}}, {}
+        if self.store is not None:
+            try:
+                self._read_all(results, arrived, progress)
+            except Terminated:  # SIGTERM is ignored from now on: read again, quickly
+                self.terminated = True
+                self._read_all(results, arrived, progress)
+        ctx = {"rank": self.r, "world_size": self.n, "device": self.device, "backend": self.backend,
+               "rank_timeout_s": self.T, "info": self.info, "network": self.net, "env": relevant_env(self.env),
+               "terminated": self.terminated, "elapsed_s": round(time.monotonic() - self.t0, 3)}
+        return job.combine(ctx, results, arrived, progress, time.time(), started)
+
+    def _read_all(self, results, arrived, progress) -> None:
+        for r in range(self.n):
+            for name, d in (("result", results), ("arrived", arrived), ("progress", progress)):
+                if r in d:
+                    continue
+                try:
+                    v = self.store.get(f"{name}/{r}")
+                except Exception:
+                    v = None
+                if v is not None:
+                    d[r] = v
+
+    def _post(self, own: dict) -> None:
+        """Post this rank's row; a rank that failed (unless it was stopped) tells the others to stop."""
+        try:
+            if own["status"] != "pass" and (own.get("error") or {}).get("kind") not in ("aborted", "terminated"):
+                self.store.first_set("abort", {"rank": self.r, "reason": (own.get("error") or {}).get("message")})
+            self.store.set(f"result/{self.r}", own)
+        except Exception:
+            pass
+
+    def run(self):
+        """(job report or None, exit code, this rank's row). Only rank 0 returns a report."""
+        if fault_for("check-in", self.r) == "hang":
+            sys.stderr.write(f"CUDADOCTOR_SMOKE_FAULT: rank {self.r} never checks in\n")
+            while True:
+                time.sleep(3600)
+        failed = self.connect()
+        if failed is not None:
+            if self.r == 0:
+                return self.gather(failed, 0), 1, failed
+            sys.stderr.write(f"cudadoctor smoke --distributed: rank {self.r}: {failed['error']['message']}\n")
+            return None, 1, failed
+        return self._run_rank0() if self.r == 0 else self._run_other()
+
+    def _run_rank0(self):
+        missing = self._wait_keys([f"arrived/{r}" for r in range(self.n)], self.T)
+        if missing:
+            reason = f"rank(s) {', '.join(k.split('/')[1] for k in missing)} never checked in within {self.T:g} s"
+            self.store.first_set("abort", {"rank": 0, "reason": reason})
+            own = self._row("fail", [], {"kind": "aborted", "message": f"not started: {reason}"})
+            return self.gather(own, 0, started=False), 1, own
+        self.store.set("go", {"t": time.time()})
+        own = self.own = self.child()
+        self._post(own)
+        rep = self.gather(own, 0 if self.terminated else self.T)
+        try:
+            self.store.set("report", {"status": rep["status"]})
+            if self.store.hosting:  # keep the store up until the others have read the verdict
+                self._wait_keys([f"bye/{r}" for r in range(1, self.n)], min(self.T, 10.0))
+        except (Exception, Terminated):
+            pass
+        return rep, 0 if rep["status"] == "pass" else 1, own
+
+    def _wait_go(self) -> Optional[str]:
+        """None when rank 0 said go, else why the job did not start."""
+        deadline = time.monotonic() + 2 * self.T + 10
+        while time.monotonic() < deadline:
+            if self.store.has("go"):
+                return None
+            if self.store.has("abort"):
+                return f"rank 0 stopped the job before it started: {(self.store.get('abort') or {}).get('reason')}"
+            time.sleep(POLL_S)
+        return f"rank 0 did not start the job within {2 * self.T + 10:g} s"
+
+    def _run_other(self):
+        why = self._wait_go()
+        if why:
+            sys.stderr.write(f"cudadoctor smoke --distributed: rank {self.r}: {why}\n")
+            return None, 1, self._row("fail", [], {"kind": "aborted", "message": why})
+        own = self.own = self.child()
+        self._post(own)
+        if self.terminated:
+            return None, 1, own
+        verdict = None
+        try:
+            self._wait_keys(["report"], self.T + 10)
+            verdict = self.store.get("report")
+            self.store.set(f"bye/{self.r}", 1)
+        except Terminated:
+            raise
+        except Exception:
+            pass
+        if own["status"] != "pass":  # no host name here: every output is redacted; the rank names it
+            sys.stderr.write(f"cudadoctor smoke --distributed: rank {self.r}: FAIL: "
+                             f"{(own.get('error') or {}).get('message')}\n")
+        if verdict is None:
+            sys.stderr.write(f"cudadoctor smoke --distributed: rank {self.r}: no report from rank 0\n")
+            return None, 1, own
+        return None, 0 if (verdict.get("status") == "pass" and own["status"] == "pass") else 1, own
+
+
+def run_distributed(cfg: Dict[str, Any], python: Optional[str] = None, environ=None):
+    """Run this rank: (job report or None, exit code, this rank's row); LaunchError when not launched as a job.
+    ``cfg``: device (cuda|cpu), rank_timeout_s, timeout_s, and the data options (data_dir, synthetic, epochs)."""
+    environ = os.environ if environ is None else environ
+    info = launch_info(environ)
+    import torch.distributed  # noqa: F401  (for the store: seconds on a busy node, before the clock starts)
+
+    rank = Rank(info, cfg, python or sys.executable, environ)
+    old = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        try:
+            return rank.run()
+        except Terminated:
+            rank.terminated = True
+            own = rank.own or rank._row("fail", [], {"kind": "terminated",
+                                                     "message": "terminated by the launcher (SIGTERM)"})
+            if rank.r == 0 and rank.store is not None:
+                return rank.gather(own, 0), 1, own
+            return None, 1, own
+    finally:
+        try:
+            signal.signal(signal.SIGTERM, old)
+        except (ValueError, TypeError):
+            pass

@@ -1,8 +1,13 @@
-"""Text and markdown rendering of a `run_smoke` result (json is the dict itself)."""
+"""Text and markdown rendering of smoke outputs: a single-GPU result (kind ``cudadoctor-smoke``) and a
+distributed job report (kind ``cudadoctor-smoke-job``); JSON is the document itself (document.dumps)."""
 from __future__ import annotations
 
-import json
+from typing import List
 
+from ..document import clean, dumps
+
+from .distributed import ENV_PREFIXES
+from .distributed import STAGES as JOB_STAGES
 MARK = {"pass": "✓", "fail": "✗", "skip": "–"}
 
 
@@ -117,8 +122,126 @@ def render_markdown(result: dict) -> str:
 
 
 def render_json(result: dict) -> str:
-    return json.dumps(result, indent=2, default=str) + "\n"
+    return dumps(result)
+
+
+# ---------------------------------------------------------------------------------------------------- the job
+
+
+def _size(b: int) -> str:
+    for unit, name in ((1 << 20, "MiB"), (1 << 10, "KiB")):
+        if b >= unit and b % unit == 0:
+            return f"{b // unit} {name}"
+    return f"{b} B"
+
+
+def _stage_marks(row: dict) -> List[str]:
+    by = {s["name"]: s["verdict"] for s in row.get("stages") or []}
+    return [MARK.get(by.get(s), "?") if s in by else "·" for s in JOB_STAGES]
+
+
+def _net_line(rep: dict) -> str:
+    net = rep.get("network") or {}
+    iface = net.get("interface") or "unknown"
+    src = f" ({net['source']})" if net.get("source") else ""
+    ip = f", local {net['local_ip']}" if net.get("local_ip") else ""
+    return f"interface {iface}{src}{ip}"
+
+
+def _headline(rep: dict) -> str:
+    return (f"cudadoctor smoke --distributed ({rep.get('backend')}, {rep.get('world_size')} ranks, device "
+            f"{rep.get('device')}): {str(rep.get('status')).upper()}")
+
+
+def _collective_lines(rep: dict) -> List[str]:
+    out = []
+    rows = [r for r in rep.get("ranks") or [] if r.get("stages")]
+    for name, what in (("all-reduce", "all-reduce, exact"), ("broadcast", "broadcast from rank 0, exact")):
+        verdicts = [next((s for s in r["stages"] if s["name"] == name), None) for r in rows]
+        ok = [v for v in verdicts if v and v["verdict"] == "pass"]
+        if ok and len(ok) == rep.get("world_size"):
+            ev = ok[0].get("evidence") or {}
+            extra = f": sum of {ev.get('contribution')} = {ev.get('expected')}" if name == "all-reduce" else \
+                f": {ev.get('elements')} elements, pattern {ev.get('pattern')}"
+            out.append(f"{what} on every rank{extra}")
+    tr = rep.get("training")
+    if tr:
+        out.append(f"DDP training on every rank: test accuracy {tr.get('test_accuracy', 0):.4f} (bar "
+                   f"{tr.get('accuracy_bar')}) after {tr.get('epochs')} epochs, {tr.get('steps')} steps of "
+                   f"{tr.get('batch')} over {tr.get('ranks')} ranks; replicas identical")
+    return out
+
+
+def _bw_rows(rep: dict) -> List[List[str]]:
+    bw = rep.get("bandwidth") or {}
+    return [[_size(r["bytes"]), f"{r['time_us']:.1f}", f"{r['algbw_gbps']:.3g}", f"{r['busbw_gbps']:.3g}",
+             str(r["iters"])] for r in bw.get("rows") or []]
+
+
+def _failure_lines(rep: dict) -> List[str]:
+    """The ranks at fault first, then the ranks that only failed because of them, then their last output."""
+    if rep.get("status") == "pass":
+        return []
+    lines = [""]
+    culprits = rep.get("culprits") or []
+    lines += [f"✗ {c['reason']}" for c in culprits]
+    if not culprits and rep.get("error"):
+        lines.append(f"✗ {rep['error']['message']}")
+    for r in rep.get("ranks") or []:
+        e = r.get("error") or {}
+        if r.get("status") != "pass" and e and not any(c["rank"] == r.get("rank") for c in culprits):
+            lines.append(f"  rank {r.get('rank')} (follows from the above): {e.get('message')}")
+    for r in rep.get("ranks") or []:
+        if r.get("status") != "pass" and r.get("stderr_tail"):
+            lines.append(f"  last output of rank {r.get('rank')}'s workload:")
+            lines += ["    " + ln for ln in r["stderr_tail"].splitlines()[-10:]]
+    return lines
+
+
+def job_text(rep: dict) -> str:
+    lines = [_headline(rep)]
+    m = rep.get("master") or {}
+    lines.append(f"  master {m.get('addr')}:{m.get('port')}, {_net_line(rep)}; launcher "
+                 f"{(rep.get('launcher') or {}).get('kind')}")
+    env = {k: v for k, v in (rep.get("env") or {}).items() if k.startswith(ENV_PREFIXES)}
+    lines.append("  " + (", ".join(f"{k}={v}" for k, v in env.items()) if env else "no NCCL_*/GLOO_* variables set"))
+    lines.append("")
+    lines.append("  rank  host             runs on  " + " ".join(f"{s[:9]:<9}" for s in JOB_STAGES) + "  result")
+    for r in rep.get("ranks") or []:
+        marks = _stage_marks(r)
+        lines.append(f"  {r.get('rank'):>4}  {str(r.get('hostname') or '?')[:16]:<16} {str(r.get('device') or '?'):<8} "
+                     + " ".join(f"{mk:<9}" for mk in marks) + f"  {r.get('status')}")
+    coll = _collective_lines(rep)
+    if coll:
+        lines.append("")
+        lines += ["  " + c for c in coll]
+    bw = rep.get("bandwidth")
+    if bw:
+        lines.append("")
+        lines.append(f"  all_reduce bandwidth ({bw.get('dtype')}, in place, {bw.get('world_size')} ranks; "
+                     f"busbw = algbw x {bw.get('busbw_factor')}; GB/s = 1e9 B/s; slowest rank's mean time):")
+        lines.append(f"  {'size':>8}  {'time (us)':>10}  {'algbw GB/s':>10}  {'busbw GB/s':>10}  {'iters':>5}")
+        for row in _bw_rows(rep):
+            lines.append(f"  {row[0]:>8}  {row[1]:>10}  {row[2]:>10}  {row[3]:>10}  {row[4]:>5}")
+        lines.append(f"  note: {bw.get('note')}")
+    lines += _failure_lines(rep)
+    lines.append("")
+    lines.append(f"  total {rep.get('elapsed_s', 0):.1f} s on rank 0 (bounded waits: --rank-timeout "
+                 f"{rep.get('rank_timeout_s'):g} s)")
+    return "\n".join(clean(ln) for ln in lines) + "\n"  # host names, messages: untrusted text
+
+
+def job_markdown(rep: dict) -> str:
+    """The job report for an issue or a wiki page: its text rendering, fenced."""
+    from ..render.markdown import fence
+
+    head = _headline(rep).replace("cudadoctor smoke --distributed", "`cudadoctor smoke --distributed`")
+    return f"## {_md_cell(head)}\n\n" + fence(job_text(rep), "text") + "\n"
 
 
 def render(result: dict, fmt: str = "text") -> str:
-    return {"text": render_text, "markdown": render_markdown, "json": render_json}[fmt](result)
+    if fmt == "json":
+        return render_json(result)
+    if result.get("kind") == "cudadoctor-smoke-job":
+        return {"text": job_text, "markdown": job_markdown}[fmt](result)
+    return {"text": render_text, "markdown": render_markdown}[fmt](result)

@@ -16,15 +16,13 @@ import threading
 import time
 from pathlib import Path
 
+from ..document import envelope
+
 WORKLOAD = Path(__file__).resolve().with_name("workload.py")
-SCHEMA = 1
 STAGES = ("device", "agreement", "training", "throughput", "mixed-precision", "cudnn", "transfers")
 KILL_GRACE_S = 3.0      # SIGTERM -> SIGKILL
 REAP_BOUND_S = 5.0      # how long we wait for the process after SIGKILL
 STDERR_TAIL = 6000      # characters of the child's stderr kept for evidence
-
-# exit codes suggested for the CLI
-EXIT_PASS, EXIT_FAIL, EXIT_DATA_MISSING, EXIT_ERROR = 0, 1, 2, 3
 
 
 def _signal_name(num: int) -> str:
@@ -105,7 +103,7 @@ def _stage(name, device, verdict, message, duration=0.0, evidence=None):
 
 def run_smoke(python: str, device: str, data_dir: str | None, download: bool, synthetic: bool,
               epochs: int | None, timeout_s: float, progress: bool) -> dict:
-    """Run the smoke workload with `python` in a child process and return the result dict (schema 1).
+    """Run the smoke workload with `python` in a child process and return the result (kind cudadoctor-smoke).
 
     status: "pass" (no stage failed), "fail" (a stage failed, including a crash or a timeout of the child,
     error.kind "crash"/"timeout"), "error" (the check could not be done: error.kind "data-missing",
@@ -114,9 +112,9 @@ def run_smoke(python: str, device: str, data_dir: str | None, download: bool, sy
     device = device or "cuda"
     cfg = {"device": device, "data_dir": data_dir, "download": bool(download), "synthetic": bool(synthetic),
            "epochs": epochs, "progress": bool(progress), "timeout_s": timeout_s}
-    base = {"schema": SCHEMA, "device": device, "status": "error", "stages": [],
+    base = envelope("cudadoctor-smoke", {"device": device, "status": "error", "stages": [],
             "data": {"source": "synthetic" if synthetic else None, "path": None, "torchvision": None},
-            "error": None, "timeout_s": timeout_s, "python": python}
+            "error": None, "timeout_s": timeout_s, "python": python})
     with tempfile.TemporaryDirectory(prefix="cudadoctor-smoke-") as tmp:
         out = os.path.join(tmp, "result.json")
         cmd = [python, str(WORKLOAD), "--config", json.dumps(cfg), "--out", out]
@@ -291,15 +289,3 @@ def _hint(tail: str) -> str | None:
                     return line.strip()[:300]
             return hint
     return None
-
-
-def exit_code(result: dict) -> int:
-    """Suggested CLI exit code: 0 pass, 1 fail, 2 bad input (data missing/corrupt, bad interpreter), 3 other."""
-    if result.get("status") == "pass":
-        return EXIT_PASS
-    if result.get("status") == "fail":
-        return EXIT_FAIL
-    if (result.get("error") or {}).get("kind") in ("data-missing", "data-corrupt", "download-failed",
-                                                   "bad-interpreter"):
-        return EXIT_DATA_MISSING  # bad input
-    return EXIT_ERROR
