@@ -193,6 +193,30 @@ def test_distributed_smoke_rank_and_job_shapes():
     assert value(s, "cudadoctor_smoke_stage_passed", stage="bandwidth") == 1
 
 
+def test_smoke_cli_writes_its_numbers(tmp_path):
+    """The real smoke (CPU, generated digits), as the textfile recipe runs it."""
+    out = tmp_path / "cudadoctor-smoke.prom"
+    r = run_cli("smoke", "--device", "cpu", "--synthetic", "--format", "prometheus", "-o", str(out), timeout=600)
+    assert r.returncode == 0, r.stderr
+    text = out.read_text()
+    promtool(text)
+    s = parse(text)
+    assert value(s, "cudadoctor_smoke_passed") == 1
+    assert value(s, "cudadoctor_smoke_test_accuracy_ratio") >= 0.95  # the synthetic bar
+    assert value(s, "cudadoctor_smoke_throughput_samples_per_second", device="cpu") > 0
+    assert value(s, "cudadoctor_smoke_duration_seconds") > 0
+
+
+def test_devices_writes_the_gpu_metrics_alone(tmp_path):
+    r = run_cli("devices", "--facts", str(FIXTURES / "facts" / "hgx-8x-h100-ecc.json"), "--format", "prometheus")
+    assert r.returncode == 1, r.stderr  # a GPU failed
+    promtool(r.stdout)
+    s = parse(r.stdout)
+    assert {k[0] for k in s} >= {"cudadoctor_gpus", "cudadoctor_gpu_healthy", "cudadoctor_gpu_ecc_errors"}
+    assert all(k[0].startswith("cudadoctor_gpu") for k in s)
+    assert sorted(v for k, v in s.items() if k[0] == "cudadoctor_gpu_healthy") == [0] + [1] * 7
+
+
 def test_smoke_cli_prometheus_refuses_distributed_in_one_line():
     r = run_cli("smoke", "--distributed", "--device", "cpu", "--format", "prometheus")
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "fleet" in r.stderr, r.stderr

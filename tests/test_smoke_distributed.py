@@ -180,8 +180,9 @@ def test_two_ranks_train_mnist_with_ddp_and_pass_with_exact_collectives_and_band
     assert "64 KiB" in text and "busbw GB/s" in text and "interface lo" in text
     assert "all-reduce, exact on every rank" in text and "broadcast from rank 0, exact on every rank" in text
     assert "DDP training on every rank: test accuracy 0.9" in text
-    md = render(rep, "markdown")
-    assert "| 0 | " in md and "| size | time (µs) | algbw (GB/s) | busbw (GB/s) | iters |" in md
+    md = render(rep, "markdown")  # the text, fenced, under a heading
+    assert md.startswith("## \\`cudadoctor smoke --distributed\\` \\(gloo, 2 ranks, device cpu\\): PASS\n\n```text\n")
+    assert text in md and md.rstrip().endswith("```")
     # `fleet` reads the job report and the rank files, and counts each rank once
     for paths in ([tmp_path / "report.json"], files, [tmp_path]):
         f = subprocess.run([sys.executable, "-m", "cudadoctor", "fleet", *map(str, paths)], capture_output=True,
@@ -206,7 +207,7 @@ def test_hung_rank_is_named_within_the_bound_and_the_job_ends(torchrun):
     # plus the watchdog grace and the kill grace; the whole job well under a minute
     stalled_at = rep["ranks"][1]["progress"]["t"]
     assert rep["generated_unix"] - stalled_at < T + 10 + 5
-    assert wall < 60
+    assert wall < 90  # mostly two `import torch` per rank: 60 s is not enough on a machine under heavy load
     # rank 1 stopped at once when rank 0 failed, and its own stack at that moment is in the report
     assert rep["ranks"][1]["error"]["kind"] == "aborted"
     assert "inject_fault" in rep["ranks"][1]["stderr_tail"]
@@ -221,7 +222,7 @@ def test_rank_whose_workload_exits_is_named_and_the_others_stop(torchrun):
     assert rep["culprits"][0]["kind"] == "crash"
     assert "child exited with code 17 in stage 'all-reduce'" in rep["culprits"][0]["reason"]
     assert rep["ranks"][0]["error"]["kind"] in ("aborted", "collective")
-    assert wall < 60
+    assert wall < 90
 
 
 @needs_torch
