@@ -200,12 +200,19 @@ def _processes_with(marker: str) -> list:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-def test_early_probe_is_killed_when_the_command_line_is_wrong(tmp_path):
+@pytest.mark.parametrize("args, code", [
+    (["--format", "yaml"], (2,)),  # a usage error
+    (["--quick"], (0, 1)),  # no torch import
+    (["--facts", str(Path(__file__).parent / "fixtures" / "facts" / "hgx-8x-h100-healthy.json")], (0,)),  # no live facts
+])
+def test_an_early_probe_nobody_adopts_is_killed(tmp_path, args, code):
+    """The entry point's guess (any `check` gets the default torch probe) costs a killed child, never a
+    stray process or a different answer."""
     marker = f"CUDADOCTOR_TEST_MARKER_{os.getpid()}_{time.monotonic_ns()}"
     site = _fake_torch(tmp_path, "import time\ntime.sleep(120)\n")
     start = time.monotonic()
-    r = run_cli("check", "--format", "yaml", env={"PYTHONPATH": site, marker: "1"}, timeout=60)
-    assert r.returncode == 2 and "Traceback" not in r.stderr
+    r = run_cli("check", *args, env={"PYTHONPATH": site, marker: "1"}, timeout=60)
+    assert r.returncode in code and "Traceback" not in r.stderr, r.stderr
     assert time.monotonic() - start < 20
     deadline = time.monotonic() + 10
     while _processes_with(marker) and time.monotonic() < deadline:

@@ -84,7 +84,8 @@ def test_a_hang_that_ignores_sigterm_is_killed_within_the_bound():
 
 GROUP_PARENT = r"""
 import os, subprocess, sys, time
-g = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])  # stays in our group
+ignore_term = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(60)"
+g = subprocess.Popen([sys.executable, "-c", ignore_term])  # stays in our group, and ignores SIGTERM
 open(sys.argv[1], "w").write(str(g.pid))
 if sys.argv[2] == "exit":
     sys.exit(0)
@@ -95,7 +96,8 @@ time.sleep(60)
 @posix_only
 @pytest.mark.parametrize("how", ["exit", "hang"])
 def test_the_whole_process_group_goes_with_the_child(tmp_path, how):
-    """Whether the child exits (leaving a helper behind) or hangs, nothing of its group survives the wait."""
+    """Whether the child exits (leaving a helper behind) or hangs (then SIGTERM ends it, not the helper,
+    which ignores it), nothing of its group survives the wait."""
     pidfile = tmp_path / "grandchild.pid"
     r = proc.run([PY, "-c", GROUP_PARENT, str(pidfile), how], timeout=3 if how == "hang" else 30)
     assert r.status == ("ok" if how == "exit" else "timeout"), r

@@ -259,19 +259,17 @@ class Child:
             return self._collect(ChildResult(status="ok", returncode=0, duration_s=self.elapsed()))
         res = ChildResult(status="error")
         try:
-            rc = p.wait(timeout=left())
+            rc: int | None = p.wait(timeout=left())
         except subprocess.TimeoutExpired:
             res.stopped = stop_group(p)
             res.stuck = res.stopped.startswith("still alive")
             rc = p.returncode
-            if not stopping:
-                res.status, res.returncode = "timeout", rc
-                res.duration_s = min(self.elapsed(), timeout)
-                return self._collect(res)
         if os.name == "posix" and not res.stuck:  # what it left in its group (a helper it spawned) goes too
             _signal_group(p, _SIGKILL)
         res.duration_s, res.returncode = self.elapsed(), rc
-        if rc is not None and rc < 0:
+        if res.stopped and not stopping:
+            res.status, res.duration_s = "timeout", min(res.duration_s, timeout)
+        elif rc is not None and rc < 0:
             res.status, res.signal = "killed", -rc
         elif rc is not None and os.name == "nt" and rc in (0xC0000005, -1073741819):
             res.status, res.signal = "killed", 11  # access violation, the Windows segfault
