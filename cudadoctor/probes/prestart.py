@@ -1,14 +1,15 @@
-"""Start the torch probe before the CLI loads, on a guess that looks at one word only.
+"""Start the torch probe before the CLI loads, on a guess that reads the command's name.
 
 Importing torch is the long pole of a live ``cudadoctor check``. The process entry point
 (``cudadoctor/entry.py``) calls :func:`start_for` with the raw arguments before it imports click
 and the engine; if the command is ``check``, it starts the torch probe ``collect`` would start by
-default. Nothing else of the command line is read here — the command's options have one grammar,
-click's — so the guess may be wrong: :func:`adopt`, called by ``probes.collect``, hands the child
-over only if it is exactly the one collect wants (same arguments, same environment) and kills it
-otherwise; a check that imports no torch (``--quick``, ``--facts``...) gives it up through
-:func:`discard`, and the entry point calls :func:`discard` before the process ends. A wrong guess
-costs a child killed during its import, never a different answer.
+default. Of the options it looks at one only, as pytest's preparse does: ``--quick``, whose budget
+(half a second) a needless torch import would eat. The command's grammar is click's alone, so the
+guess may be wrong: :func:`adopt`, called by ``probes.collect``, hands the child over only if it is
+exactly the one collect wants (same arguments, same environment) and kills it otherwise; a check
+that imports no torch (``--facts``...) gives it up through :func:`discard`, which the entry point
+calls before the process ends. A wrong guess costs a child killed during its import, never a
+different answer.
 """
 
 from __future__ import annotations
@@ -26,13 +27,13 @@ def torch_argv(python: str, kernel: bool = True, deep: bool = False) -> list[str
 
 
 def start_for(args: list[str], fork: bool = False) -> None:
-    """If the command is ``check``, start the default torch probe now. Never raises.
+    """If the command is ``check`` (and not ``--quick``), start the default torch probe now. Never raises.
 
     With ``fork`` (the process entry point only), the probe runs in a fork of this process when that
     is indistinguishable from a new interpreter (see ``proc.can_fork_python``).
     """
     global _pending
-    if args[:1] != ["check"] or _pending is not None:
+    if args[:1] != ["check"] or "--quick" in args or _pending is not None:
         return
     try:
         argv = torch_argv(sys.executable)
