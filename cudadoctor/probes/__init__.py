@@ -13,8 +13,10 @@ import os
 import sys
 import time
 TYPE_CHECKING = False
-if TYPE_CHECKING:  # annotations only; see proc.py for why typing is not imported here
+if TYPE_CHECKING:  # annotations only: see proc.py for why this package imports little
     from typing import Any, Callable, Dict, List, Optional, Tuple
+
+    Job = Callable[[], Tuple[str, Dict[str, Any], str]]
 
 from .. import SCHEMA_VERSION, __version__
 from . import prestart, proc
@@ -96,7 +98,10 @@ def _run_torch(python: str, timeout: float, kernel: bool, deep: bool = False) ->
     early = started is not None
     if started is None:
         started = proc.start(argv, env=proc.child_env(), result_file=True, notify=True)
-    r = started.wait(timeout)
+    from . import waitline
+
+    with waitline.showing(started, timeout):  # on a terminal: what we wait for, and for how long
+        r = started.wait(timeout)
     facts = _torch_facts(r, timeout)
     if early:
         facts[_EARLY] = round(r.duration_s, 4)
@@ -196,37 +201,14 @@ def _in_thread(fn: Callable[[], Tuple[str, Dict[str, Any], str]], timeout: float
     return status, data, err, took
 
 
-def collect(
-    python: Optional[str] = None,
-    quick: bool = False,
-    kernel: bool = True,
-    timeouts: Optional[Dict[str, float]] = None,
-    deep: bool = False,
-) -> Dict[str, Any]:
-    """Gather live facts. ``python`` is the interpreter to diagnose (default: this one).
-
-    ``quick`` skips importing torch (versions then come from package metadata and
-    torch/version.py). ``deep`` imports torchvision/torchaudio fully instead of only loading
-    their compiled extensions (slower: torchvision's import costs as much as torch's).
-    Never raises.
-    """
-    # Imported here, not at the top: the entry point loads this package to start the torch probe
-    # (prestart.py) and every millisecond before that start adds to check's time.
-    import datetime as _dt
-    import threading
-
-    from ..facts import new_facts, sanitize
+def _jobs(python: str, quick: bool, kernel: bool, deep: bool, t: Dict[str, float]) -> Tuple[Dict[str, Job], List[str]]:
+    """The probes to run, torch first (the long pole), and those that take turns while it imports."""
     from . import system
 
-    python = python or sys.executable
-    t = dict(DEFAULT_TIMEOUTS)
-    t.update(timeouts_from_env(os.environ.get("CUDADOCTOR_TIMEOUTS")))
-    t.update(timeouts or {})
-    started = time.monotonic()
-    facts = new_facts("live")
-
-    jobs: Dict[str, Callable[[], Tuple[str, Dict[str, Any], str]]] = {}
-    if not quick:  # the long pole: started first
+    jobs: Dict[str, Job] = {}
+    if quick:
+        prestart.discard()  # the entry point's guess (see prestart.py): no torch probe this time
+    else:
         jobs["torch"] = lambda: _run_torch(python, t["torch"], kernel, deep)
     nice = 0 if quick else NICE
     jobs.update({
@@ -245,21 +227,56 @@ def collect(
         jobs["torch"] = turns.opening_after(jobs["torch"])
         for name in taking_turns:
             jobs[name] = turns.taking_turns(jobs[name])
+    return jobs, taking_turns
+
+
+def _run_all(jobs: Dict[str, Job], taking_turns: List[str], t: Dict[str, float]) -> Dict[str, Tuple[str, Dict[str, Any], str, float]]:
+    """Run every job at once, each in its own thread against its own bound (children bound themselves;
+    the margin covers the supervisor's SIGTERM and SIGKILL grace periods, and the wait for a turn)."""
+    import threading
 
     results: Dict[str, Tuple[str, Dict[str, Any], str, float]] = {}
-    threads = []
-    for name, fn in jobs.items():
-        # Each probe gets its own thread and its own bound (children bound themselves; the
-        # extra margin covers the kill grace period).
-        def run(name=name, fn=fn) -> None:
-            wait = TURN_WAIT_S if name in taking_turns else 0.0
-            results[name] = _in_thread(fn, t[name] + proc.KILL_GRACE_S + 1.0 + wait)
 
-        th = threading.Thread(target=run, daemon=True)
+    def run(name: str, fn: Job) -> None:
+        wait = TURN_WAIT_S if name in taking_turns else 0.0
+        results[name] = _in_thread(fn, t[name] + 2 * proc.GRACE_S + 1.0 + wait)
+
+    threads = [threading.Thread(target=run, args=item, daemon=True) for item in jobs.items()]
+    for th in threads:
         th.start()
-        threads.append(th)
     for th in threads:
         th.join()
+    return results
+
+
+def collect(
+    python: Optional[str] = None,
+    quick: bool = False,
+    kernel: bool = True,
+    timeouts: Optional[Dict[str, float]] = None,
+    deep: bool = False,
+) -> Dict[str, Any]:
+    """Gather live facts. ``python`` is the interpreter to diagnose (default: this one).
+
+    ``quick`` skips importing torch (versions then come from package metadata and
+    torch/version.py). ``deep`` imports torchvision/torchaudio fully instead of only loading
+    their compiled extensions (slower: torchvision's import costs as much as torch's).
+    Never raises.
+    """
+    # Imported here, not at the top: the entry point loads this package to start the torch probe
+    # (prestart.py) before these are needed.
+    import datetime as _dt
+
+    from ..facts import new_facts, sanitize
+
+    python = python or sys.executable
+    t = dict(DEFAULT_TIMEOUTS)
+    t.update(timeouts_from_env(os.environ.get("CUDADOCTOR_TIMEOUTS")))
+    t.update(timeouts or {})
+    started = time.monotonic()
+    facts = new_facts("live")
+    jobs, taking_turns = _jobs(python, quick, kernel, deep, t)
+    results = _run_all(jobs, taking_turns, t)
 
     probes: Dict[str, Any] = {}
     for name in jobs:

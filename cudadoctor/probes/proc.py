@@ -1,55 +1,64 @@
-"""Running other programs with a bound on every wait.
+"""The one child-process supervisor: probes and smoke start every other program through it.
 
-``subprocess.run(timeout=...)`` kills a child on timeout but then waits for it without a bound;
-a process stuck in the driver (uninterruptible sleep) never returns. Here every wait is bounded:
-the child runs in its own process group, the whole group is killed on timeout, and the wait
-after the kill is bounded too. Output goes to temporary files (never pipes that can fill up),
-and only the tail is kept.
+``subprocess.run(timeout=...)`` kills a child on timeout but then waits for it without a bound; a
+process stuck in the driver (uninterruptible sleep) never returns. Here every wait is bounded:
+
+- start: an argument list (never a shell), in its own session, so its whole process group can be
+  signalled; stdin from /dev/null, stdout and stderr to files (pipes fill up and block the child),
+  or stderr through a pump that also shows it live;
+- wait: at most ``timeout`` seconds from the start;
+- stop (on timeout, on request): SIGTERM to the group, :data:`GRACE_S` to go, SIGKILL to the group,
+  at most :data:`GRACE_S` more to reap it; a child still there after that is recorded as ``stuck``
+  and reaped in the background;
+- after the child exits, whatever it left in its group is killed: a grandchild holding a pipe or a
+  GPU never outlives the wait. So a wait ends within ``timeout + 2 * GRACE_S`` whatever the child does.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
 import time
 
-# This module loads before anything else in a live check (probes/prestart.py starts the torch
-# probe with it), so it imports only what forking a child needs. subprocess, threading and
-# signal (about 6 ms together), and typing, json and tempfile (about 10 ms) load where they
-# are used, after the torch probe is on its way.
+# The entry point imports this module to start the torch probe before anything else (prestart.py):
+# every import here delays that start. subprocess, json, tempfile, dataclasses and typing (together
+# 45 ms to 170 ms on the project's 2-CPU machine) load where they are used.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import subprocess
-    from typing import Any, Dict, List, Optional, Sequence
+    from collections.abc import Sequence
+    from typing import IO, Any
 
+#: The one grace period: from SIGTERM to SIGKILL, and from SIGKILL to giving up on the reap.
+GRACE_S = 2.0
 TAIL_BYTES = 4000
-KILL_GRACE_S = 2.0
 #: Environment variable naming the file descriptor on which a child that supports it writes one
-#: byte once its result file is final (see ``run(notify=True)``).
+#: byte once its result file is final (see ``start(notify=True)``).
 NOTIFY_FD_ENV = "CUDADOCTOR_NOTIFY_FD"
+_SIGKILL = getattr(signal, "SIGKILL", signal.SIGTERM)  # Windows has no SIGKILL: Popen.kill() there
 
-_RUNNING: "set[Started]" = set()  # started and not yet waited for or killed
+_RUNNING: set[Child] = set()  # started and not yet waited for or killed
 
 
 class ChildResult:
-    """What became of a child. A plain class, not a dataclass: this module loads before
-    anything else in a live check (see prestart.py), and dataclasses costs 7 ms to import."""
+    """What became of a child (a plain class: dataclasses costs 17 ms to import; see above)."""
 
-    def __init__(self, status: str, returncode: Optional[int] = None, signal: Optional[int] = None,
-                 duration_s: float = 0.0, stdout_tail: str = "", stderr_tail: str = "", error: str = "",
-                 data: Optional[Dict[str, Any]] = None, stuck: bool = False) -> None:
+    def __init__(self, status: str, returncode: int | None = None, duration_s: float = 0.0) -> None:
         self.status = status  # ok | exited | killed | timeout | error
         self.returncode = returncode
-        self.signal = signal
+        self.signal: int | None = None
         self.duration_s = duration_s
-        self.stdout_tail = stdout_tail
-        self.stderr_tail = stderr_tail
-        self.error = error
-        self.data = data  # the JSON the child wrote to its result file
-        self.stuck = stuck  # the child did not go away even after SIGKILL within the grace period
+        self.stdout_tail = ""
+        self.stderr_tail = ""
+        self.error = ""
+        self.data: dict[str, Any] | None = None  # the JSON the child wrote to its result file
+        self.stuck = False  # still there GRACE_S after SIGKILL
+        self.stopped = ""  # when we stopped it: how it went (see stop_group), else ""
 
     def __repr__(self) -> str:
-        return f"ChildResult(status={self.status!r}, returncode={self.returncode!r}, signal={self.signal!r})"
+        return f"ChildResult({self.status!r}, returncode={self.returncode!r}, signal={self.signal!r}, stopped={self.stopped!r})"
 
     def describe(self) -> str:
         if self.status == "timeout":
@@ -64,9 +73,7 @@ class ChildResult:
         return "ok"
 
 
-def signal_name(sig: Optional[int]) -> str:
-    import signal
-
+def signal_name(sig: int | None) -> str:
     if sig is None:
         return "?"
     try:
@@ -75,178 +82,194 @@ def signal_name(sig: Optional[int]) -> str:
         return f"signal {sig}"
 
 
-def _tail(path: str) -> str:
+def _tail(path: str, size: int) -> str:
     try:
         with open(path, "rb") as f:
             f.seek(0, os.SEEK_END)
-            size = f.tell()
-            f.seek(max(0, size - TAIL_BYTES))
+            f.seek(max(0, f.tell() - size))
             return f.read().decode("utf-8", "replace")
     except OSError:
         return ""
 
 
-def _kill_group(p: "subprocess.Popen | Forked") -> None:
-    import signal
-
+def _signal_group(p: subprocess.Popen | Forked, sig: int) -> None:
+    """Send ``sig`` to the child's process group (its session); the child alone where there are none."""
     try:
         if os.name == "posix":
-            os.killpg(p.pid, signal.SIGKILL)
+            os.killpg(p.pid, sig)
+            return
+    except OSError:  # the group is gone, or not ours to signal: try the child itself
+        pass
+    try:
+        if sig != _SIGKILL:
+            p.terminate()
         else:
             p.kill()
-    except (ProcessLookupError, PermissionError, OSError):
-        try:
-            p.kill()
-        except OSError:
-            pass
+    except OSError:
+        pass
 
 
-def run(
-    argv: Sequence[str],
-    timeout: float,
-    env: Optional[Dict[str, str]] = None,
-    result_file: bool = False,
-    cwd: Optional[str] = None,
-    notify: bool = False,
-    nice: int = 0,
-) -> ChildResult:
-    """Run ``argv`` (no shell) with a hard bound of about ``timeout + KILL_GRACE_S`` seconds.
+def stop_group(p: subprocess.Popen | Forked) -> str:
+    """SIGTERM the group, wait up to GRACE_S, SIGKILL the group, wait up to GRACE_S more. Says what it took."""
+    import subprocess
 
-    With ``result_file=True`` the path of a fresh temporary file is appended to ``argv``; the
-    child writes its JSON result there (progressively, by atomic rename), so whatever it wrote
-    before a crash is still read back into ``ChildResult.data``.
-
-    With ``notify=True`` (POSIX) the child also gets a pipe, named by ``CUDADOCTOR_NOTIFY_FD``,
-    and writes one byte to it once its result is final. The wait then ends at that moment: the
-    parent neither polls nor waits for the kernel to unmap a torch-sized process (about 50 ms
-    here); the child, already on its way out, is killed and reaped in the background.
-    """
-    return start(argv, env=env, result_file=result_file, cwd=cwd, notify=notify, nice=nice).wait(timeout)
+    _signal_group(p, signal.SIGTERM)
+    try:
+        p.wait(timeout=GRACE_S)
+        return "terminated (SIGTERM)"
+    except subprocess.TimeoutExpired:
+        pass
+    _signal_group(p, _SIGKILL)
+    try:
+        p.wait(timeout=GRACE_S)
+        return "killed (SIGKILL)"
+    except subprocess.TimeoutExpired:
+        threading.Thread(target=p.wait, daemon=True).start()
+        return (f"still alive {GRACE_S:.0f} s after SIGKILL (uninterruptible, probably stuck in the GPU driver); "
+                "abandoned")
 
 
-def _mkdtemp() -> str:
-    """tempfile.mkdtemp(prefix="cudadoctor-") without importing tempfile (and shutil, random...).
+class StderrPump(threading.Thread):
+    """Read a child's stderr pipe to its end: keep the tail, and show it live on our stderr when ``echo``."""
 
-    POSIX: the first of $TMPDIR, $TEMP, $TMP, /tmp, /var/tmp, /usr/tmp that is a writable
-    directory, as tempfile picks it; a fresh name made private (0700). Elsewhere: tempfile.
-    """
-    if os.name == "posix":
-        for base in [os.environ.get(v) for v in ("TMPDIR", "TEMP", "TMP")] + ["/tmp", "/var/tmp", "/usr/tmp"]:
-            if not base or not os.path.isdir(base) or not os.access(base, os.W_OK | os.X_OK):
-                continue
-            for _ in range(20):
-                path = os.path.join(os.path.abspath(base), "cudadoctor-" + os.urandom(6).hex())
+    def __init__(self, stream: IO[bytes], echo: bool, limit: int = TAIL_BYTES) -> None:
+        super().__init__(daemon=True)
+        self.stream, self.echo, self.limit = stream, echo, limit
+        self.buf = bytearray()
+
+    def run(self) -> None:
+        while True:
+            try:
+                chunk = os.read(self.stream.fileno(), 65536)
+            except (OSError, ValueError):
+                break
+            if not chunk:
+                break
+            if self.echo:
                 try:
-                    os.mkdir(path, 0o700)
-                    return path
-                except FileExistsError:
-                    continue
-                except OSError:
-                    break
-    import tempfile
+                    sys.stderr.write(chunk.decode("utf-8", "replace"))
+                    sys.stderr.flush()
+                except (OSError, ValueError, AttributeError):
+                    pass
+            self.buf += chunk
+            if len(self.buf) > 4 * self.limit:
+                del self.buf[:-self.limit]
 
-    return tempfile.mkdtemp(prefix="cudadoctor-")
+    def tail(self) -> str:
+        """The last ``limit`` bytes as text; of a progress bar (lines redrawn with \\r), its last state."""
+        text = bytes(self.buf[-self.limit:]).decode("utf-8", "replace")
+        return "\n".join(line.split("\r")[-1] for line in text.split("\n")).strip()  # not splitlines(), which splits at CR too
 
 
 def kill_running() -> None:
     """Kill every child still running (the process is ending: Ctrl-C, an error). Children run in
     their own process group, so the terminal's Ctrl-C does not reach them; this does."""
-    for st in list(_RUNNING):
-        st.kill()
+    for ch in list(_RUNNING):
+        ch.kill()
 
 
-class Started:
+class Child:
     """A child started by :func:`start`; :meth:`wait` bounds it and collects its result, once."""
 
-    def __init__(self, argv: Sequence[str], env: Optional[Dict[str, str]], result_file: bool, forked: bool = False) -> None:
+    def __init__(self, argv: Sequence[str], env: dict[str, str] | None, result_file: bool,
+                 tail_bytes: int = TAIL_BYTES) -> None:
         self.argv = list(argv)
         self.env = dict(env) if env is not None else None
         self.started_at = time.monotonic()
-        self.tmpdir = _mkdtemp()
+        import tempfile  # 7 ms on the early start's path: less than a copy of mkdtemp is worth
+
+        self.tmpdir = tempfile.mkdtemp(prefix="cudadoctor-")
         self.out_path = os.path.join(self.tmpdir, "stdout")
         self.err_path = os.path.join(self.tmpdir, "stderr")
         self.res_path = os.path.join(self.tmpdir, "result.json")
         self.result_file = result_file
+        self.tail_bytes = tail_bytes
         #: the command line the child runs: argv, and the result file when there is one
         self.full_argv = self.argv + ([self.res_path] if result_file else [])
-        self.popen: "Optional[subprocess.Popen | Forked]" = None
-        self.forked = forked  # started by os.fork (see fork_start), not by exec
+        self.popen: subprocess.Popen | Forked | None = None
+        self.pump: StderrPump | None = None
+        self.forked = False  # started by fork_start, not by exec
         self.error = ""
-        self.notify_r: Optional[int] = None
+        self.oserror: OSError | None = None  # why it could not start
+        self.notify_r: int | None = None
         self.done = False
         _RUNNING.add(self)
 
-    def wait(self, timeout: float) -> ChildResult:
-        """Wait until the child is done, at most ``timeout`` seconds after it was started (then kill its group)."""
-        try:
-            return self._wait(timeout)
-        finally:
-            self.cleanup()
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started_at
 
-    def _wait(self, timeout: float) -> ChildResult:
-        import signal
+    def stage(self) -> str | None:
+        """The ``stage`` the child last wrote to its result file (None if none yet)."""
+        data = read_result(self.res_path) if self.result_file else None
+        stage = (data or {}).get("stage")
+        return stage if isinstance(stage, str) else None
+
+    def wait(self, timeout: float) -> ChildResult:
+        """Wait until the child is done, at most ``timeout`` seconds after it was started; then
+        stop its group (see :func:`stop_group`). An exception while waiting (Ctrl-C, a signal
+        handler's) leaves the child to the caller: :meth:`stop`, :meth:`kill` or :func:`kill_running`."""
+        res = self._wait(timeout)
+        self.cleanup()
+        return res
+
+    def stop(self) -> ChildResult:
+        """Stop the child now (SIGTERM, then SIGKILL; see :func:`stop_group`) and collect what it left."""
+        res = self._wait(0.0, stopping=True)
+        self.cleanup()
+        return res
+
+    def _wait(self, timeout: float, stopping: bool = False) -> ChildResult:
         import subprocess
 
-        res = ChildResult(status="error")
         p = self.popen
         if p is None:
+            res = ChildResult(status="error", duration_s=self.elapsed())
             res.error = self.error
-            res.duration_s = time.monotonic() - self.started_at
             return res
-        left = lambda: max(0.0, timeout - (time.monotonic() - self.started_at))  # noqa: E731
+        left = lambda: 0.0 if stopping else max(0.0, timeout - self.elapsed())
+        if not stopping and self.notify_r is not None and _notified_before_exit(p, self.notify_r, left()):
+            # The result is final; the child's only remaining act is os._exit: do not wait for
+            # the kernel to tear it down (it is reaped in the background).
+            _signal_group(p, _SIGKILL)
+            threading.Thread(target=p.wait, daemon=True).start()
+            return self._collect(ChildResult(status="ok", returncode=0, duration_s=self.elapsed()))
+        res = ChildResult(status="error")
         try:
-            if self.notify_r is not None and _notified_before_exit(p, self.notify_r, left()):
-                # The result is final. The child's only remaining act is os._exit: do not
-                # wait for the kernel to tear it down (it is reaped in the background).
-                _kill_group(p)
-                res.status, res.returncode = "ok", 0
-                res.duration_s = time.monotonic() - self.started_at
-                self._read_outputs(res)
-                return res
-            rc = p.wait(timeout=left())
-            timed_out = False
+            rc: int | None = p.wait(timeout=left())
         except subprocess.TimeoutExpired:
-            timed_out = True
-            _kill_group(p)
-            try:
-                rc = p.wait(timeout=KILL_GRACE_S)
-            except subprocess.TimeoutExpired:
-                rc = None
-                res.stuck = True
-        # A child that exited may leave grandchildren in its group (e.g. a helper it spawned).
-        if os.name == "posix" and not res.stuck:
-            try:
-                os.killpg(p.pid, signal.SIGKILL)
-            except OSError:
-                pass
-        res.duration_s = time.monotonic() - self.started_at
-        res.returncode = rc
-        if timed_out:
-            res.status = "timeout"
-            res.duration_s = min(res.duration_s, timeout)
+            res.stopped = stop_group(p)
+            res.stuck = res.stopped.startswith("still alive")
+            rc = p.returncode
+        if os.name == "posix" and not res.stuck:  # what it left in its group (a helper it spawned) goes too
+            _signal_group(p, _SIGKILL)
+        res.duration_s, res.returncode = self.elapsed(), rc
+        if res.stopped and not stopping:
+            res.status, res.duration_s = "timeout", min(res.duration_s, timeout)
         elif rc is not None and rc < 0:
             res.status, res.signal = "killed", -rc
         elif rc is not None and os.name == "nt" and rc in (0xC0000005, -1073741819):
             res.status, res.signal = "killed", 11  # access violation, the Windows segfault
-        elif rc == 0:
-            res.status = "ok"
         else:
-            res.status = "exited"
-        self._read_outputs(res)
-        return res
+            res.status = "ok" if rc == 0 else ("exited" if rc is not None else "timeout")
+        return self._collect(res)
 
-    def _read_outputs(self, res: ChildResult) -> None:
-        res.stdout_tail = _tail(self.out_path)
-        res.stderr_tail = _tail(self.err_path)
+    def _collect(self, res: ChildResult) -> ChildResult:
+        res.stdout_tail = _tail(self.out_path, self.tail_bytes)
+        if self.pump is not None:
+            self.pump.join(GRACE_S)  # a grandchild out of the group may hold the pipe: do not wait on it
+            res.stderr_tail = self.pump.tail()
+            if not self.pump.is_alive():  # else its read still holds the descriptor: closing it could hand
+                self.pump.stream.close()  # the number to another file under that read
+        else:
+            res.stderr_tail = _tail(self.err_path, self.tail_bytes)
         if self.result_file:
             res.data = read_result(self.res_path)
+        return res
 
     def kill(self) -> None:
         """Give up on the child: kill its group, reap it in the background, remove its files."""
         if self.popen is not None and not self.done:
-            import threading
-
-            _kill_group(self.popen)
+            _signal_group(self.popen, _SIGKILL)
             threading.Thread(target=self.popen.wait, daemon=True).start()
         self.cleanup()
 
@@ -268,66 +291,80 @@ class Started:
             pass
 
 
-def start(
-    argv: Sequence[str],
-    env: Optional[Dict[str, str]] = None,
-    result_file: bool = False,
-    cwd: Optional[str] = None,
-    notify: bool = False,
-    nice: int = 0,
-) -> Started:
-    """Start ``argv`` in its own process group (see :func:`run`); never raises.
+def start(argv: Sequence[str], env: dict[str, str] | None = None, result_file: bool = False,
+          cwd: str | None = None, notify: bool = False, nice: int = 0, echo_stderr: bool | None = None,
+          tail_bytes: int = TAIL_BYTES) -> Child:
+    """Start ``argv`` in its own session; never raises (a child that cannot start waits as an error).
 
-    ``Started.argv`` is ``argv`` as given (without the result file), so a caller can tell whether
-    a child started earlier is the one it wants (see ``probes/prestart.py``).
+    With ``result_file=True`` the path of a fresh temporary file is appended to ``argv``; the child
+    writes its JSON result there (progressively, by atomic rename), so whatever it wrote before a
+    crash is still read back into ``ChildResult.data``.
+
+    With ``notify=True`` (POSIX) the child also gets a pipe, named by ``CUDADOCTOR_NOTIFY_FD``, and
+    writes one byte to it once its result is final; the wait ends at that moment, without waiting
+    for the kernel to tear down a torch-sized process.
+
+    With ``echo_stderr`` set (True or False), stderr goes through a pipe and a pump thread that keeps
+    it for the tail and, when True, shows it live on our stderr (smoke's progress bars).
     """
     import subprocess
 
-    st = Started(argv, env, result_file)
-    full = st.full_argv
+    ch = Child(argv, env, result_file, tail_bytes)
     notify_w = None
+    kwargs: dict[str, Any] = {}
     if notify and os.name == "posix":
-        st.notify_r, notify_w = os.pipe()
+        ch.notify_r, notify_w = os.pipe()
         env = dict(os.environ if env is None else env)
         env[NOTIFY_FD_ENV] = str(notify_w)
-    kwargs: Dict[str, Any] = {}
+        kwargs["pass_fds"] = (notify_w,)
     if os.name == "posix":
         kwargs["start_new_session"] = True
-        if notify_w is not None:
-            kwargs["pass_fds"] = (notify_w,)
     else:
         kwargs["creationflags"] = getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)
     try:
-        with open(st.out_path, "wb") as out, open(st.err_path, "wb") as err:
-            st.popen = subprocess.Popen(full, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env, cwd=cwd, **kwargs)
+        with open(ch.out_path, "wb") as out, open(ch.err_path, "wb") as err:
+            ch.popen = subprocess.Popen(ch.full_argv, stdin=subprocess.DEVNULL, stdout=out,
+                                        stderr=err if echo_stderr is None else subprocess.PIPE,
+                                        env=env, cwd=cwd, **kwargs)
+        if echo_stderr is not None:
+            ch.pump = StderrPump(ch.popen.stderr, echo_stderr, tail_bytes)  # type: ignore[arg-type]
+            ch.pump.start()
         if nice and hasattr(os, "setpriority"):
             try:
-                os.setpriority(os.PRIO_PROCESS, st.popen.pid, nice)
+                os.setpriority(os.PRIO_PROCESS, ch.popen.pid, nice)
             except OSError:
                 pass
     except OSError as e:
-        st.error = f"could not start {full[0]}: {e.strerror or e}"
+        ch.oserror = e
+        ch.error = f"could not start {ch.full_argv[0]}: {e.strerror or e}"
     finally:
         if notify_w is not None:
             os.close(notify_w)
-    return st
+    return ch
 
+
+def run(argv: Sequence[str], timeout: float, env: dict[str, str] | None = None, result_file: bool = False,
+        cwd: str | None = None, notify: bool = False, nice: int = 0) -> ChildResult:
+    """:func:`start`, then :meth:`Child.wait`: ends within ``timeout + 2 * GRACE_S`` seconds."""
+    return start(argv, env=env, result_file=result_file, cwd=cwd, notify=notify, nice=nice).wait(timeout)
+
+
+# -- the torch probe's early start by fork, without exec --------------------------------------------
 
 def can_fork_python(python: str) -> bool:
     """Whether a probe for ``python`` may run in a fork of this process instead of a new interpreter.
 
     Only when the child would be indistinguishable from ``python SCRIPT`` started afresh: Linux
-    (fork without exec is unsafe on macOS and absent on Windows), the same interpreter, started
-    as the console script runs it (``python SCRIPT ARGS``) or as ``python -m cudadoctor ARGS``,
-    with no interpreter option (``-X``, ``-W``, ``-I``, ``-E``... change the interpreter's state,
-    and ``--python`` may name another interpreter), and no other thread yet.
+    (fork without exec is unsafe on macOS and absent on Windows), the same interpreter, started as
+    the console script runs it (``python SCRIPT ARGS``) or as ``python -m cudadoctor ARGS``, with no
+    interpreter option (``-X``, ``-W``, ``-I``... change the interpreter's state), and no other thread yet.
     """
     if not sys.platform.startswith("linux") or not hasattr(os, "fork"):
         return False
     orig = list(getattr(sys, "orig_argv", None) or [])[1:]  # Python 3.10+
     if not (orig[:2] == ["-m", "cudadoctor"] or (orig and not orig[0].startswith("-"))):
         return False
-    if "threading" in sys.modules and sys.modules["threading"].active_count() != 1:
+    if threading.active_count() != 1:
         return False
     if sys.stdout is None or sys.stderr is None or not os.path.isdir("/proc/self/fd"):
         return False  # a new interpreter would have streams; the child cleans up fds from /proc
@@ -336,16 +373,13 @@ def can_fork_python(python: str) -> bool:
 
 
 class Forked:
-    """A child made by :func:`fork_start`, with the part of ``subprocess.Popen`` that ``Started``
-    uses: ``pid``, ``returncode``, ``wait(timeout)`` (raising ``subprocess.TimeoutExpired``),
-    ``kill()``. One thread may block in ``wait()`` while another waits with a timeout."""
+    """A child made by :func:`fork_start`, with the part of ``subprocess.Popen`` the supervisor uses:
+    ``pid``, ``returncode``, ``poll()``, ``wait(timeout)`` (raising ``subprocess.TimeoutExpired``),
+    ``terminate()``, ``kill()``. One thread may block in ``wait()`` while another waits with a timeout."""
 
-    def __init__(self, pid: int, args: List[str]) -> None:
-        import threading
-
-        self.pid = pid
-        self.args = args
-        self.returncode: Optional[int] = None
+    def __init__(self, pid: int, args: list[str]) -> None:
+        self.pid, self.args = pid, args
+        self.returncode: int | None = None
         self._lock = threading.Lock()
 
     def _reap(self, flags: int) -> bool:
@@ -359,9 +393,13 @@ class Forked:
         self.returncode = os.waitstatus_to_exitcode(status)
         return True
 
-    def wait(self, timeout: Optional[float] = None) -> int:
-        import subprocess
+    def poll(self) -> int | None:
+        with self._lock:
+            if self.returncode is None:
+                self._reap(os.WNOHANG)
+        return self.returncode
 
+    def wait(self, timeout: float | None = None) -> int:
         deadline = None if timeout is None else time.monotonic() + timeout
         delay = 0.0005
         while self.returncode is None:
@@ -378,64 +416,67 @@ class Forked:
                     self._lock.release()
             left = deadline - time.monotonic()
             if left <= 0:
-                raise subprocess.TimeoutExpired(self.args, timeout)
+                import subprocess
+
+                raise subprocess.TimeoutExpired(self.args, timeout or 0.0)
             delay = min(delay * 2, left, 0.05)
             time.sleep(delay)
         return self.returncode  # type: ignore[return-value]
 
-    def kill(self) -> None:
-        import signal
-
+    def _send(self, sig: int) -> None:
         if self.returncode is None:
             try:
-                os.kill(self.pid, signal.SIGKILL)
+                os.kill(self.pid, sig)
             except OSError:
                 pass
 
+    def terminate(self) -> None:
+        self._send(signal.SIGTERM)
 
-def fork_start(argv: Sequence[str], env: Dict[str, str], result_file: bool = False, notify: bool = False) -> Started:
+    def kill(self) -> None:
+        self._send(_SIGKILL)
+
+
+def fork_start(argv: Sequence[str], env: dict[str, str], result_file: bool = False, notify: bool = False) -> Child:
     """Like :func:`start` for a child script of ours run by this very interpreter (see
     :func:`can_fork_python`), but by ``os.fork`` alone: the child skips the interpreter's start-up
-    and everything this process has imported so far, about 30 ms of check's critical path.
+    (its site-packages' .pth files included), which is the child's whole head start.
 
     The child becomes exactly what ``python SCRIPT ARGS`` would be: its own session, stdin from
     /dev/null and stdout/stderr to files, the environment ``env`` (for the C library too),
     ``sys.argv`` and ``sys.path[0]`` as an interpreter sets them for a script, standard streams in
-    UTF-8 as ``child_env`` asks, and the script run as ``__main__``. It never returns: it ends
-    with ``os._exit``.
+    UTF-8 as ``child_env`` asks, and the script run as ``__main__``. It ends with ``os._exit``.
     """
-    st = Started(argv, env, result_file, forked=True)
-    script = argv[1]
-    child_argv = st.full_argv[1:]  # as sys.argv: the script, then its arguments
+    ch = Child(argv, env, result_file)
+    ch.forked = True
     notify_w = None
     try:
         if notify:
-            st.notify_r, notify_w = os.pipe()
+            ch.notify_r, notify_w = os.pipe()
         for f in (sys.stdout, sys.stderr):
             f.flush()
         pid = os.fork()
     except OSError as e:
-        st.error = f"could not start {argv[0]}: {e.strerror or e}"
+        ch.oserror, ch.error = e, f"could not start {argv[0]}: {e.strerror or e}"
         if notify_w is not None:
             os.close(notify_w)
-        return st
+        return ch
     if pid == 0:  # the child
         try:
-            _become_script(st, script, child_argv, env, notify_w)
+            _become_script(ch, argv[1], ch.full_argv[1:], env, notify_w)
         finally:
             os._exit(1)
     if notify_w is not None:
         os.close(notify_w)
-    st.popen = Forked(pid, list(argv))
-    return st
+    ch.popen = Forked(pid, list(argv))
+    return ch
 
 
-def _become_script(st: Started, script: str, argv: List[str], env: Dict[str, str], notify_w: Optional[int]) -> None:
+def _become_script(ch: Child, script: str, argv: list[str], env: dict[str, str], notify_w: int | None) -> None:
     """In a fresh fork: turn into ``python SCRIPT ARGV`` and run it (see :func:`fork_start`)."""
     try:
         os.setsid()
-        # Only what a new interpreter started by start() would have open: stdio and the pipe.
-        for name in os.listdir("/proc/self/fd"):
+        for name in os.listdir("/proc/self/fd"):  # only what a new interpreter would have open
             fd = int(name)
             if fd > 2 and fd != notify_w:
                 try:
@@ -443,8 +484,8 @@ def _become_script(st: Started, script: str, argv: List[str], env: Dict[str, str
                 except OSError:  # listdir's own, already closed
                     pass
         for fd, path, flags in ((0, os.devnull, os.O_RDONLY),
-                                (1, st.out_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
-                                (2, st.err_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)):
+                                (1, ch.out_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
+                                (2, ch.err_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)):
             new = os.open(path, flags, 0o600)
             os.dup2(new, fd)
             os.close(new)
@@ -454,8 +495,8 @@ def _become_script(st: Started, script: str, argv: List[str], env: Dict[str, str
             os.environ[NOTIFY_FD_ENV] = str(notify_w)
         # The streams as a new interpreter opens them on files, in PYTHONIOENCODING's encoding.
         enc, _, errors = env.get("PYTHONIOENCODING", "").partition(":")
-        sys.stdout.reconfigure(encoding=enc or None, errors=errors or "strict", line_buffering=False)
-        sys.stderr.reconfigure(encoding=enc or None, errors=errors or "backslashreplace", line_buffering=False)
+        sys.stdout.reconfigure(encoding=enc or None, errors=errors or "strict", line_buffering=False)  # type: ignore[union-attr]
+        sys.stderr.reconfigure(encoding=enc or None, errors=errors or "backslashreplace", line_buffering=False)  # type: ignore[union-attr]
         sys.argv = argv
         sys.path[0] = os.path.dirname(os.path.realpath(script))
         import importlib.util
@@ -490,7 +531,7 @@ def exit_code(code: object) -> int:
     return 1
 
 
-def _notified_before_exit(p: "subprocess.Popen | Forked", notify_fd: int, timeout: float) -> bool:
+def _notified_before_exit(p: subprocess.Popen | Forked, notify_fd: int, timeout: float) -> bool:
     """Wait until the child writes its byte (True), or exits, or ``timeout`` passes (False).
 
     Process exit is watched too, by a thread blocked in wait() that writes to a second pipe: a
@@ -498,7 +539,6 @@ def _notified_before_exit(p: "subprocess.Popen | Forked", notify_fd: int, timeou
     keep us waiting until the deadline.
     """
     import select
-    import threading
 
     exit_r, exit_w = os.pipe()
 
@@ -519,10 +559,7 @@ def _notified_before_exit(p: "subprocess.Popen | Forked", notify_fd: int, timeou
             left = deadline - time.monotonic()
             if left <= 0:
                 return False
-            try:
-                ready, _, _ = select.select(watch, [], [], left)
-            except InterruptedError:
-                continue
+            ready, _, _ = select.select(watch, [], [], left)
             if not ready or exit_r in ready:
                 return False
             try:
@@ -535,11 +572,11 @@ def _notified_before_exit(p: "subprocess.Popen | Forked", notify_fd: int, timeou
         os.close(exit_r)
 
 
-def read_result(path: str) -> Optional[Dict[str, Any]]:
+def read_result(path: str) -> dict[str, Any] | None:
+    import json
+
     try:
         with open(path, "rb") as f:
-            import json
-
             data = json.loads(f.read(16 * 1024 * 1024).decode("utf-8", "replace"))
         return data if isinstance(data, dict) else None
     except (OSError, ValueError):
@@ -551,7 +588,7 @@ def child_script(name: str) -> str:
     return os.path.join(os.path.dirname(os.path.abspath(__file__)), "child", name)
 
 
-def child_env(extra: Optional[Dict[str, str]] = None) -> Dict[str, str]:
+def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     """The environment for probe children: the user's own, so they see what the user sees."""
     env = dict(os.environ)
     env.setdefault("PYTHONIOENCODING", "utf-8")
@@ -559,3 +596,4 @@ def child_env(extra: Optional[Dict[str, str]] = None) -> Dict[str, str]:
     if extra:
         env.update(extra)
     return env
+

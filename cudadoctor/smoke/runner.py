@@ -9,19 +9,17 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 
 from ..document import envelope
+from ..probes import proc
 
 WORKLOAD = Path(__file__).resolve().with_name("workload.py")
 STAGES = ("device", "agreement", "training", "throughput", "mixed-precision", "cudnn", "transfers")
-KILL_GRACE_S = 3.0      # SIGTERM -> SIGKILL
-REAP_BOUND_S = 5.0      # how long we wait for the process after SIGKILL
+KILL_GRACE_S = REAP_BOUND_S = proc.GRACE_S  # SIGTERM -> SIGKILL -> giving up: the supervisor's one grace period
 STDERR_TAIL = 6000      # characters of the child's stderr kept for evidence
 
 
@@ -32,60 +30,9 @@ def _signal_name(num: int) -> str:
         return f"signal {num}"
 
 
-class _StderrPump(threading.Thread):
-    """Forward the child's stderr (progress bars) and keep its tail for evidence."""
-
-    def __init__(self, stream, forward: bool):
-        super().__init__(daemon=True)
-        self.stream, self.forward = stream, forward
-        self.buf = bytearray()
-
-    def run(self):
-        fd = self.stream.fileno()
-        while True:
-            try:
-                chunk = os.read(fd, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            if self.forward:
-                try:
-                    sys.stderr.write(chunk.decode("utf-8", "replace"))
-                    sys.stderr.flush()
-                except Exception:
-                    pass
-            self.buf += chunk
-            if len(self.buf) > 4 * STDERR_TAIL:
-                del self.buf[:-STDERR_TAIL]
-
-    def tail(self) -> str:
-        text = bytes(self.buf[-STDERR_TAIL:]).decode("utf-8", "replace")
-        # progress bars use \r; keep only the last state of each line
-        return "\n".join(line.split("\r")[-1] for line in text.splitlines()).strip()
-
-
-def _kill_group(proc: subprocess.Popen) -> str:
-    """Terminate the child's process group; bounded wait. Returns what happened."""
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-    except (ProcessLookupError, PermissionError):
-        pass
-    try:
-        proc.wait(timeout=KILL_GRACE_S)
-        return "terminated (SIGTERM)"
-    except subprocess.TimeoutExpired:
-        pass
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    try:
-        proc.wait(timeout=REAP_BOUND_S)
-        return "killed (SIGKILL)"
-    except subprocess.TimeoutExpired:
-        return (f"still alive {REAP_BOUND_S:.0f} s after SIGKILL (uninterruptible, probably stuck in the GPU driver); "
-                "abandoned")
+# combined.py (being removed) still uses these two names: they are the supervisor's own.
+_StderrPump = proc.StderrPump
+_kill_group = proc.stop_group
 
 
 def _read_result(path: str) -> dict | None:
@@ -196,52 +143,29 @@ def _restore(previous) -> None:
 
 def run_watched(cmd, env, progress, timeout_s, catch_sigterm=False):
     """Run a workload child under the watchdog: a :class:`Watched`, or the OS error as text when it
-    cannot start. On timeout the child's whole group is killed; so it is when this process is
-    interrupted (then the exception goes on). With ``catch_sigterm`` a SIGTERM/SIGHUP to this process
-    (torchrun stopping every rank when one fails) kills the child and is reported as ``terminated``
-    instead of ending this process without a report."""
+    cannot start. On timeout the child's whole group is stopped (see ``probes/proc.py``); so it is
+    when this process is interrupted (then the exception goes on). With ``catch_sigterm`` a
+    SIGTERM/SIGHUP to this process (torchrun stopping every rank when one fails) stops the child and
+    is reported as ``terminated`` instead of ending this process without a report."""
     t0 = time.monotonic()
-    started = start_child(cmd, env, progress)
-    if isinstance(started, str):
-        return started
-    proc, pump = started
-    timed_out, killed, terminated = False, None, None
+    child = proc.start(cmd, env=env, echo_stderr=bool(progress), tail_bytes=STDERR_TAIL)
+    if child.oserror is not None:
+        child.cleanup()
+        return str(child.oserror)
+    terminated = None
     previous = _on_sigterm() if catch_sigterm else None
     try:
-        rc = proc.wait(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        killed = _kill_group(proc)
-        rc = proc.returncode
+        r = child.wait(timeout_s)
     except _Terminated as e:
         terminated = e.signame
-        killed = _kill_group(proc)
-        rc = proc.returncode
+        r = child.stop()
     except BaseException:  # Ctrl-C in the parent: do not leave the child running
-        _kill_group(proc)
+        child.stop()
         raise
     finally:
         _restore(previous)
-    elapsed = time.monotonic() - t0
-    pump.join(timeout=2.0)
-    try:
-        proc.stderr.close()
-    except Exception:
-        pass
-    return Watched(rc, timed_out, killed, terminated, elapsed, pump.tail())
-
-
-def start_child(cmd, env, progress):
-    """Start a workload child in its own session with its stderr pumped (progress shown when asked):
-    (process, pump), or the OS error as text when it cannot start."""
-    try:
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.PIPE, env=env, start_new_session=True)
-    except OSError as e:
-        return str(e)
-    pump = _StderrPump(proc.stderr, progress)
-    pump.start()
-    return proc, pump
+    return Watched(r.returncode, r.status == "timeout", r.stopped or None, terminated, time.monotonic() - t0,
+                   r.stderr_tail)
 
 
 def died_in_stage(child, rc, timed_out, killed, timeout_s, elapsed, stderr_tail, default_stage, default_device,
