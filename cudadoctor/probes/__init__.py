@@ -218,7 +218,9 @@ def collect(
     from ..facts import new_facts, sanitize
     from . import system
 
-    python = python or sys.executable
+    from .interpreter import choose
+
+    python, reason, why = choose(python)  # with no --python: the user's active environment (see interpreter.py)
     t = dict(DEFAULT_TIMEOUTS)
     t.update(timeouts_from_env(os.environ.get("CUDADOCTOR_TIMEOUTS")))
     t.update(timeouts or {})
@@ -292,6 +294,7 @@ def collect(
         "quick": quick,
         "deep": deep,
         "python_target": python,
+        "interpreter": {"path": python, "reason": reason, "why": why},
         "timeouts": t,
     }
     return sanitize(facts)

@@ -41,7 +41,7 @@ def plan(args: Sequence[str]) -> Optional[List[str]]:
     """The torch probe's argv if ``args`` (without the program name) is a plain live check, else None."""
     if not args or args[0] != "check":
         return None
-    python, deep = sys.executable, False
+    python, deep = None, False
     rest = list(args[1:])
     i = 0
     while i < len(rest):
@@ -62,6 +62,10 @@ def plan(args: Sequence[str]) -> Optional[List[str]]:
         else:  # a positional argument, an unknown or a combined option: leave it to click
             return None
         i += 1
+    if python is None:
+        from .interpreter import choose
+
+        python = choose(None)[0]  # the same choice collect makes
     if not (os.path.isfile(python) and os.access(python, os.X_OK)):
         return None  # check reports it as bad input
     return torch_argv(python, deep=deep)

@@ -33,7 +33,20 @@ def system_line(fx: Facts) -> Optional[str]:
         parts.append(f"container: {fx.str('system.container')}")
     if fx.bool("system.wsl"):
         parts.append("WSL")
+    chosen = interpreter_note(fx)
+    if chosen:
+        parts.append(chosen)
     return " · ".join(parts) or None
+
+
+def interpreter_note(fx: Facts) -> Optional[str]:
+    """'diagnosing ~/proj/.venv/bin/python (the active virtual environment ...)' when cudadoctor chose
+    an interpreter other than its own by itself (see probes/interpreter.py); None otherwise."""
+    path, reason = fx.str("tool.interpreter.path"), fx.str("tool.interpreter.reason")
+    if not path or reason in (None, "own", "option"):
+        return None
+    why = fx.str("tool.interpreter.why")
+    return f"diagnosing {path}" + (f" ({why})" if why else "")
 
 
 def driver_line(fx: Facts) -> Optional[str]:
