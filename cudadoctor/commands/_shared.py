@@ -81,6 +81,11 @@ format_option = click.option(
     help="Output format. json is the versioned contract; markdown is ready to paste into an issue.",
 )
 
+check_format_option = click.option(  # check's formats: also junit (CI test reports)
+    "--format", "fmt", type=click.Choice(["text", "json", "markdown", "junit"]), default="text", show_default=True,
+    help="Output format. json is the versioned contract; markdown is ready to paste into an issue; junit is a CI test report.",
+)
+
 
 def _check_output(ctx: Any, param: Any, value: Optional[str]) -> Optional[str]:
     """Reject a bad -o template before any work is done (expanded again when writing)."""

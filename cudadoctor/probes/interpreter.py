@@ -18,7 +18,7 @@ import os
 import sys
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Dict, Mapping, Optional, Tuple
+    from typing import Mapping, Optional, Tuple
 
 _WIN = sys.platform == "win32"
 
