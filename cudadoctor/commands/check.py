@@ -11,7 +11,7 @@ from .. import registry
 from ..facts import sanitize
 from ..probes import DEFAULT_TIMEOUTS, collect
 from ._privacy import show_pii_option, warn_show_pii
-from ._shared import BadInput, check_format_option, emit, output_option, python_option, read_facts, read_text_arg, use_color
+from ._shared import BadInput, check_format_option, emit, written as wrote, output_option, python_option, read_facts, read_text_arg, use_color
 
 
 def gather(facts_file: Optional[str], python: Optional[str], quick: bool, timeout: Optional[float],
@@ -148,6 +148,6 @@ def check_cmd(fmt: str, output: Optional[str], facts_file: Optional[str], from_c
     annotate(report)  # GitHub Actions annotations on stderr, when GITHUB_ACTIONS=true
     code = report.exit_code(strict)
     if written:
-        v = report.verdict()
-        click.echo(f"cudadoctor: wrote {written} — {v['text']}", err=True)
+        first = next((f for f in report.findings if f.severity == "error"), None)
+        wrote(written, report.verdict()["text"], f"{first.code}: {first.title}" if first else None)
     raise SystemExit(code)
