@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -121,8 +122,12 @@ def isolated_install(tmp_path_factory):
     """cudadoctor's wheel installed into a venv of its own (the layout pipx creates)."""
     root = tmp_path_factory.mktemp("iso")
     wh = root / "wheels"
+    src = root / "src"  # a copy: building in the checkout would leave build/ and an .egg-info there
+    shutil.copytree(REPO / "cudadoctor", src / "cudadoctor", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(REPO / name, src / name)
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "--no-index",
-                    "-w", str(wh), str(REPO)], check=True, capture_output=True, timeout=180)
+                    "-w", str(wh), str(src)], check=True, capture_output=True, timeout=180)
     tool = root / "tools" / "cudadoctor"  # markers (written per test) say which tool made it
     subprocess.run([sys.executable, "-m", "venv", str(tool)], check=True, capture_output=True, timeout=180)
     clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # else pip sees this checkout installed
