@@ -597,3 +597,9 @@ def no_device_reason(fx: Facts) -> str:
     if not parts:
         return "No NVIDIA GPU was found (the probes could not tell why)."
     return "No NVIDIA GPU: " + "; ".join(parts) + "."
+
+
+# `cudadoctor.devices()` (the notebook API) is this module's name too: make the module callable.
+from .api import make_callable as _make_callable  # noqa: E402
+
+_make_callable(__name__)

@@ -122,6 +122,10 @@ def install_commands(fx: Facts, release: Optional[str], variant: Optional[str], 
     """Commands that put torch `release` built for `variant` (and its paired companions) in place."""
     if companions is None:
         companions = [c for c in ("torchvision", "torchaudio") if wants(fx, c)]
+    from ._installer import install_for_manager  # conda-forge, uv and the rest: the env's own installer
+    managed = install_for_manager(fx, release, variant, companions, reinstall, pip_install)
+    if managed is not None:
+        return managed
     if conda_torch(fx):
         t = mm(release) if release else None
         if t and t <= CONDA_LAST and variant and (variant == "cpu" or variant in CONDA_PYTORCH_CUDA or t < (1, 13)):

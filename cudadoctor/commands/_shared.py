@@ -61,6 +61,36 @@ def emit(text: str, output: Optional[str]) -> Optional[str]:
     return None
 
 
+def one_line(text: object, limit: int = 300) -> str:
+    """Untrusted text as one printable line (control characters and newlines become spaces)."""
+    t = " ".join("".join(ch if ch.isprintable() else " " for ch in str(text)).split())
+    return t if len(t) <= limit else t[: limit - 1] + "…"
+
+
+def written(path: str, summary: str, reason: Optional[str] = None, command: str = "") -> None:
+    """The stderr line of a command whose report went to a file (-o): what it concluded and, when it
+    failed, why in one line, so the reason is not only inside the file.
+
+    ``cudadoctor smoke`` (commands/smoke.py) should say ``written(path, status, failure_reason(result),
+    "smoke")``: today it prints only "error (report written to …)".
+    """
+    who = f"cudadoctor {command}:" if command else "cudadoctor:"
+    click.echo(f"{who} wrote {path} — {one_line(summary)}" + (f" — {one_line(reason)}" if reason else ""), err=True)
+
+
+def failure_reason(result: Dict[str, Any]) -> Optional[str]:
+    """Why a result document (a smoke result, a distributed report) failed, in one line; None if it did not."""
+    if not isinstance(result, dict) or result.get("status") in (None, "pass", "ok"):
+        return None
+    err = result.get("error") if isinstance(result.get("error"), dict) else {}
+    if err.get("message"):
+        return one_line(err["message"])
+    for st in result.get("stages") or []:
+        if isinstance(st, dict) and st.get("verdict") in ("fail", "error"):
+            return one_line(f"{st.get('name')}: {st.get('message') or st.get('verdict')}")
+    return None
+
+
 def read_facts(path: str) -> Dict[str, Any]:
     try:
         return load_facts(path)
@@ -80,6 +110,11 @@ format_option = click.option(
     "--format", "fmt", type=click.Choice(["text", "json", "markdown", "prometheus"]), default="text", show_default=True,
     help="Output format. json is the versioned contract; markdown is ready to paste into an issue; prometheus is "
          "the text exposition for node_exporter's textfile collector (docs/cluster.md).",
+)
+
+check_format_option = click.option(  # check's formats: also junit (CI test reports)
+    "--format", "fmt", type=click.Choice(["text", "json", "markdown", "junit"]), default="text", show_default=True,
+    help="Output format. json is the versioned contract; markdown is ready to paste into an issue; junit is a CI test report.",
 )
 
 

@@ -11,7 +11,7 @@ from .. import registry
 from ..facts import sanitize
 from ..probes import DEFAULT_TIMEOUTS, collect
 from ._privacy import show_pii_option, warn_show_pii
-from ._shared import BadInput, emit, format_option, output_option, python_option, read_facts, read_text_arg, use_color
+from ._shared import BadInput, check_format_option, emit, written as wrote, output_option, python_option, read_facts, read_text_arg, use_color
 
 
 def gather(facts_file: Optional[str], python: Optional[str], quick: bool, timeout: Optional[float],
@@ -121,7 +121,7 @@ def _is_interpreter(path: str) -> bool:
 
 
 @click.command("check")
-@format_option
+@check_format_option
 @output_option
 @click.option("--facts", "facts_file", metavar="FILE", help="Diagnose a saved facts file or JSON report ('-' for stdin) instead of this machine.")
 @click.option("--from-collect-env", "from_collect_env", metavar="FILE",
@@ -164,12 +164,14 @@ def check_cmd(fmt: str, output: Optional[str], facts_file: Optional[str], from_c
     report = diagnose(facts, reg, timings={"probes_s": t1 - t0, "plugins_wait_s": time.perf_counter() - t1})
     report = shareable(report, show_pii, live=True)
     written = emit(render(report, fmt, verbose=verbose, color=use_color(output)), output)
+    from ..render.github import annotate
+    annotate(report)  # GitHub Actions annotations on stderr, when GITHUB_ACTIONS=true
     code = report.exit_code(strict)
     if from_text:
         from ..readers.issue import summary
 
         click.echo(f"cudadoctor: {summary((facts.get('pasted') or {}).get('parts') or [])}", err=True)
     if written:
-        v = report.verdict()
-        click.echo(f"cudadoctor: wrote {written} — {v['text']}", err=True)
+        first = next((f for f in report.findings if f.severity == "error"), None)
+        wrote(written, report.verdict()["text"], f"{first.code}: {first.title}" if first else None)
     raise SystemExit(code)

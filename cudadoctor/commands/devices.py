@@ -14,7 +14,7 @@ from ..render.devices import render_devices
 from ..privacy import redactor_for, shareable
 from ..report import diagnose
 from ._privacy import show_pii_option, warn_show_pii
-from ._shared import BadInput, emit, format_option, output_option, python_option, read_facts
+from ._shared import BadInput, emit, written as wrote, format_option, output_option, python_option, read_facts
 
 
 @click.command("devices")
@@ -56,5 +56,7 @@ def devices_cmd(fmt: str, output: Optional[str], facts_file: Optional[str], show
     failed = not model["devices"] or bool(model.get("nvml_incomplete")) or any(d.get("result") == "FAIL" for d in model["devices"])
     if output and output != "-":
         n = len(model["devices"])
-        click.echo(f"cudadoctor: wrote {output} — {n} GPU{'s' if n != 1 else ''}" + (", some FAIL" if failed and n else ""), err=True)
+        why = "; ".join(f"GPU {d.get('index')}: " + ", ".join(map(str, d.get("result_why") or ["FAIL"]))
+                        for d in model["devices"] if d.get("result") == "FAIL") or (None if n else "no NVIDIA GPU found")
+        wrote(output, f"{n} GPU{'s' if n != 1 else ''}" + (", some FAIL" if failed and n else ""), why if failed else None)
     raise SystemExit(exitcodes.FINDINGS if failed else exitcodes.OK)

@@ -26,7 +26,8 @@ __all__ = [
     "newest_torch_for_python", "index_url", "newest_release",
 ]
 
-TABLES = ("cuda_drivers", "torch_releases", "torch_arch_lists", "gpu_compute_capability", "cores_per_sm")
+TABLES = ("cuda_drivers", "torch_releases", "torch_arch_lists", "gpu_compute_capability", "cores_per_sm",
+          "installers")  # installers: where each build is published per installer (checks/_installer.py)
 
 
 @functools.lru_cache(maxsize=None)

@@ -256,7 +256,8 @@ def collect(
     timeouts: Optional[Dict[str, float]] = None,
     deep: bool = False,
 ) -> Dict[str, Any]:
-    """Gather live facts. ``python`` is the interpreter to diagnose (default: this one).
+    """Gather live facts. ``python`` is the interpreter to diagnose (default: the user's active
+    environment when cudadoctor runs isolated, else this one; see interpreter.py).
 
     ``quick`` skips importing torch (versions then come from package metadata and
     torch/version.py). ``deep`` imports torchvision/torchaudio fully instead of only loading
@@ -268,8 +269,9 @@ def collect(
     import datetime as _dt
 
     from ..facts import new_facts, sanitize
+    from .interpreter import choose
 
-    python = python or sys.executable
+    python, reason, why = choose(python)  # with no --python: the user's active environment (see interpreter.py)
     t = dict(DEFAULT_TIMEOUTS)
     t.update(timeouts_from_env(os.environ.get("CUDADOCTOR_TIMEOUTS")))
     t.update(timeouts or {})
@@ -309,6 +311,7 @@ def collect(
         "quick": quick,
         "deep": deep,
         "python_target": python,
+        "interpreter": {"path": python, "reason": reason, "why": why},
         "timeouts": t,
     }
     return sanitize(facts)

@@ -36,7 +36,9 @@ def start_for(args: list[str], fork: bool = False) -> None:
     if args[:1] != ["check"] or "--quick" in args or _pending is not None:
         return
     try:
-        argv = torch_argv(sys.executable)
+        from .interpreter import choose
+
+        argv = torch_argv(choose(None)[0])  # the same default collect takes (an isolated install: the user's env)
         if fork and proc.can_fork_python(argv[0]):
             _pending = proc.fork_start(argv, env=proc.child_env(), result_file=True, notify=True)
         else:

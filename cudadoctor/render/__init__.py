@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..report import Report
 
-FORMATS = ("text", "json", "markdown", "prometheus")
+FORMATS = ("text", "json", "markdown", "prometheus", "junit")
 
 
 def render(report: Report, fmt: str, verbose: bool = False, color: bool = False) -> str:
@@ -12,6 +12,8 @@ def render(report: Report, fmt: str, verbose: bool = False, color: bool = False)
         from .json import render_json
 
         return render_json(report)
+    if fmt == "junit":
+        from .junit import render_junit; return render_junit(report)  # noqa: E702
     if fmt == "markdown":
         from .markdown import render_markdown
 

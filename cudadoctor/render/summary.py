@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import List, Optional, Tuple
 
 from ..facts import Facts
@@ -33,7 +34,20 @@ def system_line(fx: Facts) -> Optional[str]:
         parts.append(f"container: {fx.str('system.container')}")
     if fx.bool("system.wsl"):
         parts.append("WSL")
+    chosen = interpreter_note(fx)
+    if chosen:
+        parts.append(chosen)
     return " · ".join(parts) or None
+
+
+def interpreter_note(fx: Facts) -> Optional[str]:
+    """'diagnosing ~/proj/.venv/bin/python (the active virtual environment ...)' when cudadoctor chose
+    an interpreter other than its own by itself (see probes/interpreter.py); None otherwise."""
+    path, reason = fx.str("tool.interpreter.path"), fx.str("tool.interpreter.reason")
+    if not path or reason in (None, "own", "option"):
+        return None
+    why = fx.str("tool.interpreter.why")
+    return f"diagnosing {path}" + (f" ({why})" if why else "")
 
 
 def driver_line(fx: Facts) -> Optional[str]:
@@ -44,6 +58,8 @@ def driver_line(fx: Facts) -> Optional[str]:
     status = fx.str("nvml.status")
     if status in (None, "running"):
         return None
+    if status == "ok":  # NVML answered (or a collect_env text listed GPUs) but no driver version was recorded
+        return "version unknown (not reported)"
     pci = fx.list("system.pci_nvidia_devices")
     where = ""
     if pci is not None:
@@ -131,6 +147,21 @@ LINES = {
 }
 
 
+#: Words that say an area's subject is missing or broken: never beside ✓ (see coherent()).
+FAILURE_WORDS = re.compile(r"\b(?:not available|not installed|import failed|failed|crashed|timed out|not found|missing|"
+                           r"unknown|error)\b", re.I)
+
+
+def coherent(key: str, status: str, detail: Optional[str], fx: Facts) -> str:
+    """The area's status, made to agree with its words: a line that says its subject is missing,
+    broken or unknown is never marked fine (✓) just because no check raised a finding about it."""
+    if status not in ("ok", "info") or not detail or not FAILURE_WORDS.search(detail):
+        return status
+    if key == "driver" and fx.list("system.pci_nvidia_devices") == []:
+        return "none"  # no NVIDIA device on the bus: nothing there, rather than unknown
+    return "unknown"
+
+
 def areas(report: Report) -> List[Tuple[str, str, str, str]]:
     """[(area key, area label, status, detail)] in display order."""
     fx = Facts(report.facts)
@@ -154,6 +185,7 @@ def areas(report: Report) -> List[Tuple[str, str, str, str]]:
         status = worst.get(key) or ("ok" if detail else "unknown")
         if status == "ok" and key == "gpu" and detail == "none visible":
             status = "none"
+        status = coherent(key, status, detail or "unknown", fx)
         if key == "tool":
             n = sum(1 for f in report.findings if report.area_of(f) == "tool")
             detail = f"{n} problem{'s' if n != 1 else ''} in cudadoctor's own probes or checks"

@@ -237,6 +237,91 @@ def torch_sources():
     return out
 
 
+# --- how the environment is managed (for fix commands in its own installer's terms) -------------
+
+CONDA_NAMES = ("pytorch", "pytorch-gpu", "pytorch-cpu", "pytorch-cuda", "cpuonly", "torchvision", "torchaudio",
+               "cuda-version", "python")
+
+
+def manager_info(cwd):
+    """What says how this environment is managed: pyvenv.cfg's ``uv`` key (a venv uv made), conda's
+    conda-meta records of the torch packages (channel, build), the EXTERNALLY-MANAGED marker
+    (PEP 668), and a uv project (uv.lock, [tool.uv]) whose environment this is. Only reads files."""
+    out = {}
+    try:
+        with open(os.path.join(sys.prefix, "pyvenv.cfg"), encoding="utf-8", errors="replace") as f:
+            for line in f:
+                k, sep, v = line.partition("=")
+                if sep and k.strip() == "uv":
+                    out["uv"] = v.strip()
+    except OSError:
+        pass
+    meta = os.path.join(sys.prefix, "conda-meta")
+    try:
+        names = os.listdir(meta)
+    except OSError:
+        names = []
+    conda = {}
+    for fn in names:
+        if not fn.endswith(".json") or not fn.startswith(tuple(n + "-" for n in CONDA_NAMES)):
+            continue
+        try:
+            with open(os.path.join(meta, fn), encoding="utf-8") as f:
+                rec = json.load(f)
+        except (OSError, ValueError):
+            continue
+        if rec.get("name") in CONDA_NAMES:
+            conda[rec["name"]] = {k: rec.get(k) for k in ("version", "build", "channel")}
+    if conda:
+        out["conda_packages"] = conda
+    try:
+        import sysconfig
+
+        stdlib = sysconfig.get_paths().get("stdlib")
+        if stdlib and os.path.isfile(os.path.join(stdlib, "EXTERNALLY-MANAGED")):
+            out["externally_managed"] = True
+    except Exception:
+        pass
+    project = uv_project(cwd)
+    if project:
+        out["uv_project"] = project
+    return out
+
+
+def uv_project(cwd):
+    """The uv project this environment belongs to: the directory holding the environment (``.venv``
+    beside pyproject.toml, uv's default) or the working directory or a parent of it, with a uv.lock
+    or a [tool.uv] table."""
+    seen = []
+    for start in (os.path.dirname(sys.prefix), cwd):
+        d = start
+        for _ in range(8):
+            if not d or d in seen:
+                break
+            seen.append(d)
+            lock = os.path.isfile(os.path.join(d, "uv.lock"))
+            text = ""
+            try:
+                with open(os.path.join(d, "pyproject.toml"), encoding="utf-8", errors="replace") as f:
+                    text = f.read(200000)
+            except OSError:
+                pass
+            tool_uv = bool(re.search(r"^\s*\[\[?\s*tool\.uv[\].]", text, re.M))
+            if lock or tool_uv:
+                env = os.environ.get("UV_PROJECT_ENVIRONMENT") or os.path.join(d, ".venv")
+                env = env if os.path.isabs(env) else os.path.join(d, env)
+                return {
+                    "root": d, "lock": lock, "tool_uv": tool_uv, "pyproject": bool(text),
+                    "is_this_env": os.path.realpath(env) == os.path.realpath(sys.prefix),
+                    "indexes": re.findall(r"^\s*url\s*=\s*[\"']([^\"']+)[\"']", text, re.M)[:20],
+                }
+            parent = os.path.dirname(d)
+            if parent == d:
+                break
+            d = parent
+    return None
+
+
 def main():
     path = sys.argv[-1]
     result["python"] = python_info()
@@ -254,6 +339,10 @@ def main():
             for ds in by_name.values() if len(ds) > 1
         ]
     result["torch_sources"] = torch_sources()
+    try:
+        result["python"]["manager"] = manager_info(result["python"].get("cwd"))
+    except Exception as e:  # never lose the rest of the probe for this
+        result["python"]["manager"] = {"error": "%s: %s" % (type(e).__name__, e)}
     result["status"] = "ok"
     save(path)
 
