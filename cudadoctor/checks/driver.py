@@ -8,7 +8,7 @@ from typing import Iterator, List, Optional
 from cudadoctor.facts import Facts
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import driver_version, any_of, find_text, kb, kernel_module, nvidia_gpu_present, torch_build, torch_variant
+from ._common import driver_version, any_of, error_match, find_text, kb, kernel_module, nvidia_gpu_present, torch_build, torch_variant
 
 NO_NVIDIA_DRIVER = Code(
     code="no-nvidia-driver",
@@ -95,7 +95,7 @@ def no_nvidia_driver(fx: Facts) -> Iterator[Finding]:
     """No driver: distinguish 'GPU without driver' from 'no GPU at all'."""
     nvml = fx.str("nvml.status")
     module = kernel_module(fx)
-    said = find_text(fx, NO_NVIDIA_DRIVER.signatures[0])
+    said = error_match(fx, NO_NVIDIA_DRIVER)
     # Inside a container the host's module list shows through; a missing library there is a
     # container started without GPU support (no-gpu-visible), not a missing driver.
     if fx.str("system.container") and module is True:

@@ -1,0 +1,133 @@
+"""Error signatures as data: cudadoctor/kb/error_signatures.json, plus the ``signatures`` a Code declares.
+
+Each signature: the code it points to, a regular expression (matched case-insensitively over the
+normalised text, whitespace collapsed), a confidence (high | medium | low), what it implies, which
+facts would contradict it, the public threads its wording was taken from, and when it was checked.
+A Code's own ``signatures`` (plugins, older built-ins) join them with confidence "high".
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any, Dict, Iterable, List, Optional, Tuple
+
+CONFIDENCE_WEIGHT = {"high": 1.0, "medium": 0.85, "low": 0.65}
+_MISSING = object()
+
+
+@dataclass(frozen=True)
+class Contradiction:
+    """A fact that, when it has this value, argues against the signature's code."""
+
+    fact: str
+    equals: Any = _MISSING
+    one_of: Tuple[Any, ...] = ()
+    why: str = ""
+
+    def holds(self, fx: Any) -> bool:
+        v = fx.get(self.fact)
+        if v is None:
+            return False  # unknown is never evidence
+        if self.equals is not _MISSING:
+            return v == self.equals
+        return v in self.one_of
+
+    def to_dict(self) -> Dict[str, Any]:
+        d: Dict[str, Any] = {"fact": self.fact, "why": self.why}
+        if self.equals is not _MISSING:
+            d["equals"] = self.equals
+        else:
+            d["one_of"] = list(self.one_of)
+        return d
+
+
+@dataclass(frozen=True)
+class Signature:
+    code: str
+    regex: str
+    confidence: str = "high"
+    implies: str = ""
+    contradicted_by: Tuple[Contradiction, ...] = ()
+    sources: Tuple[str, ...] = ()
+    checked: str = ""
+    origin: str = "kb"  # kb | catalogue (Code.signatures)
+
+    @property
+    def weight(self) -> float:
+        return CONFIDENCE_WEIGHT.get(self.confidence, 0.85)
+
+    def contradictions(self, fx: Any) -> List[Contradiction]:
+        return [c for c in self.contradicted_by if c.holds(fx)] if fx is not None else []
+
+
+class SignatureError(ValueError):
+    pass
+
+
+def parse(doc: Dict[str, Any]) -> Tuple[Signature, ...]:
+    """The signatures of a document shaped like error_signatures.json; raises SignatureError."""
+    out = []
+    for i, s in enumerate(doc.get("signatures") or []):
+        where = f"signature #{i} ({s.get('code')!r})"
+        for key in ("code", "regex", "confidence", "implies", "sources", "checked"):
+            if not s.get(key):
+                raise SignatureError(f"{where}: lacks {key!r}")
+        if s["confidence"] not in CONFIDENCE_WEIGHT:
+            raise SignatureError(f"{where}: confidence {s['confidence']!r} is not one of {tuple(CONFIDENCE_WEIGHT)}")
+        try:
+            re.compile(s["regex"])
+        except re.error as e:
+            raise SignatureError(f"{where}: regex {s['regex']!r} does not compile ({e})") from None
+        cons = []
+        for c in s.get("contradicted_by") or []:
+            if "equals" in c:
+                cons.append(Contradiction(c["fact"], equals=c["equals"], why=c.get("why", "")))
+            else:
+                cons.append(Contradiction(c["fact"], one_of=tuple(c.get("one_of") or ()), why=c.get("why", "")))
+        out.append(Signature(code=s["code"], regex=s["regex"], confidence=s["confidence"], implies=s["implies"],
+                             contradicted_by=tuple(cons), sources=tuple(s["sources"]), checked=s["checked"]))
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=None)
+def kb_document() -> Dict[str, Any]:
+    text = resources.files("cudadoctor.kb").joinpath("error_signatures.json").read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+@functools.lru_cache(maxsize=None)
+def kb_signatures() -> Tuple[Signature, ...]:
+    return parse(kb_document())
+
+
+def for_codes(codes: Iterable[Any]) -> List[Signature]:
+    """The signatures of these codes: the knowledge base's, then each Code's own (not repeated)."""
+    codes = list(codes)
+    names = {c.code for c in codes}
+    out = [s for s in kb_signatures() if s.code in names]
+    seen = {(s.code, s.regex) for s in out}
+    for c in codes:
+        for rx in c.signatures:
+            if (c.code, rx) not in seen:
+                seen.add((c.code, rx))
+                out.append(Signature(code=c.code, regex=rx, confidence="high", origin="catalogue"))
+    return out
+
+
+def of_code(code: Any) -> List[Signature]:
+    return for_codes([code])
+
+
+@functools.lru_cache(maxsize=4096)
+def compiled(regex: str) -> "re.Pattern[str]":
+    return re.compile(regex, re.IGNORECASE)
+
+
+def code_pattern(code: Any) -> Optional[str]:
+    """One regex for every signature of ``code`` (for a check's own look-up), None when it has none."""
+    sigs = of_code(code)
+    return "|".join(f"(?:{s.regex})" for s in sigs) or None
