@@ -29,7 +29,7 @@ NO_NVIDIA_DRIVER = Code(
     },
     links=("https://docs.nvidia.com/cuda/cuda-installation-guide-linux/",
            "https://www.nvidia.com/Download/index.aspx"),
-    signatures=(r"Found no NVIDIA driver on your system", r"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver",
+    signatures=(r"Found no NVIDIA driver on your system", r"NVIDIA-SMI has failed because it couldn.t communicate with the NVIDIA driver",
                 r"nvidia-smi: (command )?not found", r"CUDA driver initialization failed",
                 r"libcuda\.so(\.1)?: cannot open shared object file"),
 )
@@ -54,7 +54,8 @@ NO_GPU_VISIBLE = Code(
     links=("https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars",
            "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/docker-specialized.html"),
     signatures=(r"no CUDA-capable device is detected", r"cudaErrorNoDevice", r"No CUDA GPUs are available",
-                r"error=38 : no CUDA-capable device", r"CUDA error: invalid device ordinal", r"could not select device driver .* with capabilities: \[\[gpu\]\]"),
+                r"error=38 : no CUDA-capable device"),
+    # "invalid device ordinal": device-ordinal-invalid; "could not select device driver": container-toolkit-missing
 )
 
 
@@ -95,7 +96,7 @@ def no_nvidia_driver(fx: Facts) -> Iterator[Finding]:
     """No driver: distinguish 'GPU without driver' from 'no GPU at all'."""
     nvml = fx.str("nvml.status")
     module = kernel_module(fx)
-    said = error_match(fx, NO_NVIDIA_DRIVER)
+    said = find_text(fx, NO_NVIDIA_DRIVER.signatures[0])
     # Inside a container the host's module list shows through; a missing library there is a
     # container started without GPU support (no-gpu-visible), not a missing driver.
     if fx.str("system.container") and module is True:

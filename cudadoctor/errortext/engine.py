@@ -149,7 +149,7 @@ def find_matches(codes: Sequence[Code], text: str, where: str = "user_error",
                 w, role = ROLE_WEIGHT["final"], "final"
             else:
                 role = roles[i]
-            s = specificity(sig.regex, m.group(0)) * w * sig.weight * (1 + 0.1 * i / n)
+            s = specificity(sig.regex, m.group(0)) * w * sig.weight * (1 + 0.1 * j / n)
             if i not in best or s > best[i].score:
                 best[i] = Match(sig.regex, m.group(0).strip()[:300], i + 1, lines[i].strip()[:300], role, s, where, sig)
         if best:

@@ -22,6 +22,7 @@ _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\
 _ANSI_REMNANT = re.compile(r"(?:\^\[|\\x1b|\\033|\\u001b|\\e)?\[(?:\d{1,3}(?:;\d{1,3})*)?m")
 _FENCE = re.compile(r"^\s*(?:`{3,}|~{3,})[\w+-]*\s*$")
 _HTML_TAG = re.compile(r"</?(?:details|summary|code|pre|br|p|div|span|b|i|em|strong|kbd|samp|sub|sup)\b[^>]*>", re.I)
+_LOG_PREFIX = re.compile(r"^\s*(?:\[\s*\d+\.\d+\]\s*)?(?:NVRM:\s*)?(?=\S)")
 _BOX = re.compile(r"[│┃┆┊║]")  # rich / box-drawing tracebacks
 
 
@@ -47,6 +48,7 @@ def normalize(text: str) -> str:
     lines = []
     for line in t.split("\n"):
         line = re.sub(r"^\s*(?:>\s?)+", "", line)  # Markdown / e-mail quotes
+        line = _LOG_PREFIX.sub("", line)  # dmesg timestamps and NVRM:, so wrapped kernel messages read as one
         if _FENCE.match(line):
             continue
         line = _BOX.sub(" ", line)

@@ -27,18 +27,23 @@ class Contradiction:
     equals: Any = _MISSING
     one_of: Tuple[Any, ...] = ()
     why: str = ""
+    present: Optional[bool] = None  # True: the fact having any value contradicts
 
     def holds(self, fx: Any) -> bool:
         v = fx.get(self.fact)
-        if v is None:
+        if v is None or v == "":
             return False  # unknown is never evidence
+        if self.present:
+            return True
         if self.equals is not _MISSING:
             return v == self.equals
         return v in self.one_of
 
     def to_dict(self) -> Dict[str, Any]:
         d: Dict[str, Any] = {"fact": self.fact, "why": self.why}
-        if self.equals is not _MISSING:
+        if self.present:
+            d["present"] = True
+        elif self.equals is not _MISSING:
             d["equals"] = self.equals
         else:
             d["one_of"] = list(self.one_of)
@@ -84,7 +89,9 @@ def parse(doc: Dict[str, Any]) -> Tuple[Signature, ...]:
             raise SignatureError(f"{where}: regex {s['regex']!r} does not compile ({e})") from None
         cons = []
         for c in s.get("contradicted_by") or []:
-            if "equals" in c:
+            if c.get("present"):
+                cons.append(Contradiction(c["fact"], present=True, why=c.get("why", "")))
+            elif "equals" in c:
                 cons.append(Contradiction(c["fact"], equals=c["equals"], why=c.get("why", "")))
             else:
                 cons.append(Contradiction(c["fact"], one_of=tuple(c.get("one_of") or ()), why=c.get("why", "")))
