@@ -126,6 +126,8 @@ def _package(line: str) -> Optional[str]:
             return _DISTS[top]
         top = re.sub(r"(?:_2_cuda|_cuda|_C|_ext)$", "", top)
         return _DISTS.get(top, top.replace("_", "-")) if top and top not in ("_C", "lib") else None
+    if re.search(r"flash[-_ ]?att(?:n|ention)", line, re.I):
+        return "flash-attn"
     for key, dist in _DISTS.items():
         if re.search(rf"\b{key}\b", line, re.I):
             return dist
@@ -207,8 +209,13 @@ def companion_arch_unsupported(fx: Facts) -> Iterator[Finding]:
     names = [g["name"] for g in gpus(fx) if g.get("name")]
     cap = caps[0] if caps else "<X.Y: python -c \"import torch; print(torch.cuda.get_device_capability())\">"
     cmds = [f"TORCH_CUDA_ARCH_LIST=\"{cap}\" {PIP} install --no-build-isolation --no-cache-dir --no-binary {pkg} {pkg}  # build it for this GPU"]
+    too_old = re.search(r"only supports|\(too old\)|at least \d", said[1], re.I)
+    if too_old:  # the package does not support this GPU generation at all: rebuilding will not help
+        cmds = [f"# {pkg} does not support this GPU; use the application's fallback instead:"]
     if pkg == "flash-attn":
         cmds.append("# or do without it: model = AutoModel.from_pretrained(..., attn_implementation=\"sdpa\")")
+    elif too_old and pkg == "xformers":
+        cmds.append(f"{PIP} uninstall -y xformers  # applications fall back to PyTorch's own attention (sdpa)")
     if re.search(r"Bfloat16", said[1], re.I):
         cmds = ["# run the model in float16: vllm serve <model> --dtype float16  (or torch_dtype=torch.float16)"]
     yield COMPANION_ARCH_UNSUPPORTED.finding(

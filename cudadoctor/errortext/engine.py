@@ -31,7 +31,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..model import Code, Finding, Fix, severity_rank
 from .normalize import MAX_TEXT, ROLE_WEIGHT, line_roles, normalize
-from .signatures import Signature, compiled, for_codes
+from .signatures import Signature, compiled, for_codes, prefilter
 from .sources import error_texts
 
 TRIAGE_KIND = "cudadoctor-triage"
@@ -115,6 +115,31 @@ def _line_index(flat_starts: List[int], pos: int) -> int:
     return lo
 
 
+#: Matching reads at most this much of one line, and of the whole text (its head and its tail).
+MAX_LINE = 4096
+MAX_MATCHED = 96 * 1024
+
+
+def _head_tail_lines(lines: Sequence[str]) -> set:
+    """Indices of the lines that are matched: all of them, or for a huge paste its first 16 KB and last 80 KB."""
+    total = sum(min(len(x), MAX_LINE) + 1 for x in lines)
+    if total <= MAX_MATCHED:
+        return set(range(len(lines)))
+    keep, size = set(), 0
+    for i, x in enumerate(lines):
+        if size > 16 * 1024:
+            break
+        keep.add(i)
+        size += min(len(x), MAX_LINE) + 1
+    size = 0
+    for i in range(len(lines) - 1, -1, -1):
+        if size > MAX_MATCHED - 16 * 1024:
+            break
+        keep.add(i)
+        size += min(len(lines[i]), MAX_LINE) + 1
+    return keep
+
+
 def find_matches(codes: Sequence[Code], text: str, where: str = "user_error",
                  sigs: Optional[Sequence[Signature]] = None) -> Tuple[Dict[str, List[Match]], List[str]]:
     """Every signature match of every code in the normalised text. Returns (matches, problems)."""
@@ -123,15 +148,22 @@ def find_matches(codes: Sequence[Code], text: str, where: str = "user_error",
     n = max(len(lines), 1)
     # The whitespace-collapsed text, with where each line starts in it.
     starts, parts, pos = [], [], 0
-    for line in lines:
-        piece = re.sub(r"\s+", " ", line.strip())
+    budget = _head_tail_lines(lines)
+    for k, line in enumerate(lines):
+        piece = re.sub(r"\s+", " ", line.strip()) if k in budget else ""
+        if len(piece) > MAX_LINE:  # a line this long is a blob; its ends carry the message
+            piece = piece[: MAX_LINE // 2] + " … " + piece[-MAX_LINE // 2:]
         starts.append(pos)
         parts.append(piece)
         pos += len(piece) + 1
     flat = " ".join(parts)
     out: Dict[str, List[Match]] = {}
     problems: List[str] = []
+    low = flat.lower()
     for sig in (for_codes(codes) if sigs is None else sigs):
+        need = prefilter(sig.regex)
+        if need is not None and not any(lit in low for lit in need):
+            continue
         try:
             rx = compiled(sig.regex)
         except re.error as e:
@@ -224,6 +256,13 @@ def rank(texts: Sequence[Tuple[str, str]], registry: Any, findings: Sequence[Fin
     for code_name, ms in matches.items():
         code = registry.code(code_name)
         ms.sort(key=lambda m: -m.score)
+        # One match per line of each text: two signatures of a code matching the same line are one piece of evidence.
+        all_ms, seen, distinct = list(ms), set(), []
+        for m in ms:
+            if (m.where, m.line) not in seen:
+                seen.add((m.where, m.line))
+                distinct.append(m)
+        ms = distinct
         best = ms[0].score
         extra = sum(m.score for m in ms[1:4]) * 0.1
         cand = Candidate(code=code, matches=ms[:5], score=best + extra)
@@ -232,7 +271,11 @@ def rank(texts: Sequence[Tuple[str, str]], registry: Any, findings: Sequence[Fin
                 cand.confirmed, cand.finding = True, by_code[code_name]
                 cand.score += 0.6
             else:
-                against = [c.to_dict() for c in ms[0].sig.contradictions(fx)] if (ms[0].sig and fx is not None) else []
+                against: List[Dict[str, Any]] = []
+                for m in all_ms:  # every matched signature of the code may name a contradicting fact
+                    for c in (m.sig.contradictions(fx) if (m.sig is not None and fx is not None) else []):
+                        if c.to_dict() not in against:
+                            against.append(c.to_dict())
                 if against:
                     cand.contradicted_by = against
                     cand.score *= 0.5
@@ -304,9 +347,9 @@ def adjudicate(facts: Dict[str, Any], findings: List[Finding], runs: Sequence[An
     """What `check` makes of the error texts in ``facts``, given the checks' findings.
 
     Returns the findings (with one added when the text's top cause is not among them: a
-    confident diagnosis the facts do not contradict is a finding of its code's severity; one the
-    checks ran on and did not confirm is a warning; one the facts contradict is an info that says
-    so) and the diagnosis (the top cause, as triage names it), or None when no text matched.
+    confident diagnosis the facts do not contradict is a finding of its code's severity (a warning
+    when only medium confidence); one whose own check ran and did not confirm it, or one the facts
+    contradict, is an info that says so) and the diagnosis (the top cause, as triage names it), or None when no text matched.
     """
     from ..facts import Facts
 
@@ -330,8 +373,10 @@ def adjudicate(facts: Dict[str, Any], findings: List[Finding], runs: Sequence[An
         severity = "info"
         title = f"The error text points to {code.code}, but the facts contradict it ({top.contradicted_by[0]['why']})"
     elif top.confirmed is False:
-        severity = "warning"
-        title = f"The error text points to {code.code} ({code.title[0].lower() + code.title[1:]}); the facts neither show nor rule it out"
+        # The code's own check read the same text and facts and did not report it: say what the text
+        # points to, without overruling the check.
+        severity = "info"
+        title = f"The error text points to {code.code} ({code.title[0].lower() + code.title[1:]}); its check did not confirm it on these facts"
     else:
         severity = code.severity if confidence(top.score) == "high" else ("warning" if code.severity == "error" else code.severity)
         title = f"{code.title} (from the error text)"

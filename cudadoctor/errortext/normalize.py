@@ -7,6 +7,7 @@ Roles: final | exception | warning | context | frame (see :func:`line_roles`).
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 import unicodedata
@@ -34,6 +35,7 @@ def _unescape_json_blob(text: str) -> str:
     return text
 
 
+@functools.lru_cache(maxsize=8)
 def normalize(text: str) -> str:
     """Pasted error text as plain lines: what the signatures are matched against."""
     t = text[-MAX_TEXT:]
@@ -47,8 +49,12 @@ def normalize(text: str) -> str:
         t = html.unescape(t)
     lines = []
     for line in t.split("\n"):
+        if not line.strip():
+            lines.append("")
+            continue
         line = re.sub(r"^\s*(?:>\s?)+", "", line)  # Markdown / e-mail quotes
-        line = _LOG_PREFIX.sub("", line)  # dmesg timestamps and NVRM:, so wrapped kernel messages read as one
+        if "NVRM" in line[:40] or line.lstrip()[:1] == "[":
+            line = _LOG_PREFIX.sub("", line)  # dmesg timestamps and NVRM:, so wrapped kernel messages read as one
         if _FENCE.match(line):
             continue
         line = _BOX.sub(" ", line)

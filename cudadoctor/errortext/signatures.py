@@ -138,3 +138,86 @@ def code_pattern(code: Any) -> Optional[str]:
     """One regex for every signature of ``code`` (for a check's own look-up), None when it has none."""
     sigs = of_code(code)
     return "|".join(f"(?:{s.regex})" for s in sigs) or None
+
+
+_META = set(".^$*+?{}[]()|")
+_CLASS_ESC = set("dDwWsSbBAZzGnrtfv0123456789")
+
+
+@functools.lru_cache(maxsize=4096)
+def prefilter(regex: str) -> Optional[Tuple[str, ...]]:
+    """Lower-case literals of which the text must contain at least one for ``regex`` to match, or None.
+
+    One literal per top-level alternative: its longest run of plain characters outside any group,
+    character class or quantified atom. None when an alternative has no run of 4 or more (then the
+    regex is always run). Lets the engine skip most signatures on a long paste with a substring test.
+    """
+    alts, depth, cur, i = [], 0, "", 0
+    while i < len(regex):  # split at top-level |
+        ch = regex[i]
+        if ch == "\\":
+            cur += regex[i:i + 2]
+            i += 2
+            continue
+        if ch == "[":
+            j = i + 1
+            if j < len(regex) and regex[j] == "^":
+                j += 1
+            if j < len(regex) and regex[j] == "]":
+                j += 1
+            while j < len(regex) and regex[j] != "]":
+                j += 2 if regex[j] == "\\" else 1
+            cur += regex[i:j + 1]
+            i = j + 1
+            continue
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        if ch == "|" and depth == 0:
+            alts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+        i += 1
+    alts.append(cur)
+    lits = []
+    for alt in alts:
+        best, run, depth, i = "", "", 0, 0
+        while i < len(alt):
+            ch = alt[i]
+            if ch == "\\" and i + 1 < len(alt):
+                nxt = alt[i + 1]
+                i += 2
+                if depth == 0 and nxt not in _CLASS_ESC and not nxt.isalpha():
+                    run += nxt
+                    continue
+                best, run = max(best, run, key=len), ""
+                continue
+            if ch == "[":
+                j = i + 1
+                while j < len(alt) and alt[j] != "]":
+                    j += 2 if alt[j] == "\\" else 1
+                best, run = max(best, run, key=len), ""
+                i = j + 1
+                continue
+            if ch in "?*{" and depth == 0:
+                run = run[:-1]  # the quantified atom is optional
+                if ch == "{":
+                    i = alt.find("}", i) + 1 or len(alt)
+                    best, run = max(best, run, key=len), ""
+                    continue
+            if ch == "(":
+                depth += 1
+            elif ch == ")":
+                depth -= 1
+            if ch in _META or depth > 0:
+                best, run = max(best, run, key=len), ""
+            else:
+                run += ch
+            i += 1
+        best = max(best, run, key=len)
+        if len(best.strip()) < 4:
+            return None
+        lits.append(best.lower())
+    return tuple(lits)
