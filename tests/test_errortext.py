@@ -95,6 +95,7 @@ REAL = [
     ("cuda-compat-driver-mismatch", "LD_LIBRARY_PATH=/usr/local/cuda/compat/lib.real:/usr/local/nvidia/lib64\n"
                                     "UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Error 803: system has unsupported display driver / cuda driver combination",
      "compat"),
+    # https://github.com/pytorch/pytorch/issues/574 (a torch directory without its package files)
     ("torch-install-incomplete", "Traceback (most recent call last):\n  File \"<stdin>\", line 1, in <module>\nImportError: cannot import name '_C' from 'torch' (unknown location)",
      "uninstall -y torch"),
     # https://github.com/Dao-AILab/flash-attention/issues/148 wording
@@ -122,7 +123,7 @@ def test_new_class_named_by_triage_and_check_with_an_exact_fix(code, text, in_fi
     ("RuntimeError: CUDA error (35): CUDA driver version is insufficient for CUDA runtime version", "driver-too-old"),
     ("RuntimeError: Unexpected error from cudaGetDeviceCount(). Error 804: forward compatibility was attempted on non supported HW", "cuda-forward-compat"),
     ("CUDA_ERROR_SYSTEM_NOT_READY", "fabric-manager-missing"),
-    ("RuntimeError: cuDNN error: CUDNN_STATUS_VERSION_MISMATCH", "cudnn-mismatch"),
+    ("RuntimeError: cuDNN error: CUDNN_STATUS_ARCH_MISMATCH", "gpu-arch-unsupported"),
     ("ImportError: DLL load failed while importing _C: The specified module could not be found.", "dll-load-failure"),
     ("ImportError: DLL load failed while importing flash_attn_2_cuda: The specified procedure could not be found.", "extension-abi-mismatch"),
 ])

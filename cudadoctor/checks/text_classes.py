@@ -27,7 +27,7 @@ SHM_EXHAUSTED = Code(
         "fix": "Give the container more shared memory (`docker run --shm-size=16g` or `--ipc=host`; in Kubernetes an "
         "emptyDir with medium Memory mounted at /dev/shm), or use fewer DataLoader workers.",
     },
-    links=("https://github.com/pytorch/pytorch#docker-image",),
+    links=("https://github.com/fastai/docker-containers/issues/21", "https://github.com/bytedance/Protenix/issues/2"),
 )
 DEVICE_ORDINAL_INVALID = Code(
     code="device-ordinal-invalid", title="The program asks for a GPU index this process cannot see", area="gpu", severity="error",
@@ -87,7 +87,7 @@ NVIDIA_UVM_STALE = Code(
         "fix": "`sudo rmmod nvidia_uvm && sudo modprobe nvidia_uvm` (or reboot); enable the nvidia-suspend/-resume services "
         "to keep it from recurring.",
     },
-    links=("https://download.nvidia.com/XFree86/Linux-x86_64/535.104.05/README/powermanagement.html",),
+    links=("https://github.com/pytorch/pytorch/issues/88639", "https://github.com/NixOS/nixpkgs/issues/348769"),
 )
 MKL_INCOMPATIBLE = Code(
     code="mkl-incompatible", title="torch cannot load because the installed MKL lacks a symbol it needs", area="libraries", severity="error",
@@ -98,7 +98,7 @@ MKL_INCOMPATIBLE = Code(
         "confirm": "`conda list mkl` or `python -m pip show mkl` shows 2024.1 or newer.",
         "fix": "Pin MKL below 2024.1 (`conda install mkl=2024.0`), or install torch from pip wheels, which bundle what they need.",
     },
-    links=("https://github.com/pytorch/pytorch/issues/123097",),
+    links=("https://github.com/intel/ipex-llm/issues/12141", "https://github.com/yoraish/mmd/issues/3"),
 )
 CUDA_HOME_NOT_SET = Code(
     code="cuda-home-not-set", title="An extension build cannot find a CUDA toolkit (CUDA_HOME)", area="toolkit", severity="error",
