@@ -157,14 +157,28 @@ def test_facts_that_contradict_the_text_lower_it_and_say_so():
 
 
 def test_an_uncovered_confident_diagnosis_becomes_a_finding_with_its_evidence():
-    """gpu-memory-occupied's check needs live facts; the engine still reports the text's cause, with where it came from."""
+    """A code no check ran for (a plugin's, a crashed check's): the engine reports the text's cause, with where it came from."""
+    from cudadoctor.registry import Registry
+
+    reg = Registry()
+    code = REG.code("gpu-memory-occupied")
+    reg.codes[code.code] = (code, "test")
     facts = new_facts("collect_env")
     text = "RuntimeError: CUDA out of memory. Tried to allocate 338.00 MiB (GPU 0; 3.95 GiB total capacity; 1.62 GiB already allocated; 23.00 MiB free)"
     facts["user_error"] = {"text": text}
+    findings, diag = adjudicate(facts, [], [], reg)
+    assert diag["code"] == "gpu-memory-occupied" and diag["where"] == "user_error"
+    assert findings and findings[0].check == "error-text" and findings[0].evidence["user_error"].startswith("RuntimeError: CUDA out of memory")
+
+
+def test_a_check_that_declined_its_code_is_not_overruled():
+    """The built-in gpu-memory-occupied check needs live memory facts; on collect_env facts it declines: no finding is added."""
+    facts = new_facts("collect_env")
+    facts["user_error"] = {"text": "RuntimeError: CUDA out of memory. Tried to allocate 338.00 MiB (GPU 0; 3.95 GiB total capacity)"}
     report = diagnose(facts, REG)
     assert report.extra["diagnosis"]["code"] == "gpu-memory-occupied"
-    f = [f for f in report.findings if f.code == "gpu-memory-occupied"]
-    assert f and f[0].check == "error-text" and f[0].evidence["user_error"].startswith("RuntimeError: CUDA out of memory")
+    assert report.extra["diagnosis"]["confirmed_by_facts"] is False
+    assert not [f for f in report.findings if f.code == "gpu-memory-occupied"]
 
 
 # --- check and triage agree ------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """Compiled extensions (flash-attn, xformers, mmcv, detectron2, apex, torch-scatter, triton...) against this torch and GPU.
 
 Codes: extension-abi-mismatch, extension-build-isolation, companion-arch-unsupported, ptxas-arch-unsupported.
-These read the error text through the error-text engine's signatures (cudadoctor/kb/error_signatures.json)
+These read the error text through the error-text engine's signatures (cudadoctor/kb/errors/error_signatures.json)
 and take the package, versions and GPU from the text and the facts.
 """
 

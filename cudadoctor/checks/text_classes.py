@@ -1,4 +1,4 @@
-"""Failure classes recognised from what the user pasted: each a code, its signatures (kb/error_signatures.json)
+"""Failure classes recognised from what the user pasted: each a code, its signatures (kb/errors/error_signatures.json)
 and the exact fix. The error-text engine finds them; these checks turn a match into a finding with commands.
 
 Codes: shm-exhausted, device-ordinal-invalid, container-toolkit-missing, host-compiler-unsupported,

@@ -4,7 +4,7 @@ Used by `check` (through :func:`adjudicate`, called by report.diagnose), `triage
 `diff`: they all rank with :func:`rank`, so they never name different top causes for the same text
 and facts.
 
-Signatures are data (cudadoctor/kb/error_signatures.json, see :mod:`.signatures`) plus the
+Signatures are data (cudadoctor/kb/errors/error_signatures.json, see :mod:`.signatures`) plus the
 ``signatures`` each :class:`~cudadoctor.model.Code` declares. Text is normalised first
 (:mod:`.normalize`) and matched with its whitespace collapsed (a message hard-wrapped over two
 lines still matches).
@@ -348,8 +348,9 @@ def adjudicate(facts: Dict[str, Any], findings: List[Finding], runs: Sequence[An
 
     Returns the findings (with one added when the text's top cause is not among them: a
     confident diagnosis the facts do not contradict is a finding of its code's severity (a warning
-    when only medium confidence); one whose own check ran and did not confirm it, or one the facts
-    contradict, is an info that says so) and the diagnosis (the top cause, as triage names it), or None when no text matched.
+    when only medium confidence); one the facts contradict is an info that says so; one whose own
+    check ran on these facts and did not report it adds nothing, the check being the authority on
+    its code) and the diagnosis (the top cause, as triage names it), or None when no text matched.
     """
     from ..facts import Facts
 
@@ -364,6 +365,10 @@ def adjudicate(facts: Dict[str, Any], findings: List[Finding], runs: Sequence[An
     diag = diagnosis_of(top)
     if top.finding is not None or any(f.code == top.code.code for f in findings):
         return findings, diag
+    if top.confirmed is False:
+        # The code's own check read the same text and facts and did not report it: it is the
+        # authority on its code. The diagnosis still says what the text points to.
+        return findings, diag
     code, m = top.code, top.matches[0]
     evidence: Dict[str, Any] = {m.where: m.line_text, "matched": m.text, "signature": m.signature}
     if m.sig is not None and m.sig.implies:
@@ -372,11 +377,6 @@ def adjudicate(facts: Dict[str, Any], findings: List[Finding], runs: Sequence[An
         evidence["contradicted_by"] = [f"{c['fact']}: {c['why']}" for c in top.contradicted_by]
         severity = "info"
         title = f"The error text points to {code.code}, but the facts contradict it ({top.contradicted_by[0]['why']})"
-    elif top.confirmed is False:
-        # The code's own check read the same text and facts and did not report it: say what the text
-        # points to, without overruling the check.
-        severity = "info"
-        title = f"The error text points to {code.code} ({code.title[0].lower() + code.title[1:]}); its check did not confirm it on these facts"
     else:
         severity = code.severity if confidence(top.score) == "high" else ("warning" if code.severity == "error" else code.severity)
         title = f"{code.title} (from the error text)"

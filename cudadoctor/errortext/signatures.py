@@ -1,4 +1,4 @@
-"""Error signatures as data: cudadoctor/kb/error_signatures.json, plus the ``signatures`` a Code declares.
+"""Error signatures as data: cudadoctor/kb/errors/error_signatures.json, plus the ``signatures`` a Code declares.
 
 Each signature: the code it points to, a regular expression (matched case-insensitively over the
 normalised text, whitespace collapsed), a confidence (high | medium | low), what it implies, which
@@ -102,7 +102,7 @@ def parse(doc: Dict[str, Any]) -> Tuple[Signature, ...]:
 
 @functools.lru_cache(maxsize=None)
 def kb_document() -> Dict[str, Any]:
-    text = resources.files("cudadoctor.kb").joinpath("error_signatures.json").read_text(encoding="utf-8")
+    text = resources.files("cudadoctor.kb").joinpath("errors").joinpath("error_signatures.json").read_text(encoding="utf-8")
     return json.loads(text)
 
 
