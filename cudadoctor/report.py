@@ -101,6 +101,9 @@ class Report:
 def diagnose(facts: Dict[str, Any], registry: Registry, timings: Optional[Dict[str, float]] = None) -> Report:
     t = time.perf_counter()
     findings, runs = run_checks(registry, Facts(facts))
+    from .errortext import adjudicate  # the error-text engine: the top cause, as triage names it
+
+    findings, diagnosis = adjudicate(facts, findings, runs, registry)
     tm = dict(timings or {})
     tm["checks_s"] = time.perf_counter() - t
     return Report(
@@ -110,4 +113,5 @@ def diagnose(facts: Dict[str, Any], registry: Registry, timings: Optional[Dict[s
         registry=registry,
         generated_at=_dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
         timings=tm,
+        extra={"diagnosis": diagnosis} if diagnosis else {},
     )

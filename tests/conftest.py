@@ -81,7 +81,8 @@ def write_json(path: Path, data: dict) -> Path:
 
 
 def pytest_terminal_summary(terminalreporter):
-    """Print the fault-injection matrix when tests/test_faults.py ran."""
+    """Print the fault-injection matrix when tests/test_faults.py ran, and the error-corpus table."""
+    _error_corpus_table(terminalreporter)
     try:
         from test_faults import MATRIX
     except ImportError:
@@ -93,3 +94,20 @@ def pytest_terminal_summary(terminalreporter):
     width = max(len(r[0]) for r in MATRIX)
     for fault, took, rc, codes in MATRIX:
         tr.write_line(f"{fault:<{width}}  {took:5.1f} s  exit {rc}  {codes}")
+
+
+def _error_corpus_table(tr) -> None:
+    """Top-1 accuracy per code of tests/test_error_corpus.py, when it ran."""
+    mod = sys.modules.get("test_error_corpus")
+    if mod is None or not getattr(mod, "TABLE", None):
+        return
+    table = mod.TABLE
+    tr.section("error-text corpus: top-1 accuracy per code")
+    width = max(len(c) for c in table)
+    for code in sorted(table):
+        h, t = table[code]
+        tr.write_line(f"{code:<{width}}  {h:3d}/{t:<3d}  {h / t:6.1%}")
+    hits, total = sum(h for h, _ in table.values()), sum(t for _, t in table.values())
+    tr.write_line(f"{'overall':<{width}}  {hits:3d}/{total:<3d}  {hits / total:6.1%}")
+    for where, want, got, text in mod.MISSES:
+        tr.write_line(f"  miss {where}: want {want}, got {got}: {text}")

@@ -17,10 +17,12 @@ from cudadoctor import registry
 from cudadoctor.model import Code
 from cudadoctor.registry import Registry
 from cudadoctor.report import diagnose
-from cudadoctor.triage import line_roles, normalize, specificity, triage
+from cudadoctor.errortext import line_roles, normalize, specificity, triage
 
 REG = registry.load(plugins=False)
-CASES = Path(__file__).resolve().parents[2] / "shared" / "cases"
+_HERE = Path(__file__).resolve()
+CASES = next((p for p in (_HERE.parents[2] / "shared" / "cases", _HERE.parents[3] / "shared" / "cases") if p.is_dir()),
+             _HERE.parents[2] / "shared" / "cases")
 
 
 def needs(*codes: str) -> None:

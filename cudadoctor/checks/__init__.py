@@ -10,9 +10,13 @@ BUILTIN_MODULES = (
     "companions",
     "driver",
     "driver_compat",
+    "extensions",
     "health",
+    "kernel_driver",
     "libraries",
     "platform",
     "probes",
+    "text_classes",
     "torch_install",
+    "torch_package",
 )

@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 from typing import Iterable, List, Optional, Tuple
 
+from cudadoctor.errortext.signatures import code_pattern
+from cudadoctor.errortext.sources import error_texts  # noqa: F401  (re-exported for the checks)
 from cudadoctor.facts import Facts
 
 try:  # the knowledge base is package data; degrade to generic fixes if it is missing
@@ -99,40 +101,22 @@ def kernel_module(fx: Facts, name: str = "nvidia") -> Optional[bool]:
     return v if isinstance(v, bool) else None
 
 
-def error_texts(fx: Facts) -> List[Tuple[str, str]]:
-    """Every error text the facts hold, as (where, text): the user's error, what torch said."""
-    out: List[Tuple[str, str]] = []
-    if fx.user_error():
-        out.append(("user_error", fx.user_error()))
-    for path in ("torch.error.message", "torch.cuda_init_error.message", "torch.cudnn_error.message",
-                 "torch.failure.stderr_tail", "torch.stderr_tail"):
-        s = fx.str(path)
-        if s:
-            out.append((path, s))
-    for path in ("torch.import_warnings", "torch.cuda_init_warnings"):
-        for w in fx.list(path) or []:
-            if isinstance(w, str):
-                out.append((path, w))
-    for name in ("torchvision", "torchaudio"):
-        s = fx.str(f"torch.companions.{name}.error.message")
-        if s:
-            out.append((f"torch.companions.{name}.error", s))
-    s = fx.str("nvml.error")
-    if s:
-        out.append(("nvml.error", s))
-    return out
-
-
 def any_of(patterns: Iterable[str]) -> str:
     """One regex matching any of ``patterns`` (e.g. a code's signatures), for :func:`find_text`."""
     return "|".join(f"(?:{p})" for p in patterns)
+
+
+def error_match(fx: Facts, code) -> Optional[Tuple[str, str]]:
+    """The first error text matching any signature of ``code`` (the engine's data and the Code's own)."""
+    pattern = code_pattern(code)
+    return find_text(fx, pattern) if pattern else None
 
 
 def find_text(fx: Facts, pattern: str) -> Optional[Tuple[str, str]]:
     """The first error text matching ``pattern`` (regex, case-insensitive): (where, matched line)."""
     rx = re.compile(pattern, re.IGNORECASE)
     for where, text in error_texts(fx):
-        m = rx.search(text)
+        m = rx.search(text) or rx.search(re.sub(r"\s+", " ", text))
         if m:
             start = text.rfind("\n", 0, m.start()) + 1
             end = text.find("\n", m.end())

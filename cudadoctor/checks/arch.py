@@ -11,7 +11,7 @@ from typing import Iterator, List, Optional, Tuple
 from cudadoctor.facts import Facts
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import INDEX, PIP, any_of, driver_version, find_text, kb, python_rejected
+from ._common import INDEX, PIP, any_of, driver_version, error_match, find_text, kb, python_rejected
 from ._fixes import driver_os, install_commands, newest_patch
 from ._views import arch_number, build_arch_list, cap_number, gpus, is_cuda_build, mm, torch_release, torch_version
 
@@ -107,7 +107,7 @@ def gpu_arch_unsupported(fx: Facts) -> Iterator[Finding]:
     """Each GPU's capability against the build's arch list (live list first, else the kb's)."""
     if is_cuda_build(fx) is False:
         return
-    said = find_text(fx, any_of(GPU_ARCH_UNSUPPORTED.signatures))
+    said = error_match(fx, GPU_ARCH_UNSUPPORTED)
     archs, source = build_arch_list(fx)
     if said and not archs:
         archs_text = _text_archs(said[1])

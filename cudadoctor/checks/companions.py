@@ -11,7 +11,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 from cudadoctor.facts import Facts, normalize_name
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import (INDEX, PIP, any_of, driver_version, find_text, kb, newest_variant_for_driver, nvidia_gpu_present,
+from ._common import (INDEX, PIP, any_of, driver_version, error_match, find_text, kb, newest_variant_for_driver, nvidia_gpu_present,
                       release_of)
 from ._fixes import companion_pin, driver_os, install_commands, newest_runnable
 from ._views import conda_torch, in_conda_env, mm, mm_str, torch_release, torch_version, variant, vtuple
@@ -136,7 +136,7 @@ def _variant_kind(v: Optional[str]) -> Optional[str]:
 
 @check(TORCHVISION_MISMATCH)
 def torchvision_mismatch(fx: Facts) -> Iterator[Finding]:
-    said = find_text(fx, any_of(TORCHVISION_MISMATCH.signatures))
+    said = error_match(fx, TORCHVISION_MISMATCH)
     tver = torch_version(fx)
     trel = release_of(tver)
     tvar = variant(fx)
@@ -240,7 +240,7 @@ def torchvision_mismatch(fx: Facts) -> Iterator[Finding]:
 
 @check(NUMPY_ABI_MISMATCH)
 def numpy_abi_mismatch(fx: Facts) -> Iterator[Finding]:
-    said = find_text(fx, any_of(NUMPY_ABI_MISMATCH.signatures))
+    said = error_match(fx, NUMPY_ABI_MISMATCH)
     np_ver = _s((fx.distribution("numpy") or {}).get("version"))
     npt = vtuple(np_ver)
     trel = torch_release(fx)

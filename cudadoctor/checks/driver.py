@@ -8,7 +8,7 @@ from typing import Iterator, List, Optional
 from cudadoctor.facts import Facts
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import driver_version, any_of, find_text, kb, kernel_module, nvidia_gpu_present, torch_build, torch_variant
+from ._common import driver_version, any_of, error_match, find_text, kb, kernel_module, nvidia_gpu_present, torch_build, torch_variant
 
 NO_NVIDIA_DRIVER = Code(
     code="no-nvidia-driver",
@@ -29,7 +29,7 @@ NO_NVIDIA_DRIVER = Code(
     },
     links=("https://docs.nvidia.com/cuda/cuda-installation-guide-linux/",
            "https://www.nvidia.com/Download/index.aspx"),
-    signatures=(r"Found no NVIDIA driver on your system", r"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver",
+    signatures=(r"Found no NVIDIA driver on your system", r"NVIDIA-SMI has failed because it couldn.t communicate with the NVIDIA driver",
                 r"nvidia-smi: (command )?not found", r"CUDA driver initialization failed",
                 r"libcuda\.so(\.1)?: cannot open shared object file"),
 )
@@ -54,7 +54,8 @@ NO_GPU_VISIBLE = Code(
     links=("https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars",
            "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/docker-specialized.html"),
     signatures=(r"no CUDA-capable device is detected", r"cudaErrorNoDevice", r"No CUDA GPUs are available",
-                r"error=38 : no CUDA-capable device", r"CUDA error: invalid device ordinal", r"could not select device driver .* with capabilities: \[\[gpu\]\]"),
+                r"error=38 : no CUDA-capable device"),
+    # "invalid device ordinal": device-ordinal-invalid; "could not select device driver": container-toolkit-missing
 )
 
 

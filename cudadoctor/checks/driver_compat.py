@@ -11,7 +11,7 @@ from typing import Iterator, List, Optional, Tuple
 from cudadoctor.facts import Facts
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import driver_version, any_of, find_text, kb, kernel_module
+from ._common import driver_version, any_of, error_match, find_text, kb, kernel_module
 from ._fixes import driver_os, install_commands, known_series, newest_patch, newest_runnable, runnable_variants
 from ._views import (filtered_path_command, gpus, is_cuda_build, is_wsl, ld_library_path, loaded_libraries, mm,
                      torch_cuda, torch_release, torch_version, variant)
@@ -70,10 +70,7 @@ NVML_DRIVER_MISMATCH = Code(
            "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html"),
     signatures=(r"Failed to initialize NVML: Driver/library version mismatch",
                 r"NVML library version: \d+",
-                r"API mismatch: the NVIDIA kernel module has version",
-                r"system has unsupported display driver / cuda driver combination",
-                r"cudaErrorSystemDriverMismatch",
-                r"Error 803"),
+                r"API mismatch: the NVIDIA kernel module has version"),  # error 803's wordings: kb/errors/error_signatures.json
 )
 
 CUDA_FORWARD_COMPAT = Code(
@@ -165,7 +162,7 @@ def driver_too_old(fx: Facts) -> Iterator[Finding]:
     cuda = torch_cuda(fx)
     driver = driver_version(fx)
     os_name = driver_os(fx)
-    said = find_text(fx, any_of(DRIVER_TOO_OLD.signatures))
+    said = error_match(fx, DRIVER_TOO_OLD)
     api = _found_api(said[1]) if said else None
     k = kb()
     verdict: Optional[bool] = None
@@ -270,7 +267,7 @@ def driver_too_old(fx: Facts) -> Iterator[Finding]:
 def nvml_driver_mismatch(fx: Facts) -> Iterator[Finding]:
     """Kernel module vs user-space driver libraries."""
     nvml = fx.str("nvml.status")
-    said = find_text(fx, any_of(NVML_DRIVER_MISMATCH.signatures))
+    said = error_match(fx, NVML_DRIVER_MISMATCH)
     kmod = fx.str("system.nvidia_kernel_driver")
     lib = fx.str("nvml.library_version") or None
     m = re.search(r"NVML library version: ([\d.]+)", said[1]) if said else None
@@ -314,7 +311,7 @@ def _consumer(name: str) -> bool:
 @check(CUDA_FORWARD_COMPAT)
 def cuda_forward_compat(fx: Facts) -> Iterator[Finding]:
     """cuda-compat libraries on a GPU without forward-compatibility support."""
-    said = find_text(fx, any_of(CUDA_FORWARD_COMPAT.signatures))
+    said = error_match(fx, CUDA_FORWARD_COMPAT)
     libs = loaded_libraries(fx) or []
     compat_loaded = [d["path"] for d in libs if d["name"].startswith("libcuda.so") and "/compat" in d["path"]]
     ldp = ld_library_path(fx) or []
@@ -360,7 +357,7 @@ _NVSWITCH_NAME = re.compile(r"SXM|HGX|DGX|\b[AH]100\b|\bH[28]00\b|\bA800\b|\bB[1
 @check(FABRIC_MANAGER_MISSING)
 def fabric_manager_missing(fx: Facts) -> Iterator[Finding]:
     """Error 802 on NVSwitch systems: the fabric is not configured."""
-    said = find_text(fx, any_of(FABRIC_MANAGER_MISSING.signatures))
+    said = error_match(fx, FABRIC_MANAGER_MISSING)
     names = [str(g["name"]) for g in gpus(fx) if g.get("name")]
     to_switch = any(isinstance(l, dict) and "switch" in str(l.get("remote_type", "")).lower()
                     for d in fx.dicts("nvml.devices") for l in (d.get("nvlinks") or []) if isinstance(d.get("nvlinks"), list))

@@ -12,7 +12,7 @@ from typing import Dict, Iterator, List, Optional, Tuple
 from cudadoctor.facts import Facts
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import PIP, any_of, driver_version, find_text
+from ._common import PIP, any_of, driver_version, error_match, find_text
 from ._fixes import driver_os, install_commands, release_info, runnable_variants
 from ._views import (conda_torch, cuda_like_dir, decode_cudnn, filtered_path_command, fmt_cudnn, is_cuda_build,
                      ld_library_path, ld_preload, loaded_libraries, mm, mm_str, torch_cuda, torch_release,
@@ -149,7 +149,7 @@ def _cudnn_compatible(compiled: Tuple[int, int, int], runtime: Tuple[int, int, i
 def cudnn_mismatch(fx: Facts) -> Iterator[Finding]:
     if is_cuda_build(fx) is False:
         return
-    said = find_text(fx, any_of(CUDNN_MISMATCH.signatures))
+    said = error_match(fx, CUDNN_MISMATCH)
     compiled = decode_cudnn(fx.get("torch.cudnn_compiled"))
     runtime = decode_cudnn(fx.get("torch.cudnn_version"))
     if said:
@@ -279,7 +279,7 @@ def _remove_cmds(mech: str, entry: Optional[str], fx: Facts) -> List[str]:
 def library_shadowing(fx: Facts) -> Iterator[Finding]:
     if is_cuda_build(fx) is False:
         return
-    said = find_text(fx, any_of(LIBRARY_SHADOWING.signatures))
+    said = error_match(fx, LIBRARY_SHADOWING)
     libs = loaded_libraries(fx)
     broken = bool(said) or fx.str("torch.status") == "import-failed"
     evidence: Dict[str, object] = {"torch.version": torch_version(fx)}
@@ -363,7 +363,7 @@ def library_shadowing(fx: Facts) -> Iterator[Finding]:
 
 @check(STUB_LIBCUDA)
 def stub_libcuda(fx: Facts) -> Iterator[Finding]:
-    said = find_text(fx, any_of(STUB_LIBCUDA.signatures))
+    said = error_match(fx, STUB_LIBCUDA)
     libs = loaded_libraries(fx) or []
     loaded = [d["path"] for d in libs if d["name"].startswith("libcuda.so") and "/stubs" in d["path"]]
     ldp = ld_library_path(fx) or []
@@ -403,7 +403,7 @@ _BUILDING = re.compile(r"cpp_extension|CUDAExtension|BuildExtension|building '[^
 def cuda_toolkit_mismatch(fx: Facts) -> Iterator[Finding]:
     if is_cuda_build(fx) is False:
         return
-    said = find_text(fx, any_of(CUDA_TOOLKIT_MISMATCH.signatures))
+    said = error_match(fx, CUDA_TOOLKIT_MISMATCH)
     nvcc = fx.str("toolkit.nvcc_version")
     cuda = torch_cuda(fx)
     if said:

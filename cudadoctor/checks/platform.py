@@ -11,7 +11,7 @@ from typing import Iterator, List, Optional
 from cudadoctor.facts import Facts
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import INDEX, PIP, any_of, driver_version, find_text, kb, release_of
+from ._common import INDEX, PIP, any_of, driver_version, error_match, find_text, kb, release_of
 from ._fixes import install_commands
 from ._views import is_wsl, loaded_libraries, mm, os_key, platform_key, torch_release, torch_version, variant
 
@@ -105,7 +105,7 @@ _NO_WHEEL_ARCH = re.compile(r"^(armv[67]\w*|arm|i[3-6]86|x86|ppc64le|ppc64|s390x
 @check(PYTHON_UNSUPPORTED)
 def python_unsupported(fx: Facts) -> Iterator[Finding]:
     status = fx.str("torch.status")
-    said = find_text(fx, any_of(PYTHON_UNSUPPORTED.signatures))
+    said = error_match(fx, PYTHON_UNSUPPORTED)
     torch_runs = status == "ok" or bool(fx.str("torch.version") and status not in ("not-installed", "import-failed"))
     if torch_runs and not said:
         return  # a torch imports in this interpreter, so wheels exist for it
@@ -203,7 +203,7 @@ _VC = ("msvcp140.dll", "vcruntime140.dll", "vcruntime140_1.dll")
 @check(DLL_LOAD_FAILURE)
 def dll_load_failure(fx: Facts) -> Iterator[Finding]:
     """The user's/torch's Windows load error, and the Windows probe's resolution of torch\\lib's imports."""
-    said = find_text(fx, any_of(DLL_LOAD_FAILURE.signatures))
+    said = error_match(fx, DLL_LOAD_FAILURE)
     if said and os_key(fx) != "windows" and "dll" not in said[1].lower() and "WinError" not in said[1]:
         said = None
     tl = fx.dict("windows.torch_lib") or {}
@@ -280,7 +280,7 @@ def wsl_driver_in_guest(fx: Facts) -> Iterator[Finding]:
     libs = loaded_libraries(fx) or []
     guest = [d["path"] for d in libs if d["name"].startswith("libcuda.so") and "/usr/lib/wsl/" not in (d.get("realpath") or d["path"])
              and "/usr/lib/wsl/" not in d["path"]]
-    said = find_text(fx, any_of(WSL_DRIVER_IN_GUEST.signatures))
+    said = error_match(fx, WSL_DRIVER_IN_GUEST)
     kmod = fx.dict("system.kernel_modules") or {}
     driver = driver_version(fx)
     k = kb()

@@ -8,7 +8,7 @@ from typing import Iterator, List
 from cudadoctor.facts import Facts
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import (INDEX, PIP, companion_pins, driver_version, any_of, find_text, installer, kb, nvidia_gpu_present,
+from ._common import (INDEX, PIP, companion_pins, driver_version, any_of, error_match, find_text, installer, kb, nvidia_gpu_present,
                       newest_variant_for_driver, os_family, release_of, torch_build)
 
 TORCH_NOT_INSTALLED = Code(
@@ -155,7 +155,7 @@ def torch_import_failed(fx: Facts) -> Iterator[Finding]:
 
 @check(CPU_ONLY_TORCH)
 def cpu_only_torch(fx: Facts) -> Iterator[Finding]:
-    said = find_text(fx, CPU_ONLY_TORCH.signatures[0])
+    said = error_match(fx, CPU_ONLY_TORCH)
     build = torch_build(fx)
     if build != "cpu":
         if said and build is None:
@@ -236,7 +236,7 @@ def shadowed_by_local_file(fx: Facts) -> Iterator[Finding]:
             fix=Fix(tuple(cmds), why),
         )
         return
-    said = find_text(fx, any_of(LOCAL_SHADOW.signatures))
+    said = error_match(fx, LOCAL_SHADOW)
     if said and re.search(r"[/\\](?:site|dist)-packages[/\\]torch[/\\]__init__\.py", said[1]):
         said = None  # Python names the module's file: the installed torch itself (a circular import inside torch)
     if said and not fx.dicts("python.cwd_shadows"):

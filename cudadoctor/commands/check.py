@@ -38,6 +38,12 @@ def gather(facts_file: Optional[str], python: Optional[str], quick: bool, timeou
     text = error or ""
     if error_file:
         text = (text + "\n" if text else "") + read_text_arg(error_file, "an error message")
+    attach_error(facts, text)
+    return facts
+
+
+def attach_error(facts: Dict[str, Any], text: str) -> None:
+    """The user's error text into the facts (as check and triage both read it)."""
     if text.strip():
         # Text the user pasted around a collect_env report stays, after the error they name.
         around = (facts.get("user_error") or {}).get("text") if facts.get("origin") in ("collect_env", "text") else None
@@ -45,7 +51,6 @@ def gather(facts_file: Optional[str], python: Optional[str], quick: bool, timeou
         if isinstance(around, str) and around.strip() and len(text) < 19999:
             text = text + "\n" + around[: 20000 - len(text) - 1]
         facts["user_error"] = {"text": sanitize(text)}
-    return facts
 
 
 def read_collect_env(path: str) -> Dict[str, Any]:

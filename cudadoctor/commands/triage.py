@@ -11,7 +11,7 @@ from .. import exitcodes, registry
 from ..privacy import Redactor, redactor_for
 from ..render.triage import render_triage
 from ..report import diagnose
-from ..triage import triage
+from ..errortext import triage
 from ._privacy import show_pii_option, warn_show_pii
 from ._shared import BadInput, emit, output_option, python_option, read_facts, read_text_arg
 
@@ -98,7 +98,9 @@ def triage_cmd(text: Tuple[str, ...], file: Optional[str], live: bool, quick: bo
     elif (pasted := _pasted_issue(err)) is not None:
         facts, err = pasted  # a whole pasted issue: its collect_env / nvidia-smi / lists are facts too
     if facts is not None:
-        facts["user_error"] = {"text": err[-20000:]}
+        from .check import attach_error
+
+        attach_error(facts, err)  # exactly as `check --error-file` does, so both rank the same texts
         report = diagnose(facts, reg)
     res = triage(err, reg, report, top=top)
     r = Redactor(pii=False) if show_pii else redactor_for([facts] if facts else [], live=True)

@@ -1,0 +1,253 @@
+"""Compiled extensions (flash-attn, xformers, mmcv, detectron2, apex, torch-scatter, triton...) against this torch and GPU.
+
+Codes: extension-abi-mismatch, extension-build-isolation, companion-arch-unsupported, ptxas-arch-unsupported.
+These read the error text through the error-text engine's signatures (cudadoctor/kb/errors/error_signatures.json)
+and take the package, versions and GPU from the text and the facts.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterator, List, Optional
+
+from cudadoctor.facts import Facts
+from cudadoctor.model import Code, Finding, Fix, check
+
+from ._common import PIP, error_match, error_texts
+from ._views import gpus, torch_version
+
+EXTENSION_ABI_MISMATCH = Code(
+    code="extension-abi-mismatch",
+    title="A compiled extension was built against another torch than the one installed",
+    area="packages",
+    severity="error",
+    explanation={
+        "what": "A package with compiled code that links against torch (flash-attn, xformers, mmcv, detectron2, "
+        "apex, torch-scatter, transformer-engine...) fails to load with `undefined symbol: _ZN3c10...` / "
+        "`_ZN2at...`, or says it was built for another PyTorch.",
+        "why": "torch's C++ API (c10, ATen) is not stable across releases, CUDA variants or C++ ABI flags: an "
+        "extension compiled or downloaded for torch X cannot load in torch Y. It happens after torch is "
+        "upgraded (often pulled in by another package) while the extension stays, or when a prebuilt wheel for "
+        "another torch/CUDA/cxx11abi combination is installed.",
+        "confirm": "`python -m pip show torch <package>`; the missing symbol names the torch function "
+        "(`c++filt _ZN3c104cuda9SetDeviceEi`); the package's wheel name or `xformers.info` shows the torch it was built for.",
+        "fix": "Reinstall the extension for the installed torch: a wheel built for exactly this torch version, CUDA "
+        "variant and C++ ABI, or rebuild it from source with `--no-build-isolation --no-cache-dir` so it compiles "
+        "against the torch in the environment. Or pin torch back to the version the extension was built for.",
+    },
+    links=("https://github.com/Dao-AILab/flash-attention/issues/723",
+           "https://github.com/facebookresearch/xformers#installing-xformers"),
+)
+
+EXTENSION_BUILD_ISOLATION = Code(
+    code="extension-build-isolation",
+    title="pip's build isolation hides the installed torch from an extension's build",
+    area="packages",
+    severity="error",
+    explanation={
+        "what": "Installing a package that compiles against torch (flash-attn, apex, detectron2, mamba-ssm, "
+        "pytorch3d...) from source fails with `No module named 'torch'` in `Getting requirements to build wheel` "
+        "or `setup.py egg_info`, although torch is installed.",
+        "why": "pip (and uv) build source packages in a fresh, isolated environment that has only the build "
+        "requirements the package declares; its setup.py imports torch, which is not among them, so the build "
+        "cannot see the torch you installed.",
+        "confirm": "The traceback passes through `pip-build-env-*` / `get_requires_for_build_wheel`, and "
+        "`python -c \"import torch\"` works in the same environment.",
+        "fix": "Install the build tools into the environment, then build without isolation so the extension "
+        "compiles against the installed torch: `python -m pip install --no-build-isolation <package>` "
+        "(uv: `uv pip install --no-build-isolation`, or `no-build-isolation-package` in pyproject). Or install a "
+        "prebuilt wheel that matches your torch.",
+    },
+    links=("https://pip.pypa.io/en/stable/reference/build-system/#build-isolation",
+           "https://github.com/Dao-AILab/flash-attention#installation-and-features"),
+)
+
+COMPANION_ARCH_UNSUPPORTED = Code(
+    code="companion-arch-unsupported",
+    title="A companion package ships no kernels for this GPU, although torch does",
+    area="packages",
+    severity="error",
+    explanation={
+        "what": "torch itself runs on the GPU, but a package with its own CUDA kernels (flash-attn, xformers, "
+        "vLLM, bitsandbytes, mamba-ssm...) was built without this GPU's architecture, or does not support it "
+        "at all (FlashAttention 2 needs Ampere or newer; bf16 needs compute capability 8.0).",
+        "why": "Each extension is compiled for its own list of architectures. A wheel built before a GPU "
+        "generation existed, or a package that requires newer hardware, fails with \"no kernel image\" or an "
+        "explicit capability check, while plain torch code keeps working.",
+        "confirm": "`python -c \"import torch; x=torch.ones(1,device='cuda'); print(x+1, torch.cuda.get_device_capability())\"` "
+        "works; the failing frame is inside the package; its docs list the GPUs it supports.",
+        "fix": "Install a build of the package that includes your GPU's architecture (a newer release, or build "
+        "it with `TORCH_CUDA_ARCH_LIST=<X.Y>`), or use the fallback path the application offers "
+        "(e.g. `attn_implementation=\"sdpa\"` instead of flash-attn, float16 instead of bfloat16).",
+    },
+    links=("https://github.com/Dao-AILab/flash-attention#installation-and-features",),
+)
+
+PTXAS_ARCH_UNSUPPORTED = Code(
+    code="ptxas-arch-unsupported",
+    title="Triton (torch.compile's GPU compiler) cannot compile for this GPU",
+    area="packages",
+    severity="error",
+    explanation={
+        "what": "Triton kernels (torch.compile / inductor, vLLM, unsloth...) fail to compile: the `ptxas` bundled "
+        "with triton does not know the GPU's architecture (`Value 'sm_120a' is not defined for option "
+        "'gpu-name'`), or the GPU is older than triton supports (compute capability below 7.0).",
+        "why": "triton ships its own ptxas from a specific CUDA release; GPUs newer than that release need a newer "
+        "triton or a newer ptxas. Old GPUs are outside triton's support entirely.",
+        "confirm": "`python -c \"import triton, torch; print(triton.__version__, torch.cuda.get_device_capability())\"`; "
+        "the error's `Repro command` names the bundled ptxas and the `--gpu-name`.",
+        "fix": "Point triton at a CUDA toolkit's ptxas that knows the GPU (`export TRITON_PTXAS_PATH=/usr/local/cuda/bin/ptxas`, "
+        "CUDA 12.8+ for Blackwell), or upgrade torch/triton together; on an old GPU run without torch.compile "
+        "(`TORCHDYNAMO_DISABLE=1`) or with the eager backend.",
+    },
+    links=("https://github.com/triton-lang/triton/issues/8539", "https://github.com/vllm-project/vllm/pull/31338"),
+)
+
+_SITE = re.compile(r"(?:site|dist)-packages[\\/]+([A-Za-z_][\w.-]*)")
+_SO = re.compile(r"([A-Za-z_][\w]*?)(?:\.cpython-[\w-]+|\.cp\d+[\w-]*|\.abi3)?\.(?:so|pyd)\b")
+_DISTS = {"flash_attn": "flash-attn", "flash_attn_2_cuda": "flash-attn", "xformers": "xformers", "mmcv": "mmcv",
+          "detectron2": "detectron2", "apex": "apex", "torch_scatter": "torch-scatter", "torch_sparse": "torch-sparse",
+          "torch_cluster": "torch-cluster", "transformer_engine": "transformer-engine", "transformer_engine_extensions": "transformer-engine",
+          "bitsandbytes": "bitsandbytes", "vllm": "vllm", "mamba_ssm": "mamba-ssm", "causal_conv1d": "causal-conv1d",
+          "pytorch3d": "pytorch3d", "deepspeed": "deepspeed", "torchaudio": "torchaudio", "sgl_kernel": "sgl-kernel"}
+
+
+def _package(line: str) -> Optional[str]:
+    """The distribution the failing extension belongs to, from the matched line."""
+    m = _SITE.search(line)
+    if m:
+        top = m.group(1).split(".")[0]
+        top = re.sub(r"(?:_2_cuda|_cuda|_C|_ext)$", "", top) if top not in _DISTS else top
+        return _DISTS.get(top, top.replace("_", "-"))
+    m = _SO.search(line)
+    if m:
+        top = m.group(1)
+        if top in _DISTS:
+            return _DISTS[top]
+        top = re.sub(r"(?:_2_cuda|_cuda|_C|_ext)$", "", top)
+        return _DISTS.get(top, top.replace("_", "-")) if top and top not in ("_C", "lib") else None
+    if re.search(r"flash[-_ ]?att(?:n|ention)", line, re.I):
+        return "flash-attn"
+    for key, dist in _DISTS.items():
+        if re.search(rf"\b{key}\b", line, re.I):
+            return dist
+    if re.search(r"xFormers", line):
+        return "xformers"
+    return None
+
+
+def _all_text(fx: Facts) -> str:
+    return "\n".join(t for _w, t in error_texts(fx))
+
+
+@check(EXTENSION_ABI_MISMATCH)
+def extension_abi_mismatch(fx: Facts) -> Iterator[Finding]:
+    """`undefined symbol: _ZN3c10...` in an extension .so, or an extension saying it was built for another torch."""
+    said = error_match(fx, EXTENSION_ABI_MISMATCH)
+    if not said:
+        return
+    pkg = _package(said[1]) or "<the package named in the error>"
+    torch = torch_version(fx)
+    built = re.search(r"built for:?\s*PyTorch ([\w.+]+)", said[1])
+    pin = f"torch=={built.group(1)}" if built else None
+    cmds = [f"{PIP} show torch {pkg}  # the versions that must fit",
+            f"{PIP} uninstall -y {pkg}",
+            f"{PIP} install --no-build-isolation --no-cache-dir {pkg}  # rebuilds against the installed torch"
+            + (f" {torch}" if torch else "")]
+    if pkg == "xformers" and torch:
+        cmds[-1] = f"{PIP} install xformers --index-url https://download.pytorch.org/whl/<cuXYZ of torch {torch}>  # a wheel built for this torch"
+    if pin:
+        cmds.append(f"# or go back to the torch it was built for: {PIP} install {pin}")
+    yield EXTENSION_ABI_MISMATCH.finding(
+        title=f"{pkg} was built against another torch than the one installed" + (f" ({torch})" if torch else ""),
+        evidence={said[0]: said[1], "package": pkg, "torch.version": torch},
+        fix=Fix(tuple(cmds), "An extension's compiled code only loads in the torch release (and CUDA variant, C++ ABI) it was built for."),
+    )
+
+
+_BUILDING = re.compile(r"(?:Collecting|Building wheel for|Failed to build|Downloading|Using cached|Preparing metadata \(\w+\) for)\s+([A-Za-z][\w.-]*?)(?:-\d[\w.]*\.tar\.gz|[=<>~ (\n]|$)", re.M)
+
+
+@check(EXTENSION_BUILD_ISOLATION)
+def extension_build_isolation(fx: Facts) -> Iterator[Finding]:
+    """`No module named 'torch'` inside pip's isolated build of a source package."""
+    said = error_match(fx, EXTENSION_BUILD_ISOLATION)
+    if not said:
+        return
+    text = _all_text(fx)
+    names = [m.group(1) for m in _BUILDING.finditer(text) if m.group(1).lower() not in ("torch", "pip", "setuptools", "wheel")]
+    pkg = names[-1] if names else "<package>"
+    pkg = re.sub(r"[-_]\d[\w.]*$", "", pkg)
+    uv = bool(re.search(r"\buv\b|uv pip|uv add|uv sync", text))
+    torch = torch_version(fx)
+    cmds = [f"{PIP} install setuptools wheel ninja packaging  # the build tools the isolated environment provided",
+            ("uv pip install --no-build-isolation " if uv else f"{PIP} install --no-build-isolation ") + pkg]
+    if uv:
+        cmds.append(f"# or in pyproject.toml: [tool.uv] no-build-isolation-package = [\"{pkg}\"]")
+    yield EXTENSION_BUILD_ISOLATION.finding(
+        title=f"Building {pkg} cannot see the installed torch: pip builds it in an isolated environment",
+        evidence={said[0]: said[1], "package": pkg, "torch.version": torch,
+                  "torch installed here": True if torch else "unknown"},
+        fix=Fix(tuple(cmds), "--no-build-isolation builds the package in this environment, against the torch already installed."),
+    )
+
+
+_TORCH_OWN_ARCH = re.compile(r"is not compatible with the current PyTorch installation|The current PyTorch install supports CUDA capabilities", re.I)
+
+
+@check(COMPANION_ARCH_UNSUPPORTED)
+def companion_arch_unsupported(fx: Facts) -> Iterator[Finding]:
+    """A companion package's kernels do not cover this GPU while torch's do."""
+    said = error_match(fx, COMPANION_ARCH_UNSUPPORTED)
+    if not said:
+        return
+    text = _all_text(fx)
+    if _TORCH_OWN_ARCH.search(text):
+        return  # torch itself lacks the architecture: gpu-arch-unsupported
+    pkg = _package(said[1]) or _package(text) or "<the package in the traceback>"
+    caps = [g["capability"] for g in gpus(fx) if g.get("capability")]
+    names = [g["name"] for g in gpus(fx) if g.get("name")]
+    cap = caps[0] if caps else "<X.Y: python -c \"import torch; print(torch.cuda.get_device_capability())\">"
+    cmds = [f"TORCH_CUDA_ARCH_LIST=\"{cap}\" {PIP} install --no-build-isolation --no-cache-dir --no-binary {pkg} {pkg}  # build it for this GPU"]
+    too_old = re.search(r"only supports|\(too old\)|at least \d", said[1], re.I)
+    if too_old:  # the package does not support this GPU generation at all: rebuilding will not help
+        cmds = [f"# {pkg} does not support this GPU; use the application's fallback instead:"]
+    if pkg == "flash-attn":
+        cmds.append("# or do without it: model = AutoModel.from_pretrained(..., attn_implementation=\"sdpa\")")
+    elif too_old and pkg == "xformers":
+        cmds.append(f"{PIP} uninstall -y xformers  # applications fall back to PyTorch's own attention (sdpa)")
+    if re.search(r"Bfloat16", said[1], re.I):
+        cmds = ["# run the model in float16: vllm serve <model> --dtype float16  (or torch_dtype=torch.float16)"]
+    yield COMPANION_ARCH_UNSUPPORTED.finding(
+        title=f"{pkg} has no kernels for this GPU" + (f" ({names[0]}, compute capability {caps[0]})" if names and caps else ""),
+        evidence={said[0]: said[1], "package": pkg, "gpus": names or None, "capabilities": caps or None},
+        fix=Fix(tuple(cmds), "The package's own kernels must be compiled for this GPU's architecture (or the GPU must meet its minimum)."),
+    )
+
+
+@check(PTXAS_ARCH_UNSUPPORTED)
+def ptxas_arch_unsupported(fx: Facts) -> Iterator[Finding]:
+    """triton's ptxas does not know this GPU, or the GPU is older than triton supports."""
+    said = error_match(fx, PTXAS_ARCH_UNSUPPORTED)
+    if not said:
+        return
+    text = _all_text(fx)
+    too_old = re.search(r"too old to be supported by the triton|Triton only supports devices of CUDA Capability", text, re.I)
+    arch = re.search(r"sm_(\d+)a?", said[1]) or re.search(r"--gpu-name=sm_(\d+)a?", text)
+    if too_old:
+        cmds = ["export TORCHDYNAMO_DISABLE=1  # run without torch.compile on this GPU",
+                "# or in code: torch.compile(model, backend=\"eager\") / remove torch.compile"]
+        title = "This GPU is older than triton (torch.compile's compiler) supports"
+    else:
+        cmds = ["ls /usr/local/cuda/bin/ptxas && /usr/local/cuda/bin/ptxas --version  # needs CUDA 12.8+ for sm_120, 13.0 for sm_110/121",
+                "export TRITON_PTXAS_PATH=/usr/local/cuda/bin/ptxas",
+                f"# or upgrade torch and triton together: {PIP} install --upgrade torch triton --index-url https://download.pytorch.org/whl/<cuXYZ>"]
+        title = "triton's bundled ptxas does not know this GPU" + (f" (sm_{arch.group(1)})" if arch else "")
+    yield PTXAS_ARCH_UNSUPPORTED.finding(
+        title=title, evidence={said[0]: said[1], "gpus": [g["name"] for g in gpus(fx) if g.get("name")] or None},
+        fix=Fix(tuple(cmds), "triton compiles every kernel with ptxas, which must know the GPU's architecture."),
+    )
+
+
+def register():
+    return [extension_abi_mismatch, extension_build_isolation, companion_arch_unsupported, ptxas_arch_unsupported]
