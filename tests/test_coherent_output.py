@@ -15,7 +15,7 @@ import casefacts
 from conftest import FIXTURES, REPO
 
 from cudadoctor import registry
-from cudadoctor.collect_env import parse_collect_env
+from cudadoctor.readers.collect_env import parse_collect_env
 from cudadoctor.commands._shared import failure_reason
 from cudadoctor.privacy import shareable
 from cudadoctor.render import render
