@@ -99,7 +99,7 @@ def test_duplicate_distributions_are_a_fact(tmp_path):
         info.mkdir(parents=True)
         (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: nvidia-cudoc-test\nVersion: 1.26.{ord(d) - 97}\n")
     r = run_cli("collect", "--quick", env={"PYTHONPATH": f"{tmp_path / 'a'}:{tmp_path / 'b'}"})
-    dups = json.loads(r.stdout)["packages"]["duplicates"]
+    dups = [d for d in json.loads(r.stdout)["packages"]["duplicates"] if d["name"] != "cudadoctor"]  # a checkout's own
     assert dups == [{"name": "nvidia-cudoc-test", "versions": ["1.26.0", "1.26.1"], "locations": [str(tmp_path / "a"), str(tmp_path / "b")]}]
 
 

@@ -113,8 +113,10 @@ format_option = click.option(
 )
 
 check_format_option = click.option(  # check's formats: also junit (CI test reports)
-    "--format", "fmt", type=click.Choice(["text", "json", "markdown", "junit"]), default="text", show_default=True,
-    help="Output format. json is the versioned contract; markdown is ready to paste into an issue; junit is a CI test report.",
+    "--format", "fmt", type=click.Choice(["text", "json", "markdown", "prometheus", "junit"]), default="text",
+    show_default=True,
+    help="Output format. json is the versioned contract; markdown is ready to paste into an issue; prometheus is "
+         "the text exposition for node_exporter's textfile collector (docs/cluster.md); junit is a CI test report.",
 )
 
 
