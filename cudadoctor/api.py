@@ -198,7 +198,7 @@ class SmokeResult(_Rendered):
         return self.status == "pass"
 
     def render(self, fmt: str = "text") -> str:
-        from .smoke.render import render
+        from .render.smoke import render
 
         return render(self.data, fmt)
 

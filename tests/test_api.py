@@ -110,9 +110,9 @@ def test_devices_result_and_the_devices_module_stay_one_name():
     import cudadoctor.devices as mod  # the submodule, imported the ordinary way
 
     assert mod is cudadoctor.devices and callable(mod) and hasattr(mod, "build")
-    import cudadoctor.smoke.render as sr
+    import cudadoctor.smoke.runner as sr
 
-    assert callable(cudadoctor.smoke) and cudadoctor.smoke.render is sr
+    assert callable(cudadoctor.smoke) and cudadoctor.smoke.runner is sr
     d = cudadoctor.devices(facts=str(FIXTURES / "facts" / "hgx-8x-h100-ecc.json"))
     assert len(d.devices) == 8 and d.ok is False  # a GPU with ECC errors fails
     assert "Device 0" in repr(d) and "### Device 0" in d._repr_markdown_()

@@ -23,7 +23,7 @@ from click.testing import CliRunner
 
 from cudadoctor.cli import cli
 from cudadoctor.commands.smoke import exit_code_for
-from cudadoctor.smoke import render as smoke_render
+from cudadoctor.render import smoke as smoke_render
 from cudadoctor.smoke import runner
 from cudadoctor.smoke.runner import run_smoke
 

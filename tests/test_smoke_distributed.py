@@ -22,14 +22,16 @@ import sys
 import time
 from pathlib import Path
 
+
 import pytest
 
 from cudadoctor import fleet
+from cudadoctor.probes import network as N
 from cudadoctor.commands._smoke_distributed import rank_path
 from cudadoctor.smoke import distributed as D
 from cudadoctor.smoke import job as J
 from cudadoctor.smoke import kit
-from cudadoctor.smoke.render import render
+from cudadoctor.render.smoke import render
 from cudadoctor.smoke.runner import Watched
 
 REPO = Path(__file__).resolve().parents[1]
@@ -382,14 +384,14 @@ def test_rank_file_paths():
 def test_route_lookup_on_this_machines_recorded_route_table():
     # /proc/net/route of this machine (eth0 192.0.2.2/24, default via 192.0.2.1), recorded as is
     table = (FIXTURES / "net" / "proc_net_route.txt").read_text()
-    rows = D.parse_route_table(table)
+    rows = N.parse_route_table(table)
     assert [(r["iface"], str(r["destination"]), r["prefix"]) for r in rows] == [("eth0", "0.0.0.0", 0),
                                                                                  ("eth0", "192.0.2.0", 24)]
     assert str(rows[0]["gateway"]) == "192.0.2.1"
-    assert D.route_interface("192.0.2.7", table) == "eth0"
-    assert D.route_interface("8.8.8.8", table) == "eth0"  # the default route
-    assert D.route_interface("127.0.0.1", table) == "lo"  # loopback never goes through the table
-    assert D.route_interface("not-an-ip", table) is None
+    assert N.route_interface("192.0.2.7", table) == "eth0"
+    assert N.route_interface("8.8.8.8", table) == "eth0"  # the default route
+    assert N.route_interface("127.0.0.1", table) == "lo"  # loopback never goes through the table
+    assert N.route_interface("not-an-ip", table) is None
 
 
 def _route_line(iface, dest, mask, gw="0.0.0.0", metric=0, flags=0x1):
@@ -406,17 +408,17 @@ def test_route_lookup_prefers_the_longest_prefix_then_the_lowest_metric():
                        _route_line("ens1", "10.10.0.0", "255.255.0.0", metric=10),
                        _route_line("docker0", "172.17.0.0", "255.255.0.0"),
                        _route_line("down0", "10.10.5.0", "255.255.255.0", flags=0x0)])  # not RTF_UP: ignored
-    assert D.route_interface("10.10.5.9", table) == "ens1"
-    assert D.route_interface("172.17.0.2", table) == "docker0"
-    assert D.route_interface("93.184.216.34", table) == "eth0"
+    assert N.route_interface("10.10.5.9", table) == "ens1"
+    assert N.route_interface("172.17.0.2", table) == "docker0"
+    assert N.route_interface("93.184.216.34", table) == "eth0"
 
 
 def test_network_info_uses_the_socket_ifname_the_backend_obeys():
     env = {"NCCL_SOCKET_IFNAME": "ib0", "GLOO_SOCKET_IFNAME": "eth9"}
-    assert D.network_info("127.0.0.1", 29500, "nccl", env)["interface"] == "ib0"
-    g = D.network_info("127.0.0.1", 29500, "gloo", env)
+    assert N.network_info("127.0.0.1", 29500, "nccl", env)["interface"] == "ib0"
+    g = N.network_info("127.0.0.1", 29500, "gloo", env)
     assert g["interface"] == "eth9" and g["source"] == "GLOO_SOCKET_IFNAME" and g["nccl_socket_ifname"] == "ib0"
-    lo = D.network_info("localhost", 29500, "gloo", {})
+    lo = N.network_info("localhost", 29500, "gloo", {})
     assert lo["interface"] == "lo" and lo["local_ip"] == "127.0.0.1"
 
 

@@ -40,7 +40,7 @@ def run_distributed_cmd(device: str, data_dir: Optional[str], download: bool, sy
                         rank_timeout: Optional[float], per_rank: bool, show_pii: bool = False) -> None:
     from ..smoke.distributed import DEFAULT_RANK_TIMEOUT_S, LaunchError, launch_info, run_distributed
     from ..smoke.job import rank_document
-    from ..smoke.render import render
+    from ..render.smoke import render
     from .smoke import exit_code_for, shareable_distributed
 
     if device not in ("cuda", "cpu"):

@@ -12,7 +12,7 @@ from .. import exitcodes
 from ..document import envelope
 from ..privacy import Redactor, redactor_for
 from ..render.prometheus import smoke_metrics
-from ..smoke.render import render
+from ..render.smoke import render
 from ..smoke.runner import run_smoke
 from ._privacy import show_pii_option, warn_show_pii
 from ._shared import BadInput, emit, format_option, output_option, python_option

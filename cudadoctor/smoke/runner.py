@@ -30,10 +30,6 @@ def _signal_name(num: int) -> str:
         return f"signal {num}"
 
 
-# combined.py (being removed) still uses these two names: they are the supervisor's own.
-_StderrPump = proc.StderrPump
-_kill_group = proc.stop_group
-
 
 def _read_result(path: str) -> dict | None:
     try:

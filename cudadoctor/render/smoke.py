@@ -6,8 +6,8 @@ from typing import List
 
 from ..document import clean, dumps
 
-from .distributed import ENV_PREFIXES
-from .distributed import STAGES as JOB_STAGES
+from ..smoke.distributed import ENV_PREFIXES
+from ..smoke.distributed import STAGES as JOB_STAGES
 MARK = {"pass": "✓", "fail": "✗", "skip": "–"}
 
 
