@@ -9,11 +9,12 @@ import re
 from typing import Iterator, List, Optional, Tuple
 
 from cudadoctor.facts import Facts
+from cudadoctor.interpret import (environment, arch_number, build_arch_list, cap_number, driver_os, driver_version, gpus,
+                                  is_cuda_build, mm, torch_release, torch_version)
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import INDEX, PIP, any_of, driver_version, find_text, kb, python_rejected
-from ._fixes import driver_os, install_commands, newest_patch
-from ._views import arch_number, build_arch_list, cap_number, gpus, is_cuda_build, mm, torch_release, torch_version
+from ._common import INDEX, PIP, any_of, find_text, kb
+from ._fixes import install_commands, newest_patch, python_rejected
 
 GPU_ARCH_UNSUPPORTED = Code(
     code="gpu-arch-unsupported",
@@ -200,7 +201,7 @@ def gpu_arch_unsupported(fx: Facts) -> Iterator[Finding]:
         if cands:
             series, v = cands[0]
             target = release if (release and mm(series) == mm(release)) else newest_patch(series)
-            cmds = install_commands(fx, target, v, reinstall=target == release)
+            cmds = install_commands(environment(fx), target, v, reinstall=target == release)
             others = ", ".join(f"{s} {x}" for s, x in cands[1:4])
             why = (f"The official torch {series} {v} wheel includes kernels for {sm}"
                    + (f" and driver {driver} runs it" if driver else "") + "."
@@ -213,7 +214,7 @@ def gpu_arch_unsupported(fx: Facts) -> Iterator[Finding]:
                 except Exception:
                     last = None
             if last:
-                cmds = install_commands(fx, newest_patch(last[0]), last[1])
+                cmds = install_commands(environment(fx), newest_patch(last[0]), last[1])
                 why = f"torch {last[0]} {last[1]} is the newest official wheel with kernels for {sm}."
             else:
                 cmds = ["# No official wheel in cudadoctor's tables (torch 1.8 and later) has kernels for " + sm + ":",

@@ -9,12 +9,12 @@ import re
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from cudadoctor.facts import Facts, normalize_name
+from cudadoctor.interpret import (environment, conda_torch, driver_os, driver_version, in_conda_env, mm, mm_str,
+                                  nvidia_gpu_present, release_of, torch_release, torch_version, variant, vtuple)
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import (INDEX, PIP, any_of, driver_version, find_text, kb, newest_variant_for_driver, nvidia_gpu_present,
-                      release_of)
-from ._fixes import companion_pin, driver_os, install_commands, newest_runnable
-from ._views import conda_torch, in_conda_env, mm, mm_str, torch_release, torch_version, variant, vtuple
+from ._common import INDEX, PIP, any_of, find_text, kb
+from ._fixes import companion_pin, install_commands, newest_runnable, newest_variant_for_driver
 
 TORCHVISION_MISMATCH = Code(
     code="torchvision-mismatch",
@@ -211,13 +211,13 @@ def torchvision_mismatch(fx: Facts) -> Iterator[Finding]:
         if trel and gpu_here and _variant_kind(tvar) == "cpu" and _variant_kind(cvar) == "cuda":
             # The CPU torch is the odd one out on a GPU machine: move torch to CUDA, with its pair.
             target = newest_variant_for_driver(trel, driver_version(fx), driver_os(fx)) or (cvar if cvar and cvar.startswith("cu") else None)
-            cmds = install_commands(fx, trel, target, reinstall=True) if target else \
+            cmds = install_commands(environment(fx), trel, target, reinstall=True) if target else \
                 [f"{PIP} install --force-reinstall torch=={trel} {companion_pin(name, trel)}  # add the --index-url of your driver's CUDA variant"]
             why = "This machine has an NVIDIA GPU: install torch's CUDA build and the paired companion from one index."
         elif trel:
             pin = companion_pin(name, trel)
             if conda_torch(fx) and (mm(trel) or (9, 9)) <= (2, 5):
-                cmds = install_commands(fx, trel, tvar, companions=[name])
+                cmds = install_commands(environment(fx), trel, tvar, companions=[name])
             else:
                 cmds = [f"{PIP} install --force-reinstall --no-deps {pin}{idx}"]
             why = (f"{pin.replace('==', ' ')} is the release paired with torch {trel}"
@@ -263,7 +263,7 @@ def numpy_abi_mismatch(fx: Facts) -> Iterator[Finding]:
             alt = newest_runnable(driver_version(fx), driver_os(fx), fx.str("python.version")) if driver_version(fx) else None
             if alt:
                 cmds.append(f"# or upgrade torch (2.3 and later work with NumPy 1 and 2): torch {alt[0]} {alt[1]} runs on driver {driver_version(fx)}")
-                cmds += install_commands(fx, alt[0], alt[1])
+                cmds += install_commands(environment(fx), alt[0], alt[1])
             else:
                 cmds.append("# or upgrade torch to 2.3 or later, which works with NumPy 1 and 2")
     severity = "error" if (said or fx.str("torch.status") == "import-failed") else "warning"

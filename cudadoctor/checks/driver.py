@@ -6,9 +6,10 @@ import re
 from typing import Iterator, List, Optional
 
 from cudadoctor.facts import Facts
+from cudadoctor.interpret import build_kind, driver_version, imported_variant, kernel_module, nvidia_gpu_present
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import driver_version, any_of, find_text, kb, kernel_module, nvidia_gpu_present, torch_build, torch_variant
+from ._common import any_of, find_text, kb
 
 NO_NVIDIA_DRIVER = Code(
     code="no-nvidia-driver",
@@ -105,7 +106,7 @@ def no_nvidia_driver(fx: Facts) -> Iterator[Finding]:
         absent = True
     # collect_env prints "No CUDA" for the GPU/driver fields when nvidia-smi gave nothing and a
     # CUDA build of torch could not initialise CUDA: no usable driver.
-    no_smi = nvml == "no-nvidia-smi" and not driver_version(fx) and torch_build(fx) == "cuda" \
+    no_smi = nvml == "no-nvidia-smi" and not driver_version(fx) and build_kind(fx) == "cuda" \
         and fx.bool("torch.cuda_available") is False
     if not absent and no_smi:
         absent = True
@@ -113,7 +114,7 @@ def no_nvidia_driver(fx: Facts) -> Iterator[Finding]:
     # failing) while a CUDA build says CUDA is unavailable: most likely no working driver, but the
     # text cannot prove it, so this is a warning.
     likely = (not absent and fx.origin == "collect_env" and nvml is None and not driver_version(fx)
-              and not fx.dicts("nvml.devices") and torch_build(fx) == "cuda" and fx.bool("torch.cuda_available") is False)
+              and not fx.dicts("nvml.devices") and build_kind(fx) == "cuda" and fx.bool("torch.cuda_available") is False)
     if likely:
         yield NO_NVIDIA_DRIVER.finding(
             title="Probably no working NVIDIA driver: nvidia-smi reported neither a driver nor a GPU, and CUDA is unavailable",
@@ -135,7 +136,7 @@ def no_nvidia_driver(fx: Facts) -> Iterator[Finding]:
         evidence[said[0]] = said[1]
     note = _min_driver_note(fx)
     if gpu is False:
-        variant = torch_variant(fx)
+        variant = imported_variant(fx)
         cmds = ["# Run on a machine with an NVIDIA GPU (in the cloud: a GPU instance type)"]
         if variant and variant != "cpu":
             cmds.append(f"# For CPU-only work the CPU wheel is ~10x smaller: python -m pip install torch --index-url https://download.pytorch.org/whl/cpu")

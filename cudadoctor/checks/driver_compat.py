@@ -9,12 +9,14 @@ import re
 from typing import Iterator, List, Optional, Tuple
 
 from cudadoctor.facts import Facts
+from cudadoctor.interpret import (environment, driver_os, driver_version, gpus, is_cuda_build, is_wsl, kernel_module,
+                                  ld_library_path, loaded_libraries, mm, torch_cuda, torch_release, torch_version,
+                                  variant)
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import driver_version, any_of, find_text, kb, kernel_module
-from ._fixes import driver_os, install_commands, known_series, newest_patch, newest_runnable, runnable_variants
-from ._views import (filtered_path_command, gpus, is_cuda_build, is_wsl, ld_library_path, loaded_libraries, mm,
-                     torch_cuda, torch_release, torch_version, variant)
+from ._common import any_of, find_text, kb
+from ._fixes import (filtered_path_command, install_commands, known_series, newest_patch, newest_runnable,
+                     runnable_variants)
 
 DRIVER_TOO_OLD = Code(
     code="driver-too-old",
@@ -253,7 +255,7 @@ def driver_too_old(fx: Facts) -> Iterator[Finding]:
     why += f", which needs driver >= {floor}" if floor else ""
     if alt:
         cmds.append(f"# or keep this driver and install a build it runs: torch {alt[0]} {alt[1]}")
-        cmds += install_commands(fx, alt[0], alt[1], reinstall=alt[0] == release)
+        cmds += install_commands(environment(fx), alt[0], alt[1], reinstall=alt[0] == release)
         why += f"; driver {driver or ('offering CUDA ' + api if api else '')} runs the {alt[1]} build of torch {alt[0]}."
     else:
         why += "."

@@ -10,13 +10,13 @@ import re
 from typing import Dict, Iterator, List, Optional, Tuple
 
 from cudadoctor.facts import Facts
+from cudadoctor.interpret import (environment, conda_torch, cuda_like_dir, decode_cudnn, driver_os, driver_version, fmt_cudnn, vtuple,
+                                  is_cuda_build, ld_library_path, ld_preload, loaded_libraries, mm, mm_str,
+                                  torch_cuda, torch_release, torch_version, variant)
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import PIP, any_of, driver_version, find_text
-from ._fixes import driver_os, install_commands, release_info, runnable_variants
-from ._views import (conda_torch, cuda_like_dir, decode_cudnn, filtered_path_command, fmt_cudnn, is_cuda_build,
-                     ld_library_path, ld_preload, loaded_libraries, mm, mm_str, torch_cuda, torch_release,
-                     torch_version, variant)
+from ._common import PIP, any_of, find_text
+from ._fixes import filtered_path_command, install_commands, release_info, runnable_variants
 
 CUDNN_MISMATCH = Code(
     code="cudnn-mismatch",
@@ -210,7 +210,6 @@ def cudnn_mismatch(fx: Facts) -> Iterator[Finding]:
 
 
 def vtuple_ge(v: Optional[str], t: Tuple[int, ...]) -> bool:
-    from ._views import vtuple
 
     x = vtuple(v)
     return bool(x and x >= t)
@@ -436,7 +435,7 @@ def cuda_toolkit_mismatch(fx: Facts) -> Iterator[Finding]:
         runs = (not driver) or tv in runnable_variants(rel, driver, driver_os(fx))
         if runs:
             cmds.append(f"# or install the torch {rel} build for CUDA {have}:")
-            cmds += install_commands(fx, rel, tv, reinstall=True)
+            cmds += install_commands(environment(fx), rel, tv, reinstall=True)
     title = (f"Local CUDA toolkit {have} differs from torch's CUDA {want}"
              + (": building CUDA extensions against torch fails" if major else " (minor versions: extension builds warn)"))
     yield CUDA_TOOLKIT_MISMATCH.finding(

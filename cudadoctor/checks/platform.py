@@ -9,11 +9,12 @@ import re
 from typing import Iterator, List, Optional
 
 from cudadoctor.facts import Facts
+from cudadoctor.interpret import (environment, driver_version, is_wsl, loaded_libraries, mm, os_key, platform_key, release_of,
+                                  torch_release, torch_version, variant)
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import INDEX, PIP, any_of, driver_version, find_text, kb, release_of
+from ._common import INDEX, PIP, any_of, find_text, kb
 from ._fixes import install_commands
-from ._views import is_wsl, loaded_libraries, mm, os_key, platform_key, torch_release, torch_version, variant
 
 PYTHON_UNSUPPORTED = Code(
     code="python-unsupported",
@@ -230,7 +231,7 @@ def dll_load_failure(fx: Facts) -> Iterator[Finding]:
     redist = ["winget install --id Microsoft.VCRedist.2015+.x64  # or run https://aka.ms/vs/17/release/vc_redist.x64.exe"]
     clean = [f"{PIP} uninstall -y torch torchvision torchaudio  # repeat until pip says torch is not installed",
              "# delete a leftover ...\\site-packages\\torch folder if one remains, then reinstall:"]
-    reinstall = install_commands(fx, rel, var) if rel else [f"{PIP} install torch torchvision --index-url {INDEX}{var or 'cu126'}"]
+    reinstall = install_commands(environment(fx), rel, var) if rel else [f"{PIP} install torch torchvision --index-url {INDEX}{var or 'cu126'}"]
     d = (dll or "").lower()
     miss = {x["dll"].lower() for x in missing}
     if (said and "WinError 1455" in said[1]) or "[WinError 1455]" in full:
@@ -242,7 +243,7 @@ def dll_load_failure(fx: Facts) -> Iterator[Finding]:
         title = f"Windows cannot load {dll or 'torch’s DLLs'}: the paging file is too small (WinError 1455)"
     elif "libomp140.x86_64.dll" in miss or (d == "fbgemm.dll" and rel == "2.4.0"):
         cmds = ["# torch 2.4.0's fbgemm.dll needs libomp140.x86_64.dll, which the wheel did not ship; 2.4.1 fixes it:"]
-        cmds += install_commands(fx, "2.4.1", var or "cu121", reinstall=True)
+        cmds += install_commands(environment(fx), "2.4.1", var or "cu121", reinstall=True)
         why = "torch 2.4.1 ships the OpenMP runtime fbgemm.dll depends on."
         title = f"torch {rel or ''} cannot load fbgemm.dll on Windows: libomp140.x86_64.dll is missing".replace("  ", " ")
     elif "zlibwapi.dll" in miss or "zlibwapi" in full.lower():

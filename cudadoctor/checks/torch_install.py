@@ -6,10 +6,11 @@ import re
 from typing import Iterator, List
 
 from cudadoctor.facts import Facts
+from cudadoctor.interpret import environment, build_kind, driver_version, installer, nvidia_gpu_present, os_family, release_of
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import (INDEX, PIP, companion_pins, driver_version, any_of, find_text, installer, kb, nvidia_gpu_present,
-                      newest_variant_for_driver, os_family, release_of, torch_build)
+from ._common import INDEX, PIP, any_of, find_text, kb
+from ._fixes import companion_pins, newest_variant_for_driver
 
 TORCH_NOT_INSTALLED = Code(
     code="torch-not-installed",
@@ -156,7 +157,7 @@ def torch_import_failed(fx: Facts) -> Iterator[Finding]:
 @check(CPU_ONLY_TORCH)
 def cpu_only_torch(fx: Facts) -> Iterator[Finding]:
     said = find_text(fx, CPU_ONLY_TORCH.signatures[0])
-    build = torch_build(fx)
+    build = build_kind(fx)
     if build != "cpu":
         if said and build is None:
             # The program that failed imported a CPU build; the facts cannot say which torch that was.
@@ -176,7 +177,7 @@ def cpu_only_torch(fx: Facts) -> Iterator[Finding]:
     release = release_of(version)
     driver = driver_version(fx)
     variant = newest_variant_for_driver(release, driver, os_family(fx))
-    pins = companion_pins(fx, release)
+    pins = companion_pins(environment(fx), release)
     evidence = {"torch.version": version, "torch.cuda": None, "nvml.driver_version": driver,
                 "gpus": [d.get("name") for d in fx.dicts("nvml.devices")] or None}
     cmds: List[str]

@@ -17,6 +17,8 @@ import json
 import re
 from importlib import resources
 
+from cudadoctor.interpret import versions as _versions
+
 __all__ = [
     "tables", "kb_date", "parse_version", "variant_of", "cuda_of_variant",
     "min_driver_for_cuda", "max_cuda_for_driver", "driver_supports_cuda",
@@ -54,24 +56,18 @@ def kb_date() -> str:
 
 # ---------------------------------------------------------------- versions
 
-def parse_version(s: str | None) -> tuple[int, ...] | None:
-    """Leading dotted integers of a version string, tolerant of decoration.
+def parse_version(s: object) -> tuple[int, ...] | None:
+    """Leading dotted integers of a version string (cudadoctor.interpret.versions.vtuple).
 
     "2.6.0+cu126" -> (2, 6, 0); "12.4.131" -> (12, 4, 131); "535.104.05" -> (535, 104, 5);
     "v2.1.0a0" -> (2, 1, 0); "3.11.7 (main, ...)" -> (3, 11, 7). None when there is no number.
     """
-    if s is None:
-        return None
-    m = re.search(r"\d+(?:\.\d+)*", str(s))
-    return tuple(int(p) for p in m.group(0).split(".")) if m else None
+    return _versions.vtuple(s)
 
 
-def _mm(v: str | tuple | None) -> tuple[int, int] | None:
+def _mm(v: object) -> tuple[int, int] | None:
     """major.minor of a version as a 2-tuple (minor 0 if missing)."""
-    t = parse_version(v) if not isinstance(v, tuple) else v
-    if not t:
-        return None
-    return (t[0], t[1] if len(t) > 1 else 0)
+    return _versions.mm(v)
 
 
 def _series(v: str) -> str | None:
@@ -86,21 +82,17 @@ def variant_of(torch_version: str, torch_cuda: str | None) -> str | None:
     "2.4.0+cpu" -> "cpu"); otherwise derives it from torch.version.cuda ("2.14.1", "13.0" -> "cu130").
     torch_cuda None and no tag -> "cpu" (e.g. PyPI wheels on Windows/macOS). None if unparsable.
     """
-    if torch_version and "+" in torch_version:
-        tag = torch_version.split("+", 1)[1].strip().lower()
-        m = re.match(r"(cpu|cu\d+|rocm[\d.]*\d|xpu)", tag)
-        if m:
-            return m.group(1)
+    tagged = _versions.variant_of_tag(torch_version)
+    if tagged:
+        return tagged
     if torch_cuda:
-        mm = _mm(torch_cuda)
-        return f"cu{mm[0]}{mm[1]}" if mm else None
+        return _versions.variant_of_cuda(torch_cuda)
     return "cpu" if parse_version(torch_version) else None
 
 
 def cuda_of_variant(variant: str) -> str | None:
     """CUDA version of a CUDA variant: "cu124" -> "12.4", "cu102" -> "10.2", "cu92" -> "9.2"; else None."""
-    m = re.fullmatch(r"cu(\d+)(\d)", variant or "")
-    return f"{int(m.group(1))}.{m.group(2)}" if m else None
+    return _versions.cuda_of_variant(variant)
 
 
 def index_url(variant: str) -> str:
@@ -296,11 +288,13 @@ def arch_list(torch_version: str, variant: str) -> dict | None:
 _ARCH = re.compile(r"(sm|compute)_(\d+)(\d)([af]?)$")
 
 
-def _cap(capability: str) -> tuple[int, int] | None:
-    m = re.fullmatch(r"\s*(\d+)\.(\d+)\s*", str(capability))
+def _cap(capability: object) -> tuple[int, int] | None:
+    if isinstance(capability, bool) or not isinstance(capability, (str, int, float)):
+        return None
+    m = re.fullmatch(r"\s*(\d{1,4})\.(\d{1,4})\s*", str(capability))
     if m:
         return (int(m.group(1)), int(m.group(2)))
-    m = re.fullmatch(r"\s*(?:sm_|compute_)?(\d+)(\d)\s*", str(capability))  # "86", "sm_86"
+    m = re.fullmatch(r"\s*(?:sm_|compute_)?(\d{1,4})(\d)\s*", str(capability))  # "86", "sm_86"
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
