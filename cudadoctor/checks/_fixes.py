@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Callable, List, Optional, Sequence, Tuple
 
 from cudadoctor import kb
-from cudadoctor.interpret import Environment, mm, vtuple
+from cudadoctor.interpret import Environment, mm, release_of, vtuple
 
 INDEX = "https://download.pytorch.org/whl/"
 PIP = "python -m pip"
@@ -161,3 +161,142 @@ def filtered_path_command(var: str, entries: List[str], drop: Callable[[str], bo
     if not keep:
         return f"unset {var}"
     return f"export {var}={':'.join(keep)}"
+
+
+def _variant_kind(v: Optional[str]) -> Optional[str]:
+    return None if not v else "cuda" if v.startswith("cu") else v
+
+
+def companion_fix(env: Environment, name: str, trel: Optional[str], tvar: Optional[str], cvar: Optional[str],
+                  driver: Optional[str], gpu_here: bool) -> Tuple[List[str], str]:
+    """(commands, why) for a companion that does not match torch: the companion paired with this torch,
+    from torch's own index, torch left alone; on a GPU machine with a CPU torch, torch moves to CUDA."""
+    idx = f" --index-url {INDEX}{tvar}" if tvar else ""
+    if trel and gpu_here and _variant_kind(tvar) == "cpu" and _variant_kind(cvar) == "cuda":
+        target = newest_variant_for_driver(trel, driver, env.driver_os) or (cvar if cvar and cvar.startswith("cu") else None)
+        cmds = install_commands(env, trel, target, reinstall=True) if target else \
+            [f"{PIP} install --force-reinstall torch=={trel} {companion_pin(name, trel)}  # add the --index-url of your driver's CUDA variant"]
+        return cmds, "This machine has an NVIDIA GPU: install torch's CUDA build and the paired companion from one index."
+    if trel:
+        pin = companion_pin(name, trel)
+        if env.conda_torch and (mm(trel) or (9, 9)) <= (2, 5):
+            cmds = install_commands(env, trel, tvar, companions=[name])
+        else:
+            cmds = [f"{PIP} install --force-reinstall --no-deps {pin}{idx}"]
+        return cmds, (f"{pin.replace('==', ' ')} is the release paired with torch {trel}"
+                      + (f"; the {tvar} index has the build matching torch's" if tvar else "") + ".")
+    if not idx:
+        idx = (" --index-url https://download.pytorch.org/whl/$(python -c \"import torch; c = torch.version.cuda; "
+               "print('cu' + c.replace('.', '') if c else 'cpu')\")")
+    cmds = [f"{PIP} install --force-reinstall torch==$(python -c \"import torch; print(torch.__version__.split('+')[0])\") {name}{idx}"]
+    return cmds, f"Installing torch's own release together with {name} from one index makes pip pick the paired build."
+
+
+def arch_candidates(env: Environment, cap: str, driver: Optional[str], release: Optional[str]) -> List[Tuple[str, str]]:
+    """(series, variant) whose official wheel runs on `cap`, filtered by driver and Python; this release first."""
+    out = []
+    for series, var in kb.releases_with_arch(cap):
+        if driver and kb.driver_supports_cuda(driver, kb.cuda_of_variant(var), env.driver_os) is False:
+            continue
+        if python_rejected(series, env.python):
+            continue
+        out.append((series, var))
+    if release:
+        same = [p for p in out if mm(p[0]) == mm(release)]
+        out = same + [p for p in out if p not in same]
+    return out
+
+
+def _arch_commands(env: Environment, cap: Optional[str], sm: str, release: Optional[str], driver: Optional[str],
+                   too_old: bool, cands: List[Tuple[str, str]]) -> Tuple[List[str], str]:
+    if cands:
+        series, v = cands[0]
+        target = release if (release and mm(series) == mm(release)) else newest_patch(series)
+        others = ", ".join(f"{s} {x}" for s, x in cands[1:4])
+        return (install_commands(env, target, v, reinstall=target == release),
+                f"The official torch {series} {v} wheel includes kernels for {sm}"
+                + (f" and driver {driver} runs it" if driver else "") + "." + (f" Also: {others}." if others else ""))
+    if cap and too_old:
+        last = next(iter(kb.releases_with_arch(cap)), None)
+        if last:
+            return (install_commands(env, newest_patch(last[0]), last[1]),
+                    f"torch {last[0]} {last[1]} is the newest official wheel with kernels for {sm}.")
+        return (["# No official wheel in cudadoctor's tables (torch 1.8 and later) has kernels for " + sm + ":",
+                 f"# build from source for it: TORCH_CUDA_ARCH_LIST={cap} python setup.py develop  (see https://github.com/pytorch/pytorch#from-source)",
+                 "# or use an older torch release that still shipped " + sm + " (see https://pytorch.org/get-started/previous-versions/)"],
+                f"{sm} was dropped from PyTorch's official builds; only a source build or an older release has kernels for it.")
+    if not cap:
+        return (["nvidia-smi --query-gpu=name,compute_cap --format=csv  # the GPU's capability, e.g. 12.0 = sm_120",
+                 "python -c \"import torch; print(torch.__version__, torch.cuda.get_arch_list())\"  # what this build has",
+                 "# then install a release/variant whose list has that sm_ (newer GPUs: the newest CUDA variant; "
+                 "older GPUs: an older release): https://pytorch.org/get-started/previous-versions/"],
+                "Every kernel launch needs SASS for the GPU's architecture or PTX it can compile.")
+    if driver:
+        cmds = ["# No release in cudadoctor's tables has kernels for " + sm + " in a variant driver " + driver + " runs:",
+                "# upgrade the driver, then install the newest CUDA variant: https://pytorch.org/get-started/locally/"]
+    else:
+        cmds = [f"{PIP} install --pre torch torchvision --index-url {INDEX}nightly/cu130  # nightlies support the newest GPUs first"]
+    return cmds, f"The GPU is newer than the architectures in this build; a newer CUDA variant adds {sm}."
+
+
+def arch_fix(env: Environment, cap: Optional[str], release: Optional[str], driver: Optional[str],
+             too_old: bool) -> Tuple[List[str], str]:
+    """(commands, why) for a GPU the build has no kernels for: the newest release/variant that has them and
+    that the driver and Python run; an older release for a GPU too old; a driver note when it is unknown."""
+    sm = f"sm_{cap.replace('.', '')}" if cap else "its architecture"
+    cands = arch_candidates(env, cap, driver, release) if cap else []
+    cmds, why = _arch_commands(env, cap, sm, release, driver, too_old, cands)
+    if cands and not driver:
+        need = kb.min_driver_for_cuda(kb.cuda_of_variant(cands[0][1]), env.driver_os)
+        if need:
+            cmds.append(f"# the {cands[0][1]} build needs NVIDIA driver >= {need} (check: nvidia-smi)")
+    return cmds, why
+
+
+def _python_commands(env: Environment, lo: Optional[str], hi: Optional[str], req: Optional[str]) -> List[str]:
+    """Create an environment with a Python the wanted torch has wheels for."""
+    py = env.python
+    cmds: List[str] = []
+    if req and release_of(req):
+        rng = (kb.torch_release(release_of(req)) or {}).get("python") or {}
+        lo, hi = rng.get("min") or lo, rng.get("max") or hi
+    pyt = mm(py)
+    target = hi if (pyt and hi and pyt > mm(hi)) else lo if (pyt and lo and pyt < mm(lo)) else None
+    if not py:
+        cmds.append("python -c \"import sys, platform, struct; print(sys.version, platform.machine(), struct.calcsize('P') * 8, 'bit')\"")
+    if target:
+        cmds += [f"# create the environment with Python {target} (supported by the torch you want):",
+                 f"uv venv --python {target} .venv  # or: conda create -n torch python={target}; or python{target} -m venv .venv",
+                 f".venv/bin/python -m pip install torch{('==' + release_of(req)) if req else ''} torchvision"]
+    else:
+        cmds.append(f"# use a 64-bit CPython {lo}–{hi} on x86_64/aarch64 Linux, 64-bit Windows or Apple-silicon macOS" if lo and hi
+                    else "# use a 64-bit CPython on x86_64/aarch64 Linux, 64-bit Windows or Apple-silicon macOS")
+    if req and "+" in req:
+        cmds.append(f"# a pin with a local tag (+{req.split('+', 1)[1]}) is only on PyTorch's index: add --index-url {INDEX}{req.split('+', 1)[1]}")
+    return cmds
+
+
+def python_fix(env: Environment, bits: Optional[int], arch_unsupported: bool, req: Optional[str]) -> Tuple[List[str], str]:
+    """(commands, why) for an interpreter PyTorch publishes no wheel for: a 64-bit Python, another machine,
+    or a Python version in the range the wanted (else the newest) release supports."""
+    py = env.python
+    newest = kb.newest_release()
+    rng = (kb.torch_release(newest) or {}).get("python") or {}
+    good_py = rng.get("max")
+    win = env.os == "windows"
+    if bits == 32:
+        ver = _mm_text(py) if py else good_py
+        cmds = [f"# install the 64-bit Python {ver} from https://www.python.org/downloads/ (\"Windows installer (64-bit)\")",
+                f"py -{ver}-64 -m venv .venv" if win else f"python{good_py} -m venv .venv",
+                (".venv\\Scripts\\python" if win else ".venv/bin/python") + " -m pip install torch torchvision"]
+    elif arch_unsupported:
+        cmds = ["# use a 64-bit x86_64 or aarch64 system (or a 64-bit OS on this board), or build PyTorch from source"]
+    else:
+        cmds = _python_commands(env, rng.get("min"), rng.get("max"), req)
+    return cmds, ("pip installs only wheels built for the interpreter's Python version, bitness and platform."
+                  + (f" The newest torch ({newest}) supports Python {rng.get('min')}–{rng.get('max')}." if rng else ""))
+
+
+def _mm_text(v: Optional[str]) -> str:
+    t = mm(v)
+    return f"{t[0]}.{t[1]}" if t else str(v)

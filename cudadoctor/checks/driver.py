@@ -84,10 +84,7 @@ def _min_driver_note(fx: Facts) -> Optional[str]:
     k, cuda = kb(), fx.str("torch.cuda")
     if not (k and cuda):
         return None
-    try:
-        floor = k.min_driver_for_cuda(cuda, "windows" if (fx.str("system.os") or "").lower().startswith("windows") else "linux")
-    except Exception:
-        return None
+    floor = k.min_driver_for_cuda(cuda, "windows" if (fx.str("system.os") or "").lower().startswith("windows") else "linux")
     return f"torch {fx.str('torch.version')} (CUDA {cuda}) needs driver >= {floor}" if floor else None
 
 

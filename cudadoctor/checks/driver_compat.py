@@ -9,7 +9,7 @@ import re
 from typing import Iterator, List, Optional, Tuple
 
 from cudadoctor.facts import Facts
-from cudadoctor.interpret import (environment, driver_os, driver_version, gpus, is_cuda_build, is_wsl, kernel_module,
+from cudadoctor.interpret import (driver_os, driver_version, environment, gpus, is_cuda_build, is_wsl, kernel_module,
                                   ld_library_path, loaded_libraries, mm, torch_cuda, torch_release, torch_version,
                                   variant)
 from cudadoctor.model import Code, Finding, Fix, check

@@ -10,9 +10,9 @@ import re
 from typing import Dict, Iterator, List, Optional, Tuple
 
 from cudadoctor.facts import Facts
-from cudadoctor.interpret import (environment, conda_torch, cuda_like_dir, decode_cudnn, driver_os, driver_version, fmt_cudnn, vtuple,
-                                  is_cuda_build, ld_library_path, ld_preload, loaded_libraries, mm, mm_str,
-                                  torch_cuda, torch_release, torch_version, variant)
+from cudadoctor.interpret import (conda_torch, cuda_like_dir, decode_cudnn, driver_os, driver_version, environment,
+                                  fmt_cudnn, is_cuda_build, ld_library_path, ld_preload, loaded_libraries, mm, mm_str,
+                                  torch_cuda, torch_release, torch_version, variant, vtuple)
 from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import PIP, any_of, find_text

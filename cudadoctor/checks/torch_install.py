@@ -6,7 +6,8 @@ import re
 from typing import Iterator, List
 
 from cudadoctor.facts import Facts
-from cudadoctor.interpret import environment, build_kind, driver_version, installer, nvidia_gpu_present, os_family, release_of
+from cudadoctor.interpret import (build_kind, driver_version, environment, installer, nvidia_gpu_present, os_family,
+                                  release_of)
 from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import INDEX, PIP, any_of, find_text, kb
@@ -105,10 +106,7 @@ def torch_not_installed(fx: Facts) -> Iterator[Finding]:
     k = kb()
     release = None
     if k and py:
-        try:
-            release = k.newest_torch_for_python(py)
-        except Exception:
-            release = None
+        release = k.newest_torch_for_python(py)
     variant = newest_variant_for_driver(release, driver_version(fx), os_family(fx)) if release else None
     cmd = f"{PIP} install torch torchvision"
     if variant:
