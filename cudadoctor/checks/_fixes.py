@@ -300,3 +300,24 @@ def python_fix(env: Environment, bits: Optional[int], arch_unsupported: bool, re
 def _mm_text(v: Optional[str]) -> str:
     t = mm(v)
     return f"{t[0]}.{t[1]}" if t else str(v)
+
+
+def driver_alternative(env: Environment, release: Optional[str], current: Optional[str], driver: Optional[str],
+                       api: Optional[str], api_runs: Callable[[str, str], bool]) -> Optional[Tuple[str, str]]:
+    """(release, variant) a too-old driver still runs: another variant of this release, else the newest
+    release; with only the CUDA level the error text names (``api``), the first release with a variant at it."""
+    if release and driver:
+        vs = [v for v in runnable_variants(release, driver, env.driver_os) if v != current]
+        return (release, vs[0]) if vs else newest_runnable(driver, env.driver_os, env.python)
+    if not api:
+        return None
+    py = env.python
+    for series in ([release] if release else []) + known_series():
+        info = kb.torch_release(series) or {}
+        if py and series != release and kb.python_supported(series, py) is False:
+            continue
+        vs = sorted((v for v in info.get("variants", []) if api_runs(kb.cuda_of_variant(v) or "", api)),
+                    key=lambda v: mm(kb.cuda_of_variant(v)) or (0, 0), reverse=True)
+        if vs:
+            return (release if series == release else newest_patch(series), vs[0])
+    return None
