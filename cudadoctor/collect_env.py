@@ -29,6 +29,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from . import __version__
 from .facts import FactsError, new_facts, sanitize
+from .interpret.versions import mm_str, vtuple
 from .probes.system import SECRET_NAME, scrub_value
 
 #: Largest text accepted (characters). Real outputs are a few kB; a whole issue thread is < 200 kB.
@@ -646,9 +647,9 @@ def _toolkit(facts: Dict[str, Any], f: Dict[str, str], r: _Reader) -> None:
     tk = facts["toolkit"]
     rt = _version(f.get("CUDA runtime version"))
     if rt:
-        parts = rt.split(".")
-        if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit():
-            tk["nvcc_version"] = f"{parts[0]}.{parts[1]}"
+        parts = vtuple(rt) if re.match(r"\d+\.\d+", rt) else None
+        if parts and len(parts) >= 2:
+            tk["nvcc_version"] = mm_str(parts)
             if len(parts) >= 3:
                 tk["nvcc_version_full"] = rt
     raw = f.get("cuDNN version")

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Callable, List, Optional, Sequence, Tuple
 
 from cudadoctor import kb
-from cudadoctor.interpret import Environment, mm, release_of, vtuple
+from cudadoctor.interpret import Environment, mm, mm_str, release_of, vtuple
 
 INDEX = "https://download.pytorch.org/whl/"
 PIP = "python -m pip"
@@ -285,7 +285,7 @@ def python_fix(env: Environment, bits: Optional[int], arch_unsupported: bool, re
     good_py = rng.get("max")
     win = env.os == "windows"
     if bits == 32:
-        ver = _mm_text(py) if py else good_py
+        ver = (mm_str(py) or py) if py else good_py
         cmds = [f"# install the 64-bit Python {ver} from https://www.python.org/downloads/ (\"Windows installer (64-bit)\")",
                 f"py -{ver}-64 -m venv .venv" if win else f"python{good_py} -m venv .venv",
                 (".venv\\Scripts\\python" if win else ".venv/bin/python") + " -m pip install torch torchvision"]
@@ -295,11 +295,6 @@ def python_fix(env: Environment, bits: Optional[int], arch_unsupported: bool, re
         cmds = _python_commands(env, rng.get("min"), rng.get("max"), req)
     return cmds, ("pip installs only wheels built for the interpreter's Python version, bitness and platform."
                   + (f" The newest torch ({newest}) supports Python {rng.get('min')}–{rng.get('max')}." if rng else ""))
-
-
-def _mm_text(v: Optional[str]) -> str:
-    t = mm(v)
-    return f"{t[0]}.{t[1]}" if t else str(v)
 
 
 def driver_alternative(env: Environment, release: Optional[str], current: Optional[str], driver: Optional[str],

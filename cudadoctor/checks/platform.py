@@ -9,7 +9,7 @@ import re
 from typing import Iterator, List, Optional, Tuple
 
 from cudadoctor.facts import Facts
-from cudadoctor.interpret import (driver_version, environment, is_wsl, loaded_libraries, mm, os_key, platform_key,
+from cudadoctor.interpret import (driver_version, environment, is_wsl, loaded_libraries, mm_str, os_key, platform_key,
                                   release_of, torch_release, torch_version, variant)
 from cudadoctor.model import Code, Finding, Fix, check
 
@@ -125,9 +125,9 @@ def _python_reasons(py: Optional[str], bits: Optional[int], arch: str, plat: str
     if py and not reasons:
         if req and kb().python_supported(release_of(req) or req, py) is False:
             rng = (kb().torch_release(release_of(req) or req) or {}).get("python") or {}
-            reasons.append(f"torch {release_of(req)} has wheels for Python {rng.get('min')}–{rng.get('max')}, not {mm_s(py)}")
+            reasons.append(f"torch {release_of(req)} has wheels for Python {rng.get('min')}–{rng.get('max')}, not {mm_str(py) or py}")
         elif kb().newest_torch_for_python(py, plat) is None:
-            reasons.append(f"no torch release has wheels for Python {mm_s(py)} on {plat}")
+            reasons.append(f"no torch release has wheels for Python {mm_str(py) or py} on {plat}")
     return reasons
 
 
@@ -156,11 +156,6 @@ def python_unsupported(fx: Facts) -> Iterator[Finding]:
     cmds, why = python_fix(environment(fx), bits, any("architecture" in r for r in reasons), req)
     title = "No PyTorch wheel for this interpreter: " + (reasons[0] if reasons else "pip found no torch wheel matching it")
     yield PYTHON_UNSUPPORTED.finding(title=title, evidence=evidence, fix=Fix(tuple(cmds), why))
-
-
-def mm_s(v: Optional[str]) -> str:
-    t = mm(v)
-    return f"{t[0]}.{t[1]}" if t else str(v)
 
 
 # ---------------------------------------------------------------- dll-load-failure
