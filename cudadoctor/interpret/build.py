@@ -97,7 +97,7 @@ def is_cuda_build(fx: Facts) -> Optional[bool]:
 
 def arch_number(a: str) -> Optional[int]:
     """'sm_86' / 'compute_90' -> 86 / 90."""
-    m = re.match(r"(?:sm|compute)_(\d{1,4})", a) if isinstance(a, str) else None
+    m = re.match(r"(?:sm|compute)_(\d{1,4})(?!\d)", a) if isinstance(a, str) else None
     return int(m.group(1)) if m else None
 
 

@@ -285,7 +285,7 @@ def arch_list(torch_version: str, variant: str) -> dict | None:
             "ptx": [a for a in archs if a.startswith("compute_")]}
 
 
-_ARCH = re.compile(r"(sm|compute)_(\d+)(\d)([af]?)$")
+_ARCH = re.compile(r"(sm|compute)_(\d{1,3})(\d)([af]?)$")
 
 
 def _cap(capability: object) -> tuple[int, int] | None:
