@@ -9,12 +9,13 @@ from __future__ import annotations
 import copy
 
 import pytest
-from conftest import FIXTURES, load_fixture
+from conftest import FIXTURES, SHARED, load_fixture
 
 from cudadoctor import fleet, kb, registry
 from cudadoctor.collect_env import parse_collect_env
 from cudadoctor.facts import Facts, FactsError, parse_document
 from cudadoctor.interpret import (
+    arch_bound,
     build_kind,
     cuda_of_variant,
     environment,
@@ -22,6 +23,7 @@ from cudadoctor.interpret import (
     local_tag,
     mm,
     mm_str,
+    newer_than_all,
     release_of,
     situation,
     torch_build,
@@ -167,3 +169,48 @@ def test_check_and_fleet_refuse_a_bad_document_with_the_same_words(text, says):
     with pytest.raises(fleet.UnreadableFile) as f:
         fleet.parse(text)
     assert says in str(f.value) and str(e.value) == "x.json: " + str(f.value)
+
+
+# ---------------------------------------------------------------- partial facts (issue 14, point 3)
+
+SHARED_CASES = SHARED / "cases"
+
+
+def test_the_cuda_version_alone_bounds_the_architectures():
+    only_cuda = lambda cuda: Facts({"torch": {"cuda": cuda}})  # noqa: E731 - the release is unknown
+    archs, source = arch_bound(only_cuda("12.6"))
+    assert source == "kb: every official cu126 wheel (torch 2.6–2.14) built with CUDA 12.6"
+    assert newer_than_all("12.0", archs) is True          # Blackwell: CUDA 12.6 predates it
+    assert newer_than_all("9.0", archs) is False          # Hopper is in every cu126 wheel
+    assert newer_than_all("12.0", arch_bound(only_cuda("12.8"))[0]) is False  # cu128 ships sm_120
+    assert arch_bound(Facts({"torch": {"version": "2.6.0+cpu"}})) == (None, None)
+    assert newer_than_all(HUGE, archs) is False
+
+
+def _case_text(case_id: str) -> str:
+    p = SHARED_CASES / f"{case_id}.txt"
+    if not p.is_file():
+        pytest.skip("../shared/cases is not beside the repository")
+    return p.read_text()
+
+
+def _arch_findings(text: str):
+    facts = parse_collect_env(text)
+    return [f for f in diagnose(facts, registry.load(plugins=False)).findings if f.code == "gpu-arch-unsupported"]
+
+
+def test_a_paste_cut_before_the_torch_version_still_shows_the_gpu_is_too_new():
+    """Case 001 (RTX 5090 D, torch 2.6.0+cu126), as users paste it cut: without the `PyTorch version`
+    line and the pip list, only `CUDA used to build PyTorch: 12.6` and the GPU remain. Before, the
+    verdict was "PyTorch can use the GPUs"; the CUDA version alone rules sm_120 out."""
+    full = _case_text("001-rtx5090d-torch26-cu126")
+    cut = "\n".join(ln for ln in full.splitlines()
+                    if not ln.startswith(("PyTorch version", "[pip3] torch", "[pip3] nvidia", "[conda] torch")))
+    assert "CUDA used to build PyTorch: 12.6" in cut and "2.6.0" not in cut
+    (f,) = _arch_findings(cut)
+    assert f.severity == "error" and "sm_120" in f.title and "CUDA 12.6" in f.title
+    assert f.evidence["build_archs_source"].startswith("kb: every official cu126 wheel")
+    assert "cu128" in " ".join(f.fix.commands)
+    # The whole text still uses the wheel's own list, not the bound.
+    (g,) = _arch_findings(full)
+    assert g.evidence["build_archs_source"] == "kb: official torch 2.6 cu126 wheel"

@@ -9,8 +9,8 @@ import re
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from cudadoctor.facts import Facts
-from cudadoctor.interpret import (arch_number, arch_runs, build_arch_list, cap_number, driver_version, environment,
-                                  gpus, is_cuda_build, torch_release, torch_version)
+from cudadoctor.interpret import (arch_bound, arch_number, arch_runs, build_arch_list, cap_number, driver_version,
+                                  environment, gpus, is_cuda_build, newer_than_all, torch_release, torch_version)
 from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import PIP, any_of, find_text, kb
@@ -92,14 +92,19 @@ def _kernel_error(fx: Facts, g: Dict[str, Any]) -> Optional[str]:
     return err
 
 
-def _classify(fx: Facts, devices: List[Dict[str, Any]], archs: Optional[List[str]], source: Optional[str]):
-    """(bad, unknown): GPUs the build has no kernels for (with why), and GPUs that could not be checked."""
+def _classify(fx: Facts, devices: List[Dict[str, Any]], archs: Optional[List[str]], source: Optional[str],
+              bound: Optional[List[str]] = None):
+    """(bad, unknown): GPUs the build has no kernels for (with why), and GPUs that could not be checked.
+    With the build's own list unknown, ``bound`` (what any build with its CUDA has) still rules out a GPU
+    newer than all of it."""
     bad, unknown = [], []
     for g in devices:
         cap = g.get("capability")
         kernel_err = _kernel_error(fx, g)
         if kernel_err:
             bad.append((g, "the test kernel: " + kernel_err[:200]))
+        elif cap and not archs and newer_than_all(cap, bound):
+            bad.append((g, "bound"))
         elif not cap or not archs:
             unknown.append(g)
         elif arch_runs(cap, archs) is None:
@@ -163,9 +168,20 @@ def _arch_finding(fx: Facts, g: Dict[str, Any], archs: Optional[List[str]], sour
     cmds, why = arch_fix(environment(fx), cap, torch_release(fx), driver, too_old)
     title = (f"{g.get('name') or 'The GPU'}{(' (' + sm + ')') if cap else ''} has no kernels in "
              + (f"torch {ver}" if ver else "this torch build")
-             + (f" (built for {archs[0]}…{archs[-1]})" if archs else "")
+             + (_built_for(archs, source) if archs else "")
              + (": the GPU is too old for this build" if too_old else ""))
     return GPU_ARCH_UNSUPPORTED.finding(title=title, evidence=evidence, fix=Fix(tuple(cmds), why))
+
+
+def _built_for(archs: List[str], source: Optional[str]) -> str:
+    if source and source.startswith("kb: every official"):  # the bound from the CUDA version alone
+        sass = [a for a in archs if a.startswith("sm_")] or archs
+        return f" (no official build with its CUDA {torch_cuda_of(source)} has it: they stop at {sass[-1]})"
+    return f" (built for {archs[0]}…{archs[-1]})"
+
+
+def torch_cuda_of(source: str) -> str:
+    return source.rsplit("CUDA ", 1)[-1]
 
 
 @check(GPU_ARCH_UNSUPPORTED)
@@ -175,7 +191,10 @@ def gpu_arch_unsupported(fx: Facts) -> Iterator[Finding]:
         return
     said = find_text(fx, any_of(GPU_ARCH_UNSUPPORTED.signatures))
     archs, source, devices = _build_and_devices(fx, said)
-    bad, unknown = _classify(fx, devices, archs, source)
+    bound, bound_source = arch_bound(fx) if not archs else (None, None)
+    bad, unknown = _classify(fx, devices, archs, source, bound)
+    if any(why == "bound" for _g, why in bad):
+        archs, source = bound, bound_source  # partial facts: the CUDA the build was made with is the evidence
     if not bad and said:
         g = devices[0] if devices else {"index": 0, "name": None, "capability": _text_cap(said[1]), "capability_source": None}
         ext = _extension_finding(fx, said, g, archs, source)

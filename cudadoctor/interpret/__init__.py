@@ -12,7 +12,7 @@ Everything is pure (facts and the kb in, values out) and answers None for unknow
 wrong type or an unparsable one reads as unknown, never as a crash.
 """
 
-from .build import (TorchBuild, arch_number, build_arch_list, build_kind, dist_version, imported_variant,
+from .build import (TorchBuild, arch_bound, arch_number, newer_than_all, build_arch_list, build_kind, dist_version, imported_variant,
                     is_cuda_build, torch_build, torch_cuda, torch_release, torch_version, variant)
 from .environment import (Environment, conda_torch, container, cuda_like_dir, driver_os, environment, in_conda_env,
                           installer, is_wsl, ld_library_path, ld_preload, loaded_libraries, os_family, os_key, os_known,
@@ -22,7 +22,7 @@ from .versions import (cuda_of_variant, decode_cudnn, fmt_cudnn, local_tag, mm, 
                        variant_of_tag, vtuple)
 
 __all__ = [
-    "TorchBuild", "arch_number", "build_arch_list", "build_kind", "dist_version", "imported_variant", "is_cuda_build",
+    "TorchBuild", "arch_bound", "arch_number", "newer_than_all", "build_arch_list", "build_kind", "dist_version", "imported_variant", "is_cuda_build",
     "torch_build", "torch_cuda", "torch_release", "torch_version", "variant",
     "Environment", "conda_torch", "container", "cuda_like_dir", "driver_os", "environment", "in_conda_env",
     "installer", "is_wsl", "ld_library_path", "ld_preload", "loaded_libraries", "os_family", "os_key", "os_known",

@@ -114,6 +114,27 @@ def build_arch_list(fx: Facts) -> Tuple[Optional[List[str]], Optional[str]]:
     return None, None
 
 
+def arch_bound(fx: Facts) -> Tuple[Optional[List[str]], Optional[str]]:
+    """(archs, source) any official wheel built with this build's CUDA has, for when the build's own list is
+    unknown (release unknown, a nightly or a source build): a GPU newer than every one of them cannot run
+    a build made with that CUDA. (None, None) for a non-CUDA or unknown variant."""
+    var = variant(fx)
+    b = _kb.variant_archs(var) if var and var.startswith("cu") else None
+    if not b:
+        return None, None
+    rels = b["releases"]
+    return list(b["archs"]), f"kb: every official {var} wheel (torch {rels[0]}–{rels[-1]}) built with CUDA {cuda_of_variant(var)}"
+
+
+def newer_than_all(cap: Optional[str], archs: Optional[List[str]]) -> bool:
+    """Is a GPU of capability ``cap`` newer than every architecture in ``archs`` (and no PTX in them runs on it)?"""
+    from .gpus import arch_runs, cap_number  # gpus imports nothing from here; kept local to keep the layers flat
+
+    n = cap_number(cap)
+    nums = [x for x in (arch_number(a) for a in archs or []) if x]
+    return bool(n and nums and n > max(nums) and arch_runs(cap, archs) is None)
+
+
 @dataclass(frozen=True)
 class TorchBuild:
     """What the facts say about the torch build, every field None when unknown."""

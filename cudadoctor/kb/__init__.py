@@ -25,7 +25,7 @@ __all__ = [
     "torch_release", "torchvision_for_torch", "torch_for_torchvision",
     "arch_list", "arch_runs", "compute_capability", "cores_per_sm",
     "variants_for_driver", "releases_with_arch", "python_supported",
-    "newest_torch_for_python", "index_url", "newest_release",
+    "newest_torch_for_python", "index_url", "newest_release", "variant_archs",
 ]
 
 TABLES = ("cuda_drivers", "torch_releases", "torch_arch_lists", "gpu_compute_capability", "cores_per_sm")
@@ -283,6 +283,20 @@ def arch_list(torch_version: str, variant: str) -> dict | None:
         return None
     return {"sass": [a for a in archs if a.startswith("sm_")],
             "ptx": [a for a in archs if a.startswith("compute_")]}
+
+
+def variant_archs(variant: str) -> dict | None:
+    """Every architecture any official Linux x86_64 wheel of this variant compiled, over the releases the
+    tables know: {"archs": ["sm_50", ..., "compute_90"], "releases": ["2.4", ..., "2.7"]} (oldest release
+    first); None when no known release has the variant. A GPU newer than all of them has no kernels in any
+    build made with that CUDA: the CUDA version bounds the architectures even when the release is unknown.
+    """
+    builds = _load("torch_arch_lists")["builds"]
+    releases = sorted((s for s in builds if variant in builds[s]), key=parse_version)
+    if not releases or not isinstance(variant, str):
+        return None
+    archs = sorted({a for s in releases for a in builds[s][variant]}, key=lambda a: (a.startswith("compute_"), int(re.sub(r"\D", "", a)[:6] or 0), a))
+    return {"archs": archs, "releases": releases}
 
 
 _ARCH = re.compile(r"(sm|compute)_(\d{1,3})(\d)([af]?)$")
