@@ -18,11 +18,7 @@ import re
 from typing import Any, Dict, List, Optional, Tuple
 
 from .facts import Facts
-
-try:  # the knowledge base is package data; degrade to "unknown" without it
-    from . import kb as _kb
-except ImportError:  # pragma: no cover - only when the package is incomplete
-    _kb = None
+from .interpret import arch_runs, cores_per_sm
 
 DEVICES_KIND = "cudadoctor-devices"
 DEVICES_SCHEMA = 1
@@ -61,31 +57,6 @@ def reason_label(key: str) -> str:
     return key
 
 
-def _dig(d: Any, path: str) -> Any:
-    cur = d
-    for p in path.split("."):
-        if not isinstance(cur, dict):
-            return None
-        cur = cur.get(p)
-    return cur
-
-
-def _int(v: Any) -> Optional[int]:
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
-
-
-def _num(v: Any) -> Optional[float]:
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
-
-
-def _bool(v: Any) -> Optional[bool]:
-    return v if isinstance(v, bool) else None
-
-
-def _str(v: Any) -> Optional[str]:
-    return v if isinstance(v, str) and v else None
-
-
 def lost_error(dev: Dict[str, Any]) -> Optional[Dict[str, Any]]:
     """The NVML error saying this GPU is lost (GPU_IS_LOST, or Unknown Error on its handle)."""
     err = dev.get("error")
@@ -120,7 +91,8 @@ def _uuid_key(u: Any) -> Optional[str]:
 
 
 def _torch_bus(t: Dict[str, Any]) -> Optional[Tuple[int, int, int]]:
-    b, d, dom = _int(t.get("pci_bus_id")), _int(t.get("pci_device_id")), _int(t.get("pci_domain_id"))
+    tv = Facts(t)
+    b, d, dom = tv.int("pci_bus_id"), tv.int("pci_device_id"), tv.int("pci_domain_id")
     if b is None or d is None:
         return None
     return (dom or 0, b, d)
@@ -137,7 +109,7 @@ def match_torch(nvml_devs: List[Dict[str, Any]], torch_devs: List[Dict[str, Any]
     by_uuid: Dict[str, int] = {}
     by_bus: Dict[Tuple[int, int, int], int] = {}
     for d in nvml_devs:
-        idx = _int(d.get("index"))
+        idx = Facts(d).int("index")
         if idx is None:
             continue
         k = _uuid_key(d.get("uuid"))
@@ -165,24 +137,6 @@ def bandwidth_gbs(mem_clock_mhz: Optional[float], bus_width_bits: Optional[int])
     if not mem_clock_mhz or not bus_width_bits or mem_clock_mhz <= 0 or bus_width_bits <= 0:
         return None
     return round(2 * mem_clock_mhz * 1e6 * bus_width_bits / 8 / 1e9, 1)
-
-
-def _arch_runs(capability: Optional[str], arch_list: Optional[List[str]]) -> Optional[str]:
-    if not (_kb and capability and arch_list):
-        return None
-    try:
-        return _kb.arch_runs(capability, arch_list)
-    except Exception:
-        return None
-
-
-def _cores_per_sm(capability: Optional[str]) -> Optional[int]:
-    if not (_kb and capability):
-        return None
-    try:
-        return _kb.cores_per_sm(capability)
-    except Exception:
-        return None
 
 
 class _Dev:
@@ -237,35 +191,48 @@ def torch_state(fx: Facts) -> Tuple[Optional[bool], str]:
 
 
 def build_device(dev: Dict[str, Any], torch_matches: List[Dict[str, Any]], fx: Facts, show_serials: bool) -> Dict[str, Any]:
+    """One GPU's properties from NVML and torch, each with its source or why it is unknown."""
     b = _Dev()
+    nv = Facts(dev)
     t = torch_matches[0] if len(torch_matches) == 1 else {}
-    mig_torch = torch_matches if len(torch_matches) > 1 or _dig(dev, "mig_mode.current") else []
+    mig_torch = torch_matches if len(torch_matches) > 1 or nv.get("mig_mode.current") else []
     if mig_torch:
         t = {}
+    tv = Facts(t)
     torch_ok, torch_why = torch_state(fx)
     no_torch = torch_why or "PyTorch does not see this GPU"
     if torch_ok and not torch_matches:
         no_torch = "PyTorch does not see this GPU (CUDA_VISIBLE_DEVICES, or another GPU ordering)"
-    b.put("index", _int(dev.get("index")), "nvml")
-    b.put("torch_index", _int(t.get("index")) if t else None, "torch", no_torch)
-    b.first("name", (_str(dev.get("name")), "nvml"), (_str(t.get("name")), "torch"), why_unknown=_nvml_why(dev, "name"))
-    b.put("uuid", _str(dev.get("uuid")), "nvml", _nvml_why(dev, "uuid"))
-    serial = _str(dev.get("serial"))
+    b.put("index", nv.int("index"), "nvml")
+    b.put("torch_index", tv.int("index") if t else None, "torch", no_torch)
+    b.first("name", (nv.str("name"), "nvml"), (tv.str("name"), "torch"), why_unknown=_nvml_why(dev, "name"))
+    b.put("uuid", nv.str("uuid"), "nvml", _nvml_why(dev, "uuid"))
+    serial = nv.str("serial")
     if serial and not show_serials:
         b.d["serial_hidden"] = True
         serial = None
     b.put("serial", serial, "nvml", None if b.d.get("serial_hidden") else _nvml_why(dev, "serial"))
-    b.put("pci_bus_id", _str(dev.get("pci_bus_id")), "nvml", _nvml_why(dev, "pci_bus_id"))
-    cap = _str(dev.get("compute_capability")) or _str(t.get("capability"))
-    b.first("compute_capability", (_str(dev.get("compute_capability")), "nvml"), (_str(t.get("capability")), "torch"),
+    b.put("pci_bus_id", nv.str("pci_bus_id"), "nvml", _nvml_why(dev, "pci_bus_id"))
+    cap = nv.str("compute_capability") or tv.str("capability")
+    b.first("compute_capability", (nv.str("compute_capability"), "nvml"), (tv.str("capability"), "torch"),
             why_unknown=_nvml_why(dev, "compute_capability"))
     b.put("architecture", f"sm_{cap.replace('.', '')}" if cap else None, "derived")
+    _compute_and_memory(b, nv, tv, dev, cap, no_torch, bool(t.get("is_integrated") is True))
+    _clocks_and_modes(b, nv, tv, dev)
+    migs = _mig_instances(b, nv, dev, mig_torch)
+    _link_power_thermal(b, nv, dev)
+    _framework_view(b, fx, tv if t else None, cap, migs, no_torch)
+    b.d["lost"] = lost_error(dev)
+    return b.d
 
+
+def _compute_and_memory(b: "_Dev", nv: Facts, tv: Facts, dev: Dict[str, Any], cap: Optional[str], no_torch: str,
+                        integrated: bool) -> None:
     # Compute resources.
-    cps = _cores_per_sm(cap)
+    cps = cores_per_sm(cap)
     b.put("cores_per_sm", cps, "kb", "the knowledge base does not know this compute capability" if cap else "compute capability unknown")
-    sms = _int(t.get("multi_processor_count"))
-    nvml_cores = _int(dev.get("num_cores"))
+    sms = tv.int("multi_processor_count")
+    nvml_cores = nv.int("num_cores")
     if sms is None and nvml_cores and cps and nvml_cores % cps == 0:
         b.put("multiprocessors", nvml_cores // cps, "derived")
     else:
@@ -277,45 +244,48 @@ def build_device(dev: Dict[str, Any], torch_matches: List[Dict[str, Any]], fx: F
         b.put("cuda_cores", nvml_cores, "nvml", "needs the multiprocessor count and the cores per SM")
 
     # Memory.
-    total = _int(_dig(dev, "memory.total_bytes"))
-    b.first("memory_total_bytes", (total, "nvml"), (_int(t.get("total_memory")), "torch"), why_unknown=_nvml_why(dev, "memory"))
-    b.put("memory_free_bytes", _int(_dig(dev, "memory.free_bytes")), "nvml", _nvml_why(dev, "memory") or "only NVML reports free memory")
-    b.put("memory_used_bytes", _int(_dig(dev, "memory.used_bytes")), "nvml", _nvml_why(dev, "memory"))
-    b.first("memory_bus_width_bits", (_int(dev.get("memory_bus_width")), "nvml"), (_int(t.get("memory_bus_width")), "torch"),
+    total = nv.int("memory.total_bytes")
+    b.first("memory_total_bytes", (total, "nvml"), (tv.int("total_memory"), "torch"), why_unknown=_nvml_why(dev, "memory"))
+    b.put("memory_free_bytes", nv.int("memory.free_bytes"), "nvml", _nvml_why(dev, "memory") or "only NVML reports free memory")
+    b.put("memory_used_bytes", nv.int("memory.used_bytes"), "nvml", _nvml_why(dev, "memory"))
+    b.first("memory_bus_width_bits", (nv.int("memory_bus_width"), "nvml"), (tv.int("memory_bus_width"), "torch"),
             why_unknown=_nvml_why(dev, "memory_bus_width"))
-    torch_mem_clock = _num(t.get("memory_clock_rate"))
-    b.first("memory_clock_max_mhz", (_int(_dig(dev, "max_clocks.memory")), "nvml"),
+    torch_mem_clock = tv.num("memory_clock_rate")
+    b.first("memory_clock_max_mhz", (nv.int("max_clocks.memory"), "nvml"),
             (round(torch_mem_clock / 1000) if torch_mem_clock else None, "torch"), why_unknown=_nvml_why(dev, "max_clocks.memory"))
-    b.put("memory_clock_mhz", _int(_dig(dev, "clocks.memory")), "nvml", _nvml_why(dev, "clocks.memory"))
-    if t.get("is_integrated") is True:
+    b.put("memory_clock_mhz", nv.int("clocks.memory"), "nvml", _nvml_why(dev, "clocks.memory"))
+    if integrated:
         b.put("memory_bandwidth_gbs", None, "", "integrated GPU: its reported memory clock does not give the bandwidth")
     else:
         b.put("memory_bandwidth_gbs", bandwidth_gbs(b.d["memory_clock_max_mhz"], b.d["memory_bus_width_bits"]), "derived",
               "needs the maximum memory clock and the bus width")
-    b.put("l2_cache_bytes", _int(t.get("L2_cache_size")), "torch", no_torch)
-    b.put("shared_memory_per_block_bytes", _int(t.get("shared_memory_per_block")), "torch", no_torch)
-    b.put("shared_memory_per_block_optin_bytes", _int(t.get("shared_memory_per_block_optin")), "torch", no_torch)
-    b.put("shared_memory_per_multiprocessor_bytes", _int(t.get("shared_memory_per_multiprocessor")), "torch", no_torch)
-    b.put("registers_per_multiprocessor", _int(t.get("regs_per_multiprocessor")), "torch", no_torch)
+    b.put("l2_cache_bytes", tv.int("L2_cache_size"), "torch", no_torch)
+    b.put("shared_memory_per_block_bytes", tv.int("shared_memory_per_block"), "torch", no_torch)
+    b.put("shared_memory_per_block_optin_bytes", tv.int("shared_memory_per_block_optin"), "torch", no_torch)
+    b.put("shared_memory_per_multiprocessor_bytes", tv.int("shared_memory_per_multiprocessor"), "torch", no_torch)
+    b.put("registers_per_multiprocessor", tv.int("regs_per_multiprocessor"), "torch", no_torch)
     b.put("registers_per_block", None, "", "neither NVML nor torch.cuda reports it")
-    b.put("warp_size", _int(t.get("warp_size")), "torch", no_torch)
-    b.put("max_threads_per_block", _int(t.get("max_threads_per_block")), "torch", no_torch)
-    b.put("max_threads_per_multiprocessor", _int(t.get("max_threads_per_multi_processor")), "torch", no_torch)
+    b.put("warp_size", tv.int("warp_size"), "torch", no_torch)
+    b.put("max_threads_per_block", tv.int("max_threads_per_block"), "torch", no_torch)
+    b.put("max_threads_per_multiprocessor", tv.int("max_threads_per_multi_processor"), "torch", no_torch)
 
+
+
+def _clocks_and_modes(b: "_Dev", nv: Facts, tv: Facts, dev: Dict[str, Any]) -> None:
     # Clocks.
-    torch_sm_clock = _num(t.get("clock_rate"))
-    b.put("sm_clock_mhz", _int(_dig(dev, "clocks.sm")), "nvml", _nvml_why(dev, "clocks.sm"))
-    b.first("sm_clock_max_mhz", (_int(_dig(dev, "max_clocks.sm")), "nvml"),
+    torch_sm_clock = tv.num("clock_rate")
+    b.put("sm_clock_mhz", nv.int("clocks.sm"), "nvml", _nvml_why(dev, "clocks.sm"))
+    b.first("sm_clock_max_mhz", (nv.int("max_clocks.sm"), "nvml"),
             (round(torch_sm_clock / 1000) if torch_sm_clock else None, "torch"), why_unknown=_nvml_why(dev, "max_clocks.sm"))
 
     # Modes.
-    ecc_cur = _bool(_dig(dev, "ecc_mode.current"))
+    ecc_cur = nv.bool("ecc_mode.current")
     b.put("ecc_enabled", ecc_cur, "nvml", _nvml_why(dev, "ecc_mode"))
-    b.put("ecc_pending", _bool(_dig(dev, "ecc_mode.pending")), "nvml", _nvml_why(dev, "ecc_mode"))
+    b.put("ecc_pending", nv.bool("ecc_mode.pending"), "nvml", _nvml_why(dev, "ecc_mode"))
     errs = {}
     for c in ("volatile", "aggregate"):
         for k in ("corrected", "uncorrected"):
-            errs[f"{c}_{k}"] = _int(_dig(dev, f"ecc_errors.{c}.{k}"))
+            errs[f"{c}_{k}"] = nv.int(f"ecc_errors.{c}.{k}")
     b.put("ecc_errors", errs if any(v is not None for v in errs.values()) else None, "nvml",
           "ECC is off: no error counts are kept" if ecc_cur is False else (_nvml_why(dev, "ecc_errors.volatile.uncorrected") or _nvml_why(dev, "ecc_mode")))
     rp = dev.get("retired_pages") if isinstance(dev.get("retired_pages"), dict) else {}
@@ -323,10 +293,13 @@ def build_device(dev: Dict[str, Any], torch_matches: List[Dict[str, Any]], fx: F
           "nvml", _nvml_why(dev, "retired_pages.pending"))
     rr = dev.get("remapped_rows") if isinstance(dev.get("remapped_rows"), dict) else None
     b.put("remapped_rows", rr, "nvml", _nvml_why(dev, "remapped_rows"))
-    b.put("compute_mode", _str(dev.get("compute_mode")), "nvml", _nvml_why(dev, "compute_mode"))
-    b.put("persistence_mode", _bool(dev.get("persistence_mode")), "nvml", _nvml_why(dev, "persistence_mode"))
-    b.put("mig_enabled", _bool(_dig(dev, "mig_mode.current")), "nvml", _nvml_why(dev, "mig_mode"))
-    b.put("mig_pending", _bool(_dig(dev, "mig_mode.pending")), "nvml", _nvml_why(dev, "mig_mode"))
+    b.put("compute_mode", nv.str("compute_mode"), "nvml", _nvml_why(dev, "compute_mode"))
+    b.put("persistence_mode", nv.bool("persistence_mode"), "nvml", _nvml_why(dev, "persistence_mode"))
+    b.put("mig_enabled", nv.bool("mig_mode.current"), "nvml", _nvml_why(dev, "mig_mode"))
+    b.put("mig_pending", nv.bool("mig_mode.pending"), "nvml", _nvml_why(dev, "mig_mode"))
+
+
+def _mig_instances(b: "_Dev", nv: Facts, dev: Dict[str, Any], mig_torch: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
     migs = []
     for mdev in dev.get("mig_devices") or []:
         if not isinstance(mdev, dict):
@@ -334,36 +307,39 @@ def build_device(dev: Dict[str, Any], torch_matches: List[Dict[str, Any]], fx: F
         attrs = mdev.get("attributes") if isinstance(mdev.get("attributes"), dict) else {}
         mt = next((x for x in mig_torch if _uuid_key(x.get("uuid")) and _uuid_key(x.get("uuid")) == _uuid_key(mdev.get("uuid"))), None)
         migs.append({
-            "uuid": _str(mdev.get("uuid")),
-            "gpu_instance_id": _int(mdev.get("gpu_instance_id")),
-            "compute_instance_id": _int(mdev.get("compute_instance_id")),
-            "multiprocessors": _int(attrs.get("multiprocessor_count")),
-            "memory_total_bytes": _int(_dig(mdev, "memory.total_bytes")),
-            "memory_free_bytes": _int(_dig(mdev, "memory.free_bytes")),
-            "torch_index": _int(mt.get("index")) if mt else None,
-            "torch_name": _str(mt.get("name")) if mt else None,
-            "kernel_ok": _bool(mt.get("kernel_ok")) if mt else None,
-            "kernel_error": _str(mt.get("kernel_error")) if mt else None,
+            "uuid": Facts(mdev).str("uuid"),
+            "gpu_instance_id": Facts(mdev).int("gpu_instance_id"),
+            "compute_instance_id": Facts(mdev).int("compute_instance_id"),
+            "multiprocessors": Facts(attrs).int("multiprocessor_count"),
+            "memory_total_bytes": Facts(mdev).int("memory.total_bytes"),
+            "memory_free_bytes": Facts(mdev).int("memory.free_bytes"),
+            "torch_index": Facts(mt).int("index") if mt else None,
+            "torch_name": Facts(mt).str("name") if mt else None,
+            "kernel_ok": Facts(mt).bool("kernel_ok") if mt else None,
+            "kernel_error": Facts(mt).str("kernel_error") if mt else None,
         })
     b.put("mig_instances", migs if dev.get("mig_devices") is not None else None, "nvml",
-          "MIG is not enabled" if _dig(dev, "mig_mode.current") is False else _nvml_why(dev, "mig_devices") or _nvml_why(dev, "mig_mode"))
+          "MIG is not enabled" if nv.get("mig_mode.current") is False else _nvml_why(dev, "mig_devices") or _nvml_why(dev, "mig_mode"))
+    return migs
 
+
+def _link_power_thermal(b: "_Dev", nv: Facts, dev: Dict[str, Any]) -> None:
     # Link, power, thermal.
     for key, field in (("pcie_gen_current", "gen_current"), ("pcie_gen_max", "gen_max"), ("pcie_gen_gpu_max", "gen_gpu_max"),
                        ("pcie_width_current", "width_current"), ("pcie_width_max", "width_max")):
-        b.put(key, _int(_dig(dev, "pcie." + field)), "nvml", _nvml_why(dev, "pcie." + field))
-    b.put("utilization_gpu_percent", _int(_dig(dev, "utilization.gpu")), "nvml", _nvml_why(dev, "utilization"))
-    b.put("utilization_memory_percent", _int(_dig(dev, "utilization.memory")), "nvml", _nvml_why(dev, "utilization"))
+        b.put(key, nv.int("pcie." + field), "nvml", _nvml_why(dev, "pcie." + field))
+    b.put("utilization_gpu_percent", nv.int("utilization.gpu"), "nvml", _nvml_why(dev, "utilization"))
+    b.put("utilization_memory_percent", nv.int("utilization.memory"), "nvml", _nvml_why(dev, "utilization"))
     for key, field in (("power_limit_w", "limit_mw"), ("power_default_limit_w", "default_limit_mw"),
                        ("power_enforced_limit_w", "enforced_limit_mw"), ("power_usage_w", "usage_mw")):
-        mw = _num(_dig(dev, "power." + field))
+        mw = nv.num("power." + field)
         b.put(key, round(mw / 1000, 1) if mw is not None else None, "nvml", _nvml_why(dev, "power." + field))
-    b.put("temperature_c", _int(dev.get("temperature_c")), "nvml", _nvml_why(dev, "temperature_c"))
-    b.put("temperature_slowdown_c", _int(dev.get("temperature_slowdown_c")), "nvml", _nvml_why(dev, "temperature_slowdown_c"))
-    b.put("temperature_shutdown_c", _int(dev.get("temperature_shutdown_c")), "nvml", _nvml_why(dev, "temperature_shutdown_c"))
-    ps = _int(dev.get("performance_state"))
+    b.put("temperature_c", nv.int("temperature_c"), "nvml", _nvml_why(dev, "temperature_c"))
+    b.put("temperature_slowdown_c", nv.int("temperature_slowdown_c"), "nvml", _nvml_why(dev, "temperature_slowdown_c"))
+    b.put("temperature_shutdown_c", nv.int("temperature_shutdown_c"), "nvml", _nvml_why(dev, "temperature_shutdown_c"))
+    ps = nv.int("performance_state")
     b.put("performance_state", f"P{ps}" if ps is not None and 0 <= ps < 32 else None, "nvml", _nvml_why(dev, "performance_state"))
-    mask = _int(_dig(dev, "clock_event_reasons.mask"))
+    mask = nv.int("clock_event_reasons.mask")
     b.put("clock_event_reasons", reason_names(mask), "nvml", _nvml_why(dev, "clock_event_reasons"))
     procs = dev.get("processes")
     b.put("processes", [p for p in procs if isinstance(p, dict)] if isinstance(procs, list) else None, "nvml",
@@ -375,17 +351,21 @@ def build_device(dev: Dict[str, Any], torch_matches: List[Dict[str, Any]], fx: F
         b.put("nvlinks", None, "", "no NVLink on this GPU" if ((dev.get("errors") or {}).get("nvlinks") or {}).get("code") == 3
               else _nvml_why(dev, "nvlinks"))
 
+
+
+def _framework_view(b: "_Dev", fx: Facts, tv: Optional[Facts], cap: Optional[str], migs: List[Dict[str, Any]],
+                    no_torch: str) -> None:
     # The framework's view.
     arch_list = fx.list("torch.arch_list")
-    runs = _arch_runs(cap, [str(a) for a in arch_list] if arch_list else None)
-    if arch_list and cap and _kb:
+    runs = arch_runs(cap, [str(a) for a in arch_list] if arch_list else None)
+    if arch_list and cap:
         b.put("arch_in_build", runs or "no", "kb")
     else:
         b.put("arch_in_build", None, "", "torch's arch list is unknown" if not arch_list else "compute capability unknown")
     b.d["arch_list"] = [str(a) for a in arch_list] if arch_list else None
-    if t:
-        b.put("kernel_ok", _bool(t.get("kernel_ok")), "torch", "the test kernel was not run")
-        b.d["kernel_error"] = _str(t.get("kernel_error"))
+    if tv is not None:
+        b.put("kernel_ok", tv.bool("kernel_ok"), "torch", "the test kernel was not run")
+        b.d["kernel_error"] = tv.str("kernel_error")
     elif migs and any(mi.get("kernel_ok") is not None for mi in migs):
         oks = [mi.get("kernel_ok") for mi in migs if mi.get("kernel_ok") is not None]
         b.put("kernel_ok", all(oks), "torch")
@@ -393,12 +373,10 @@ def build_device(dev: Dict[str, Any], torch_matches: List[Dict[str, Any]], fx: F
     else:
         b.put("kernel_ok", None, "", no_torch)
         b.d["kernel_error"] = None
-    b.d["lost"] = lost_error(dev)
-    return b.d
 
 
 def _lost_stub(dev: Dict[str, Any]) -> Dict[str, Any]:
-    idx = _int(dev.get("index"))
+    idx = Facts(dev).int("index")
     err = dev.get("error") if isinstance(dev.get("error"), dict) else {}
     return {"index": idx, "name": None, "sources": {}, "unknown": {"*": f"NVML: {err.get('message') or '?'}"},
             "lost": lost_error(dev), "handle_error": err}
@@ -536,7 +514,7 @@ def build(facts: Dict[str, Any], findings: Optional[List[Any]] = None, show_seri
         else:
             if incomplete:
                 dev = dict(dev, _default_why=f"NVML stopped answering (during {incomplete}) before this was asked")
-            d = build_device(dev, matches.get(_int(dev.get("index")) or 0, []) if _int(dev.get("index")) is not None else [], fx, show_serials)
+            d = build_device(dev, matches.get(Facts(dev).int("index") or 0, []) if Facts(dev).int("index") is not None else [], fx, show_serials)
         m = re.match(r"device:(\d+):(.+)$", incomplete or "")
         if m and int(m.group(1)) == d.get("index"):
             d["nvml_hung"] = m.group(2)

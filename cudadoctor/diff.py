@@ -23,13 +23,11 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from . import kb as _kb
 from .facts import Facts, normalize_name
+from .interpret import cuda_of_variant, dist_version, local_tag, mm_str, release_of, torch_version
 from .model import severity_rank
 
-try:
-    from . import kb as _kb
-except ImportError:  # pragma: no cover - the knowledge base ships with the package
-    _kb = None
 
 DIFF_KIND = "cudadoctor-diff"
 DIFF_SCHEMA = 1
@@ -51,38 +49,18 @@ class Difference:
 # --- how each fact is described -------------------------------------------------------------
 
 
-def _base(v: Optional[str]) -> Optional[str]:
-    return v.split("+", 1)[0] if v else v
-
-
-def _local(v: Optional[str]) -> Optional[str]:
-    return v.split("+", 1)[1] if v and "+" in v else None
-
-
-def _mm(v: Optional[str]) -> Optional[str]:
-    m = re.match(r"(\d+)\.(\d+)", v or "")
-    return f"{m.group(1)}.{m.group(2)}" if m else None
-
-
-def _dist_version(fx: Facts, name: str) -> Optional[str]:
-    d = fx.distribution(name)
-    v = d.get("version") if d else None
-    return v if isinstance(v, str) and v else None
-
-
 def torch_kind(fx: Facts) -> Optional[str]:
     """'cuda 13.0', 'rocm 6.2', 'cpu' or None (unknown)."""
-    ver = fx.str("torch.version") or _dist_version(fx, "torch") or ""
+    ver = torch_version(fx) or ""
     if fx.str("torch.hip"):
         return f"rocm {fx.str('torch.hip')}"
     if fx.str("torch.cuda"):
         return f"cuda {fx.str('torch.cuda')}"
-    tag = _local(ver) or ""
+    tag = local_tag(ver) or ""
     if tag == "cpu":
         return "cpu"
-    m = re.match(r"cu(\d+)(\d)$", tag)
-    if m:
-        return f"cuda {m.group(1)}.{m.group(2)}"
+    if cuda_of_variant(tag):
+        return f"cuda {cuda_of_variant(tag)}"
     if tag.startswith("rocm"):
         return f"rocm {tag[4:]}"
     t = fx.dict("torch") or {}
@@ -111,7 +89,7 @@ def _torch_installed(fx: Facts) -> Optional[bool]:
     st = fx.str("torch.status")
     if st == "not-installed" or (st == "skipped" and fx.get("torch.installed") is False):
         return False
-    if fx.str("torch.version") or _dist_version(fx, "torch") or st in ("ok", "import-failed", "crashed", "timed-out"):
+    if torch_version(fx) or st in ("ok", "import-failed", "crashed", "timed-out"):
         return True
     return None
 
@@ -122,9 +100,9 @@ def torch_build(fx: Facts) -> Tuple[Optional[str], Optional[tuple]]:
         return "not installed", ("none", "none")
     if inst is None:
         return None, None
-    ver = fx.str("torch.version") or _dist_version(fx, "torch")
+    ver = torch_version(fx)
     kind = torch_kind(fx)
-    return f"{ver or 'version unknown'} · {_kind_text(kind)}", (_base(ver), kind)
+    return f"{ver or 'version unknown'} · {_kind_text(kind)}", (release_of(ver), kind)
 
 
 def _first_line(s: Any, n: int = 160) -> str:
@@ -190,28 +168,25 @@ def driver(fx: Facts) -> Optional[str]:
 def _companion(fx: Facts, name: str) -> Optional[Tuple[str, tuple]]:
     comp = fx.dict(f"torch.companions.{name}") or {}
     ver = comp.get("version") if isinstance(comp.get("version"), str) else None
-    ver = ver or _dist_version(fx, name)
+    ver = ver or dist_version(fx, name)
     if not ver:
         if _torch_installed(fx) and fx.dicts("packages.distributions"):
             return "not installed", ("none",)
         return None
     parts = [ver]
-    torch_ver = fx.str("torch.version") or _dist_version(fx, "torch")
+    torch_ver = torch_version(fx)
     pair = None
-    if _kb is not None and torch_ver:
-        try:
-            want = _kb.torchvision_for_torch(torch_ver) if name == "torchvision" else (_kb.torch_release(torch_ver) or {}).get("torchaudio")
-        except Exception:  # the knowledge base never breaks a diff
-            want = None
+    if torch_ver:
+        want = _kb.torchvision_for_torch(torch_ver) if name == "torchvision" else (_kb.torch_release(torch_ver) or {}).get("torchaudio")
         if want:
-            got = _base(ver) or ""
-            ok = got == want or (want.count(".") == 1 and _mm(got) == want)
-            pair = "pairs" if ok else f"torch {_base(torch_ver)} expects {want}"
-            parts.append(f"pairs with torch {_mm(torch_ver)}" if ok else f"MISMATCH: torch {_base(torch_ver)} expects {name} {want}")
-    tag, tkind = _local(ver), torch_kind(fx)
+            got = release_of(ver) or ""
+            ok = got == want or (want.count(".") == 1 and mm_str(got) == want)
+            pair = "pairs" if ok else f"torch {release_of(torch_ver)} expects {want}"
+            parts.append(f"pairs with torch {mm_str(torch_ver)}" if ok else f"MISMATCH: torch {release_of(torch_ver)} expects {name} {want}")
+    tag, tkind = local_tag(ver), torch_kind(fx)
     variant = None
     if tag and tkind:
-        cv = "cpu" if tag == "cpu" else (f"cuda {tag[2:-1]}.{tag[-1]}" if re.match(r"cu\d{2,3}$", tag) else None)
+        cv = "cpu" if tag == "cpu" else (f"cuda {cuda_of_variant(tag)}" if re.match(r"cu\d{2,3}$", tag) else None)
         if cv and cv != tkind:
             variant = f"built for {_short_kind(cv)}, torch for {_short_kind(tkind)}"
             parts.append(variant)
@@ -223,7 +198,7 @@ def _companion(fx: Facts, name: str) -> Optional[Tuple[str, tuple]]:
         parts.append(f"extension fails: {_first_line(err, 120)}")
     elif comp.get("import_error") or comp.get("error"):
         parts.append(f"import fails: {_first_line(comp.get('import_error') or comp.get('error'), 120)}")
-    return " · ".join(parts), (_base(ver), tag, pair, variant, loaded)
+    return " · ".join(parts), (release_of(ver), tag, pair, variant, loaded)
 
 
 def gpus(fx: Facts) -> Optional[str]:
@@ -565,7 +540,7 @@ def _wheels_text(w: Dict[str, str]) -> str:
 def _pkg_text(fx: Facts, name: str) -> Optional[str]:
     if fx.list("packages.distributions") is None:
         return None
-    return _dist_version(fx, name) or "not installed"
+    return dist_version(fx, name) or "not installed"
 
 
 _SEEN = {"torch", "torchvision", "torchaudio", "numpy", "triton", "nvidia-ml-py", "nvidia-ml-py3"}
@@ -593,7 +568,7 @@ def _py(fx: Facts) -> Optional[str]:
 
 def _py_key(fx: Facts) -> Any:
     v = fx.str("python.version") or fx.str("torch.python")
-    return (_mm(v), fx.str("python.implementation"), fx.int("python.bits")) if v else None
+    return (mm_str(v), fx.str("python.implementation"), fx.int("python.bits")) if v else None
 
 
 def _env_kind(fx: Facts) -> Optional[str]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from typing import Any, Dict, List, Optional, Union
 
 from . import SCHEMA_VERSION
@@ -143,63 +144,90 @@ def sanitize(obj: Any, depth: int = 0) -> Any:
     return obj
 
 
+def decode_json(data: Union[str, bytes]) -> Any:
+    """The JSON value of a user-supplied document; :class:`FactsError` (one line, no file name) otherwise."""
+    if isinstance(data, bytes):
+        if len(data) > MAX_INPUT_BYTES:
+            raise FactsError(f"file is larger than {MAX_INPUT_BYTES // (1024 * 1024)} MiB; not a cudadoctor report")
+        try:
+            data = data.decode("utf-8-sig")
+        except UnicodeDecodeError as e:
+            raise FactsError(f"not UTF-8 text (byte {e.start}); not a cudadoctor JSON report") from None
+    text = data
+    if not text.strip():
+        raise FactsError("empty file; expected a cudadoctor JSON report or facts file")
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise FactsError("JSON nested too deeply") from None
+    except ValueError as e:
+        msg = re.sub(r"\s+at$", "", str(getattr(e, "msg", e)))
+        pos = getattr(e, "pos", None)
+        # The text ended inside a value: the error is at the end, or a string never closed.
+        truncated = pos is not None and (not text[pos:].strip() or msg.startswith("Unterminated string"))
+        where = f" at line {e.lineno} column {e.colno}" if hasattr(e, "lineno") else ""
+        raise FactsError(f"{'truncated JSON' if truncated else 'not valid JSON'} ({msg}{where})") from None
+
+
+def _check_schema(version: Any) -> None:
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise FactsError(f"missing or invalid schema_version {_short(version)}")
+    if version > SCHEMA_VERSION:
+        raise FactsError(
+            f"written by a newer cudadoctor (schema {version}; this one reads up to {SCHEMA_VERSION}); "
+            "upgrade with: pip install -U cudadoctor"
+        )
+
+
+def _short(v: Any) -> str:
+    s = repr(v)
+    return s if len(s) <= 60 else s[:57] + "..."
+
+
+def facts_of(doc: Any) -> Dict[str, Any]:
+    """The facts dict of a decoded report or facts document (a shallow copy with every section a dict).
+
+    Raises :class:`FactsError` (one line, no file name) for anything unusable. Not sanitised: callers
+    that print or re-serialise the whole document pass it through :func:`sanitize`.
+    """
+    if not isinstance(doc, dict):
+        raise FactsError(f"expected a JSON object (a cudadoctor report or facts file), got {type(doc).__name__}")
+    kind = doc.get("kind")
+    if kind == REPORT_KIND:
+        facts = doc.get("facts")
+        if not isinstance(facts, dict):
+            raise FactsError("report has no 'facts' object")
+        _check_schema(doc.get("schema_version"))
+        facts = dict(facts)
+        facts.setdefault("schema_version", doc.get("schema_version"))
+        facts.setdefault("kind", FACTS_KIND)
+    elif kind == FACTS_KIND:
+        facts = dict(doc)
+    else:
+        raise FactsError(
+            f"not a cudadoctor report or facts file (kind={_short(kind)}); "
+            "for `python -m torch.utils.collect_env` output use --from-collect-env"
+        )
+    _check_schema(facts.get("schema_version"))
+    for s in SECTIONS:
+        if s in facts and facts[s] is not None and not isinstance(facts[s], dict):
+            raise FactsError(f"section '{s}' should be an object, got a {type(facts[s]).__name__}")
+        if facts.get(s) is None:
+            facts[s] = {}
+    if not isinstance(facts.get("probe_errors"), list):
+        facts["probe_errors"] = []
+    return facts
+
+
 def parse_document(text: Union[str, bytes], name: str = "input") -> Dict[str, Any]:
     """Parse a facts document or a whole report; returns the facts dict.
 
     Raises :class:`FactsError` with a one-line message for anything unusable.
     """
-    if isinstance(text, bytes):
-        if len(text) > MAX_INPUT_BYTES:
-            raise FactsError(f"{name}: file is larger than {MAX_INPUT_BYTES // (1024 * 1024)} MiB; not a cudadoctor report")
-        try:
-            text = text.decode("utf-8-sig")
-        except UnicodeDecodeError as e:
-            raise FactsError(f"{name}: not UTF-8 text (byte {e.start}); expected a cudadoctor JSON report") from None
-    if not text.strip():
-        raise FactsError(f"{name}: file is empty; expected a cudadoctor JSON report or facts file")
     try:
-        doc = json.loads(text)
-    except RecursionError:
-        raise FactsError(f"{name}: JSON nested too deeply") from None
-    except ValueError as e:
-        msg = getattr(e, "msg", str(e))
-        pos = getattr(e, "pos", None)
-        truncated = pos is not None and pos >= len(text.rstrip()) - 1
-        hint = "truncated JSON" if truncated else "not valid JSON"
-        raise FactsError(f"{name}: {hint} ({msg} at line {getattr(e, 'lineno', '?')} column {getattr(e, 'colno', '?')})") from None
-    if not isinstance(doc, dict):
-        raise FactsError(f"{name}: expected a JSON object (a cudadoctor report or facts file), got {type(doc).__name__}")
-    kind = doc.get("kind")
-    if kind == REPORT_KIND:
-        facts = doc.get("facts")
-        if not isinstance(facts, dict):
-            raise FactsError(f"{name}: report has no 'facts' object")
-        doc_version = doc.get("schema_version")
-        facts = dict(facts)
-        facts.setdefault("schema_version", doc_version)
-        facts.setdefault("kind", FACTS_KIND)
-    elif kind == FACTS_KIND:
-        facts = doc
-    else:
-        raise FactsError(
-            f"{name}: not a cudadoctor report or facts file (kind={kind!r}); "
-            "for `python -m torch.utils.collect_env` output use --from-collect-env"
-        )
-    version = facts.get("schema_version")
-    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise FactsError(f"{name}: missing or invalid schema_version {version!r}")
-    if version > SCHEMA_VERSION:
-        raise FactsError(
-            f"{name}: written by a newer cudadoctor (schema {version}; this one reads up to {SCHEMA_VERSION}); "
-            "upgrade with: pip install -U cudadoctor"
-        )
-    for s in SECTIONS:
-        if s in facts and facts[s] is not None and not isinstance(facts[s], dict):
-            raise FactsError(f"{name}: section '{s}' should be an object, got {type(facts[s]).__name__}")
-        if facts.get(s) is None:
-            facts[s] = {}
-    if not isinstance(facts.get("probe_errors"), list):
-        facts["probe_errors"] = []
+        facts = facts_of(decode_json(text))
+    except FactsError as e:
+        raise FactsError(f"{name}: {e}") from None
     facts.setdefault("origin", "file")
     return sanitize(facts)  # lone surrogates from "\\udcff" escapes must not reach the output
 

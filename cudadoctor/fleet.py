@@ -20,7 +20,6 @@ the name being real), else the file name.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import stat
@@ -28,8 +27,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from . import SCHEMA_VERSION, __version__
-from .facts import FACTS_KIND, REPORT_KIND, SECTIONS, Facts, sanitize
+from . import __version__
+from . import kb as _kb
+from .facts import REPORT_KIND, Facts, FactsError, decode_json, facts_of, sanitize
+from .interpret import local_tag, mm_str
 from .model import SEVERITIES, severity_rank
 from .smokedoc import smoke_numbers
 
@@ -162,51 +163,17 @@ def read_bytes(path: str, limit: int = MAX_FILE_BYTES) -> bytes:
 
 def parse(data: bytes) -> Tuple[Dict[str, Any], Dict[str, Any]]:
     """(the whole document, its facts) from a report or facts file; raises :class:`UnreadableFile`."""
-    if not data.strip():
-        raise UnreadableFile("empty file")
     try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        raise UnreadableFile(f"not UTF-8 text (byte {e.start}); not a cudadoctor JSON report") from None
-    try:
-        doc = json.loads(text)
-    except RecursionError:
-        raise UnreadableFile("JSON nested too deeply") from None
-    except ValueError as e:
-        msg = re.sub(r"\s+at$", "", str(getattr(e, "msg", e)))
-        pos = getattr(e, "pos", None)
-        # The text ended inside a value: the error is at the end, or a string never closed.
-        truncated = pos is not None and (not text[pos:].strip() or msg.startswith("Unterminated string"))
-        where = f" at line {e.lineno} column {e.colno}" if hasattr(e, "lineno") else ""
-        raise UnreadableFile(f"{'truncated JSON' if truncated else 'not valid JSON'} ({msg}{where})") from None
-    if not isinstance(doc, dict):
-        raise UnreadableFile(f"a JSON {type(doc).__name__}, not a cudadoctor report")
-    kind = doc.get("kind")
-    if kind in SMOKE_KINDS or (kind is None and doc.get("schema") == 1 and isinstance(doc.get("stages"), list)):
-        raise SmokeResultFile(doc)
-    if kind == REPORT_KIND:
-        facts = doc.get("facts")
-        if not isinstance(facts, dict):
-            raise UnreadableFile("report has no 'facts' object")
-        facts = dict(facts)
-        facts.setdefault("schema_version", doc.get("schema_version"))
-    elif kind == FACTS_KIND:
-        facts = doc
-    elif kind == FLEET_KIND:
-        raise FleetSummaryFile("a fleet summary, not a node's report")
-    else:
-        raise UnreadableFile(f"not a cudadoctor report or facts file (kind={_short(kind)})")
-    for version in (doc.get("schema_version"), facts.get("schema_version")):
-        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-            raise UnreadableFile(f"missing or invalid schema_version {_short(version)}")
-        if version > SCHEMA_VERSION:
-            raise UnreadableFile(f"written by a newer cudadoctor (schema {version}; this one reads up to {SCHEMA_VERSION})")
-    for s in SECTIONS:
-        if facts.get(s) is None:
-            facts[s] = {}
-        elif not isinstance(facts[s], dict):
-            raise UnreadableFile(f"facts section '{s}' is a {type(facts[s]).__name__}, not an object")
-    return doc, facts
+        doc = decode_json(data)
+        kind = doc.get("kind") if isinstance(doc, dict) else None
+        if isinstance(doc, dict) and (kind in SMOKE_KINDS or (kind is None and doc.get("schema") == 1
+                                                                  and isinstance(doc.get("stages"), list))):
+            raise SmokeResultFile(doc)
+        if kind == FLEET_KIND:
+            raise FleetSummaryFile("a fleet summary, not a node's report")
+        return doc, facts_of(doc)
+    except FactsError as e:
+        raise UnreadableFile(str(e)) from None
 
 
 def _short(v: Any) -> str:
@@ -342,35 +309,17 @@ def smoke_summary(runs: List[SmokeRun]) -> Optional[Dict[str, Any]]:
 
 # ------------------------------------------------------------------------------ one node
 
-try:  # the knowledge base; degrade when absent
-    from . import kb as _kb
-except ImportError:  # pragma: no cover - very old builds
-    _kb = None  # type: ignore[assignment]
-
-
 def _variant(version: Optional[str], fx: Facts) -> str:
     if not version:
         return UNKNOWN
-    tag = version.split("+", 1)[1] if "+" in version else ""
     imported = fx.str("torch.status") == "ok"
-    if not tag and not imported:
+    tagged = local_tag(version) is not None
+    if not tagged and not imported:
         return UNKNOWN  # a PyPI wheel without a tag: its CUDA is only known once torch is imported
-    cuda = fx.str("torch.cuda")
-    if imported and fx.str("torch.hip") and not tag:
-        return "rocm" + ".".join(fx.str("torch.hip").split(".")[:2])
-    if _kb is not None:
-        try:
-            v = _kb.variant_of(version, cuda)
-            return v or UNKNOWN
-        except Exception:
-            pass
-    m = re.match(r"(cpu|cu\d+|rocm[\d.]*\d|xpu)", tag.lower())
-    if m:
-        return m.group(1)
-    if cuda:
-        parts = cuda.split(".")
-        return "cu" + "".join(parts[:2])
-    return "cpu"
+    hip = fx.str("torch.hip")
+    if imported and hip and not tagged:
+        return "rocm" + (mm_str(hip) or hip)
+    return _kb.variant_of(version, fx.str("torch.cuda")) or UNKNOWN
 
 
 def node_config(fx: Facts, tool: Dict[str, Any]) -> Dict[str, str]:
@@ -429,10 +378,7 @@ def node_config(fx: Facts, tool: Dict[str, Any]) -> Dict[str, str]:
 
 
 def _this_kb_date() -> Optional[str]:
-    try:
-        return _kb.kb_date() if _kb is not None else None
-    except Exception:
-        return None
+    return _kb.kb_date()
 
 
 def _report_findings(doc: Dict[str, Any]) -> Tuple[Dict[str, str], Dict[str, str]]:

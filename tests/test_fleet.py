@@ -263,11 +263,11 @@ def test_bad_files_are_listed_not_fatal(tmp_path, templates):
     bad = {Path(u["file"]).name: u["reason"] for u in res["unreadable"]}
     assert "newer cudadoctor (schema 99" in bad["newer.json"]
     assert "kind='something-else'" in bad["other.json"]
-    assert bad["list.json"] == "a JSON list, not a cudadoctor report"
+    assert bad["list.json"] == "expected a JSON object (a cudadoctor report or facts file), got list"
     assert "nested too deeply" in bad["deep.json"] or "not valid JSON" in bad["deep.json"]
     assert bad["nofindings.json"] == "report has no 'findings' list"
     assert bad["badfinding.json"].startswith("finding #1 is malformed")
-    assert "section 'nvml' is a list" in bad["badsection.json"]
+    assert "section 'nvml' should be an object, got a list" in bad["badsection.json"]
 
 
 def test_size_limit(tmp_path):

@@ -26,9 +26,9 @@ from __future__ import annotations
 from typing import Dict, List, Optional, Sequence
 
 from cudadoctor.facts import Facts
+from cudadoctor.interpret import conda_torch, mm, os_key
 
 from ._common import kb
-from ._views import conda_torch, mm, os_key
 
 PIP_LIKE = ("pip", "conda-pip")
 
@@ -151,6 +151,6 @@ def install_for_manager(fx: Facts, release: Optional[str], variant: Optional[str
         return uv_pip_commands(pip_command(release, variant, companions, reinstall))
     if m == "pip-system-managed":
         venv_py = ".venv\\Scripts\\python" if os_key(fx) == "windows" else ".venv/bin/python"
-        return [f"python3 -m venv .venv  # this Python's packages are managed by the OS (PEP 668): use a venv",
+        return ["python3 -m venv .venv  # this Python's packages are managed by the OS (PEP 668): use a venv",
                 pip_command(release, variant, companions, reinstall).replace("python -m pip", f"{venv_py} -m pip", 1)]
     return None

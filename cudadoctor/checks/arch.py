@@ -6,14 +6,27 @@ Code: gpu-arch-unsupported.
 from __future__ import annotations
 
 import re
-from typing import Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from cudadoctor.facts import Facts
+from cudadoctor.interpret import (
+    arch_bound,
+    arch_number,
+    arch_runs,
+    build_arch_list,
+    cap_number,
+    driver_version,
+    environment,
+    gpus,
+    is_cuda_build,
+    newer_than_all,
+    torch_release,
+    torch_version,
+)
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import INDEX, PIP, any_of, driver_version, error_match, find_text, kb, python_rejected
-from ._fixes import driver_os, install_commands, newest_patch
-from ._views import arch_number, build_arch_list, cap_number, gpus, is_cuda_build, mm, torch_release, torch_version
+from ._common import PIP, error_match, kb
+from ._fixes import arch_fix
 
 GPU_ARCH_UNSUPPORTED = Code(
     code="gpu-arch-unsupported",
@@ -58,56 +71,19 @@ def _text_archs(text: str) -> Optional[List[str]]:
     return m.group(1).split() if m else None
 
 
-def _candidates(cap: str, driver: Optional[str], os_name: str, python: Optional[str], release: Optional[str]) -> List[Tuple[str, str]]:
-    """(series, variant) whose official wheel runs on `cap`, filtered by driver and Python; this release first."""
-    k = kb()
-    if not k:
-        return []
-    try:
-        pairs = list(k.releases_with_arch(cap))
-    except Exception:
-        return []
-    out = []
-    for series, var in pairs:
-        if driver:
-            try:
-                if k.driver_supports_cuda(driver, k.cuda_of_variant(var), os_name) is False:
-                    continue
-            except Exception:
-                pass
-        if python_rejected(series, python):
-            continue
-        out.append((series, var))
-    if release:
-        same = [p for p in out if mm(p[0]) == mm(release)]
-        out = same + [p for p in out if p not in same]
-    return out
-
-
 def _newest_min() -> int:
     """The lowest architecture any variant of the newest known release still ships (e.g. 75)."""
-    k = kb()
-    if not k:
-        return 0
-    try:
-        newest = k.newest_release()
-        info = k.torch_release(newest) or {}
-        lows = []
-        for v in info.get("variants", []):
-            a = k.arch_list(newest, v)
-            if a:
-                lows += [n for n in (arch_number(x) for x in a["sass"] + a["ptx"]) if n]
-        return min(lows) if lows else 0
-    except Exception:
-        return 0
+    newest = kb().newest_release()
+    lows = []
+    for v in (kb().torch_release(newest) or {}).get("variants", []):
+        a = kb().arch_list(newest, v)
+        if a:
+            lows += [n for n in (arch_number(x) for x in a["sass"] + a["ptx"]) if n]
+    return min(lows) if lows else 0
 
 
-@check(GPU_ARCH_UNSUPPORTED)
-def gpu_arch_unsupported(fx: Facts) -> Iterator[Finding]:
-    """Each GPU's capability against the build's arch list (live list first, else the kb's)."""
-    if is_cuda_build(fx) is False:
-        return
-    said = error_match(fx, GPU_ARCH_UNSUPPORTED)
+def _build_and_devices(fx: Facts, said: Optional[Tuple[str, str]]):
+    """(archs, source, devices): the build's arch list and the GPUs, from the facts, else the error text."""
     archs, source = build_arch_list(fx)
     if said and not archs:
         archs_text = _text_archs(said[1])
@@ -116,134 +92,135 @@ def gpu_arch_unsupported(fx: Facts) -> Iterator[Finding]:
     devices = gpus(fx)
     if said and not devices and _text_cap(said[1]):
         devices = [{"index": 0, "name": None, "capability": _text_cap(said[1]), "capability_source": "the error message"}]
-    k = kb()
-    bad = []
-    unknown = []
+    return archs, source, devices
+
+
+def _kernel_error(fx: Facts, g: Dict[str, Any]) -> Optional[str]:
+    """The live test kernel's 'no kernel image' error on this GPU, if it ran and failed."""
+    err = None
+    for d in fx.dicts("torch.devices"):
+        if d.get("index") == g.get("index") and d.get("kernel_ok") is False and "no kernel image" in str(d.get("kernel_error") or ""):
+            err = str(d.get("kernel_error"))
+    return err
+
+
+def _classify(fx: Facts, devices: List[Dict[str, Any]], archs: Optional[List[str]], source: Optional[str],
+              bound: Optional[List[str]] = None):
+    """(bad, unknown): GPUs the build has no kernels for (with why), and GPUs that could not be checked.
+    With the build's own list unknown, ``bound`` (what any build with its CUDA has) still rules out a GPU
+    newer than all of it."""
+    bad, unknown = [], []
     for g in devices:
         cap = g.get("capability")
-        kernel_err = None
-        for d in fx.dicts("torch.devices"):
-            if d.get("index") == g.get("index") and d.get("kernel_ok") is False and "no kernel image" in str(d.get("kernel_error") or ""):
-                kernel_err = str(d.get("kernel_error"))
+        kernel_err = _kernel_error(fx, g)
         if kernel_err:
             bad.append((g, "the test kernel: " + kernel_err[:200]))
-            continue
-        if not cap:
+        elif cap and not archs and newer_than_all(cap, bound):
+            bad.append((g, "bound"))
+        elif not cap or not archs:
             unknown.append(g)
-            continue
-        if archs and k:
-            try:
-                how = k.arch_runs(cap, archs)
-            except Exception:
-                how = "?"
-            if how is None:
-                bad.append((g, f"{source}: {' '.join(archs)}"))
-        elif not archs:
-            unknown.append(g)
+        elif arch_runs(cap, archs) is None:
+            bad.append((g, f"{source}: {' '.join(archs)}"))
+    return bad, unknown
+
+
+def _extension_finding(fx: Facts, said: Tuple[str, str], g: Dict[str, Any], archs: Optional[List[str]],
+                       source: Optional[str]) -> Optional[Finding]:
+    """torch itself has kernels for this GPU: the failing kernel belongs to something built separately
+    (a CUDA extension: flash-attn, xformers, bitsandbytes, the user's own ops)."""
+    cap = g.get("capability")
+    runs = arch_runs(cap, archs)
+    if not runs:
+        return None
+    sm = f"sm_{cap.replace('.', '')}"
+    return GPU_ARCH_UNSUPPORTED.finding(
+        title=f"torch {torch_version(fx) or ''} has kernels for {g.get('name') or 'the GPU'} ({sm}), so the "
+              f"'no kernel image' error comes from a CUDA extension built without {sm}",
+        evidence={"gpu": g.get("name"), "capability": cap, "torch.version": torch_version(fx),
+                  "build_archs": archs, "build_archs_source": source, said[0]: said[1]},
+        fix=Fix(("# find the extension in the traceback (the module that launched the kernel), then rebuild it for this GPU:",
+                 f'TORCH_CUDA_ARCH_LIST="{cap}" {PIP} install --no-build-isolation --no-cache-dir --force-reinstall <that package>',
+                 "# or install a prebuilt wheel of it made for your torch, CUDA and GPU"),
+                f"torch's own build runs on {sm} ({runs}); an extension compiled for other architectures does not."),
+    )
+
+
+def _unknown_list_finding(fx: Facts, unknown: List[Dict[str, Any]]) -> Optional[Finding]:
+    """A GPU of known capability but no arch list to check it against (torch did not run a kernel)."""
+    kernels_ran = any(d.get("kernel_ok") is True for d in fx.dicts("torch.devices"))
+    if not unknown or kernels_ran or not torch_version(fx) or fx.str("torch.status") == "import-failed":
+        return None
+    g = next((g for g in unknown if g.get("capability")), None)
+    if g is None:
+        return None
+    return GPU_ARCH_UNSUPPORTED.finding(
+        title=f"Could not check torch {torch_version(fx)} against {g.get('name') or 'the GPU'} "
+              f"(sm_{g['capability'].replace('.', '')}): the build's architecture list is unknown",
+        evidence={"torch.version": torch_version(fx), "gpu": g.get("name"), "capability": g.get("capability")},
+        fix=Fix(("python -c \"import torch; print(torch.cuda.get_arch_list())\"",),
+                "The build must list an sm_ entry with the GPU's major version and an equal or lower minor."),
+        severity="info",
+    )
+
+
+def _arch_finding(fx: Facts, g: Dict[str, Any], archs: Optional[List[str]], source: Optional[str],
+                  said: Optional[Tuple[str, str]]) -> Finding:
+    """The finding for one GPU the build has no kernels for, with the release/variant that has them."""
+    cap = g.get("capability")
+    sm = f"sm_{cap.replace('.', '')}" if cap else "its architecture"
+    ver, driver = torch_version(fx), driver_version(fx)
+    evidence = {"gpu": g.get("name"), "capability": cap, "capability_source": g.get("capability_source"),
+                "torch.version": ver, "build_archs": archs, "build_archs_source": source,
+                "nvml.driver_version": driver}
+    if said:
+        evidence[said[0]] = said[1]
+    nums = [n for n in (arch_number(a) for a in archs or []) if n]
+    capn = cap_number(cap) if cap else None
+    too_old = bool(capn and ((nums and capn < min(nums)) or (not nums and capn < _newest_min())))
+    cmds, why = arch_fix(environment(fx), cap, torch_release(fx), driver, too_old)
+    title = (f"{g.get('name') or 'The GPU'}{(' (' + sm + ')') if cap else ''} has no kernels in "
+             + (f"torch {ver}" if ver else "this torch build")
+             + (_built_for(archs, source) if archs else "")
+             + (": the GPU is too old for this build" if too_old else ""))
+    return GPU_ARCH_UNSUPPORTED.finding(title=title, evidence=evidence, fix=Fix(tuple(cmds), why))
+
+
+def _built_for(archs: List[str], source: Optional[str]) -> str:
+    if source and source.startswith("kb: every official"):  # the bound from the CUDA version alone
+        sass = [a for a in archs if a.startswith("sm_")] or archs
+        return f" (no official build with its CUDA {torch_cuda_of(source)} has it: they stop at {sass[-1]})"
+    return f" (built for {archs[0]}…{archs[-1]})"
+
+
+def torch_cuda_of(source: str) -> str:
+    return source.rsplit("CUDA ", 1)[-1]
+
+
+@check(GPU_ARCH_UNSUPPORTED)
+def gpu_arch_unsupported(fx: Facts) -> Iterator[Finding]:
+    """Each GPU's capability against the build's arch list (live list first, else the kb's)."""
+    if is_cuda_build(fx) is False:
+        return
+    said = error_match(fx, GPU_ARCH_UNSUPPORTED)
+    archs, source, devices = _build_and_devices(fx, said)
+    bound, bound_source = arch_bound(fx) if not archs else (None, None)
+    bad, unknown = _classify(fx, devices, archs, source, bound)
+    if any(why == "bound" for _g, why in bad):
+        archs, source = bound, bound_source  # partial facts: the CUDA the build was made with is the evidence
     if not bad and said:
         g = devices[0] if devices else {"index": 0, "name": None, "capability": _text_cap(said[1]), "capability_source": None}
-        cap = g.get("capability")
-        runs = None
-        if k and cap and archs:
-            try:
-                runs = k.arch_runs(cap, archs)
-            except Exception:
-                runs = None
-        if runs:
-            # torch itself has kernels for this GPU: the failing kernel belongs to something built
-            # separately (a CUDA extension: flash-attn, xformers, bitsandbytes, the user's own ops).
-            sm = f"sm_{cap.replace('.', '')}"
-            yield GPU_ARCH_UNSUPPORTED.finding(
-                title=f"torch {torch_version(fx) or ''} has kernels for {g.get('name') or 'the GPU'} ({sm}), so the "
-                      f"'no kernel image' error comes from a CUDA extension built without {sm}",
-                evidence={"gpu": g.get("name"), "capability": cap, "torch.version": torch_version(fx),
-                          "build_archs": archs, "build_archs_source": source, said[0]: said[1]},
-                fix=Fix(("# find the extension in the traceback (the module that launched the kernel), then rebuild it for this GPU:",
-                         f'TORCH_CUDA_ARCH_LIST="{cap}" {PIP} install --no-build-isolation --no-cache-dir --force-reinstall <that package>',
-                         "# or install a prebuilt wheel of it made for your torch, CUDA and GPU"),
-                        f"torch's own build runs on {sm} ({runs}); an extension compiled for other architectures does not."),
-            )
+        ext = _extension_finding(fx, said, g, archs, source)
+        if ext:
+            yield ext
             return
-        # The error itself is the evidence; name the GPU when the facts know one.
-        bad.append((g, said[1]))
+        bad.append((g, said[1]))  # the error itself is the evidence; name the GPU when the facts know one
     if not bad:
-        kernels_ran = any(d.get("kernel_ok") is True for d in fx.dicts("torch.devices"))
-        if unknown and not kernels_ran and torch_version(fx) and any(g.get("capability") for g in unknown) \
-                and fx.str("torch.status") != "import-failed":
-            g = next(g for g in unknown if g.get("capability"))
-            yield GPU_ARCH_UNSUPPORTED.finding(
-                title=f"Could not check torch {torch_version(fx)} against {g.get('name') or 'the GPU'} "
-                      f"(sm_{g['capability'].replace('.', '')}): the build's architecture list is unknown",
-                evidence={"torch.version": torch_version(fx), "gpu": g.get("name"), "capability": g.get("capability")},
-                fix=Fix(("python -c \"import torch; print(torch.cuda.get_arch_list())\"",),
-                        "The build must list an sm_ entry with the GPU's major version and an equal or lower minor."),
-                severity="info",
-            )
+        info = _unknown_list_finding(fx, unknown)
+        if info:
+            yield info
         return
-    release, ver = torch_release(fx), torch_version(fx)
-    driver, os_name, py = driver_version(fx), driver_os(fx), fx.str("python.version")
-    for g, why_bad in bad[:1] + [b for b in bad[1:] if b[0].get("capability") != bad[0][0].get("capability")]:
-        cap = g.get("capability")
-        sm = f"sm_{cap.replace('.', '')}" if cap else "its architecture"
-        name = g.get("name") or "The GPU"
-        evidence = {"gpu": g.get("name"), "capability": cap, "capability_source": g.get("capability_source"),
-                    "torch.version": ver, "build_archs": archs, "build_archs_source": source,
-                    "nvml.driver_version": driver}
-        if said:
-            evidence[said[0]] = said[1]
-        nums = [n for n in (arch_number(a) for a in archs or []) if n]
-        capn = cap_number(cap) if cap else None
-        too_old = bool(capn and ((nums and capn < min(nums)) or (not nums and capn < _newest_min())))
-        cmds: List[str] = []
-        why = ""
-        cands = _candidates(cap, driver, os_name, py, release) if cap else []
-        if cands:
-            series, v = cands[0]
-            target = release if (release and mm(series) == mm(release)) else newest_patch(series)
-            cmds = install_commands(fx, target, v, reinstall=target == release)
-            others = ", ".join(f"{s} {x}" for s, x in cands[1:4])
-            why = (f"The official torch {series} {v} wheel includes kernels for {sm}"
-                   + (f" and driver {driver} runs it" if driver else "") + "."
-                   + (f" Also: {others}." if others else ""))
-        elif cap and too_old:
-            last = None
-            if k:
-                try:
-                    last = next(iter(k.releases_with_arch(cap)), None)
-                except Exception:
-                    last = None
-            if last:
-                cmds = install_commands(fx, newest_patch(last[0]), last[1])
-                why = f"torch {last[0]} {last[1]} is the newest official wheel with kernels for {sm}."
-            else:
-                cmds = ["# No official wheel in cudadoctor's tables (torch 1.8 and later) has kernels for " + sm + ":",
-                        f"# build from source for it: TORCH_CUDA_ARCH_LIST={cap} python setup.py develop  (see https://github.com/pytorch/pytorch#from-source)",
-                        "# or use an older torch release that still shipped " + sm + " (see https://pytorch.org/get-started/previous-versions/)"]
-                why = f"{sm} was dropped from PyTorch's official builds; only a source build or an older release has kernels for it."
-        elif not cap:
-            cmds = ["nvidia-smi --query-gpu=name,compute_cap --format=csv  # the GPU's capability, e.g. 12.0 = sm_120",
-                    "python -c \"import torch; print(torch.__version__, torch.cuda.get_arch_list())\"  # what this build has",
-                    "# then install a release/variant whose list has that sm_ (newer GPUs: the newest CUDA variant; "
-                    "older GPUs: an older release): https://pytorch.org/get-started/previous-versions/"]
-            why = "Every kernel launch needs SASS for the GPU's architecture or PTX it can compile."
-        else:
-            if driver:
-                cmds = ["# No release in cudadoctor's tables has kernels for " + sm + " in a variant driver " + driver + " runs:",
-                        "# upgrade the driver, then install the newest CUDA variant: https://pytorch.org/get-started/locally/"]
-            else:
-                cmds = [f"{PIP} install --pre torch torchvision --index-url {INDEX}nightly/cu130  # nightlies support the newest GPUs first"]
-            why = f"The GPU is newer than the architectures in this build; a newer CUDA variant adds {sm}."
-        if cands and not driver and k:
-            try:
-                need = k.min_driver_for_cuda(k.cuda_of_variant(cands[0][1]), os_name)
-            except Exception:
-                need = None
-            if need:
-                cmds.append(f"# the {cands[0][1]} build needs NVIDIA driver >= {need} (check: nvidia-smi)")
-        title = (f"{name}{(' (' + sm + ')') if cap else ''} has no kernels in " + (f"torch {ver}" if ver else "this torch build")
-                 + (f" (built for {archs[0]}…{archs[-1]})" if archs else "")
-                 + (": the GPU is too old for this build" if too_old else ""))
-        yield GPU_ARCH_UNSUPPORTED.finding(title=title, evidence=evidence, fix=Fix(tuple(cmds), why))
+    for g, _why_bad in bad[:1] + [b for b in bad[1:] if b[0].get("capability") != bad[0][0].get("capability")]:
+        yield _arch_finding(fx, g, archs, source, said)
 
 
 def register():

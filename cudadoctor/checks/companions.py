@@ -9,12 +9,26 @@ import re
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from cudadoctor.facts import Facts, normalize_name
+from cudadoctor.interpret import (
+    cuda_of_variant,
+    driver_os,
+    driver_version,
+    environment,
+    in_conda_env,
+    mm,
+    mm_str,
+    nvidia_gpu_present,
+    release_of,
+    torch_release,
+    torch_version,
+    variant,
+    variant_of_tag,
+    vtuple,
+)
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import (INDEX, PIP, any_of, driver_version, error_match, find_text, kb, newest_variant_for_driver, nvidia_gpu_present,
-                      release_of)
-from ._fixes import companion_pin, driver_os, install_commands, newest_runnable
-from ._views import conda_torch, in_conda_env, mm, mm_str, torch_release, torch_version, variant, vtuple
+from ._common import PIP, error_match, find_text, kb
+from ._fixes import companion_fix, install_commands, newest_runnable
 
 TORCHVISION_MISMATCH = Code(
     code="torchvision-mismatch",
@@ -108,8 +122,8 @@ def _s(v: Any) -> Optional[str]:
 
 
 def _tag(version: Any) -> Optional[str]:
-    m = re.search(r"\+(cu\d+|cpu|rocm[\d.]*\d)", _s(version) or "")
-    return m.group(1) if m else None
+    t = variant_of_tag(version)
+    return t if t != "xpu" else None
 
 
 def _companion_variant(info: Dict[str, Any], dist_version: Optional[str]) -> Optional[str]:
@@ -134,103 +148,97 @@ def _variant_kind(v: Optional[str]) -> Optional[str]:
     return "cuda" if v.startswith("cu") else v
 
 
+def _pairing_problems(name: str, crel: Optional[str], trel: Optional[str], prerelease: bool,
+                      evidence: Dict[str, Any]) -> List[str]:
+    """Is the companion's release the one paired with torch's? (Nightlies and source builds pair by date.)"""
+    if not (crel and trel) or prerelease:
+        return []
+    if name == "torchaudio":
+        want_a = (kb().torch_release(trel) or {}).get("torchaudio")
+        if want_a and mm(want_a) != mm(crel):
+            return [f"torchaudio {crel} is not the release paired with torch {trel} (that is {want_a})"]
+        return []
+    paired = kb().torch_for_torchvision(crel)
+    if paired and mm(paired) != mm(trel):
+        evidence[f"{name}.pairs_with_torch"] = paired
+        return [f"{name} {crel} belongs to torch {mm_str(paired)}, but torch {trel} is installed"]
+    return []
+
+
+def _variant_problems(name: str, cvar: Optional[str], tvar: Optional[str]) -> List[str]:
+    """Are the companion and torch built for the same kind of GPU (and the same CUDA)?"""
+    if not (cvar and tvar):
+        return []
+    tk, ck = _variant_kind(tvar), _variant_kind(cvar)
+    if tk != ck:
+        return [f"{name} is a {'CUDA' if ck == 'cuda' else str(ck).upper()} build ({cvar}) but torch is a "
+                f"{'CUDA' if tk == 'cuda' else str(tk).upper()} build ({tvar})"]
+    a, b = mm(cuda_of_variant(cvar)), mm(cuda_of_variant(tvar))
+    if tk == "cuda" and cvar != tvar and a and b:
+        return [f"{name} is built for CUDA {a[0]}.{a[1]}, torch for CUDA {b[0]}.{b[1]}"
+                + ("" if a[0] != b[0] else " (minor versions differ)")]
+    return []
+
+
+def _said_problems(name: str, txt: Tuple[str, str], problems: List[str]) -> Optional[str]:
+    """What the user's error text says about the companion; the torch variant it names, if any."""
+    tvar = None
+    m = re.search(r"PyTorch has CUDA Version=(\d+\.\d+) and \w+ has CUDA Version=(\d+\.\d+)", txt[1])
+    if m and not problems:
+        problems.append(f"{name} is built for CUDA {m.group(2)}, torch for CUDA {m.group(1)}")
+        tvar = "cu" + m.group(1).replace(".", "")
+    if not problems:
+        problems.append(f"{name} does not fit the installed torch ({txt[1][:160]})")
+    return tvar
+
+
+def _severity(problems: List[str], loaded: Any, said: bool) -> str:
+    only_minor = all("minor versions differ" in p for p in problems)
+    if only_minor or (loaded is True and not said and not any("CPU" in p for p in problems)):
+        return "warning"
+    if loaded is True and any("build (cpu)" in p for p in problems):
+        return "warning"  # a CPU companion beside a CUDA torch imports; only its GPU ops are missing
+    return "error"
+
+
 @check(TORCHVISION_MISMATCH)
 def torchvision_mismatch(fx: Facts) -> Iterator[Finding]:
     said = error_match(fx, TORCHVISION_MISMATCH)
     tver = torch_version(fx)
     trel = release_of(tver)
     tvar = variant(fx)
-    k = kb()
     for name in ("torchvision", "torchaudio"):
         info = fx.dict(f"torch.companions.{name}") or {}
         dist = fx.distribution(name)
         cver = _s(info.get("version")) or _s((dist or {}).get("version"))
         if not cver and not (said and name == "torchvision"):
             continue
-        crel = release_of(cver)
-        problems: List[str] = []
         evidence: Dict[str, Any] = {"torch.version": tver, f"{name}.version": cver}
-        # 1) release pairing (nightlies and source builds pair by date/commit, not by release)
-        paired = None
         prerelease = bool(re.search(r"(dev|a\d|b\d|rc\d|\+git|\+[0-9a-f]{7})", f"{cver or ''} {tver or ''}"))
-        if k and crel and trel and not prerelease:
-            try:
-                paired = k.torch_for_torchvision(crel) if name == "torchvision" else None
-                if name == "torchaudio":
-                    r = k.torch_release(trel)
-                    want_a = (r or {}).get("torchaudio")
-                    if want_a and mm(want_a) != mm(crel):
-                        problems.append(f"torchaudio {crel} is not the release paired with torch {trel} (that is {want_a})")
-            except Exception:
-                paired = None
-        if paired and mm(paired) != mm(trel):
-            problems.append(f"{name} {crel} belongs to torch {mm_str(paired)}, but torch {trel} is installed")
-            evidence[f"{name}.pairs_with_torch"] = paired
-        # 2) CUDA variant
+        problems = _pairing_problems(name, release_of(cver), trel, prerelease, evidence)
         cvar = _companion_variant(info, (dist or {}).get("version"))
+        problems += _variant_problems(name, cvar, tvar)
         if cvar and tvar:
-            tk, ck = _variant_kind(tvar), _variant_kind(cvar)
-            if tk != ck:
-                problems.append(f"{name} is a {'CUDA' if ck == 'cuda' else ck.upper()} build ({cvar}) but torch is a "
-                                f"{'CUDA' if tk == 'cuda' else tk.upper()} build ({tvar})")
-            elif tk == "cuda" and cvar.startswith("cu") and tvar.startswith("cu") and cvar != tvar:
-                a, b = mm(cvar[2:-1] + "." + cvar[-1]), mm(tvar[2:-1] + "." + tvar[-1])
-                if a and b and a[0] != b[0]:
-                    problems.append(f"{name} is built for CUDA {a[0]}.{a[1]}, torch for CUDA {b[0]}.{b[1]}")
-                elif a and b:
-                    problems.append(f"{name} is built for CUDA {a[0]}.{a[1]}, torch for CUDA {b[0]}.{b[1]} (minor versions differ)")
             evidence[f"{name}.variant"] = cvar
             evidence["torch.variant"] = tvar
-        # 3) the live extension load
-        loaded = info.get("extension_loaded")
+        loaded = info.get("extension_loaded")  # the live extension load
         if loaded is False:
-            evidence[f"{name}.extension_error"] = info.get("loader_error") or info.get("extension_error")
+            error = info.get("loader_error") or info.get("extension_error")
+            evidence[f"{name}.extension_error"] = error
             if not problems:
-                problems.append(f"{name}'s compiled operators do not load into this torch: "
-                                f"{str(info.get('loader_error') or info.get('extension_error') or '')[:200]}")
+                problems.append(f"{name}'s compiled operators do not load into this torch: {str(error or '')[:200]}")
         txt = said if (said and (name == "torchvision") == ("torchaudio" not in said[1].lower())) else None
         if txt:
             evidence[txt[0]] = txt[1]
-            m = re.search(r"PyTorch has CUDA Version=(\d+\.\d+) and \w+ has CUDA Version=(\d+\.\d+)", txt[1])
-            if m and not problems:
-                problems.append(f"{name} is built for CUDA {m.group(2)}, torch for CUDA {m.group(1)}")
-                if not tvar:
-                    tvar = "cu" + m.group(1).replace(".", "")
-            if not problems:
-                problems.append(f"{name} does not fit the installed torch ({txt[1][:160]})")
+            said_var = _said_problems(name, txt, problems)
+            tvar = tvar or said_var
         if not problems:
             continue
-        only_minor = all("minor versions differ" in p for p in problems)
-        severity = "warning" if (only_minor or (loaded is True and not txt and not any("CPU" in p for p in problems))) else "error"
-        if loaded is True and any("build (cpu)" in p for p in problems):
-            severity = "warning"  # a CPU companion beside a CUDA torch imports; only its GPU ops are missing
-        # The fix: the companion paired with this torch, from torch's own index, torch left alone.
-        target_var = tvar if tvar else None
-        idx = f" --index-url {INDEX}{target_var}" if target_var else ""
         gpu_here = nvidia_gpu_present(fx) is True
-        if trel and gpu_here and _variant_kind(tvar) == "cpu" and _variant_kind(cvar) == "cuda":
-            # The CPU torch is the odd one out on a GPU machine: move torch to CUDA, with its pair.
-            target = newest_variant_for_driver(trel, driver_version(fx), driver_os(fx)) or (cvar if cvar and cvar.startswith("cu") else None)
-            cmds = install_commands(fx, trel, target, reinstall=True) if target else \
-                [f"{PIP} install --force-reinstall torch=={trel} {companion_pin(name, trel)}  # add the --index-url of your driver's CUDA variant"]
-            why = "This machine has an NVIDIA GPU: install torch's CUDA build and the paired companion from one index."
-        elif trel:
-            pin = companion_pin(name, trel)
-            if conda_torch(fx) and (mm(trel) or (9, 9)) <= (2, 5):
-                cmds = install_commands(fx, trel, tvar, companions=[name])
-            else:
-                cmds = [f"{PIP} install --force-reinstall --no-deps {pin}{idx}"]
-            why = (f"{pin.replace('==', ' ')} is the release paired with torch {trel}"
-                   + (f"; the {target_var} index has the build matching torch's" if target_var else "") + ".")
-        else:
-            if not idx:
-                idx = (" --index-url https://download.pytorch.org/whl/$(python -c \"import torch; c = torch.version.cuda; "
-                       "print('cu' + c.replace('.', '') if c else 'cpu')\")")
-            cmds = [f"{PIP} install --force-reinstall torch==$(python -c \"import torch; print(torch.__version__.split('+')[0])\") {name}{idx}"]
-            why = f"Installing torch's own release together with {name} from one index makes pip pick the paired build."
+        cmds, why = companion_fix(environment(fx), name, trel, tvar, cvar, driver_version(fx), gpu_here)
         yield TORCHVISION_MISMATCH.finding(
             title=f"{name}{(' ' + cver) if cver else ''} does not match torch{(' ' + tver) if tver else ''}: {problems[0]}",
-            evidence=evidence, fix=Fix(tuple(cmds), why), severity=severity,
+            evidence=evidence, fix=Fix(tuple(cmds), why), severity=_severity(problems, loaded, bool(txt)),
         )
         if txt:
             said = None
@@ -263,7 +271,7 @@ def numpy_abi_mismatch(fx: Facts) -> Iterator[Finding]:
             alt = newest_runnable(driver_version(fx), driver_os(fx), fx.str("python.version")) if driver_version(fx) else None
             if alt:
                 cmds.append(f"# or upgrade torch (2.3 and later work with NumPy 1 and 2): torch {alt[0]} {alt[1]} runs on driver {driver_version(fx)}")
-                cmds += install_commands(fx, alt[0], alt[1])
+                cmds += install_commands(environment(fx), alt[0], alt[1])
             else:
                 cmds.append("# or upgrade torch to 2.3 or later, which works with NumPy 1 and 2")
     severity = "error" if (said or fx.str("torch.status") == "import-failed") else "warning"
@@ -309,10 +317,7 @@ def multiple_torch_installs(fx: Facts) -> Iterator[Finding]:
     tv = fx.distribution("torchvision")
     broken = False
     if tv and kb():
-        try:
-            paired = kb().torch_for_torchvision(release_of(tv.get("version")) or "")
-        except Exception:
-            paired = None
+        paired = kb().torch_for_torchvision(release_of(tv.get("version")) or "")
         if paired and imported and mm(paired) != mm(imported) and any(mm(paired) == mm(v) for v, _ in others):
             broken = True
             evidence["torchvision"] = f"{tv.get('version')} (paired with torch {paired}, the one not imported)"

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import re
-from typing import Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from cudadoctor.facts import Facts
+from cudadoctor.interpret import (
+    build_kind,
+    driver_version,
+    imported_variant,
+    kernel_module,
+    nvidia_gpu_present,
+)
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import driver_version, any_of, error_match, find_text, kb, kernel_module, nvidia_gpu_present, torch_build, torch_variant
+from ._common import any_of, find_text, kb
 
 NO_NVIDIA_DRIVER = Code(
     code="no-nvidia-driver",
@@ -84,10 +91,7 @@ def _min_driver_note(fx: Facts) -> Optional[str]:
     k, cuda = kb(), fx.str("torch.cuda")
     if not (k and cuda):
         return None
-    try:
-        floor = k.min_driver_for_cuda(cuda, "windows" if (fx.str("system.os") or "").lower().startswith("windows") else "linux")
-    except Exception:
-        return None
+    floor = k.min_driver_for_cuda(cuda, "windows" if (fx.str("system.os") or "").lower().startswith("windows") else "linux")
     return f"torch {fx.str('torch.version')} (CUDA {cuda}) needs driver >= {floor}" if floor else None
 
 
@@ -106,7 +110,7 @@ def no_nvidia_driver(fx: Facts) -> Iterator[Finding]:
         absent = True
     # collect_env prints "No CUDA" for the GPU/driver fields when nvidia-smi gave nothing and a
     # CUDA build of torch could not initialise CUDA: no usable driver.
-    no_smi = nvml == "no-nvidia-smi" and not driver_version(fx) and torch_build(fx) == "cuda" \
+    no_smi = nvml == "no-nvidia-smi" and not driver_version(fx) and build_kind(fx) == "cuda" \
         and fx.bool("torch.cuda_available") is False
     if not absent and no_smi:
         absent = True
@@ -114,7 +118,7 @@ def no_nvidia_driver(fx: Facts) -> Iterator[Finding]:
     # failing) while a CUDA build says CUDA is unavailable: most likely no working driver, but the
     # text cannot prove it, so this is a warning.
     likely = (not absent and fx.origin == "collect_env" and nvml is None and not driver_version(fx)
-              and not fx.dicts("nvml.devices") and torch_build(fx) == "cuda" and fx.bool("torch.cuda_available") is False)
+              and not fx.dicts("nvml.devices") and build_kind(fx) == "cuda" and fx.bool("torch.cuda_available") is False)
     if likely:
         yield NO_NVIDIA_DRIVER.finding(
             title="Probably no working NVIDIA driver: nvidia-smi reported neither a driver nor a GPU, and CUDA is unavailable",
@@ -136,10 +140,10 @@ def no_nvidia_driver(fx: Facts) -> Iterator[Finding]:
         evidence[said[0]] = said[1]
     note = _min_driver_note(fx)
     if gpu is False:
-        variant = torch_variant(fx)
+        variant = imported_variant(fx)
         cmds = ["# Run on a machine with an NVIDIA GPU (in the cloud: a GPU instance type)"]
         if variant and variant != "cpu":
-            cmds.append(f"# For CPU-only work the CPU wheel is ~10x smaller: python -m pip install torch --index-url https://download.pytorch.org/whl/cpu")
+            cmds.append("# For CPU-only work the CPU wheel is ~10x smaller: python -m pip install torch --index-url https://download.pytorch.org/whl/cpu")
         yield NO_NVIDIA_DRIVER.finding(
             title="No NVIDIA GPU in this machine, so there is no NVIDIA driver for PyTorch to use",
             evidence=evidence,
@@ -205,80 +209,106 @@ def no_gpu_visible(fx: Facts) -> Iterator[Finding]:
     count = fx.int("nvml.device_count")
     if count is None and devices:
         count = len(devices)
-    uuids = [d["uuid"] for d in devices if isinstance(d.get("uuid"), str)]
-    cvd = fx.env("CUDA_VISIBLE_DEVICES")
-    nvd = fx.env("NVIDIA_VISIBLE_DEVICES")
     torch_count = fx.int("torch.device_count")
     said = find_text(fx, any_of(NO_GPU_VISIBLE.signatures[:4]))
     driver_ok = nvml == "ok" or bool(driver_version(fx)) or (kernel_module(fx) is True and nvml not in ("library-missing",))
     evidence = {"nvml.status": nvml, "nvml.device_count": count, "torch.device_count": torch_count}
     if said:
         evidence[said[0]] = said[1]
-
-    # A container on a GPU host, started without the NVIDIA runtime: the host's module is loaded
-    # but the driver's user-space libraries were never mounted in.
     if fx.str("system.container") and kernel_module(fx) is True and nvml in ("library-missing", "driver-not-loaded"):
-        evidence["system.container"] = fx.str("system.container")
-        kube = fx.str("system.container") == "kubernetes"
-        yield NO_GPU_VISIBLE.finding(
-            title=f"This {fx.str('system.container')} container was started without GPU access (the host has the NVIDIA driver)",
-            evidence=evidence,
-            fix=Fix(("# Kubernetes: request the GPU in the pod spec: resources: {limits: {nvidia.com/gpu: 1}}",) if kube else
-                    ("docker run --gpus all ...  # needs the NVIDIA Container Toolkit on the host",
-                     "# podman: podman run --device nvidia.com/gpu=all ..."),
-                    "The container runtime must mount the GPU devices and driver libraries into the container."),
-        )
+        yield _container_without_gpus(fx, evidence)
         return
     if not driver_ok:
-        ordinal = find_text(fx, r"invalid device ordinal|No CUDA GPUs are available")
-        if ordinal and nvml not in ("library-missing", "driver-not-loaded", "no-nvidia-smi") and kernel_module(fx) is not False:
-            evidence[ordinal[0]] = ordinal[1]
-            yield NO_GPU_VISIBLE.finding(
-                title="The program asked for a GPU this process cannot see (\"" + ordinal[1][:80] + "\")",
-                evidence=evidence,
-                fix=Fix(("nvidia-smi -L  # the GPUs the driver has", "echo $CUDA_VISIBLE_DEVICES  # the ones this process may use",
-                         "unset CUDA_VISIBLE_DEVICES  # or use an index below torch.cuda.device_count()"),
-                        "CUDA numbers only the devices CUDA_VISIBLE_DEVICES exposes; an index past them is invalid."),
-                severity="warning",
-            )
-        return
-    if cvd is not None:
-        problem = _cvd_problem(cvd, count, uuids)
-        if problem:
-            evidence["CUDA_VISIBLE_DEVICES"] = cvd
-            good = ",".join(str(i) for i in range(count)) if count else "0"
-            yield NO_GPU_VISIBLE.finding(
-                title=problem,
-                evidence=evidence,
-                fix=Fix(("unset CUDA_VISIBLE_DEVICES", f"# or choose from `nvidia-smi -L`, e.g.: export CUDA_VISIBLE_DEVICES={good}"),
-                        "CUDA only sees the devices that CUDA_VISIBLE_DEVICES names, up to its first invalid entry."),
-            )
-            return
-    if nvd is not None and nvd.strip().lower() in ("void", "none", ""):
-        evidence["NVIDIA_VISIBLE_DEVICES"] = nvd
-        yield NO_GPU_VISIBLE.finding(
-            title=f"NVIDIA_VISIBLE_DEVICES={nvd or '(empty)'} hides every GPU from this container",
-            evidence=evidence,
-            fix=Fix(("# start the container with NVIDIA_VISIBLE_DEVICES=all, or docker run --gpus all ...",),
-                    "The NVIDIA container runtime exposes only the devices this variable names."),
-        )
-        return
-    if nvml == "ok" and count == 0:
-        yield NO_GPU_VISIBLE.finding(
-            title="The NVIDIA driver is loaded but reports no GPU",
-            evidence=evidence,
-            fix=Fix(("nvidia-smi -L", "sudo dmesg | grep -i -E 'nvrm|xid'  # look for a GPU that failed to initialise"),
-                    "With the driver up and no device, the GPU is hidden (container, VM passthrough) or failed to initialise."),
-        )
-        return
-    if said and torch_count in (0, None) and ("no CUDA-capable device" in said[1] or "No CUDA GPUs are available" in said[1]
-                                              or "invalid device ordinal" in said[1]):
-        yield NO_GPU_VISIBLE.finding(
-            title="CUDA reports no CUDA-capable device although the driver is present",
-            evidence=evidence,
-            fix=Fix(("unset CUDA_VISIBLE_DEVICES", "nvidia-smi -L"),
-                    "Usually CUDA_VISIBLE_DEVICES or the container hides the devices the driver sees."),
-        )
+        found = _ordinal_without_driver(fx, nvml, evidence)
+    else:
+        uuids = [d["uuid"] for d in devices if isinstance(d.get("uuid"), str)]
+        found = (_cvd_hides(fx, count, uuids, evidence) or _nvd_hides(fx, evidence)
+                 or _driver_sees_none(nvml, count, evidence) or _cuda_sees_none(said, torch_count, evidence))
+    if found:
+        yield found
+
+
+def _container_without_gpus(fx: Facts, evidence: Dict[str, Any]) -> Finding:
+    """A container on a GPU host, started without the NVIDIA runtime: the host's module is loaded
+    but the driver's user-space libraries were never mounted in."""
+    evidence["system.container"] = fx.str("system.container")
+    kube = fx.str("system.container") == "kubernetes"
+    return NO_GPU_VISIBLE.finding(
+        title=f"This {fx.str('system.container')} container was started without GPU access (the host has the NVIDIA driver)",
+        evidence=evidence,
+        fix=Fix(("# Kubernetes: request the GPU in the pod spec: resources: {limits: {nvidia.com/gpu: 1}}",) if kube else
+                ("docker run --gpus all ...  # needs the NVIDIA Container Toolkit on the host",
+                 "# podman: podman run --device nvidia.com/gpu=all ..."),
+                "The container runtime must mount the GPU devices and driver libraries into the container."),
+    )
+
+
+def _ordinal_without_driver(fx: Facts, nvml: Optional[str], evidence: Dict[str, Any]) -> Optional[Finding]:
+    """No driver facts, but the program asked for a device index this process cannot see."""
+    ordinal = find_text(fx, r"invalid device ordinal|No CUDA GPUs are available")
+    if not (ordinal and nvml not in ("library-missing", "driver-not-loaded", "no-nvidia-smi") and kernel_module(fx) is not False):
+        return None
+    evidence[ordinal[0]] = ordinal[1]
+    return NO_GPU_VISIBLE.finding(
+        title="The program asked for a GPU this process cannot see (\"" + ordinal[1][:80] + "\")",
+        evidence=evidence,
+        fix=Fix(("nvidia-smi -L  # the GPUs the driver has", "echo $CUDA_VISIBLE_DEVICES  # the ones this process may use",
+                 "unset CUDA_VISIBLE_DEVICES  # or use an index below torch.cuda.device_count()"),
+                "CUDA numbers only the devices CUDA_VISIBLE_DEVICES exposes; an index past them is invalid."),
+        severity="warning",
+    )
+
+
+def _cvd_hides(fx: Facts, count: Optional[int], uuids: List[str], evidence: Dict[str, Any]) -> Optional[Finding]:
+    cvd = fx.env("CUDA_VISIBLE_DEVICES")
+    problem = _cvd_problem(cvd, count, uuids) if cvd is not None else None
+    if not problem:
+        return None
+    evidence["CUDA_VISIBLE_DEVICES"] = cvd
+    good = ",".join(str(i) for i in range(count)) if count else "0"
+    return NO_GPU_VISIBLE.finding(
+        title=problem,
+        evidence=evidence,
+        fix=Fix(("unset CUDA_VISIBLE_DEVICES", f"# or choose from `nvidia-smi -L`, e.g.: export CUDA_VISIBLE_DEVICES={good}"),
+                "CUDA only sees the devices that CUDA_VISIBLE_DEVICES names, up to its first invalid entry."),
+    )
+
+
+def _nvd_hides(fx: Facts, evidence: Dict[str, Any]) -> Optional[Finding]:
+    nvd = fx.env("NVIDIA_VISIBLE_DEVICES")
+    if nvd is None or nvd.strip().lower() not in ("void", "none", ""):
+        return None
+    evidence["NVIDIA_VISIBLE_DEVICES"] = nvd
+    return NO_GPU_VISIBLE.finding(
+        title=f"NVIDIA_VISIBLE_DEVICES={nvd or '(empty)'} hides every GPU from this container",
+        evidence=evidence,
+        fix=Fix(("# start the container with NVIDIA_VISIBLE_DEVICES=all, or docker run --gpus all ...",),
+                "The NVIDIA container runtime exposes only the devices this variable names."),
+    )
+
+
+def _driver_sees_none(nvml: Optional[str], count: Optional[int], evidence: Dict[str, Any]) -> Optional[Finding]:
+    if not (nvml == "ok" and count == 0):
+        return None
+    return NO_GPU_VISIBLE.finding(
+        title="The NVIDIA driver is loaded but reports no GPU",
+        evidence=evidence,
+        fix=Fix(("nvidia-smi -L", "sudo dmesg | grep -i -E 'nvrm|xid'  # look for a GPU that failed to initialise"),
+                "With the driver up and no device, the GPU is hidden (container, VM passthrough) or failed to initialise."),
+    )
+
+
+def _cuda_sees_none(said: Optional[Tuple[str, str]], torch_count: Optional[int], evidence: Dict[str, Any]) -> Optional[Finding]:
+    if not (said and torch_count in (0, None) and ("no CUDA-capable device" in said[1] or "No CUDA GPUs are available" in said[1]
+                                                   or "invalid device ordinal" in said[1])):
+        return None
+    return NO_GPU_VISIBLE.finding(
+        title="CUDA reports no CUDA-capable device although the driver is present",
+        evidence=evidence,
+        fix=Fix(("unset CUDA_VISIBLE_DEVICES", "nvidia-smi -L"),
+                "Usually CUDA_VISIBLE_DEVICES or the container hides the devices the driver sees."),
+    )
+
 
 
 def register():

@@ -9,12 +9,27 @@ import re
 from typing import Iterator, List, Optional, Tuple
 
 from cudadoctor.facts import Facts
+from cudadoctor.interpret import (
+    driver_os,
+    driver_version,
+    environment,
+    gpus,
+    is_cuda_build,
+    is_wsl,
+    kernel_module,
+    ld_library_path,
+    loaded_libraries,
+    mm,
+    torch_cuda,
+    torch_release,
+    torch_version,
+    variant,
+    vtuple,
+)
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import driver_version, any_of, error_match, find_text, kb, kernel_module
-from ._fixes import driver_os, install_commands, known_series, newest_patch, newest_runnable, runnable_variants
-from ._views import (filtered_path_command, gpus, is_cuda_build, is_wsl, ld_library_path, loaded_libraries, mm,
-                     torch_cuda, torch_release, torch_version, variant)
+from ._common import error_match, kb
+from ._fixes import driver_alternative, filtered_path_command, install_commands
 
 DRIVER_TOO_OLD = Code(
     code="driver-too-old",
@@ -154,103 +169,69 @@ def _driver_upgrade(fx: Facts, floor: Optional[str]) -> List[str]:
     return cmds
 
 
-@check(DRIVER_TOO_OLD)
-def driver_too_old(fx: Facts) -> Iterator[Finding]:
-    """Driver vs the CUDA of the torch build, with minor-version compatibility."""
-    if is_cuda_build(fx) is False:
-        return
-    cuda = torch_cuda(fx)
-    driver = driver_version(fx)
-    os_name = driver_os(fx)
-    said = error_match(fx, DRIVER_TOO_OLD)
-    api = _found_api(said[1]) if said else None
-    k = kb()
-    verdict: Optional[bool] = None
-    if k and driver and cuda:
-        try:
-            verdict = k.driver_supports_cuda(driver, cuda, os_name)
-        except Exception:
-            verdict = None
+def _driver_verdict(cuda: Optional[str], driver: Optional[str], os_name: str, api: Optional[str]) -> Optional[bool]:
+    """Does the driver run the build's CUDA? From the kb, else from the CUDA level the error text names."""
+    verdict = kb().driver_supports_cuda(driver, cuda, os_name) if (driver and cuda) else None
     if api and cuda and verdict is None:
         verdict = _api_runs(cuda, api)
-    if fx.bool("torch.cuda_available") is True and not said:
-        return  # the live answer wins: CUDA initialised, so the driver is new enough
-    if said and "insufficient" in said[1].lower() and is_wsl(fx) and verdict is not False:
-        return  # under WSL this text usually means a Linux driver inside the guest (wsl-driver-in-guest)
-    if verdict is None and not said:
-        nvml = fx.str("nvml.status")
-        if cuda and not driver and nvml not in ("library-missing", "driver-not-loaded", "no-nvidia-smi") \
-                and (fx.str("torch.status") == "ok" or fx.bool("torch.cuda_available") is False) \
-                and fx.bool("torch.cuda_available") is not True and kernel_module(fx) is not False:
-            yield DRIVER_TOO_OLD.finding(
-                title=f"Could not check the driver against torch's CUDA {cuda}: the driver version is unknown",
-                evidence={"torch.cuda": cuda, "nvml.driver_version": None, "nvml.status": nvml},
-                fix=Fix(("nvidia-smi  # the driver version and the highest CUDA it supports",),
-                        "Compare the driver with the minimum for CUDA " + cuda + "."),
-                severity="info",
-            )
-        return
-    if verdict is True and not said:
-        # Runnable only through minor-version compatibility, and CUDA is unavailable: the driver
-        # is the first suspect (features such as PTX JIT and lazy loading need the full minimum).
-        full = None
-        if k and cuda and driver and fx.bool("torch.cuda_available") is False:
-            try:
-                full = k.min_driver_for_cuda(cuda, os_name, minor_compat=False)
-            except Exception:
-                full = None
-        if full and (k.parse_version(driver) or ()) < (k.parse_version(full) or ()):
-            yield DRIVER_TOO_OLD.finding(
-                title=f"Driver {driver} is below CUDA {cuda}'s own minimum ({full}) and CUDA is unavailable",
-                evidence={"torch.version": torch_version(fx), "torch.cuda": cuda, "nvml.driver_version": driver,
-                          "min_driver_full": full, "torch.cuda_available": False},
-                fix=Fix(tuple(_driver_upgrade(fx, full)),
-                        f"torch runs on driver {driver} only through CUDA minor-version compatibility, which does not "
-                        f"cover everything; CUDA {cuda}'s own minimum driver is {full}."),
-                severity="warning",
-            )
-        return
-    floor = None
-    if k and cuda:
-        try:
-            floor = k.min_driver_for_cuda(cuda, os_name)
-        except Exception:
-            floor = None
+    return verdict
+
+
+def _unknown_driver_finding(fx: Facts, cuda: Optional[str], driver: Optional[str]) -> Optional[Finding]:
+    """A CUDA build, CUDA not known to work, and no driver version to check it against."""
+    nvml = fx.str("nvml.status")
+    if cuda and not driver and nvml not in ("library-missing", "driver-not-loaded", "no-nvidia-smi") \
+            and (fx.str("torch.status") == "ok" or fx.bool("torch.cuda_available") is False) \
+            and fx.bool("torch.cuda_available") is not True and kernel_module(fx) is not False:
+        return DRIVER_TOO_OLD.finding(
+            title=f"Could not check the driver against torch's CUDA {cuda}: the driver version is unknown",
+            evidence={"torch.cuda": cuda, "nvml.driver_version": None, "nvml.status": nvml},
+            fix=Fix(("nvidia-smi  # the driver version and the highest CUDA it supports",),
+                    "Compare the driver with the minimum for CUDA " + cuda + "."),
+            severity="info",
+        )
+    return None
+
+
+def _below_full_minimum_finding(fx: Facts, cuda: Optional[str], driver: Optional[str], os_name: str) -> Optional[Finding]:
+    """Runnable only through minor-version compatibility, and CUDA is unavailable: the driver is the first
+    suspect (features such as PTX JIT and lazy loading need the full minimum)."""
+    if not (cuda and driver and fx.bool("torch.cuda_available") is False):
+        return None
+    full = kb().min_driver_for_cuda(cuda, os_name, minor_compat=False)
+    if not (full and (vtuple(driver) or ()) < (vtuple(full) or ())):
+        return None
+    return DRIVER_TOO_OLD.finding(
+        title=f"Driver {driver} is below CUDA {cuda}'s own minimum ({full}) and CUDA is unavailable",
+        evidence={"torch.version": torch_version(fx), "torch.cuda": cuda, "nvml.driver_version": driver,
+                  "min_driver_full": full, "torch.cuda_available": False},
+        fix=Fix(tuple(_driver_upgrade(fx, full)),
+                f"torch runs on driver {driver} only through CUDA minor-version compatibility, which does not "
+                f"cover everything; CUDA {cuda}'s own minimum driver is {full}."),
+        severity="warning",
+    )
+
+
+def _too_old_finding(fx: Facts, cuda: Optional[str], driver: Optional[str], api: Optional[str],
+                     said: Optional[Tuple[str, str]], verdict: Optional[bool]) -> Finding:
+    """The driver is too old for the build: upgrade it, or keep it and install a build it runs."""
+    os_name = driver_os(fx)
+    floor = kb().min_driver_for_cuda(cuda, os_name) if cuda else None
     release, ver = torch_release(fx), torch_version(fx)
     evidence = {"torch.version": ver, "torch.cuda": cuda, "nvml.driver_version": driver,
-                "driver_cuda": (k.max_cuda_for_driver(driver) if (k and driver) else None) or api,
+                "driver_cuda": (kb().max_cuda_for_driver(driver) if driver else None) or api,
                 "min_driver_for_build": floor}
     if said:
         evidence[said[0]] = said[1]
-    # The alternative: the newest variant of this release, or the newest release, the driver runs.
-    alt: Optional[Tuple[str, str]] = None
-    py = fx.str("python.version")
-    if release and driver:
-        vs = [v for v in runnable_variants(release, driver, os_name) if v != variant(fx)]
-        if vs:
-            alt = (release, vs[0])
-        else:
-            alt = newest_runnable(driver, os_name, py)
-    elif api and k:
-        def api_ok(series: str, v: str) -> bool:
-            c = k.cuda_of_variant(v)
-            return bool(c and _api_runs(c, api))
-        for series in ([release] if release else []) + known_series():
-            info = k.torch_release(series) or {}
-            if py and series != release and k.python_supported(series, py) is False:
-                continue
-            vs = sorted((v for v in info.get("variants", []) if api_ok(series, v)),
-                        key=lambda v: mm(k.cuda_of_variant(v)), reverse=True)
-            if vs:
-                alt = (release if series == release else newest_patch(series), vs[0])
-                break
+    env = environment(fx)
+    alt = driver_alternative(env, release, variant(fx), driver, api, _api_runs)
     cmds = _driver_upgrade(fx, floor)
     build = f"torch {ver}" if ver else "this torch build"
     why = f"{build} is built with CUDA {cuda}" if cuda else f"{build} needs a newer CUDA than the driver offers"
     why += f", which needs driver >= {floor}" if floor else ""
     if alt:
         cmds.append(f"# or keep this driver and install a build it runs: torch {alt[0]} {alt[1]}")
-        cmds += install_commands(fx, alt[0], alt[1], reinstall=alt[0] == release)
+        cmds += install_commands(env, alt[0], alt[1], reinstall=alt[0] == release)
         why += f"; driver {driver or ('offering CUDA ' + api if api else '')} runs the {alt[1]} build of torch {alt[0]}."
     else:
         why += "."
@@ -260,7 +241,33 @@ def driver_too_old(fx: Facts) -> Iterator[Finding]:
     title = f"{have[0].upper()}{have[1:]} is too old for {build}" + (f" (built with CUDA {cuda})" if cuda else "")
     if verdict is True and said:
         title = f"CUDA reports the driver too old for {build} although {have} should run CUDA {cuda}"
-    yield DRIVER_TOO_OLD.finding(title=title, evidence=evidence, fix=Fix(tuple(cmds), why))
+    return DRIVER_TOO_OLD.finding(title=title, evidence=evidence, fix=Fix(tuple(cmds), why))
+
+
+@check(DRIVER_TOO_OLD)
+def driver_too_old(fx: Facts) -> Iterator[Finding]:
+    """Driver vs the CUDA of the torch build, with minor-version compatibility."""
+    if is_cuda_build(fx) is False:
+        return
+    cuda, driver, os_name = torch_cuda(fx), driver_version(fx), driver_os(fx)
+    said = error_match(fx, DRIVER_TOO_OLD)
+    api = _found_api(said[1]) if said else None
+    verdict = _driver_verdict(cuda, driver, os_name, api)
+    if fx.bool("torch.cuda_available") is True and not said:
+        return  # the live answer wins: CUDA initialised, so the driver is new enough
+    if said and "insufficient" in said[1].lower() and is_wsl(fx) and verdict is not False:
+        return  # under WSL this text usually means a Linux driver inside the guest (wsl-driver-in-guest)
+    if verdict is None and not said:
+        unknown = _unknown_driver_finding(fx, cuda, driver)
+        if unknown:
+            yield unknown
+        return
+    if verdict is True and not said:
+        weak = _below_full_minimum_finding(fx, cuda, driver, os_name)
+        if weak:
+            yield weak
+        return
+    yield _too_old_finding(fx, cuda, driver, api, said, verdict)
 
 
 @check(NVML_DRIVER_MISMATCH)
@@ -337,10 +344,7 @@ def cuda_forward_compat(fx: Facts) -> Iterator[Finding]:
     cmds.append("sudo apt-get remove --purge 'cuda-compat-*'  # if the package is installed")
     k, cuda = kb(), torch_cuda(fx)
     if k and cuda:
-        try:
-            native = k.min_driver_for_cuda(cuda, driver_os(fx), minor_compat=False)
-        except Exception:
-            native = None
+        native = k.min_driver_for_cuda(cuda, driver_os(fx), minor_compat=False)
         if native:
             cmds.append(f"# or upgrade the host driver to >= {native}, which runs CUDA {cuda} natively")
     title = "CUDA forward-compatibility libraries are in use" + (f" on {consumer[0]}, which does not support them" if consumer else

@@ -8,13 +8,13 @@ and take the package, versions and GPU from the text and the facts.
 from __future__ import annotations
 
 import re
-from typing import Iterator, List, Optional
+from typing import Iterator, Optional
 
 from cudadoctor.facts import Facts
+from cudadoctor.interpret import gpus, torch_version
 from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import PIP, error_match, error_texts
-from ._views import gpus, torch_version
 
 EXTENSION_ABI_MISMATCH = Code(
     code="extension-abi-mismatch",

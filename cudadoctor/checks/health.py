@@ -7,9 +7,15 @@ can attach the finding to that GPU. A value NVML could not give is unknown and i
 
 from __future__ import annotations
 
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List
 
-from cudadoctor.devices import BUSY_UTILIZATION, THROTTLE_REASONS, lost_error, reason_label, reason_names
+from cudadoctor.devices import (
+    BUSY_UTILIZATION,
+    THROTTLE_REASONS,
+    lost_error,
+    reason_label,
+    reason_names,
+)
 from cudadoctor.facts import Facts
 from cudadoctor.model import Code, Finding, Fix, check
 
@@ -224,18 +230,6 @@ def _devices(fx: Facts) -> List[Dict[str, Any]]:
     return [d for d in fx.dicts("nvml.devices") if isinstance(d.get("index"), int)]
 
 
-def _dig(d: Any, path: str) -> Any:
-    for p in path.split("."):
-        if not isinstance(d, dict):
-            return None
-        d = d.get(p)
-    return d
-
-
-def _int(v: Any) -> Optional[int]:
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
-
-
 def _who(d: Dict[str, Any]) -> Dict[str, Any]:
     return {"gpu": d.get("index"), "name": d.get("name"), "pci_bus_id": d.get("pci_bus_id")}
 
@@ -249,10 +243,10 @@ def _label(d: Dict[str, Any]) -> str:
 def gpu_ecc_errors(fx: Facts) -> Iterator[Finding]:
     """Uncorrectable ECC errors (volatile: error; aggregate only: warning); many corrected ones: warning."""
     for d in _devices(fx):
-        vu = _int(_dig(d, "ecc_errors.volatile.uncorrected"))
-        au = _int(_dig(d, "ecc_errors.aggregate.uncorrected"))
-        vc = _int(_dig(d, "ecc_errors.volatile.corrected"))
-        ac = _int(_dig(d, "ecc_errors.aggregate.corrected"))
+        vu = Facts(d).int("ecc_errors.volatile.uncorrected")
+        au = Facts(d).int("ecc_errors.aggregate.uncorrected")
+        vc = Facts(d).int("ecc_errors.volatile.corrected")
+        ac = Facts(d).int("ecc_errors.aggregate.corrected")
         ev = dict(_who(d), volatile_uncorrected=vu, aggregate_uncorrected=au, volatile_corrected=vc, aggregate_corrected=ac)
         i = d.get("index")
         drain = (f"sudo nvidia-smi -q -d ECC,ROW_REMAPPER,PAGE_RETIREMENT -i {i}",
@@ -291,9 +285,9 @@ def gpu_memory_remap(fx: Facts) -> Iterator[Finding]:
     """Row remapping failed (error) or pending, retired pages pending (warning: reset due)."""
     for d in _devices(fx):
         i = d.get("index")
-        failure = _dig(d, "remapped_rows.failure")
-        pending = _dig(d, "remapped_rows.pending")
-        pages_pending = _dig(d, "retired_pages.pending")
+        failure = Facts(d).get("remapped_rows.failure")
+        pending = Facts(d).get("remapped_rows.pending")
+        pages_pending = Facts(d).get("retired_pages.pending")
         ev = dict(_who(d), remapped_rows=d.get("remapped_rows"), retired_pages=d.get("retired_pages"))
         if failure is True:
             yield GPU_MEMORY_REMAP.finding(
@@ -318,21 +312,21 @@ def gpu_memory_remap(fx: Facts) -> Iterator[Finding]:
 def gpu_throttled(fx: Facts) -> Iterator[Finding]:
     """Thermal / power-brake / HW slowdown active; idle, app clocks, SW power cap are normal."""
     for d in _devices(fx):
-        names = reason_names(_int(_dig(d, "clock_event_reasons.mask")))
+        names = reason_names(Facts(d).int("clock_event_reasons.mask"))
         if not names:
             continue
         bad = [n for n in names if n in THROTTLE_REASONS]
         if not bad:
             continue
         i = d.get("index")
-        sm, sm_max = _int(_dig(d, "clocks.sm")), _int(_dig(d, "max_clocks.sm"))
-        temp, slow = _int(d.get("temperature_c")), _int(d.get("temperature_slowdown_c"))
-        usage, limit = _int(_dig(d, "power.usage_mw")), _int(_dig(d, "power.enforced_limit_mw"))
+        sm, sm_max = Facts(d).int("clocks.sm"), Facts(d).int("max_clocks.sm")
+        temp, slow = Facts(d).int("temperature_c"), Facts(d).int("temperature_slowdown_c")
+        usage, limit = Facts(d).int("power.usage_mw"), Facts(d).int("power.enforced_limit_mw")
         ev = dict(_who(d), reasons=[reason_label(n) for n in names], sm_clock_mhz=sm, sm_clock_max_mhz=sm_max,
                   temperature_c=temp, temperature_slowdown_c=slow,
                   power_usage_w=round(usage / 1000) if usage is not None else None,
                   power_limit_w=round(limit / 1000) if limit is not None else None,
-                  utilization_gpu=_int(_dig(d, "utilization.gpu")))
+                  utilization_gpu=Facts(d).int("utilization.gpu"))
         labels = ", ".join(reason_label(n) for n in bad)
         clocks = f" (SM clock {sm} of {sm_max} MHz)" if sm and sm_max else ""
         cmds = (f"nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER -i {i}  # repeat under load: is it held?",
@@ -357,9 +351,9 @@ def gpu_throttled(fx: Facts) -> Iterator[Finding]:
 def pcie_link_degraded(fx: Facts) -> Iterator[Finding]:
     """Link width below its maximum (always), or generation below its maximum while busy."""
     for d in _devices(fx):
-        wc, wm = _int(_dig(d, "pcie.width_current")), _int(_dig(d, "pcie.width_max"))
-        gc, gm = _int(_dig(d, "pcie.gen_current")), _int(_dig(d, "pcie.gen_max"))
-        util = _int(_dig(d, "utilization.gpu"))
+        wc, wm = Facts(d).int("pcie.width_current"), Facts(d).int("pcie.width_max")
+        gc, gm = Facts(d).int("pcie.gen_current"), Facts(d).int("pcie.gen_max")
+        util = Facts(d).int("utilization.gpu")
         i = d.get("index")
         ev = dict(_who(d), width_current=wc, width_max=wm, gen_current=gc, gen_max=gm, utilization_gpu=util)
         bus = d.get("pci_bus_id") if isinstance(d.get("pci_bus_id"), str) else "BUS"
@@ -390,7 +384,7 @@ def gpu_compute_mode_restricted(fx: Facts) -> Iterator[Finding]:
             continue
         i = d.get("index")
         procs = [p for p in (d.get("processes") or []) if isinstance(p, dict)]
-        holders = [f"pid {p.get('pid')}" + (f" ({p['used_memory_bytes'] / 2**30:.1f} GiB)" if _int(p.get("used_memory_bytes")) else "")
+        holders = [f"pid {p.get('pid')}" + (f" ({p['used_memory_bytes'] / 2**30:.1f} GiB)" if Facts(p).int("used_memory_bytes") else "")
                    for p in procs]
         ev = dict(_who(d), compute_mode=mode, processes=holders)
         reset = f"sudo nvidia-smi -c DEFAULT -i {i}  # administrator: back to the Default compute mode"
@@ -424,7 +418,7 @@ def gpu_compute_mode_restricted(fx: Facts) -> Iterator[Finding]:
 def mig_no_instances(fx: Facts) -> Iterator[Finding]:
     """MIG enabled and NVML lists no MIG device on the GPU."""
     for d in _devices(fx):
-        if _dig(d, "mig_mode.current") is not True:
+        if Facts(d).get("mig_mode.current") is not True:
             continue
         migs = d.get("mig_devices")
         if not isinstance(migs, list) or migs:
@@ -445,17 +439,17 @@ def gpu_memory_occupied(fx: Facts) -> Iterator[Finding]:
     """Most of a GPU's memory held by other processes (cudadoctor's own torch probe excluded)."""
     own = fx.int("torch.pid")
     for d in _devices(fx):
-        total, used = _int(_dig(d, "memory.total_bytes")), _int(_dig(d, "memory.used_bytes"))
+        total, used = Facts(d).int("memory.total_bytes"), Facts(d).int("memory.used_bytes")
         if not total or used is None:
             continue
         procs = [p for p in (d.get("processes") or []) if isinstance(p, dict)]
-        ours = sum(_int(p.get("used_memory_bytes")) or 0 for p in procs if own is not None and p.get("pid") == own)
+        ours = sum(Facts(p).int("used_memory_bytes") or 0 for p in procs if own is not None and p.get("pid") == own)
         others = [p for p in procs if own is None or p.get("pid") != own]
         held = used - ours
         if held < OCCUPIED_SHARE * total:
             continue
-        top = sorted(others, key=lambda p: -(_int(p.get("used_memory_bytes")) or 0))[:5]
-        who = ", ".join(f"pid {p.get('pid')}" + (f": {p['used_memory_bytes'] / 2**30:.1f} GiB" if _int(p.get("used_memory_bytes")) else "")
+        top = sorted(others, key=lambda p: -(Facts(p).int("used_memory_bytes") or 0))[:5]
+        who = ", ".join(f"pid {p.get('pid')}" + (f": {p['used_memory_bytes'] / 2**30:.1f} GiB" if Facts(p).int("used_memory_bytes") else "")
                         for p in top) or "processes this environment cannot see (another container or user)"
         yield GPU_MEMORY_OCCUPIED.finding(
             title=f"{_label(d)}: {held / 2**30:.1f} of {total / 2**30:.1f} GiB are in use by other processes ({who})",

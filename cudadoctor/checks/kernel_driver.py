@@ -10,10 +10,11 @@ import re
 from typing import Iterator, List
 
 from cudadoctor.facts import Facts
+from cudadoctor.interpret import gpus, kernel_module, ld_library_path, loaded_libraries
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import error_match, error_texts, kernel_module
-from ._views import filtered_path_command, gpus, ld_library_path, loaded_libraries
+from ._common import error_match, error_texts
+from ._fixes import filtered_path_command
 
 KERNEL_MODULE_MISSING = Code(
     code="kernel-module-missing",

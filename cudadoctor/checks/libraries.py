@@ -10,13 +10,35 @@ import re
 from typing import Dict, Iterator, List, Optional, Tuple
 
 from cudadoctor.facts import Facts
+from cudadoctor.interpret import (
+    conda_torch,
+    cuda_like_dir,
+    decode_cudnn,
+    driver_os,
+    driver_version,
+    environment,
+    fmt_cudnn,
+    is_cuda_build,
+    ld_library_path,
+    ld_preload,
+    loaded_libraries,
+    mm,
+    mm_str,
+    torch_cuda,
+    torch_release,
+    torch_version,
+    variant,
+    vtuple,
+)
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import PIP, any_of, driver_version, error_match, find_text
-from ._fixes import driver_os, install_commands, release_info, runnable_variants
-from ._views import (conda_torch, cuda_like_dir, decode_cudnn, filtered_path_command, fmt_cudnn, is_cuda_build,
-                     ld_library_path, ld_preload, loaded_libraries, mm, mm_str, torch_cuda, torch_release,
-                     torch_version, variant)
+from ._common import PIP, error_match
+from ._fixes import (
+    filtered_path_command,
+    install_commands,
+    release_info,
+    runnable_variants,
+)
 
 CUDNN_MISMATCH = Code(
     code="cudnn-mismatch",
@@ -210,7 +232,6 @@ def cudnn_mismatch(fx: Facts) -> Iterator[Finding]:
 
 
 def vtuple_ge(v: Optional[str], t: Tuple[int, ...]) -> bool:
-    from ._views import vtuple
 
     x = vtuple(v)
     return bool(x and x >= t)
@@ -288,66 +309,16 @@ def library_shadowing(fx: Facts) -> Iterator[Finding]:
     wheel_torch = any(str(d.get("name", "")).lower().startswith("nvidia-") for d in fx.dicts("packages.distributions")) \
         or conda_torch(fx)
     if libs:
-        by_name: Dict[str, List[str]] = {}
-        for d in libs:
-            if _TORCH_LIBS.match(d["name"]):
-                rp = d.get("realpath") or d["path"]
-                if rp not in by_name.setdefault(d["name"], []):
-                    by_name[d["name"]].append(rp)
-        for name, paths in sorted(by_name.items()):
-            if len(paths) > 1:
-                own = [p for p in paths if _own(p, fx)]
-                other = [p for p in paths if not _own(p, fx)] or paths[1:]
-                mech, entry = _why_loaded(other[0], fx)
-                problems.append(f"{name} is loaded twice: {(own or paths)[0]} and {other[0]} (via {mech})")
-                evidence[f"{name} copies"] = paths
-                evidence[f"{name} loaded via"] = f"{mech}={entry}" if entry else mech
-                cmds += [c for c in _remove_cmds(mech, entry, fx) if c not in cmds]
-            elif wheel_torch and not _own(paths[0], fx):
-                mech, entry = _why_loaded(paths[0], fx)
-                problems.append(f"{name} is loaded from {paths[0]} (via {mech}), not from torch's own packages")
-                evidence[f"{name} path"] = paths[0]
-                evidence[f"{name} loaded via"] = f"{mech}={entry}" if entry else mech
-                cmds += [c for c in _remove_cmds(mech, entry, fx) if c not in cmds]
+        _loaded_foreign(fx, libs, wheel_torch, problems, evidence, cmds)
     elif libs is None:
         # Not recorded (collect_env, --quick, import failed): the environment can still show the risk.
-        ldp = ld_library_path(fx) or []
-        risky = [p for p in ldp if _shadow_dir(p)] if (wheel_torch or said) else []
-        pre = [p for p in ld_preload(fx) if _TORCH_LIBS.match(os.path.basename(p))]
-        if pre:
-            problems.append(f"LD_PRELOAD forces {', '.join(pre)} ahead of torch's own copies")
-            evidence["LD_PRELOAD"] = fx.env("LD_PRELOAD")
-            cmds += _remove_cmds("LD_PRELOAD", pre[0], fx)
-        if risky:
-            problems.append(f"LD_LIBRARY_PATH puts {risky[0]} ahead of torch's own CUDA libraries")
-            evidence["LD_LIBRARY_PATH"] = fx.env("LD_LIBRARY_PATH") or ":".join(ldp)
-            cmds.append(filtered_path_command("LD_LIBRARY_PATH", ldp, cuda_like_dir))
-    # Windows: DLLs torch's own set lacks, resolved from PATH (a system CUDA/cuDNN, an old torch).
-    for fp in (fx.dict("windows.torch_lib") or {}).get("from_path") or []:
-        if isinstance(fp, dict) and _WIN_CUDA.match(str(fp.get("dll", ""))):
-            problems.append(f"{fp.get('dll')} (needed by {fp.get('needed_by')}) is loaded from {fp.get('found_in')} on PATH, "
-                            "not from torch's packages")
-            evidence.setdefault("windows.torch_lib.from_path", []).append(fp)
-            cmds.append(f"# remove {fp.get('found_in')} from PATH (System settings > Environment Variables), then open a new terminal")
+        _path_risk(fx, wheel_torch or bool(said), problems, evidence, cmds)
+    _windows_path_dlls(fx, problems, evidence, cmds)
     if not problems and not said:
         return
     if said:
-        evidence[said[0]] = said[1]
-        m = re.search(r"undefined symbol: (\w+), version (lib\w+\.so\.\d+)", said[1])
-        lib = m.group(2) if m else None
-        if not problems:
-            problems.append(f"torch's libraries resolved {lib or 'a CUDA library'} to an older copy outside its own packages"
-                            + (f" (missing {m.group(1)})" if m else ""))
-            ldp = ld_library_path(fx)
-            if ldp:
-                cmds.append(filtered_path_command("LD_LIBRARY_PATH", ldp, cuda_like_dir))
-            else:
-                cmds += ["echo $LD_LIBRARY_PATH $LD_PRELOAD  # look for /usr/local/cuda*/lib64 or another CUDA directory",
-                         "unset LD_LIBRARY_PATH  # or remove just the CUDA directories from it (also in ~/.bashrc)"]
-            if lib:
-                cmds.append(f"ldconfig -p | grep {lib.split('.so')[0]}  # a system copy registered in /etc/ld.so.conf.d also shadows torch's")
+        _said_shadowing(fx, said, problems, evidence, cmds)
     cmds.append("python -c \"import torch; print(torch.__version__, torch.cuda.is_available())\"  # confirm")
-    severity = "error" if broken else "warning"
     prefix = ("A CUDA library shadows torch's own: " if broken
               else "A foreign CUDA library is loaded into torch's process: " if libs
               else "torch's CUDA libraries can be shadowed: ")
@@ -355,8 +326,79 @@ def library_shadowing(fx: Facts) -> Iterator[Finding]:
         title=prefix + problems[0],
         evidence=evidence,
         fix=Fix(tuple(dict.fromkeys(cmds)), "The loader searches LD_PRELOAD and LD_LIBRARY_PATH first; without the foreign entry torch loads the libraries its wheels ship."),
-        severity=severity,
+        severity="error" if broken else "warning",
     )
+
+
+def _loaded_foreign(fx: Facts, libs: List[Dict[str, str]], wheel_torch: bool, problems: List[str],
+                    evidence: Dict[str, object], cmds: List[str]) -> None:
+    """Live: a torch library loaded twice, or (wheel torch) loaded from outside torch's own packages."""
+    by_name: Dict[str, List[str]] = {}
+    for d in libs:
+        if _TORCH_LIBS.match(d["name"]):
+            rp = d.get("realpath") or d["path"]
+            if rp not in by_name.setdefault(d["name"], []):
+                by_name[d["name"]].append(rp)
+    for name, paths in sorted(by_name.items()):
+        if len(paths) > 1:
+            own = [p for p in paths if _own(p, fx)]
+            other = [p for p in paths if not _own(p, fx)] or paths[1:]
+            mech, entry = _why_loaded(other[0], fx)
+            problems.append(f"{name} is loaded twice: {(own or paths)[0]} and {other[0]} (via {mech})")
+            evidence[f"{name} copies"] = paths
+        elif wheel_torch and not _own(paths[0], fx):
+            mech, entry = _why_loaded(paths[0], fx)
+            problems.append(f"{name} is loaded from {paths[0]} (via {mech}), not from torch's own packages")
+            evidence[f"{name} path"] = paths[0]
+        else:
+            continue
+        evidence[f"{name} loaded via"] = f"{mech}={entry}" if entry else mech
+        cmds += [c for c in _remove_cmds(mech, entry, fx) if c not in cmds]
+
+
+def _path_risk(fx: Facts, risky_dirs: bool, problems: List[str], evidence: Dict[str, object], cmds: List[str]) -> None:
+    """Not recorded what loaded: LD_PRELOAD / LD_LIBRARY_PATH entries that would shadow torch's copies."""
+    ldp = ld_library_path(fx) or []
+    risky = [p for p in ldp if _shadow_dir(p)] if risky_dirs else []
+    pre = [p for p in ld_preload(fx) if _TORCH_LIBS.match(os.path.basename(p))]
+    if pre:
+        problems.append(f"LD_PRELOAD forces {', '.join(pre)} ahead of torch's own copies")
+        evidence["LD_PRELOAD"] = fx.env("LD_PRELOAD")
+        cmds += _remove_cmds("LD_PRELOAD", pre[0], fx)
+    if risky:
+        problems.append(f"LD_LIBRARY_PATH puts {risky[0]} ahead of torch's own CUDA libraries")
+        evidence["LD_LIBRARY_PATH"] = fx.env("LD_LIBRARY_PATH") or ":".join(ldp)
+        cmds.append(filtered_path_command("LD_LIBRARY_PATH", ldp, cuda_like_dir))
+
+
+def _windows_path_dlls(fx: Facts, problems: List[str], evidence: Dict[str, object], cmds: List[str]) -> None:
+    """Windows: DLLs torch's own set lacks, resolved from PATH (a system CUDA/cuDNN, an old torch)."""
+    for fp in (fx.dict("windows.torch_lib") or {}).get("from_path") or []:
+        if isinstance(fp, dict) and _WIN_CUDA.match(str(fp.get("dll", ""))):
+            problems.append(f"{fp.get('dll')} (needed by {fp.get('needed_by')}) is loaded from {fp.get('found_in')} on PATH, "
+                            "not from torch's packages")
+            evidence.setdefault("windows.torch_lib.from_path", []).append(fp)  # type: ignore[union-attr]
+            cmds.append(f"# remove {fp.get('found_in')} from PATH (System settings > Environment Variables), then open a new terminal")
+
+
+def _said_shadowing(fx: Facts, said: Tuple[str, str], problems: List[str], evidence: Dict[str, object],
+                    cmds: List[str]) -> None:
+    """The user's error shows a shadowed library (an undefined symbol in an older copy)."""
+    evidence[said[0]] = said[1]
+    m = re.search(r"undefined symbol: (\w+), version (lib\w+\.so\.\d+)", said[1])
+    lib = m.group(2) if m else None
+    if problems:
+        return
+    problems.append(f"torch's libraries resolved {lib or 'a CUDA library'} to an older copy outside its own packages"
+                    + (f" (missing {m.group(1)})" if m else ""))
+    ldp = ld_library_path(fx)
+    if ldp:
+        cmds.append(filtered_path_command("LD_LIBRARY_PATH", ldp, cuda_like_dir))
+    else:
+        cmds += ["echo $LD_LIBRARY_PATH $LD_PRELOAD  # look for /usr/local/cuda*/lib64 or another CUDA directory",
+                 "unset LD_LIBRARY_PATH  # or remove just the CUDA directories from it (also in ~/.bashrc)"]
+    if lib:
+        cmds.append(f"ldconfig -p | grep {lib.split('.so')[0]}  # a system copy registered in /etc/ld.so.conf.d also shadows torch's")
 
 
 # ---------------------------------------------------------------- stub-libcuda
@@ -436,7 +478,7 @@ def cuda_toolkit_mismatch(fx: Facts) -> Iterator[Finding]:
         runs = (not driver) or tv in runnable_variants(rel, driver, driver_os(fx))
         if runs:
             cmds.append(f"# or install the torch {rel} build for CUDA {have}:")
-            cmds += install_commands(fx, rel, tv, reinstall=True)
+            cmds += install_commands(environment(fx), rel, tv, reinstall=True)
     title = (f"Local CUDA toolkit {have} differs from torch's CUDA {want}"
              + (": building CUDA extensions against torch fails" if major else " (minor versions: extension builds warn)"))
     yield CUDA_TOOLKIT_MISMATCH.finding(

@@ -6,14 +6,26 @@ Codes: python-unsupported, dll-load-failure, wsl-driver-in-guest.
 from __future__ import annotations
 
 import re
-from typing import Iterator, List, Optional
+from typing import Iterator, List, Optional, Tuple
 
 from cudadoctor.facts import Facts
+from cudadoctor.interpret import (
+    driver_version,
+    environment,
+    is_wsl,
+    loaded_libraries,
+    mm_str,
+    os_key,
+    platform_key,
+    release_of,
+    torch_release,
+    torch_version,
+    variant,
+)
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import INDEX, PIP, any_of, driver_version, error_match, find_text, kb, release_of
-from ._fixes import install_commands
-from ._views import is_wsl, loaded_libraries, mm, os_key, platform_key, torch_release, torch_version, variant
+from ._common import INDEX, PIP, error_match, kb
+from ._fixes import install_commands, python_fix
 
 PYTHON_UNSUPPORTED = Code(
     code="python-unsupported",
@@ -102,6 +114,34 @@ WSL_DRIVER_IN_GUEST = Code(
 _NO_WHEEL_ARCH = re.compile(r"^(armv[67]\w*|arm|i[3-6]86|x86|ppc64le|ppc64|s390x|riscv64|mips\w*)$", re.IGNORECASE)
 
 
+def _requested(fx: Facts, said: Optional[Tuple[str, str]]) -> Optional[str]:
+    """The torch version pip was asked for, as the error text shows it."""
+    if not said:
+        return None
+    m = re.search(r"requirement torch\s*(?:==|~=|>=|<=|<|>)?\s*([0-9][\w.+]*)?", said[1])
+    req = m.group(1) if m else None
+    if "torch" in said[1] and req is None:
+        m = re.search(r"torch==([0-9][\w.+]*)", fx.user_error())
+        req = m.group(1) if m else None
+    return req
+
+
+def _python_reasons(py: Optional[str], bits: Optional[int], arch: str, plat: str, req: Optional[str]) -> List[str]:
+    """Why no wheel fits: 32-bit, an architecture without wheels, or a Python the release has no wheels for."""
+    reasons: List[str] = []
+    if bits == 32:
+        reasons.append(f"this is a 32-bit Python{(' ' + py) if py else ''}; PyTorch publishes only 64-bit wheels")
+    if arch and _NO_WHEEL_ARCH.match(arch):
+        reasons.append(f"PyTorch publishes no wheels for the {arch} architecture")
+    if py and not reasons:
+        if req and kb().python_supported(release_of(req) or req, py) is False:
+            rng = (kb().torch_release(release_of(req) or req) or {}).get("python") or {}
+            reasons.append(f"torch {release_of(req)} has wheels for Python {rng.get('min')}–{rng.get('max')}, not {mm_str(py) or py}")
+        elif kb().newest_torch_for_python(py, plat) is None:
+            reasons.append(f"no torch release has wheels for Python {mm_str(py) or py} on {plat}")
+    return reasons
+
+
 @check(PYTHON_UNSUPPORTED)
 def python_unsupported(fx: Facts) -> Iterator[Finding]:
     status = fx.str("torch.status")
@@ -109,33 +149,9 @@ def python_unsupported(fx: Facts) -> Iterator[Finding]:
     torch_runs = status == "ok" or bool(fx.str("torch.version") and status not in ("not-installed", "import-failed"))
     if torch_runs and not said:
         return  # a torch imports in this interpreter, so wheels exist for it
-    py = fx.str("python.version")
-    bits = fx.int("python.bits")
-    arch = fx.str("system.arch") or ""
-    plat = platform_key(fx)
-    k = kb()
-    reasons: List[str] = []
-    if bits == 32:
-        reasons.append(f"this is a 32-bit Python{(' ' + py) if py else ''}; PyTorch publishes only 64-bit wheels")
-    if arch and _NO_WHEEL_ARCH.match(arch):
-        reasons.append(f"PyTorch publishes no wheels for the {arch} architecture")
-    req = None
-    if said:
-        m = re.search(r"requirement torch\s*(?:==|~=|>=|<=|<|>)?\s*([0-9][\w.+]*)?", said[1])
-        req = m.group(1) if m else None
-        if "torch" in said[1] and req is None:
-            m = re.search(r"torch==([0-9][\w.+]*)", fx.user_error())
-            req = m.group(1) if m else None
-    if py and k and not reasons:
-        try:
-            if req and k.python_supported(release_of(req) or req, py) is False:
-                r = k.torch_release(release_of(req) or req) or {}
-                rng = r.get("python") or {}
-                reasons.append(f"torch {release_of(req)} has wheels for Python {rng.get('min')}–{rng.get('max')}, not {mm_s(py)}")
-            elif k.newest_torch_for_python(py, plat) is None:
-                reasons.append(f"no torch release has wheels for Python {mm_s(py)} on {plat}")
-        except Exception:
-            pass
+    py, bits, arch, plat = fx.str("python.version"), fx.int("python.bits"), fx.str("system.arch") or "", platform_key(fx)
+    req = _requested(fx, said)
+    reasons = _python_reasons(py, bits, arch, plat, req)
     if torch_runs and not any(r.startswith("torch ") for r in reasons):
         return  # some torch imports here: only a pinned release without wheels for this Python is this code
     if not reasons and not said:
@@ -148,51 +164,9 @@ def python_unsupported(fx: Facts) -> Iterator[Finding]:
                 "requested": req}
     if said:
         evidence[said[0]] = said[1]
-    k_newest = None
-    rng = {}
-    if k:
-        try:
-            k_newest = k.newest_release()
-            rng = (k.torch_release(k_newest) or {}).get("python") or {}
-        except Exception:
-            pass
-    good_py = rng.get("max")
-    cmds: List[str] = []
-    if bits == 32:
-        cmds += [f"# install the 64-bit Python {mm_s(py) if py else good_py} from https://www.python.org/downloads/ (\"Windows installer (64-bit)\")",
-                 f"py -{mm_s(py) if py else good_py}-64 -m venv .venv" if os_key(fx) == "windows" else f"python{good_py} -m venv .venv",
-                 (".venv\\Scripts\\python" if os_key(fx) == "windows" else ".venv/bin/python") + " -m pip install torch torchvision"]
-    elif reasons and any("architecture" in r for r in reasons):
-        cmds += ["# use a 64-bit x86_64 or aarch64 system (or a 64-bit OS on this board), or build PyTorch from source"]
-    else:
-        lo, hi = rng.get("min"), rng.get("max")
-        if req and k and release_of(req):
-            r = k.torch_release(release_of(req)) or {}
-            lo, hi = (r.get("python") or {}).get("min") or lo, (r.get("python") or {}).get("max") or hi
-        pyt = mm(py)
-        target = hi if (pyt and hi and pyt > mm(hi)) else lo if (pyt and lo and pyt < mm(lo)) else None
-        if not py:
-            cmds.append("python -c \"import sys, platform, struct; print(sys.version, platform.machine(), struct.calcsize('P') * 8, 'bit')\"")
-        if target:
-            cmds += [f"# create the environment with Python {target} (supported by the torch you want):",
-                     f"uv venv --python {target} .venv  # or: conda create -n torch python={target}; or python{target} -m venv .venv",
-                     f".venv/bin/python -m pip install torch{('==' + release_of(req)) if req else ''} torchvision"]
-        else:
-            cmds.append(f"# use a 64-bit CPython {lo}–{hi} on x86_64/aarch64 Linux, 64-bit Windows or Apple-silicon macOS" if lo and hi
-                        else "# use a 64-bit CPython on x86_64/aarch64 Linux, 64-bit Windows or Apple-silicon macOS")
-        if req and "+" in req:
-            cmds.append(f"# a pin with a local tag (+{req.split('+', 1)[1]}) is only on PyTorch's index: add --index-url {INDEX}{req.split('+', 1)[1]}")
+    cmds, why = python_fix(environment(fx), bits, any("architecture" in r for r in reasons), req)
     title = "No PyTorch wheel for this interpreter: " + (reasons[0] if reasons else "pip found no torch wheel matching it")
-    yield PYTHON_UNSUPPORTED.finding(
-        title=title, evidence=evidence,
-        fix=Fix(tuple(cmds), "pip installs only wheels built for the interpreter's Python version, bitness and platform."
-                + (f" The newest torch ({k_newest}) supports Python {rng.get('min')}–{rng.get('max')}." if rng else "")),
-    )
-
-
-def mm_s(v: Optional[str]) -> str:
-    t = mm(v)
-    return f"{t[0]}.{t[1]}" if t else str(v)
+    yield PYTHON_UNSUPPORTED.finding(title=title, evidence=evidence, fix=Fix(tuple(cmds), why))
 
 
 # ---------------------------------------------------------------- dll-load-failure
@@ -230,7 +204,7 @@ def dll_load_failure(fx: Facts) -> Iterator[Finding]:
     redist = ["winget install --id Microsoft.VCRedist.2015+.x64  # or run https://aka.ms/vs/17/release/vc_redist.x64.exe"]
     clean = [f"{PIP} uninstall -y torch torchvision torchaudio  # repeat until pip says torch is not installed",
              "# delete a leftover ...\\site-packages\\torch folder if one remains, then reinstall:"]
-    reinstall = install_commands(fx, rel, var) if rel else [f"{PIP} install torch torchvision --index-url {INDEX}{var or 'cu126'}"]
+    reinstall = install_commands(environment(fx), rel, var) if rel else [f"{PIP} install torch torchvision --index-url {INDEX}{var or 'cu126'}"]
     d = (dll or "").lower()
     miss = {x["dll"].lower() for x in missing}
     if (said and "WinError 1455" in said[1]) or "[WinError 1455]" in full:
@@ -242,7 +216,7 @@ def dll_load_failure(fx: Facts) -> Iterator[Finding]:
         title = f"Windows cannot load {dll or 'torch’s DLLs'}: the paging file is too small (WinError 1455)"
     elif "libomp140.x86_64.dll" in miss or (d == "fbgemm.dll" and rel == "2.4.0"):
         cmds = ["# torch 2.4.0's fbgemm.dll needs libomp140.x86_64.dll, which the wheel did not ship; 2.4.1 fixes it:"]
-        cmds += install_commands(fx, "2.4.1", var or "cu121", reinstall=True)
+        cmds += install_commands(environment(fx), "2.4.1", var or "cu121", reinstall=True)
         why = "torch 2.4.1 ships the OpenMP runtime fbgemm.dll depends on."
         title = f"torch {rel or ''} cannot load fbgemm.dll on Windows: libomp140.x86_64.dll is missing".replace("  ", " ")
     elif "zlibwapi.dll" in miss or "zlibwapi" in full.lower():
@@ -289,18 +263,12 @@ def wsl_driver_in_guest(fx: Facts) -> Iterator[Finding]:
     if not (guest or said or kmod.get("nvidia") is True):
         # nvidia-smi (the Windows driver, through WSL) works, torch's CUDA build cannot use it.
         if driver and cuda and fx.bool("torch.cuda_available") is False and fx.str("torch.status") == "ok" and k:
-            try:
-                suspect = k.driver_supports_cuda(driver, cuda, "windows") is True
-            except Exception:
-                suspect = False
+            suspect = k.driver_supports_cuda(driver, cuda, "windows") is True
         if not suspect:
             return
     if said and not guest and driver and cuda and k:
-        try:
-            if k.driver_supports_cuda(driver, cuda, "windows") is False:
-                return  # the Windows driver itself is too old: driver-too-old says so
-        except Exception:
-            pass
+        if k.driver_supports_cuda(driver, cuda, "windows") is False:
+            return  # the Windows driver itself is too old: driver-too-old says so
     evidence = {"system.wsl": True, "guest_libcuda": guest or None, "nvml.driver_version": driver,
                 "system.kernel_modules.nvidia": kmod.get("nvidia"), "wsl_lib_dir": fx.get("system.wsl_lib_dir")}
     if said:

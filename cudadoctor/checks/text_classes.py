@@ -8,13 +8,13 @@ toolkit-arch-unsupported, nvidia-uvm-stale, mkl-incompatible, cuda-home-not-set,
 from __future__ import annotations
 
 import re
-from typing import Callable, Iterator, List, Tuple
+from typing import Iterator, List
 
 from cudadoctor.facts import Facts
+from cudadoctor.interpret import torch_cuda
 from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import PIP, error_match
-from ._views import torch_cuda
 
 SHM_EXHAUSTED = Code(
     code="shm-exhausted", title="Out of shared memory (/dev/shm) for DataLoader workers or NCCL", area="system", severity="error",

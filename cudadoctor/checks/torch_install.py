@@ -6,10 +6,19 @@ import re
 from typing import Iterator, List
 
 from cudadoctor.facts import Facts
+from cudadoctor.interpret import (
+    build_kind,
+    driver_version,
+    environment,
+    installer,
+    nvidia_gpu_present,
+    os_family,
+    release_of,
+)
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import (INDEX, PIP, companion_pins, driver_version, any_of, error_match, find_text, installer, kb, nvidia_gpu_present,
-                      newest_variant_for_driver, os_family, release_of, torch_build)
+from ._common import INDEX, PIP, error_match, kb
+from ._fixes import companion_pins, newest_variant_for_driver
 
 TORCH_NOT_INSTALLED = Code(
     code="torch-not-installed",
@@ -104,10 +113,7 @@ def torch_not_installed(fx: Facts) -> Iterator[Finding]:
     k = kb()
     release = None
     if k and py:
-        try:
-            release = k.newest_torch_for_python(py)
-        except Exception:
-            release = None
+        release = k.newest_torch_for_python(py)
     variant = newest_variant_for_driver(release, driver_version(fx), os_family(fx)) if release else None
     cmd = f"{PIP} install torch torchvision"
     if variant:
@@ -156,7 +162,7 @@ def torch_import_failed(fx: Facts) -> Iterator[Finding]:
 @check(CPU_ONLY_TORCH)
 def cpu_only_torch(fx: Facts) -> Iterator[Finding]:
     said = error_match(fx, CPU_ONLY_TORCH)
-    build = torch_build(fx)
+    build = build_kind(fx)
     if build != "cpu":
         if said and build is None:
             # The program that failed imported a CPU build; the facts cannot say which torch that was.
@@ -176,7 +182,7 @@ def cpu_only_torch(fx: Facts) -> Iterator[Finding]:
     release = release_of(version)
     driver = driver_version(fx)
     variant = newest_variant_for_driver(release, driver, os_family(fx))
-    pins = companion_pins(fx, release)
+    pins = companion_pins(environment(fx), release)
     evidence = {"torch.version": version, "torch.cuda": None, "nvml.driver_version": driver,
                 "gpus": [d.get("name") for d in fx.dicts("nvml.devices")] or None}
     cmds: List[str]

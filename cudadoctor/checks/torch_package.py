@@ -8,10 +8,10 @@ from __future__ import annotations
 from typing import Iterator
 
 from cudadoctor.facts import Facts
+from cudadoctor.interpret import torch_version
 from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import PIP, error_match
-from ._views import torch_version
 
 TORCH_INSTALL_INCOMPLETE = Code(
     code="torch-install-incomplete",

@@ -17,13 +17,15 @@ import json
 import re
 from importlib import resources
 
+from cudadoctor.interpret import versions as _versions
+
 __all__ = [
     "tables", "kb_date", "parse_version", "variant_of", "cuda_of_variant",
     "min_driver_for_cuda", "max_cuda_for_driver", "driver_supports_cuda",
     "torch_release", "torchvision_for_torch", "torch_for_torchvision",
     "arch_list", "arch_runs", "compute_capability", "cores_per_sm",
     "variants_for_driver", "releases_with_arch", "python_supported",
-    "newest_torch_for_python", "index_url", "newest_release",
+    "newest_torch_for_python", "index_url", "newest_release", "variant_archs",
 ]
 
 TABLES = ("cuda_drivers", "torch_releases", "torch_arch_lists", "gpu_compute_capability", "cores_per_sm",
@@ -55,24 +57,18 @@ def kb_date() -> str:
 
 # ---------------------------------------------------------------- versions
 
-def parse_version(s: str | None) -> tuple[int, ...] | None:
-    """Leading dotted integers of a version string, tolerant of decoration.
+def parse_version(s: object) -> tuple[int, ...] | None:
+    """Leading dotted integers of a version string (cudadoctor.interpret.versions.vtuple).
 
     "2.6.0+cu126" -> (2, 6, 0); "12.4.131" -> (12, 4, 131); "535.104.05" -> (535, 104, 5);
     "v2.1.0a0" -> (2, 1, 0); "3.11.7 (main, ...)" -> (3, 11, 7). None when there is no number.
     """
-    if s is None:
-        return None
-    m = re.search(r"\d+(?:\.\d+)*", str(s))
-    return tuple(int(p) for p in m.group(0).split(".")) if m else None
+    return _versions.vtuple(s)
 
 
-def _mm(v: str | tuple | None) -> tuple[int, int] | None:
+def _mm(v: object) -> tuple[int, int] | None:
     """major.minor of a version as a 2-tuple (minor 0 if missing)."""
-    t = parse_version(v) if not isinstance(v, tuple) else v
-    if not t:
-        return None
-    return (t[0], t[1] if len(t) > 1 else 0)
+    return _versions.mm(v)
 
 
 def _series(v: str) -> str | None:
@@ -87,21 +83,17 @@ def variant_of(torch_version: str, torch_cuda: str | None) -> str | None:
     "2.4.0+cpu" -> "cpu"); otherwise derives it from torch.version.cuda ("2.14.1", "13.0" -> "cu130").
     torch_cuda None and no tag -> "cpu" (e.g. PyPI wheels on Windows/macOS). None if unparsable.
     """
-    if torch_version and "+" in torch_version:
-        tag = torch_version.split("+", 1)[1].strip().lower()
-        m = re.match(r"(cpu|cu\d+|rocm[\d.]*\d|xpu)", tag)
-        if m:
-            return m.group(1)
+    tagged = _versions.variant_of_tag(torch_version)
+    if tagged:
+        return tagged
     if torch_cuda:
-        mm = _mm(torch_cuda)
-        return f"cu{mm[0]}{mm[1]}" if mm else None
+        return _versions.variant_of_cuda(torch_cuda)
     return "cpu" if parse_version(torch_version) else None
 
 
 def cuda_of_variant(variant: str) -> str | None:
     """CUDA version of a CUDA variant: "cu124" -> "12.4", "cu102" -> "10.2", "cu92" -> "9.2"; else None."""
-    m = re.fullmatch(r"cu(\d+)(\d)", variant or "")
-    return f"{int(m.group(1))}.{m.group(2)}" if m else None
+    return _versions.cuda_of_variant(variant)
 
 
 def index_url(variant: str) -> str:
@@ -294,14 +286,30 @@ def arch_list(torch_version: str, variant: str) -> dict | None:
             "ptx": [a for a in archs if a.startswith("compute_")]}
 
 
-_ARCH = re.compile(r"(sm|compute)_(\d+)(\d)([af]?)$")
+def variant_archs(variant: str) -> dict | None:
+    """Every architecture any official Linux x86_64 wheel of this variant compiled, over the releases the
+    tables know: {"archs": ["sm_50", ..., "compute_90"], "releases": ["2.4", ..., "2.7"]} (oldest release
+    first); None when no known release has the variant. A GPU newer than all of them has no kernels in any
+    build made with that CUDA: the CUDA version bounds the architectures even when the release is unknown.
+    """
+    builds = _load("torch_arch_lists")["builds"]
+    releases = sorted((s for s in builds if variant in builds[s]), key=parse_version)
+    if not releases or not isinstance(variant, str):
+        return None
+    archs = sorted({a for s in releases for a in builds[s][variant]}, key=lambda a: (a.startswith("compute_"), int(re.sub(r"\D", "", a)[:6] or 0), a))
+    return {"archs": archs, "releases": releases}
 
 
-def _cap(capability: str) -> tuple[int, int] | None:
-    m = re.fullmatch(r"\s*(\d+)\.(\d+)\s*", str(capability))
+_ARCH = re.compile(r"(sm|compute)_(\d{1,3})(\d)([af]?)$")
+
+
+def _cap(capability: object) -> tuple[int, int] | None:
+    if isinstance(capability, bool) or not isinstance(capability, (str, int, float)):
+        return None
+    m = re.fullmatch(r"\s*(\d{1,4})\.(\d{1,4})\s*", str(capability))
     if m:
         return (int(m.group(1)), int(m.group(2)))
-    m = re.fullmatch(r"\s*(?:sm_|compute_)?(\d+)(\d)\s*", str(capability))  # "86", "sm_86"
+    m = re.fullmatch(r"\s*(?:sm_|compute_)?(\d{1,4})(\d)\s*", str(capability))  # "86", "sm_86"
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 

@@ -14,7 +14,6 @@ different answer.
 
 from __future__ import annotations
 
-import sys
 
 from . import proc
 

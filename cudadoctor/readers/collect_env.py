@@ -31,6 +31,7 @@ from ..facts import FactsError, new_facts, sanitize
 from ._collect_env_lines import CORE_KEYS, MAX_CPU_LINES, MAX_VALUE_CHARS, _GPU_LINE, _KEY_RX, _Reader  # noqa: F401
 from ._text import _clean_lines, _decode
 from .packages import _CONDA_PIP_MARKERS, _conda_line, _norm, _pip_line  # noqa: F401
+from ..interpret.versions import mm_str, vtuple
 
 #: Largest text accepted (characters). Real outputs are a few kB; a whole issue thread is < 200 kB.
 MAX_TEXT_CHARS = 2 * 1024 * 1024
@@ -388,9 +389,9 @@ def _toolkit(facts: Dict[str, Any], f: Dict[str, str], r: _Reader) -> None:
     tk = facts["toolkit"]
     rt = _version(f.get("CUDA runtime version"))
     if rt:
-        parts = rt.split(".")
-        if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit():
-            tk["nvcc_version"] = f"{parts[0]}.{parts[1]}"
+        parts = vtuple(rt) if re.match(r"\d+\.\d+", rt) else None
+        if parts and len(parts) >= 2:
+            tk["nvcc_version"] = mm_str(parts)
             if len(parts) >= 3:
                 tk["nvcc_version_full"] = rt
     raw = f.get("cuDNN version")

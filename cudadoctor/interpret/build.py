@@ -1,0 +1,165 @@
+"""The torch build: version, wheel variant, the CUDA (or ROCm) it was built with, its GPU architectures.
+
+Reads what torch said when imported (``torch.*``) and, when it was not imported, what is installed
+(``packages.distributions``: pip or conda metadata). Every function answers None when the facts
+cannot tell; callers report unknown, never ok.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import List, Optional, Tuple
+
+from cudadoctor import kb as _kb
+from cudadoctor.facts import Facts
+
+from .versions import cuda_of_variant, mm_str, release_of, variant_of_cuda, variant_of_tag
+
+
+def dist_version(fx: Facts, *names: str) -> Optional[str]:
+    """The version of the first of ``names`` that is installed (pip or conda metadata)."""
+    for n in names:
+        d = fx.distribution(n)
+        if d and isinstance(d.get("version"), str) and d["version"]:
+            return d["version"]
+    return None
+
+
+def torch_version(fx: Facts) -> Optional[str]:
+    """The torch version as imported, else as installed (pip or conda metadata)."""
+    return fx.str("torch.version") or dist_version(fx, "torch", "pytorch")
+
+
+def torch_release(fx: Facts) -> Optional[str]:
+    """'2.6.0' for the torch in use (imported, else installed)."""
+    return release_of(torch_version(fx))
+
+
+def torch_cuda(fx: Facts) -> Optional[str]:
+    """CUDA version torch was built with ('12.6'), from torch.version.cuda or the wheel tag."""
+    return fx.str("torch.cuda") or cuda_of_variant(variant_of_tag(torch_version(fx)))
+
+
+def build_kind(fx: Facts) -> Optional[str]:
+    """'cuda', 'rocm' or 'cpu' for the imported torch's build (its version string), None when unknown."""
+    t = fx.dict("torch") or {}
+    version = fx.str("torch.version") or ""
+    if fx.str("torch.hip"):
+        return "rocm"
+    if fx.str("torch.cuda"):
+        return "cuda"
+    tag = variant_of_tag(version)
+    if tag and tag != "xpu":
+        return "cpu" if tag == "cpu" else "cuda" if tag.startswith("cu") else "rocm"
+    # torch.cuda present and null means the build has no CUDA: but only when torch was
+    # actually read (imported, or its version.py read), not when the key is merely unknown.
+    if "cuda" in t and t.get("cuda") is None and version:
+        if t.get("status") in ("ok", "skipped") or fx.origin == "collect_env":
+            return "cpu"
+    return None
+
+
+def imported_variant(fx: Facts) -> Optional[str]:
+    """'cu124', 'cpu', 'rocm6.2'... from what torch said (torch.version, torch.cuda), None when unknown."""
+    version = fx.str("torch.version")
+    tagged = variant_of_tag(version)
+    if tagged and tagged != "xpu":
+        return tagged
+    cuda = variant_of_cuda(fx.str("torch.cuda"))
+    if cuda:
+        return cuda
+    return "cpu" if build_kind(fx) == "cpu" else None
+
+
+def variant(fx: Facts) -> Optional[str]:
+    """'cu126', 'cpu'... for the torch in use, also from installed metadata."""
+    v = imported_variant(fx)
+    if v:
+        return v
+    tagged = variant_of_tag(torch_version(fx))
+    if tagged and tagged != "xpu":
+        return tagged
+    return variant_of_cuda(torch_cuda(fx))
+
+
+def is_cuda_build(fx: Facts) -> Optional[bool]:
+    b = build_kind(fx)
+    if b is not None:
+        return b == "cuda"
+    if torch_cuda(fx):
+        return True
+    v = variant(fx)
+    if v:
+        return v.startswith("cu")
+    return None
+
+
+def arch_number(a: str) -> Optional[int]:
+    """'sm_86' / 'compute_90' -> 86 / 90."""
+    m = re.match(r"(?:sm|compute)_(\d{1,4})(?!\d)", a) if isinstance(a, str) else None
+    return int(m.group(1)) if m else None
+
+
+def build_arch_list(fx: Facts) -> Tuple[Optional[List[str]], Optional[str]]:
+    """(archs, source) of the torch build: the live torch.cuda.get_arch_list() wins over the kb."""
+    live = fx.list("torch.arch_list")
+    if live and all(isinstance(a, str) for a in live):
+        return list(live), "torch.cuda.get_arch_list()"
+    rel, var = torch_release(fx), variant(fx)
+    if rel and var and var.startswith("cu"):
+        a = _kb.arch_list(rel, var)
+        if a:
+            return list(a.get("sass", [])) + list(a.get("ptx", [])), f"kb: official torch {mm_str(rel)} {var} wheel"
+    return None, None
+
+
+def arch_bound(fx: Facts) -> Tuple[Optional[List[str]], Optional[str]]:
+    """(archs, source) any official wheel built with this build's CUDA has, for when the build's own list is
+    unknown (release unknown, a nightly or a source build): a GPU newer than every one of them cannot run
+    a build made with that CUDA. (None, None) for a non-CUDA or unknown variant."""
+    var = variant(fx)
+    b = _kb.variant_archs(var) if var and var.startswith("cu") else None
+    if not b:
+        return None, None
+    rels = b["releases"]
+    return list(b["archs"]), f"kb: every official {var} wheel (torch {rels[0]}–{rels[-1]}) built with CUDA {cuda_of_variant(var)}"
+
+
+def newer_than_all(cap: Optional[str], archs: Optional[List[str]]) -> bool:
+    """Is a GPU of capability ``cap`` newer than every architecture in ``archs`` (and no PTX in them runs on it)?"""
+    from .gpus import arch_runs, cap_number  # gpus imports nothing from here; kept local to keep the layers flat
+
+    n = cap_number(cap)
+    nums = [x for x in (arch_number(a) for a in archs or []) if x]
+    return bool(n and nums and n > max(nums) and arch_runs(cap, archs) is None)
+
+
+@dataclass(frozen=True)
+class TorchBuild:
+    """What the facts say about the torch build, every field None when unknown."""
+
+    version: Optional[str]  #: '2.6.0+cu126' (imported, else installed)
+    release: Optional[str]  #: '2.6.0'
+    kind: Optional[str]  #: 'cuda' | 'rocm' | 'cpu'
+    variant: Optional[str]  #: 'cu126' | 'cpu' | 'rocm6.2'
+    cuda: Optional[str]  #: '12.6': the CUDA it was built with
+    hip: Optional[str]  #: the ROCm (HIP) version of a ROCm build
+    arch_list: Optional[Tuple[str, ...]]  #: ('sm_50', ..., 'compute_90')
+    arch_source: Optional[str]  #: where arch_list came from (torch itself, or the kb)
+    debug: Optional[bool]  #: a debug build (torch.version.debug)
+
+    @property
+    def series(self) -> Optional[str]:
+        return mm_str(self.release)
+
+
+def torch_build(fx: Facts) -> TorchBuild:
+    """Everything known about the torch build, in one value."""
+    archs, source = build_arch_list(fx)
+    var = variant(fx)
+    kind = build_kind(fx) or (None if not var else "cuda" if var.startswith("cu") else "rocm" if var.startswith("rocm") else "cpu")
+    return TorchBuild(version=torch_version(fx), release=torch_release(fx), kind=kind, variant=var,
+                      cuda=torch_cuda(fx), hip=fx.str("torch.hip"), arch_list=tuple(archs) if archs else None,
+                      arch_source=source, debug=fx.bool("torch.debug"))
+
