@@ -12,7 +12,7 @@ import pytest
 from conftest import FIXTURES, SHARED, load_fixture
 
 from cudadoctor import fleet, kb, registry
-from cudadoctor.collect_env import parse_collect_env
+from cudadoctor.readers.collect_env import parse_collect_env
 from cudadoctor.facts import Facts, FactsError, parse_document
 from cudadoctor.interpret import (
     arch_bound,
