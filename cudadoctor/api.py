@@ -46,8 +46,15 @@ def _facts_from(facts: Any) -> Dict[str, Any]:
         raise ValueError(str(e)) from None
 
 
-_STATUS_COLOR = {"ok": "#1a7f37", "info": "#1a7f37", "error": "#cf222e", "warning": "#9a6700",
-                 "unknown": "#6e7781", "crashed": "#8250df", "none": "#6e7781"}
+_STATUS_COLOR = {
+    "ok": "#1a7f37",
+    "info": "#1a7f37",
+    "error": "#cf222e",
+    "warning": "#9a6700",
+    "unknown": "#6e7781",
+    "crashed": "#8250df",
+    "none": "#6e7781",
+}
 
 
 class CheckResult:
@@ -103,15 +110,21 @@ class CheckResult:
         e = html.escape
         rows = []
         for _, label, status, detail in areas(self.report):
-            rows.append(f'<tr><td style="color:{_STATUS_COLOR.get(status, "inherit")};font-weight:bold">'
-                        f'[{e(SYMBOLS[status])}]</td><td>{e(label)}</td><td>{e(str(detail))}</td></tr>')
-        out = ['<div class="cudadoctor-report">', "<h4>cudadoctor check: can PyTorch use your NVIDIA GPU?</h4>",
-               '<table class="cudadoctor-areas">', *rows, "</table>"]
+            rows.append(
+                f'<tr><td style="color:{_STATUS_COLOR.get(status, "inherit")};font-weight:bold">'
+                f"[{e(SYMBOLS[status])}]</td><td>{e(label)}</td><td>{e(str(detail))}</td></tr>"
+            )
+        out = [
+            '<div class="cudadoctor-report">',
+            "<h4>cudadoctor check: can PyTorch use your NVIDIA GPU?</h4>",
+            '<table class="cudadoctor-areas">',
+            *rows,
+            "</table>",
+        ]
         for f in self.report.findings:
             sym = "i" if f.severity == "info" else SYMBOLS["crashed" if f.code == "check-crashed" else f.severity]
             color = _STATUS_COLOR.get(f.severity, "inherit")
-            out.append(f'<div class="cudadoctor-finding"><p><b style="color:{color}">{e(sym)} {e(f.code)}</b>: '
-                       f"{e(f.title)}</p>")
+            out.append(f'<div class="cudadoctor-finding"><p><b style="color:{color}">{e(sym)} {e(f.code)}</b>: {e(f.title)}</p>')
             if f.fix.commands:
                 out.append("<pre>" + e("\n".join(f.fix.commands)) + "</pre>")
             if f.fix.why:
@@ -119,8 +132,10 @@ class CheckResult:
             out.append(f"<p>more: <code>cudadoctor explain {e(f.code)}</code></p></div>")
         v = self.verdict
         state = {"yes": "ok", "no": "error", "degraded": "error", "unknown": "unknown"}[v["state"]]
-        out.append(f'<p class="cudadoctor-verdict" style="color:{_STATUS_COLOR[state]};font-weight:bold">'
-                   f"{e(SYMBOLS[state])} {e(v['text'])}.</p></div>")
+        out.append(
+            f'<p class="cudadoctor-verdict" style="color:{_STATUS_COLOR[state]};font-weight:bold">'
+            f"{e(SYMBOLS[state])} {e(v['text'])}.</p></div>"
+        )
         return "\n".join(out)
 
 
@@ -151,8 +166,10 @@ class _Rendered:
         import html
 
         # The text report, preformatted: its columns line up as on a terminal.
-        return (f'<div class="cudadoctor-report"><h4>{html.escape(self.title)}</h4>'
-                f"<pre>{html.escape(self.render('text'))}</pre></div>")
+        return (
+            f'<div class="cudadoctor-report"><h4>{html.escape(self.title)}</h4>'
+            f"<pre>{html.escape(self.render('text'))}</pre></div>"
+        )
 
 
 class DevicesResult(_Rendered):
@@ -203,8 +220,16 @@ class SmokeResult(_Rendered):
         return render(self.data, fmt)
 
 
-def check(python: Optional[str] = None, *, facts: Any = None, quick: bool = False, timeout: Optional[float] = None,
-          error: Optional[str] = None, strict: bool = False, show_pii: bool = False) -> CheckResult:
+def check(
+    python: Optional[str] = None,
+    *,
+    facts: Any = None,
+    quick: bool = False,
+    timeout: Optional[float] = None,
+    error: Optional[str] = None,
+    strict: bool = False,
+    show_pii: bool = False,
+) -> CheckResult:
     """Diagnose whether PyTorch can use the NVIDIA GPU, as ``cudadoctor check`` does.
 
     ``python``: the interpreter to diagnose (default: as the command chooses, in a notebook the
@@ -228,8 +253,14 @@ def check(python: Optional[str] = None, *, facts: Any = None, quick: bool = Fals
     return CheckResult(shareable(report, show_pii, live=facts is None), strict=strict)
 
 
-def devices(python: Optional[str] = None, *, facts: Any = None, timeout: Optional[float] = None,
-            show_serials: bool = False, show_pii: bool = False) -> DevicesResult:
+def devices(
+    python: Optional[str] = None,
+    *,
+    facts: Any = None,
+    timeout: Optional[float] = None,
+    show_serials: bool = False,
+    show_pii: bool = False,
+) -> DevicesResult:
     """Per GPU: properties, health and PyTorch's view, with a verdict (``cudadoctor devices``)."""
     from . import registry
     from .devices import build
@@ -243,15 +274,26 @@ def devices(python: Optional[str] = None, *, facts: Any = None, timeout: Optiona
         t = float(timeout) if timeout else None
         data = collect(python=_interpreter(python), timeouts={"nvml": t, "torch": t} if t else None)
     report = diagnose(data, registry.load())
-    report = shareable(report, show_pii, live=facts is None,
-                       redactor=None if show_pii else redactor_for([report.facts], live=facts is None,
-                                                                   keep_serials=show_serials))
+    report = shareable(
+        report,
+        show_pii,
+        live=facts is None,
+        redactor=None if show_pii else redactor_for([report.facts], live=facts is None, keep_serials=show_serials),
+    )
     return DevicesResult(build(report.facts, report.findings, show_serials=show_serials), show_serials)
 
 
-def smoke(device: str = "cuda", *, python: Optional[str] = None, data_dir: Optional[str] = None,
-          download: bool = False, synthetic: bool = False, epochs: Optional[int] = None, timeout: float = 300.0,
-          show_pii: bool = False) -> SmokeResult:
+def smoke(
+    device: str = "cuda",
+    *,
+    python: Optional[str] = None,
+    data_dir: Optional[str] = None,
+    download: bool = False,
+    synthetic: bool = False,
+    epochs: Optional[int] = None,
+    timeout: float = 300.0,
+    show_pii: bool = False,
+) -> SmokeResult:
     """Train the MNIST MLP on ``device`` and check every stage (``cudadoctor smoke``).
 
     A GPU that cannot be used is diagnosed first (as the command does) instead of training on

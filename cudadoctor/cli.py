@@ -7,6 +7,7 @@ import os
 import click
 
 from . import __version__, exitcodes
+
 # name -> "module:attribute". A command's module is imported only when that command runs, so
 # `cudadoctor check` does not pay for fleet, diff or smoke at start-up.
 COMMANDS = {
@@ -58,16 +59,16 @@ def main(argv=None) -> None:
         raise
     except click.ClickException as e:
         e.show()
-        raise SystemExit(e.exit_code)
+        raise SystemExit(e.exit_code) from None
     except (KeyboardInterrupt, click.exceptions.Abort):
         click.echo("cudadoctor: interrupted", err=True)
-        raise SystemExit(130)
+        raise SystemExit(130) from None
     except BaseException as e:  # noqa: BLE001 - the last guard
         if os.environ.get("CUDADOCTOR_DEBUG"):
             raise
         msg = str(e).splitlines()[0][:300] if str(e) else ""
         click.echo(f"cudadoctor: internal error: {type(e).__name__}: {msg} (set CUDADOCTOR_DEBUG=1 for the traceback)", err=True)
-        raise SystemExit(exitcodes.INTERNAL)
+        raise SystemExit(exitcodes.INTERNAL) from None
 
 
 if __name__ == "__main__":

@@ -86,7 +86,7 @@ def _uuid_key(u: Any) -> Optional[str]:
     s = u.strip().lower()
     for prefix in ("gpu-", "mig-"):
         if s.startswith(prefix):
-            s = s[len(prefix):]
+            s = s[len(prefix) :]
     return s
 
 
@@ -214,8 +214,12 @@ def build_device(dev: Dict[str, Any], torch_matches: List[Dict[str, Any]], fx: F
     b.put("serial", serial, "nvml", None if b.d.get("serial_hidden") else _nvml_why(dev, "serial"))
     b.put("pci_bus_id", nv.str("pci_bus_id"), "nvml", _nvml_why(dev, "pci_bus_id"))
     cap = nv.str("compute_capability") or tv.str("capability")
-    b.first("compute_capability", (nv.str("compute_capability"), "nvml"), (tv.str("capability"), "torch"),
-            why_unknown=_nvml_why(dev, "compute_capability"))
+    b.first(
+        "compute_capability",
+        (nv.str("compute_capability"), "nvml"),
+        (tv.str("capability"), "torch"),
+        why_unknown=_nvml_why(dev, "compute_capability"),
+    )
     b.put("architecture", f"sm_{cap.replace('.', '')}" if cap else None, "derived")
     _compute_and_memory(b, nv, tv, dev, cap, no_torch, bool(t.get("is_integrated") is True))
     _clocks_and_modes(b, nv, tv, dev)
@@ -226,11 +230,17 @@ def build_device(dev: Dict[str, Any], torch_matches: List[Dict[str, Any]], fx: F
     return b.d
 
 
-def _compute_and_memory(b: "_Dev", nv: Facts, tv: Facts, dev: Dict[str, Any], cap: Optional[str], no_torch: str,
-                        integrated: bool) -> None:
+def _compute_and_memory(
+    b: "_Dev", nv: Facts, tv: Facts, dev: Dict[str, Any], cap: Optional[str], no_torch: str, integrated: bool
+) -> None:
     # Compute resources.
     cps = cores_per_sm(cap)
-    b.put("cores_per_sm", cps, "kb", "the knowledge base does not know this compute capability" if cap else "compute capability unknown")
+    b.put(
+        "cores_per_sm",
+        cps,
+        "kb",
+        "the knowledge base does not know this compute capability" if cap else "compute capability unknown",
+    )
     sms = tv.int("multi_processor_count")
     nvml_cores = nv.int("num_cores")
     if sms is None and nvml_cores and cps and nvml_cores % cps == 0:
@@ -248,17 +258,29 @@ def _compute_and_memory(b: "_Dev", nv: Facts, tv: Facts, dev: Dict[str, Any], ca
     b.first("memory_total_bytes", (total, "nvml"), (tv.int("total_memory"), "torch"), why_unknown=_nvml_why(dev, "memory"))
     b.put("memory_free_bytes", nv.int("memory.free_bytes"), "nvml", _nvml_why(dev, "memory") or "only NVML reports free memory")
     b.put("memory_used_bytes", nv.int("memory.used_bytes"), "nvml", _nvml_why(dev, "memory"))
-    b.first("memory_bus_width_bits", (nv.int("memory_bus_width"), "nvml"), (tv.int("memory_bus_width"), "torch"),
-            why_unknown=_nvml_why(dev, "memory_bus_width"))
+    b.first(
+        "memory_bus_width_bits",
+        (nv.int("memory_bus_width"), "nvml"),
+        (tv.int("memory_bus_width"), "torch"),
+        why_unknown=_nvml_why(dev, "memory_bus_width"),
+    )
     torch_mem_clock = tv.num("memory_clock_rate")
-    b.first("memory_clock_max_mhz", (nv.int("max_clocks.memory"), "nvml"),
-            (round(torch_mem_clock / 1000) if torch_mem_clock else None, "torch"), why_unknown=_nvml_why(dev, "max_clocks.memory"))
+    b.first(
+        "memory_clock_max_mhz",
+        (nv.int("max_clocks.memory"), "nvml"),
+        (round(torch_mem_clock / 1000) if torch_mem_clock else None, "torch"),
+        why_unknown=_nvml_why(dev, "max_clocks.memory"),
+    )
     b.put("memory_clock_mhz", nv.int("clocks.memory"), "nvml", _nvml_why(dev, "clocks.memory"))
     if integrated:
         b.put("memory_bandwidth_gbs", None, "", "integrated GPU: its reported memory clock does not give the bandwidth")
     else:
-        b.put("memory_bandwidth_gbs", bandwidth_gbs(b.d["memory_clock_max_mhz"], b.d["memory_bus_width_bits"]), "derived",
-              "needs the maximum memory clock and the bus width")
+        b.put(
+            "memory_bandwidth_gbs",
+            bandwidth_gbs(b.d["memory_clock_max_mhz"], b.d["memory_bus_width_bits"]),
+            "derived",
+            "needs the maximum memory clock and the bus width",
+        )
     b.put("l2_cache_bytes", tv.int("L2_cache_size"), "torch", no_torch)
     b.put("shared_memory_per_block_bytes", tv.int("shared_memory_per_block"), "torch", no_torch)
     b.put("shared_memory_per_block_optin_bytes", tv.int("shared_memory_per_block_optin"), "torch", no_torch)
@@ -270,13 +292,16 @@ def _compute_and_memory(b: "_Dev", nv: Facts, tv: Facts, dev: Dict[str, Any], ca
     b.put("max_threads_per_multiprocessor", tv.int("max_threads_per_multi_processor"), "torch", no_torch)
 
 
-
 def _clocks_and_modes(b: "_Dev", nv: Facts, tv: Facts, dev: Dict[str, Any]) -> None:
     # Clocks.
     torch_sm_clock = tv.num("clock_rate")
     b.put("sm_clock_mhz", nv.int("clocks.sm"), "nvml", _nvml_why(dev, "clocks.sm"))
-    b.first("sm_clock_max_mhz", (nv.int("max_clocks.sm"), "nvml"),
-            (round(torch_sm_clock / 1000) if torch_sm_clock else None, "torch"), why_unknown=_nvml_why(dev, "max_clocks.sm"))
+    b.first(
+        "sm_clock_max_mhz",
+        (nv.int("max_clocks.sm"), "nvml"),
+        (round(torch_sm_clock / 1000) if torch_sm_clock else None, "torch"),
+        why_unknown=_nvml_why(dev, "max_clocks.sm"),
+    )
 
     # Modes.
     ecc_cur = nv.bool("ecc_mode.current")
@@ -286,11 +311,21 @@ def _clocks_and_modes(b: "_Dev", nv: Facts, tv: Facts, dev: Dict[str, Any]) -> N
     for c in ("volatile", "aggregate"):
         for k in ("corrected", "uncorrected"):
             errs[f"{c}_{k}"] = nv.int(f"ecc_errors.{c}.{k}")
-    b.put("ecc_errors", errs if any(v is not None for v in errs.values()) else None, "nvml",
-          "ECC is off: no error counts are kept" if ecc_cur is False else (_nvml_why(dev, "ecc_errors.volatile.uncorrected") or _nvml_why(dev, "ecc_mode")))
+    b.put(
+        "ecc_errors",
+        errs if any(v is not None for v in errs.values()) else None,
+        "nvml",
+        "ECC is off: no error counts are kept"
+        if ecc_cur is False
+        else (_nvml_why(dev, "ecc_errors.volatile.uncorrected") or _nvml_why(dev, "ecc_mode")),
+    )
     rp = dev.get("retired_pages") if isinstance(dev.get("retired_pages"), dict) else {}
-    b.put("retired_pages", {k: rp.get(k) for k in ("pending", "single_bit", "double_bit")} if rp.get("pending") is not None else None,
-          "nvml", _nvml_why(dev, "retired_pages.pending"))
+    b.put(
+        "retired_pages",
+        {k: rp.get(k) for k in ("pending", "single_bit", "double_bit")} if rp.get("pending") is not None else None,
+        "nvml",
+        _nvml_why(dev, "retired_pages.pending"),
+    )
     rr = dev.get("remapped_rows") if isinstance(dev.get("remapped_rows"), dict) else None
     b.put("remapped_rows", rr, "nvml", _nvml_why(dev, "remapped_rows"))
     b.put("compute_mode", nv.str("compute_mode"), "nvml", _nvml_why(dev, "compute_mode"))
@@ -305,33 +340,52 @@ def _mig_instances(b: "_Dev", nv: Facts, dev: Dict[str, Any], mig_torch: List[Di
         if not isinstance(mdev, dict):
             continue
         attrs = mdev.get("attributes") if isinstance(mdev.get("attributes"), dict) else {}
-        mt = next((x for x in mig_torch if _uuid_key(x.get("uuid")) and _uuid_key(x.get("uuid")) == _uuid_key(mdev.get("uuid"))), None)
-        migs.append({
-            "uuid": Facts(mdev).str("uuid"),
-            "gpu_instance_id": Facts(mdev).int("gpu_instance_id"),
-            "compute_instance_id": Facts(mdev).int("compute_instance_id"),
-            "multiprocessors": Facts(attrs).int("multiprocessor_count"),
-            "memory_total_bytes": Facts(mdev).int("memory.total_bytes"),
-            "memory_free_bytes": Facts(mdev).int("memory.free_bytes"),
-            "torch_index": Facts(mt).int("index") if mt else None,
-            "torch_name": Facts(mt).str("name") if mt else None,
-            "kernel_ok": Facts(mt).bool("kernel_ok") if mt else None,
-            "kernel_error": Facts(mt).str("kernel_error") if mt else None,
-        })
-    b.put("mig_instances", migs if dev.get("mig_devices") is not None else None, "nvml",
-          "MIG is not enabled" if nv.get("mig_mode.current") is False else _nvml_why(dev, "mig_devices") or _nvml_why(dev, "mig_mode"))
+        mt = next(
+            (x for x in mig_torch if _uuid_key(x.get("uuid")) and _uuid_key(x.get("uuid")) == _uuid_key(mdev.get("uuid"))), None
+        )
+        migs.append(
+            {
+                "uuid": Facts(mdev).str("uuid"),
+                "gpu_instance_id": Facts(mdev).int("gpu_instance_id"),
+                "compute_instance_id": Facts(mdev).int("compute_instance_id"),
+                "multiprocessors": Facts(attrs).int("multiprocessor_count"),
+                "memory_total_bytes": Facts(mdev).int("memory.total_bytes"),
+                "memory_free_bytes": Facts(mdev).int("memory.free_bytes"),
+                "torch_index": Facts(mt).int("index") if mt else None,
+                "torch_name": Facts(mt).str("name") if mt else None,
+                "kernel_ok": Facts(mt).bool("kernel_ok") if mt else None,
+                "kernel_error": Facts(mt).str("kernel_error") if mt else None,
+            }
+        )
+    b.put(
+        "mig_instances",
+        migs if dev.get("mig_devices") is not None else None,
+        "nvml",
+        "MIG is not enabled"
+        if nv.get("mig_mode.current") is False
+        else _nvml_why(dev, "mig_devices") or _nvml_why(dev, "mig_mode"),
+    )
     return migs
 
 
 def _link_power_thermal(b: "_Dev", nv: Facts, dev: Dict[str, Any]) -> None:
     # Link, power, thermal.
-    for key, field in (("pcie_gen_current", "gen_current"), ("pcie_gen_max", "gen_max"), ("pcie_gen_gpu_max", "gen_gpu_max"),
-                       ("pcie_width_current", "width_current"), ("pcie_width_max", "width_max")):
+    for key, field in (
+        ("pcie_gen_current", "gen_current"),
+        ("pcie_gen_max", "gen_max"),
+        ("pcie_gen_gpu_max", "gen_gpu_max"),
+        ("pcie_width_current", "width_current"),
+        ("pcie_width_max", "width_max"),
+    ):
         b.put(key, nv.int("pcie." + field), "nvml", _nvml_why(dev, "pcie." + field))
     b.put("utilization_gpu_percent", nv.int("utilization.gpu"), "nvml", _nvml_why(dev, "utilization"))
     b.put("utilization_memory_percent", nv.int("utilization.memory"), "nvml", _nvml_why(dev, "utilization"))
-    for key, field in (("power_limit_w", "limit_mw"), ("power_default_limit_w", "default_limit_mw"),
-                       ("power_enforced_limit_w", "enforced_limit_mw"), ("power_usage_w", "usage_mw")):
+    for key, field in (
+        ("power_limit_w", "limit_mw"),
+        ("power_default_limit_w", "default_limit_mw"),
+        ("power_enforced_limit_w", "enforced_limit_mw"),
+        ("power_usage_w", "usage_mw"),
+    ):
         mw = nv.num("power." + field)
         b.put(key, round(mw / 1000, 1) if mw is not None else None, "nvml", _nvml_why(dev, "power." + field))
     b.put("temperature_c", nv.int("temperature_c"), "nvml", _nvml_why(dev, "temperature_c"))
@@ -342,19 +396,29 @@ def _link_power_thermal(b: "_Dev", nv: Facts, dev: Dict[str, Any]) -> None:
     mask = nv.int("clock_event_reasons.mask")
     b.put("clock_event_reasons", reason_names(mask), "nvml", _nvml_why(dev, "clock_event_reasons"))
     procs = dev.get("processes")
-    b.put("processes", [p for p in procs if isinstance(p, dict)] if isinstance(procs, list) else None, "nvml",
-          _nvml_why(dev, "processes"))
+    b.put(
+        "processes",
+        [p for p in procs if isinstance(p, dict)] if isinstance(procs, list) else None,
+        "nvml",
+        _nvml_why(dev, "processes"),
+    )
     links = dev.get("nvlinks")
     if isinstance(links, list):
         b.put("nvlinks", [lk for lk in links if isinstance(lk, dict)], "nvml")
     else:
-        b.put("nvlinks", None, "", "no NVLink on this GPU" if ((dev.get("errors") or {}).get("nvlinks") or {}).get("code") == 3
-              else _nvml_why(dev, "nvlinks"))
+        b.put(
+            "nvlinks",
+            None,
+            "",
+            "no NVLink on this GPU"
+            if ((dev.get("errors") or {}).get("nvlinks") or {}).get("code") == 3
+            else _nvml_why(dev, "nvlinks"),
+        )
 
 
-
-def _framework_view(b: "_Dev", fx: Facts, tv: Optional[Facts], cap: Optional[str], migs: List[Dict[str, Any]],
-                    no_torch: str) -> None:
+def _framework_view(
+    b: "_Dev", fx: Facts, tv: Optional[Facts], cap: Optional[str], migs: List[Dict[str, Any]], no_torch: str
+) -> None:
     # The framework's view.
     arch_list = fx.list("torch.arch_list")
     runs = arch_runs(cap, [str(a) for a in arch_list] if arch_list else None)
@@ -378,8 +442,14 @@ def _framework_view(b: "_Dev", fx: Facts, tv: Optional[Facts], cap: Optional[str
 def _lost_stub(dev: Dict[str, Any]) -> Dict[str, Any]:
     idx = Facts(dev).int("index")
     err = dev.get("error") if isinstance(dev.get("error"), dict) else {}
-    return {"index": idx, "name": None, "sources": {}, "unknown": {"*": f"NVML: {err.get('message') or '?'}"},
-            "lost": lost_error(dev), "handle_error": err}
+    return {
+        "index": idx,
+        "name": None,
+        "sources": {},
+        "unknown": {"*": f"NVML: {err.get('message') or '?'}"},
+        "lost": lost_error(dev),
+        "handle_error": err,
+    }
 
 
 def verdict(d: Dict[str, Any], findings: List[Dict[str, Any]]) -> Tuple[str, List[str]]:
@@ -481,10 +551,17 @@ def nvlink_summary(devices: List[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
             if peer is not None:
                 peers[str(peer)] = peers.get(str(peer), 0) + 1
         versions = sorted({lk.get("version") for lk in active if isinstance(lk.get("version"), int)})
-        rows.append({"index": d.get("index"), "links": len(links) if d.get("nvlinks") is not None else None,
-                     "active": len(active) if d.get("nvlinks") is not None else None,
-                     "inactive": [lk.get("link") for lk in links if lk.get("active") is False],
-                     "versions": versions, "to_nvswitch": switch, "to_gpu": peers})
+        rows.append(
+            {
+                "index": d.get("index"),
+                "links": len(links) if d.get("nvlinks") is not None else None,
+                "active": len(active) if d.get("nvlinks") is not None else None,
+                "inactive": [lk.get("link") for lk in links if lk.get("active") is False],
+                "versions": versions,
+                "to_nvswitch": switch,
+                "to_gpu": peers,
+            }
+        )
     return {"devices": rows}
 
 
@@ -501,8 +578,11 @@ def build(facts: Dict[str, Any], findings: Optional[List[Any]] = None, show_seri
     if not nvml_devs and torch_devs:
         # NVML could not list the GPUs (permission, a broken library) but CUDA can: PyTorch's view alone.
         why = f"NVML could not be asked ({fx.str('nvml.status') or 'not examined'})"
-        nvml_devs = [{"index": t.get("index"), "errors": {}, "_default_why": why, "_torch_only": True}
-                     for t in torch_devs if isinstance(t.get("index"), int)]
+        nvml_devs = [
+            {"index": t.get("index"), "errors": {}, "_default_why": why, "_torch_only": True}
+            for t in torch_devs
+            if isinstance(t.get("index"), int)
+        ]
         matches = {t["index"]: [t] for t in torch_devs if isinstance(t.get("index"), int)}
     else:
         matches = match_torch(nvml_devs, torch_devs)
@@ -514,12 +594,19 @@ def build(facts: Dict[str, Any], findings: Optional[List[Any]] = None, show_seri
         else:
             if incomplete:
                 dev = dict(dev, _default_why=f"NVML stopped answering (during {incomplete}) before this was asked")
-            d = build_device(dev, matches.get(Facts(dev).int("index") or 0, []) if Facts(dev).int("index") is not None else [], fx, show_serials)
+            d = build_device(
+                dev,
+                matches.get(Facts(dev).int("index") or 0, []) if Facts(dev).int("index") is not None else [],
+                fx,
+                show_serials,
+            )
         m = re.match(r"device:(\d+):(.+)$", incomplete or "")
         if m and int(m.group(1)) == d.get("index"):
             d["nvml_hung"] = m.group(2)
-        d["findings"] = [{"code": f.get("code"), "severity": f.get("severity"), "title": f.get("title")}
-                         for f in _findings_for(d.get("index"), fl)]
+        d["findings"] = [
+            {"code": f.get("code"), "severity": f.get("severity"), "title": f.get("title")}
+            for f in _findings_for(d.get("index"), fl)
+        ]
         d["result"], d["result_why"] = verdict(d, d["findings"])
         devices.append(d)
     matched = {id(t) for ts in matches.values() for t in ts}
@@ -531,12 +618,19 @@ def build(facts: Dict[str, Any], findings: Optional[List[Any]] = None, show_seri
         "driver_version": fx.str("nvml.driver_version"),
         "cuda_driver_version": fx.str("nvml.cuda_driver_version"),
         "nvml_status": fx.str("nvml.status"),
-        "torch": {"version": fx.str("torch.version"), "cuda": fx.str("torch.cuda"), "usable": torch_ok,
-                  "why_not": torch_why or None, "arch_list": fx.list("torch.arch_list"),
-                  "device_count": fx.int("torch.device_count")},
+        "torch": {
+            "version": fx.str("torch.version"),
+            "cuda": fx.str("torch.cuda"),
+            "usable": torch_ok,
+            "why_not": torch_why or None,
+            "arch_list": fx.list("torch.arch_list"),
+            "device_count": fx.int("torch.device_count"),
+        },
         "devices": devices,
-        "torch_only_devices": [{"index": t.get("index"), "name": t.get("name"), "capability": t.get("capability"),
-                                "kernel_ok": t.get("kernel_ok")} for t in unmatched_torch],
+        "torch_only_devices": [
+            {"index": t.get("index"), "name": t.get("name"), "capability": t.get("capability"), "kernel_ok": t.get("kernel_ok")}
+            for t in unmatched_torch
+        ],
         "peer_access": peer_matrix(fx, devices),
         "nvlink": nvlink_summary(devices),
         "problem": None if devices else no_device_reason(fx),

@@ -145,8 +145,11 @@ def cuda_init(fx: Facts) -> Optional[str]:
 
 def _cuda_state(fx: Facts) -> Any:
     """What is compared for CUDA initialisation: availability and kernel results, not the message."""
-    return (fx.bool("torch.cuda_available"), fx.int("torch.device_count"),
-            tuple(d.get("kernel_ok") for d in fx.dicts("torch.devices")))
+    return (
+        fx.bool("torch.cuda_available"),
+        fx.int("torch.device_count"),
+        tuple(d.get("kernel_ok") for d in fx.dicts("torch.devices")),
+    )
 
 
 def driver(fx: Facts) -> Optional[str]:
@@ -177,12 +180,20 @@ def _companion(fx: Facts, name: str) -> Optional[Tuple[str, tuple]]:
     torch_ver = torch_version(fx)
     pair = None
     if torch_ver:
-        want = _kb.torchvision_for_torch(torch_ver) if name == "torchvision" else (_kb.torch_release(torch_ver) or {}).get("torchaudio")
+        want = (
+            _kb.torchvision_for_torch(torch_ver)
+            if name == "torchvision"
+            else (_kb.torch_release(torch_ver) or {}).get("torchaudio")
+        )
         if want:
             got = release_of(ver) or ""
             ok = got == want or (want.count(".") == 1 and mm_str(got) == want)
             pair = "pairs" if ok else f"torch {release_of(torch_ver)} expects {want}"
-            parts.append(f"pairs with torch {mm_str(torch_ver)}" if ok else f"MISMATCH: torch {release_of(torch_ver)} expects {name} {want}")
+            parts.append(
+                f"pairs with torch {mm_str(torch_ver)}"
+                if ok
+                else f"MISMATCH: torch {release_of(torch_ver)} expects {name} {want}"
+            )
     tag, tkind = local_tag(ver), torch_kind(fx)
     variant = None
     if tag and tkind:
@@ -230,7 +241,9 @@ def gpu_modes(fx: Facts) -> Optional[str]:
     for d in devs:
         mig = d.get("mig_mode") or {}
         cur = mig.get("current") if isinstance(mig, dict) else mig
-        parts.append(f"compute mode {d.get('compute_mode', '?')}" + (f", MIG {cur}" if cur not in (None, "", 0, "disabled", False) else ""))
+        parts.append(
+            f"compute mode {d.get('compute_mode', '?')}" + (f", MIG {cur}" if cur not in (None, "", 0, "disabled", False) else "")
+        )
     return "; ".join(sorted(set(parts)))
 
 
@@ -310,16 +323,18 @@ def _same(va: Any, vb: Any) -> bool:
     return va == vb
 
 
-def compare(fa: Dict[str, Any], fb: Dict[str, Any], report_a: Any = None, report_b: Any = None,
-            names: Tuple[str, str] = ("A", "B")) -> Dict[str, Any]:
+def compare(
+    fa: Dict[str, Any], fb: Dict[str, Any], report_a: Any = None, report_b: Any = None, names: Tuple[str, str] = ("A", "B")
+) -> Dict[str, Any]:
     """The diff of two facts documents (and their reports, for findings on one side only)."""
     A, B = Facts(fa), Facts(fb)
     diffs: List[Difference] = []
     unknown: List[Difference] = []
     same: List[str] = []
 
-    def add(key: str, label: str, ta: Optional[str], tb: Optional[str], weight: int, why: str,
-            ka: Any = None, kb: Any = None) -> None:
+    def add(
+        key: str, label: str, ta: Optional[str], tb: Optional[str], weight: int, why: str, ka: Any = None, kb: Any = None
+    ) -> None:
         """Compare keys ka/kb (default: the texts); record a difference, an unknown or a same."""
         ka = ta if ka is None else ka
         kb = tb if kb is None else kb
@@ -335,65 +350,151 @@ def compare(fa: Dict[str, Any], fb: Dict[str, Any], report_a: Any = None, report
     # torch: variant first
     (ta, ka), (tb, kb_) = torch_build(A), torch_build(B)
     if ka and kb_ and ka[1] != kb_[1]:
-        why = ("torch is not installed on one side" if "none" in (ka[1], kb_[1])
-               else "a CPU-only torch cannot use any GPU" if "cpu" in (ka[1], kb_[1])
-               else "built for different CUDA/ROCm versions: the driver must support the build's CUDA, "
-                    "and companion packages must match it")
+        why = (
+            "torch is not installed on one side"
+            if "none" in (ka[1], kb_[1])
+            else "a CPU-only torch cannot use any GPU"
+            if "cpu" in (ka[1], kb_[1])
+            else "built for different CUDA/ROCm versions: the driver must support the build's CUDA, "
+            "and companion packages must match it"
+        )
         add("torch.build", "PyTorch build", ta, tb, 100, why, ka, kb_)
     else:
         add("torch.build", "PyTorch build", ta, tb, 88, "different torch releases (same variant)", ka, kb_)
-    add("torch.import", "import torch", torch_import(A), torch_import(B), 98,
-        "torch fails to import on one side: nothing after that can work")
-    add("torch.location", "torch imported from", torch_location(A), torch_location(B), 67,
-        "torch from a different kind of location (user site, conda, system) is often a second, different torch")
+    add(
+        "torch.import",
+        "import torch",
+        torch_import(A),
+        torch_import(B),
+        98,
+        "torch fails to import on one side: nothing after that can work",
+    )
+    add(
+        "torch.location",
+        "torch imported from",
+        torch_location(A),
+        torch_location(B),
+        67,
+        "torch from a different kind of location (user site, conda, system) is often a second, different torch",
+    )
     ns_a, ns_b = len(A.dicts("packages.torch_sources")), len(B.dicts("packages.torch_sources"))
-    add("torch.sources", "torch packages on sys.path",
+    add(
+        "torch.sources",
+        "torch packages on sys.path",
         str(ns_a) if A.list("packages.torch_sources") is not None else None,
-        str(ns_b) if B.list("packages.torch_sources") is not None else None, 66,
-        "more than one torch on sys.path: which one imports depends on path order")
+        str(ns_b) if B.list("packages.torch_sources") is not None else None,
+        66,
+        "more than one torch on sys.path: which one imports depends on path order",
+    )
     ia, ib = _dist_installer(A), _dist_installer(B)
-    add("torch.installer", "torch installed by", ia, ib, 64, "mixing conda and pip installs of torch and its CUDA libraries breaks loading")
+    add(
+        "torch.installer",
+        "torch installed by",
+        ia,
+        ib,
+        64,
+        "mixing conda and pip installs of torch and its CUDA libraries breaks loading",
+    )
 
     # driver
-    add("driver", "NVIDIA driver", driver(A), driver(B), 95,
-        "the driver decides which CUDA versions can run; without it no CUDA build can use the GPU")
-    add("cuda.init", "CUDA initialisation in torch", cuda_init(A), cuda_init(B), 83,
+    add(
+        "driver",
+        "NVIDIA driver",
+        driver(A),
+        driver(B),
+        95,
+        "the driver decides which CUDA versions can run; without it no CUDA build can use the GPU",
+    )
+    add(
+        "cuda.init",
+        "CUDA initialisation in torch",
+        cuda_init(A),
+        cuda_init(B),
+        83,
         "the symptom: where the failing side stops (its message often names the cause)",
-        ka=_cuda_state(A), kb=_cuda_state(B))
-    add("kernel.modules", "kernel modules", _kmods(A), _kmods(B), 47,
-        "nouveau loaded, or nvidia/nvidia_uvm missing, blocks the NVIDIA driver")
+        ka=_cuda_state(A),
+        kb=_cuda_state(B),
+    )
+    add(
+        "kernel.modules",
+        "kernel modules",
+        _kmods(A),
+        _kmods(B),
+        47,
+        "nouveau loaded, or nvidia/nvidia_uvm missing, blocks the NVIDIA driver",
+    )
 
     # companions
     for name, w in (("torchvision", 85), ("torchaudio", 84)):
         ca, cb = _companion(A, name), _companion(B, name)
-        add(f"companion.{name}", f"{name} (pairing with torch)", ca[0] if ca else None, cb[0] if cb else None, w,
+        add(
+            f"companion.{name}",
+            f"{name} (pairing with torch)",
+            ca[0] if ca else None,
+            cb[0] if cb else None,
+            w,
             f"{name} must be the release paired with torch and the same CUDA variant, or its compiled ops fail",
-            ca[1] if ca else None, cb[1] if cb else None)
+            ca[1] if ca else None,
+            cb[1] if cb else None,
+        )
 
     # GPUs and their visibility
     add("gpus", "GPUs", gpus(A), gpus(B), 80, "a different GPU can need a different torch build (compute capability)")
-    add("gpu.modes", "GPU modes", gpu_modes(A), gpu_modes(B), 72,
-        "an exclusive-process compute mode or MIG changes which processes can use the GPU")
+    add(
+        "gpu.modes",
+        "GPU modes",
+        gpu_modes(A),
+        gpu_modes(B),
+        72,
+        "an exclusive-process compute mode or MIG changes which processes can use the GPU",
+    )
 
     # libraries
     la, lb = libraries(A), libraries(B)
     if la is not None and lb is not None and la and lb:
         for k in sorted(set(la) & set(lb)):
             if la[k].split(" from ", 1)[1] != lb[k].split(" from ", 1)[1] or la[k].split(" ", 1)[0] != lb[k].split(" ", 1)[0]:
-                diffs.append(Difference(f"library.{k}", f"{k} loaded", la[k], lb[k], 70,
-                                        "a CUDA library from another place (system CUDA, another wheel) than torch expects"))
+                diffs.append(
+                    Difference(
+                        f"library.{k}",
+                        f"{k} loaded",
+                        la[k],
+                        lb[k],
+                        70,
+                        "a CUDA library from another place (system CUDA, another wheel) than torch expects",
+                    )
+                )
         only_a, only_b = sorted(set(la) - set(lb)), sorted(set(lb) - set(la))
         if only_a or only_b:
-            diffs.append(Difference("libraries.loaded", "CUDA libraries loaded on one side only",
-                                    ", ".join(only_a) or "—", ", ".join(only_b) or "—", 62,
-                                    "a library loaded on one side only (e.g. libcuda missing) points at the failing step"))
+            diffs.append(
+                Difference(
+                    "libraries.loaded",
+                    "CUDA libraries loaded on one side only",
+                    ", ".join(only_a) or "—",
+                    ", ".join(only_b) or "—",
+                    62,
+                    "a library loaded on one side only (e.g. libcuda missing) points at the failing step",
+                )
+            )
         if not any(d.key.startswith("librar") for d in diffs):
             same.append("CUDA libraries loaded")
     elif la is not None and lb is not None:
-        add("libraries.count", "CUDA libraries loaded", f"{len(la)}" if la else "none", f"{len(lb)}" if lb else "none", 60,
-            "torch loaded no CUDA libraries on one side (a CPU build, or CUDA never initialised)")
-    add("system.ld_so_conf", "CUDA/NVIDIA directories in ld.so.conf", _join(A.list("system.ld_so_conf_cuda")),
-        _join(B.list("system.ld_so_conf_cuda")), 55, "system library directories that can shadow the CUDA libraries torch ships")
+        add(
+            "libraries.count",
+            "CUDA libraries loaded",
+            f"{len(la)}" if la else "none",
+            f"{len(lb)}" if lb else "none",
+            60,
+            "torch loaded no CUDA libraries on one side (a CPU build, or CUDA never initialised)",
+        )
+    add(
+        "system.ld_so_conf",
+        "CUDA/NVIDIA directories in ld.so.conf",
+        _join(A.list("system.ld_so_conf_cuda")),
+        _join(B.list("system.ld_so_conf_cuda")),
+        55,
+        "system library directories that can shadow the CUDA libraries torch ships",
+    )
 
     # environment variables
     ea, eb = A.dict("environment.vars"), B.dict("environment.vars")
@@ -405,12 +506,17 @@ def compare(fa: Dict[str, Any], fb: Dict[str, Any], report_a: Any = None, report
             va, vb = ea.get(name), eb.get(name)
             if va == vb:
                 continue
-            diffs.append(Difference(f"env.{name}", name, "(not set)" if va is None else str(va),
-                                    "(not set)" if vb is None else str(vb), w, why))
+            diffs.append(
+                Difference(
+                    f"env.{name}", name, "(not set)" if va is None else str(va), "(not set)" if vb is None else str(vb), w, why
+                )
+            )
         if not any(d.key.startswith("env.") for d in diffs):
             same.append("environment variables")
     else:
-        add("env", "environment variables", "recorded" if ea is not None else None, "recorded" if eb is not None else None, 28, "")
+        add(
+            "env", "environment variables", "recorded" if ea is not None else None, "recorded" if eb is not None else None, 28, ""
+        )
 
     # wheels and packages
     wa, wb = _nvidia_wheels(A), _nvidia_wheels(B)
@@ -418,41 +524,114 @@ def compare(fa: Dict[str, Any], fb: Dict[str, Any], report_a: Any = None, report
         if wa and wb:
             changed = [f"{n} {wa.get(n, '—')} → {wb.get(n, '—')}" for n in sorted(set(wa) | set(wb)) if wa.get(n) != wb.get(n)]
             if changed:
-                diffs.append(Difference("wheels.cuda", "CUDA wheels (nvidia-*, cuda-*)", f"{len(wa)} wheels", f"{len(wb)} wheels", 62,
-                                        "CUDA libraries from wheels must be the versions torch was built against: " + "; ".join(changed[:12])
-                                        + (f"; … {len(changed) - 12} more" if len(changed) > 12 else "")))
+                diffs.append(
+                    Difference(
+                        "wheels.cuda",
+                        "CUDA wheels (nvidia-*, cuda-*)",
+                        f"{len(wa)} wheels",
+                        f"{len(wb)} wheels",
+                        62,
+                        "CUDA libraries from wheels must be the versions torch was built against: "
+                        + "; ".join(changed[:12])
+                        + (f"; … {len(changed) - 12} more" if len(changed) > 12 else ""),
+                    )
+                )
             else:
                 same.append("CUDA wheels (nvidia-*, cuda-*)")
         elif wa or wb:
-            diffs.append(Difference("wheels.cuda", "CUDA wheels (nvidia-*, cuda-*)", _wheels_text(wa), _wheels_text(wb), 61,
-                                    "the CUDA libraries a pip-installed CUDA torch loads come from these wheels"))
+            diffs.append(
+                Difference(
+                    "wheels.cuda",
+                    "CUDA wheels (nvidia-*, cuda-*)",
+                    _wheels_text(wa),
+                    _wheels_text(wb),
+                    61,
+                    "the CUDA libraries a pip-installed CUDA torch loads come from these wheels",
+                )
+            )
         else:
             same.append("CUDA wheels (none)")
-    for name, w, why in (("numpy", 58, "torch built against NumPy 1.x fails with NumPy 2 (_ARRAY_API not found)"),
-                         ("triton", 52, "torch.compile needs the triton release paired with torch")):
+    for name, w, why in (
+        ("numpy", 58, "torch built against NumPy 1.x fails with NumPy 2 (_ARRAY_API not found)"),
+        ("triton", 52, "torch.compile needs the triton release paired with torch"),
+    ):
         add(f"package.{name}", name, _pkg_text(A, name), _pkg_text(B, name), w, why)
     pa, pb = _other_packages(A), _other_packages(B)
     if pa is not None and pb is not None:
         for n in sorted(set(pa) | set(pb)):
             if pa.get(n) != pb.get(n):
-                diffs.append(Difference(f"package.{n}", n, pa.get(n, "not installed"), pb.get(n, "not installed"), 35,
-                                        "a compiled package built for a particular torch/CUDA"))
+                diffs.append(
+                    Difference(
+                        f"package.{n}",
+                        n,
+                        pa.get(n, "not installed"),
+                        pb.get(n, "not installed"),
+                        35,
+                        "a compiled package built for a particular torch/CUDA",
+                    )
+                )
 
     # interpreter and system
-    add("python.version", "Python", _py(A), _py(B), 45, "torch publishes wheels per Python version; a different Python gets a different torch",
-        ka=_py_key(A), kb=_py_key(B))
-    add("python.kind", "environment kind", _env_kind(A), _env_kind(B), 40, "conda and pip environments resolve CUDA libraries differently")
-    add("system.arch", "CPU architecture", A.str("system.arch"), B.str("system.arch"), 50, "aarch64 and x86_64 get different torch wheels")
-    add("system.container", "container", _container(A), _container(B), 35,
-        "in a container the GPU and the driver libraries come from the container runtime (--gpus, NVIDIA Container Toolkit)")
-    add("system.wsl", "WSL", _bool(A.bool("system.wsl")), _bool(B.bool("system.wsl")), 35,
-        "under WSL2 the driver comes from Windows (/usr/lib/wsl/lib); a Linux driver must not be installed")
+    add(
+        "python.version",
+        "Python",
+        _py(A),
+        _py(B),
+        45,
+        "torch publishes wheels per Python version; a different Python gets a different torch",
+        ka=_py_key(A),
+        kb=_py_key(B),
+    )
+    add(
+        "python.kind",
+        "environment kind",
+        _env_kind(A),
+        _env_kind(B),
+        40,
+        "conda and pip environments resolve CUDA libraries differently",
+    )
+    add(
+        "system.arch",
+        "CPU architecture",
+        A.str("system.arch"),
+        B.str("system.arch"),
+        50,
+        "aarch64 and x86_64 get different torch wheels",
+    )
+    add(
+        "system.container",
+        "container",
+        _container(A),
+        _container(B),
+        35,
+        "in a container the GPU and the driver libraries come from the container runtime (--gpus, NVIDIA Container Toolkit)",
+    )
+    add(
+        "system.wsl",
+        "WSL",
+        _bool(A.bool("system.wsl")),
+        _bool(B.bool("system.wsl")),
+        35,
+        "under WSL2 the driver comes from Windows (/usr/lib/wsl/lib); a Linux driver must not be installed",
+    )
     add("system.os", "operating system", _os(A), _os(B), 30, "different OS releases ship different libraries and driver packages")
     add("system.libc", "C library", A.str("system.libc"), B.str("system.libc"), 30, "wheels need a minimum glibc")
-    add("system.kernel", "kernel", A.str("system.kernel"), B.str("system.kernel"), 20,
-        "the NVIDIA kernel module is built per kernel (DKMS); a new kernel without it means no driver")
-    add("toolkit.nvcc", "CUDA toolkit (nvcc)", _nvcc(A), _nvcc(B), 25,
-        "only matters when building extensions: they must use torch's CUDA version")
+    add(
+        "system.kernel",
+        "kernel",
+        A.str("system.kernel"),
+        B.str("system.kernel"),
+        20,
+        "the NVIDIA kernel module is built per kernel (DKMS); a new kernel without it means no driver",
+    )
+    add(
+        "toolkit.nvcc",
+        "CUDA toolkit (nvcc)",
+        _nvcc(A),
+        _nvcc(B),
+        25,
+        "only matters when building extensions: they must use torch's CUDA version",
+    )
 
     diffs.sort(key=lambda d: -d.weight)
     unknown.sort(key=lambda d: -d.weight)
@@ -491,8 +670,9 @@ def _one_sided(ra: Any, rb: Any) -> Tuple[List[Dict[str, Any]], List[Dict[str, A
             if f.code in other or f.code in seen:
                 continue
             seen.add(f.code)
-            out.append({"code": f.code, "severity": f.severity, "title": f.title,
-                        "fix": list(f.fix.commands), "area": report.area_of(f)})
+            out.append(
+                {"code": f.code, "severity": f.severity, "title": f.title, "fix": list(f.fix.commands), "area": report.area_of(f)}
+            )
         return out
 
     return rows(ra, cb), rows(rb, ca)

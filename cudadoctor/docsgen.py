@@ -17,8 +17,14 @@ from .render.catalogue import explain_markdown
 def pages() -> Dict[str, str]:
     reg = registry.load(plugins=False)
     out = {name: explain_markdown(code) for name, (code, source) in reg.codes.items() if source.startswith("cudadoctor:")}
-    index = ["# Finding codes", "", "Every code cudadoctor reports. Codes are stable: never renamed, never reused.", "",
-             "| code | severity | area | title |", "|---|---|---|---|"]
+    index = [
+        "# Finding codes",
+        "",
+        "Every code cudadoctor reports. Codes are stable: never renamed, never reused.",
+        "",
+        "| code | severity | area | title |",
+        "|---|---|---|---|",
+    ]
     for name in sorted(out):
         c = reg.code(name)
         index.append(f"| [`{name}`]({name}.md) | {c.severity} | {c.area} | {c.title} |")

@@ -66,8 +66,10 @@ def check_version(doc: Mapping[str, Any], name: str = "document") -> int:
         raise DocumentError(f"{name}: missing or invalid schema_version {version!r}")
     newest = KINDS.get(str(kind))
     if newest is not None and version > newest:
-        raise DocumentError(f"{name}: written by a newer cudadoctor ({kind} schema {version}; this one reads up to "
-                            f"{newest}); upgrade: pip install -U cudadoctor")
+        raise DocumentError(
+            f"{name}: written by a newer cudadoctor ({kind} schema {version}; this one reads up to "
+            f"{newest}); upgrade: pip install -U cudadoctor"
+        )
     return version
 
 

@@ -40,4 +40,3 @@ def main(argv: "list[str] | None" = None) -> None:
         except (BrokenPipeError, ValueError, OSError):  # `cudadoctor check | head -1`
             pass
     os._exit(code)
-

@@ -107,6 +107,7 @@ class Unreadable:
 
 # ------------------------------------------------------------------------------ finding files
 
+
 def find_files(paths: Sequence[str]) -> List[str]:
     """The files to read: directories are walked (``*.json``, hidden entries skipped); files as given.
 
@@ -166,8 +167,9 @@ def parse(data: bytes) -> Tuple[Dict[str, Any], Dict[str, Any]]:
     try:
         doc = decode_json(data)
         kind = doc.get("kind") if isinstance(doc, dict) else None
-        if isinstance(doc, dict) and (kind in SMOKE_KINDS or (kind is None and doc.get("schema") == 1
-                                                                  and isinstance(doc.get("stages"), list))):
+        if isinstance(doc, dict) and (
+            kind in SMOKE_KINDS or (kind is None and doc.get("schema") == 1 and isinstance(doc.get("stages"), list))
+        ):
             raise SmokeResultFile(doc)
         if kind == FLEET_KIND:
             raise FleetSummaryFile("a fleet summary, not a node's report")
@@ -182,6 +184,7 @@ def _short(v: Any) -> str:
 
 
 # ------------------------------------------------------------------------------ smoke results
+
 
 @dataclass
 class SmokeRun:
@@ -208,8 +211,7 @@ def smoke_run(path: str, doc: Dict[str, Any]) -> SmokeRun:
     if status not in ("pass", "fail", "error"):
         raise UnreadableFile(f"smoke result with status {_short(status)}")
     stages = doc.get("stages")
-    if not all(isinstance(x, dict) and isinstance(x.get("name"), str) and isinstance(x.get("verdict"), str)
-               for x in stages):
+    if not all(isinstance(x, dict) and isinstance(x.get("name"), str) and isinstance(x.get("verdict"), str) for x in stages):
         raise UnreadableFile("smoke result with a malformed stage")
     d = doc.get("distributed") if isinstance(doc.get("distributed"), dict) else {}
     rank = d.get("rank") if isinstance(d.get("rank"), int) and not isinstance(d.get("rank"), bool) else None
@@ -224,9 +226,16 @@ def smoke_run(path: str, doc: Dict[str, Any]) -> SmokeRun:
         v = ev.get("busbw_gbps")
         if x["name"] == "bandwidth" and isinstance(v, (int, float)) and not isinstance(v, bool):
             busbw = float(v)
-    return SmokeRun(name=sanitize(host or _stem(path)), file=sanitize(path), rank=rank, world_size=world,
-                    status=status, failed_stage=sanitize(failed["name"]) if failed else None,
-                    message=sanitize(message.splitlines()[0][:300] if message else ""), busbw_gbps=busbw)
+    return SmokeRun(
+        name=sanitize(host or _stem(path)),
+        file=sanitize(path),
+        rank=rank,
+        world_size=world,
+        status=status,
+        failed_stage=sanitize(failed["name"]) if failed else None,
+        message=sanitize(message.splitlines()[0][:300] if message else ""),
+        busbw_gbps=busbw,
+    )
 
 
 def smoke_runs(path: str, doc: Dict[str, Any]) -> List[SmokeRun]:
@@ -242,17 +251,27 @@ def smoke_runs(path: str, doc: Dict[str, Any]) -> List[SmokeRun]:
     run_id = (doc.get("launcher") or {}).get("run_id") if isinstance(doc.get("launcher"), dict) else None
     runs = []
     for r in ranks:
-        row = dict(r, status=r.get("status") if r.get("status") in ("pass", "fail", "error") else "fail",
-                   stages=r.get("stages") or [],
-                   distributed={"rank": r.get("rank"), "world_size": doc.get("world_size"), "host": r.get("hostname")})
+        row = dict(
+            r,
+            status=r.get("status") if r.get("status") in ("pass", "fail", "error") else "fail",
+            stages=r.get("stages") or [],
+            distributed={"rank": r.get("rank"), "world_size": doc.get("world_size"), "host": r.get("hostname")},
+        )
         run = smoke_run(path, row)
         run.job = f"job:{run_id}" if run_id else None
         runs.append(run)
     return runs
 
 
-_CONSEQUENCES = ("stopped by the launcher", "timed out", "timeout", "connection closed by peer", "connection reset",
-                 "waiting for clients", "not run:")
+_CONSEQUENCES = (
+    "stopped by the launcher",
+    "timed out",
+    "timeout",
+    "connection closed by peer",
+    "connection reset",
+    "waiting for clients",
+    "not run:",
+)
 
 
 def _is_consequence(message: str) -> bool:
@@ -278,8 +297,9 @@ def smoke_summary(runs: List[SmokeRun]) -> Optional[Dict[str, Any]]:
         if r.status != "pass":
             stage = r.failed_stage or ("(error)" if r.status == "error" else "(unknown)")
             shape = re.sub(r"\d+(?:\.\d+)?", "N", r.message)[:80]
-            e = stages.setdefault((stage, shape), {"stage": stage, "ranks": [], "message": r.message,
-                                                   "consequence": _is_consequence(r.message)})
+            e = stages.setdefault(
+                (stage, shape), {"stage": stage, "ranks": [], "message": r.message, "consequence": _is_consequence(r.message)}
+            )
             e["ranks"].append(r.label)
     failed_stages = sorted(stages.values(), key=lambda e: (e["consequence"], -len(e["ranks"]), e["stage"]))
     for e in failed_stages:
@@ -289,8 +309,10 @@ def smoke_summary(runs: List[SmokeRun]) -> Optional[Dict[str, Any]]:
     if bws:
         vals = [b for b, _ in bws]
         med = vals[len(vals) // 2] if len(vals) % 2 else (vals[len(vals) // 2 - 1] + vals[len(vals) // 2]) / 2
-        bandwidth = {"busbw_gbps": {"min": vals[0], "median": med, "max": vals[-1]},
-                     "slowest": [{"rank": lbl, "busbw_gbps": b} for b, lbl in bws[:5]]}
+        bandwidth = {
+            "busbw_gbps": {"min": vals[0], "median": med, "max": vals[-1]},
+            "slowest": [{"rank": lbl, "busbw_gbps": b} for b, lbl in bws[:5]],
+        }
     return {
         "runs": len(runs),
         "passed": sum(r.status == "pass" for r in runs),
@@ -300,14 +322,25 @@ def smoke_summary(runs: List[SmokeRun]) -> Optional[Dict[str, Any]]:
         "hosts": hosts,
         "failed_stages": failed_stages,
         "bandwidth": bandwidth,
-        "results": [{"rank": r.label, "host": r.name, "file": r.file, "status": r.status, "failed_stage": r.failed_stage,
-                     "message": r.message, "busbw_gbps": r.busbw_gbps,
-                     "samples_per_s": r.numbers.get("device_samples_per_s") or r.numbers.get("training_samples_per_s"),
-                     "h2d_gbps": (r.numbers.get("transfers_gbps") or {}).get("h2d_pinned")} for r in runs],
+        "results": [
+            {
+                "rank": r.label,
+                "host": r.name,
+                "file": r.file,
+                "status": r.status,
+                "failed_stage": r.failed_stage,
+                "message": r.message,
+                "busbw_gbps": r.busbw_gbps,
+                "samples_per_s": r.numbers.get("device_samples_per_s") or r.numbers.get("training_samples_per_s"),
+                "h2d_gbps": (r.numbers.get("transfers_gbps") or {}).get("h2d_pinned"),
+            }
+            for r in runs
+        ],
     }
 
 
 # ------------------------------------------------------------------------------ one node
+
 
 def _variant(version: Optional[str], fx: Facts) -> str:
     if not version:
@@ -434,9 +467,16 @@ def read_node(path: str, diagnose: Optional[Diagnoser] = None, recheck: bool = F
             break
     # Only what is shown is made safe to print and serialise (lone surrogates from escapes such
     # as "\udcff", non-UTF-8 file names): cheaper than sanitising every document whole.
-    return Node(name=sanitize(name), file=sanitize(path), kind="report" if is_report else "facts",
-                config=sanitize(node_config(fx, tool)), findings=sanitize(findings), titles=sanitize(titles),
-                when=sanitize(when), rediagnosed=rediagnosed)
+    return Node(
+        name=sanitize(name),
+        file=sanitize(path),
+        kind="report" if is_report else "facts",
+        config=sanitize(node_config(fx, tool)),
+        findings=sanitize(findings),
+        titles=sanitize(titles),
+        when=sanitize(when),
+        rediagnosed=rediagnosed,
+    )
 
 
 def _stem(path: str) -> str:
@@ -445,6 +485,7 @@ def _stem(path: str) -> str:
 
 
 # ------------------------------------------------------------------------------ the fleet
+
 
 def default_diagnoser() -> Diagnoser:
     from . import registry
@@ -459,8 +500,9 @@ def default_diagnoser() -> Diagnoser:
     return run
 
 
-def read_all(files: Sequence[str], diagnose: Optional[Diagnoser] = None, recheck: bool = False,
-             names: str = "host") -> Tuple[List[Node], List[Unreadable], List[SmokeRun]]:
+def read_all(
+    files: Sequence[str], diagnose: Optional[Diagnoser] = None, recheck: bool = False, names: str = "host"
+) -> Tuple[List[Node], List[Unreadable], List[SmokeRun]]:
     nodes: List[Node] = []
     bad: List[Unreadable] = []
     smoke: List[SmokeRun] = []
@@ -493,8 +535,14 @@ def read_all(files: Sequence[str], diagnose: Optional[Diagnoser] = None, recheck
     return nodes, bad, smoke
 
 
-def run(paths: Sequence[str], latest: bool = False, strict: bool = False, recheck: bool = False,
-        diagnose: Optional[Diagnoser] = None, names: str = "host") -> Dict[str, Any]:
+def run(
+    paths: Sequence[str],
+    latest: bool = False,
+    strict: bool = False,
+    recheck: bool = False,
+    diagnose: Optional[Diagnoser] = None,
+    names: str = "host",
+) -> Dict[str, Any]:
     """Find, read and analyse; raises :class:`FleetUsageError` when there is nothing usable."""
     files = find_files(paths)
     if not files:
@@ -523,8 +571,6 @@ def _registry_of() -> Diagnoser:
     if "d" not in _DIAG:
         _DIAG["d"] = default_diagnoser()
     return _DIAG["d"]
-
-
 
 
 def render(result: Dict[str, Any], fmt: str, verbose: bool = False) -> str:

@@ -49,8 +49,15 @@ def configurations(nodes: List[Node]) -> Tuple[List[Dict[str, Any]], List[Dict[s
     deviating: List[Dict[str, Any]] = []
     for i, (cfg, members) in enumerate(ordered):
         d = {k: {"value": v, "majority": m} for k, v, m in zip(KEY_NAMES, cfg, majority_cfg) if v != m}
-        configs.append({"config": dict(zip(KEY_NAMES, cfg)), "count": len(members), "majority": i == 0,
-                        "differs": d, "nodes": [m.label for m in members]})
+        configs.append(
+            {
+                "config": dict(zip(KEY_NAMES, cfg)),
+                "count": len(members),
+                "majority": i == 0,
+                "differs": d,
+                "nodes": [m.label for m in members],
+            }
+        )
         if i:
             deviating.extend({"node": m.label, "file": m.file, "differs": d} for m in members)
     deviating.sort(key=lambda x: natural_key(x["node"]))
@@ -74,8 +81,15 @@ def findings_by_code(nodes: List[Node], titles: Optional[Callable[[str], Optiona
     return findings
 
 
-def _summary(nodes: List[Node], unreadable: List[Unreadable], superseded: List[Dict[str, str]], configs: List[Dict[str, Any]],
-             deviating: List[Dict[str, Any]], sm: Optional[Dict[str, Any]], strict: bool) -> Dict[str, Any]:
+def _summary(
+    nodes: List[Node],
+    unreadable: List[Unreadable],
+    superseded: List[Dict[str, str]],
+    configs: List[Dict[str, Any]],
+    deviating: List[Dict[str, Any]],
+    sm: Optional[Dict[str, Any]],
+    strict: bool,
+) -> Dict[str, Any]:
     with_errors = [n.label for n in nodes if n.count("error")]
     with_warnings = [n.label for n in nodes if n.count("warning")]
     bad_nodes = set(with_errors) | {d["node"] for d in deviating} | (set(with_warnings) if strict else set())
@@ -102,15 +116,29 @@ def _summary(nodes: List[Node], unreadable: List[Unreadable], superseded: List[D
 
 
 def _node_row(n: Node, dev_names: set) -> Dict[str, Any]:
-    return {"node": n.label, "name": n.name, "file": n.file, "kind": n.kind, "config": n.config,
-            "errors": n.count("error"), "warnings": n.count("warning"), "infos": n.count("info"),
-            "codes": sorted(n.findings, key=lambda c: (severity_rank(n.findings[c]), c)),
-            "deviates": n.label in dev_names, "rediagnosed": n.rediagnosed}
+    return {
+        "node": n.label,
+        "name": n.name,
+        "file": n.file,
+        "kind": n.kind,
+        "config": n.config,
+        "errors": n.count("error"),
+        "warnings": n.count("warning"),
+        "infos": n.count("info"),
+        "codes": sorted(n.findings, key=lambda c: (severity_rank(n.findings[c]), c)),
+        "deviates": n.label in dev_names,
+        "rediagnosed": n.rediagnosed,
+    }
 
 
-def analyse(nodes: List[Node], unreadable: List[Unreadable], latest: bool = False, strict: bool = False,
-            titles: Optional[Callable[[str], Optional[str]]] = None,
-            smoke: Optional[List[SmokeRun]] = None) -> Dict[str, Any]:
+def analyse(
+    nodes: List[Node],
+    unreadable: List[Unreadable],
+    latest: bool = False,
+    strict: bool = False,
+    titles: Optional[Callable[[str], Optional[str]]] = None,
+    smoke: Optional[List[SmokeRun]] = None,
+) -> Dict[str, Any]:
     """The fleet summary as a JSON-ready dict (the ``--format json`` contract)."""
     superseded: List[Dict[str, str]] = []
     if latest:
@@ -122,27 +150,36 @@ def analyse(nodes: List[Node], unreadable: List[Unreadable], latest: bool = Fals
     configs, deviating, _ = configurations(nodes)
     sm = smoke_summary(smoke or [])
     dev_names = {d["node"] for d in deviating}
-    return envelope(FLEET_KIND, {
-        "tool": {"name": "cudadoctor", "version": __version__,
-                 "generated_at": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()},
-        "keys": [{"key": k, "label": lbl} for k, lbl in KEYS],
-        "summary": _summary(nodes, unreadable, superseded, configs, deviating, sm, strict),
-        "majority": {"config": configs[0]["config"], "count": configs[0]["count"]} if configs else None,
-        "configurations": configs,
-        "deviating_nodes": deviating,
-        "findings": findings_by_code(nodes, titles),
-        "nodes": [_node_row(n, dev_names) for n in nodes],
-        "unreadable": [{"file": u.file, "reason": u.reason} for u in unreadable],
-        "superseded": superseded,
-        "smoke": sm,
-    })
+    return envelope(
+        FLEET_KIND,
+        {
+            "tool": {
+                "name": "cudadoctor",
+                "version": __version__,
+                "generated_at": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
+            },
+            "keys": [{"key": k, "label": lbl} for k, lbl in KEYS],
+            "summary": _summary(nodes, unreadable, superseded, configs, deviating, sm, strict),
+            "majority": {"config": configs[0]["config"], "count": configs[0]["count"]} if configs else None,
+            "configurations": configs,
+            "deviating_nodes": deviating,
+            "findings": findings_by_code(nodes, titles),
+            "nodes": [_node_row(n, dev_names) for n in nodes],
+            "unreadable": [{"file": u.file, "reason": u.reason} for u in unreadable],
+            "superseded": superseded,
+            "smoke": sm,
+        },
+    )
 
 
 def _verdict_text(s: Dict[str, Any], attention: int, strict: bool) -> str:
     smoke = ""
     if s.get("smoke_runs"):
-        smoke = (f"; smoke: {s['smoke_failed']:,} of {plural(s['smoke_runs'], 'run')} failed" if s["smoke_failed"]
-                 else f"; smoke: all {plural(s['smoke_runs'], 'run')} passed")
+        smoke = (
+            f"; smoke: {s['smoke_failed']:,} of {plural(s['smoke_runs'], 'run')} failed"
+            if s["smoke_failed"]
+            else f"; smoke: all {plural(s['smoke_runs'], 'run')} passed"
+        )
     if not s["nodes"]:
         tail = f"; {plural(s['unreadable'], 'file')} could not be read" if s["unreadable"] else ""
         return (smoke[2:] + tail) if smoke else "no readable report"

@@ -120,9 +120,7 @@ def expand(
                 v = env.get(var)
                 if v is not None and v.strip():
                     return v
-            raise OutputPathError(
-                f"-o {template}: {{{name}}} needs one of {', '.join(ENV_PLACEHOLDERS[name])} set (none is)"
-            )
+            raise OutputPathError(f"-o {template}: {{{name}}} needs one of {', '.join(ENV_PLACEHOLDERS[name])} set (none is)")
         if name.startswith("env:"):
             var = name[4:]
             if not _ENV_NAME.match(var):
@@ -140,7 +138,7 @@ def expand(
     out = []
     pos = 0
     for m in _TOKEN.finditer(template):
-        out.append(template[pos:m.start()])
+        out.append(template[pos : m.start()])
         tok = m.group(0)
         if tok == "{{":
             out.append("{")

@@ -59,8 +59,12 @@ _SECRET_QUERY = re.compile(
     r"(?i)(?P<lead>[?&;](?:access_token|auth_token|api_key|apikey|token|key|secret|password|passwd|pwd|sig|signature|"
     r"x-amz-signature|x-amz-credential|x-amz-security-token|client_secret)=)[^&\s#'\"]+"
 )
-_SECRET_FLAG = re.compile(r"(?i)(?P<lead>--?(?:password|passwd|token|api-key|apikey|secret|auth-token)(?:=|\s+))(?!\*\*\*)[^\s'\"]+")
-_AUTH_HEADER = re.compile(r"(?i)(?P<lead>\b(?:authorization|proxy-authorization)\s*:\s*(?:bearer|basic|token|digest)?\s*)(?!\*\*\*)[^\s'\",]+")
+_SECRET_FLAG = re.compile(
+    r"(?i)(?P<lead>--?(?:password|passwd|token|api-key|apikey|secret|auth-token)(?:=|\s+))(?!\*\*\*)[^\s'\"]+"
+)
+_AUTH_HEADER = re.compile(
+    r"(?i)(?P<lead>\b(?:authorization|proxy-authorization)\s*:\s*(?:bearer|basic|token|digest)?\s*)(?!\*\*\*)[^\s'\",]+"
+)
 _TOKEN_SHAPES = re.compile(
     r"\b(?:hf_[A-Za-z0-9]{30,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,}|glpat-[A-Za-z0-9_-]{20,}"
     r"|(?:AKIA|ASIA)[0-9A-Z]{16}|sk-[A-Za-z0-9_-]{20,}|xox[abprs]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{35}"
@@ -77,21 +81,99 @@ _HOST_KEYS = {"hostname", "host", "node", "nodename", "fqdn"}
 
 # Home directories: POSIX bases followed by a user name; Windows profile folders (any drive, either
 # separator, doubled backslashes as in a Python repr).
-_POSIX_HOME = re.compile(r"(?<![\w.~-])(?P<base>/(?:home|Users|var/home|export/home|usr/home|homes|u))/(?P<name>[A-Za-z0-9_][A-Za-z0-9_.@-]{0,127})(?=[/\\'\"\s:;,)\]}]|$)")
-_WIN_HOME = re.compile(r"(?i)(?P<base>\b[A-Z]:(?:\\{1,2}|/)(?:Users|Documents and Settings))(?P<sep>\\{1,2}|/)(?P<name>[^\\/\s'\":;,*?<>|]{1,128})(?=\\|/|['\"\s:;,)\]}]|$)")
+_POSIX_HOME = re.compile(
+    r"(?<![\w.~-])(?P<base>/(?:home|Users|var/home|export/home|usr/home|homes|u))/(?P<name>[A-Za-z0-9_][A-Za-z0-9_.@-]{0,127})(?=[/\\'\"\s:;,)\]}]|$)"
+)
+_WIN_HOME = re.compile(
+    r"(?i)(?P<base>\b[A-Z]:(?:\\{1,2}|/)(?:Users|Documents and Settings))(?P<sep>\\{1,2}|/)(?P<name>[^\\/\s'\":;,*?<>|]{1,128})(?=\\|/|['\"\s:;,)\]}]|$)"
+)
 _NOT_USERS = {"public", "default", "default user", "all users", "shared", "guest", "administrator"}
 
 # Words that must never be replaced as if they were a user or host name: names like these are
 # not identifying, and replacing them everywhere would mangle the facts ("Ubuntu 22.04").
 _COMMON = {
-    "root", "user", "users", "admin", "nobody", "runner", "ubuntu", "debian", "fedora", "centos", "rocky",
-    "alma", "arch", "linux", "windows", "darwin", "macos", "localhost", "localhost.localdomain", "localdomain",
-    "jovyan", "vscode", "codespace", "codespaces", "colab", "kaggle", "docker", "container", "guest",
-    "home", "work", "data", "test", "tests", "opt", "usr", "lib", "bin", "local", "site", "packages", "cuda",
-    "torch", "nvidia", "python", "python3", "conda", "pip", "gpu", "cpu", "node", "server", "desktop",
-    "laptop", "workstation", "ok", "error", "none", "null", "true", "false", "unknown", "import", "skipped",
-    "running", "cpython", "version", "status", "name", "path", "default", "public", "shared", "ec2-user",
-    "administrator", "system", "app", "dev", "build", "main", "master", "(none)",
+    "root",
+    "user",
+    "users",
+    "admin",
+    "nobody",
+    "runner",
+    "ubuntu",
+    "debian",
+    "fedora",
+    "centos",
+    "rocky",
+    "alma",
+    "arch",
+    "linux",
+    "windows",
+    "darwin",
+    "macos",
+    "localhost",
+    "localhost.localdomain",
+    "localdomain",
+    "jovyan",
+    "vscode",
+    "codespace",
+    "codespaces",
+    "colab",
+    "kaggle",
+    "docker",
+    "container",
+    "guest",
+    "home",
+    "work",
+    "data",
+    "test",
+    "tests",
+    "opt",
+    "usr",
+    "lib",
+    "bin",
+    "local",
+    "site",
+    "packages",
+    "cuda",
+    "torch",
+    "nvidia",
+    "python",
+    "python3",
+    "conda",
+    "pip",
+    "gpu",
+    "cpu",
+    "node",
+    "server",
+    "desktop",
+    "laptop",
+    "workstation",
+    "ok",
+    "error",
+    "none",
+    "null",
+    "true",
+    "false",
+    "unknown",
+    "import",
+    "skipped",
+    "running",
+    "cpython",
+    "version",
+    "status",
+    "name",
+    "path",
+    "default",
+    "public",
+    "shared",
+    "ec2-user",
+    "administrator",
+    "system",
+    "app",
+    "dev",
+    "build",
+    "main",
+    "master",
+    "(none)",
 }
 
 
@@ -118,9 +200,16 @@ def _as_pattern(word: str) -> "re.Pattern[str]":
 class Redactor:
     """Rewrites strings of JSON-like data for sharing. Build one per output with :func:`redactor_for`."""
 
-    def __init__(self, key: Optional[bytes] = None, homes: Iterable[str] = (), users: Iterable[str] = (),
-                 hosts: Iterable[str] = (), keyed: Optional[bool] = None, pii: bool = True,
-                 keep_serials: bool = False):
+    def __init__(
+        self,
+        key: Optional[bytes] = None,
+        homes: Iterable[str] = (),
+        users: Iterable[str] = (),
+        hosts: Iterable[str] = (),
+        keyed: Optional[bool] = None,
+        pii: bool = True,
+        keep_serials: bool = False,
+    ):
         #: False: remove secrets only and leave names, paths and identifiers (--show-pii).
         self.pii = pii
         #: True: leave serial numbers as they are (`devices --show-serials` asked for them).
@@ -128,8 +217,9 @@ class Redactor:
         self.keyed = bool(key) if keyed is None else keyed
         self.key = key or secrets.token_bytes(16)
         # The user's own home directories (become "~"), longest first.
-        self.homes = sorted({h.rstrip("/\\") for h in homes if h and h.rstrip("/\\") not in ("", "~") and len(h) > 1},
-                            key=len, reverse=True)
+        self.homes = sorted(
+            {h.rstrip("/\\") for h in homes if h and h.rstrip("/\\") not in ("", "~") and len(h) > 1}, key=len, reverse=True
+        )
         self.users = {u for u in users if u and not _PSEUDONYM.match(u)}
         self.own_users = {u.lower() for u in self.users}
         hosts_all: Set[str] = set()
@@ -143,8 +233,15 @@ class Redactor:
         # each distinct string is redacted once, and what it counted is counted again on a repeat.
         self._memo: Dict[str, Tuple[str, Tuple[Tuple[str, int], ...]]] = {}
         self._hits: List[Tuple[str, int]] = []
-        self._home_res = [(re.compile(r"(?<![\w.~-])" + _path_pattern(h) + r"(?=[/\\'\"\s:;,)\]}]|$)",
-                                      re.I if re.match(r"^[A-Za-z]:", h) else 0), h) for h in self.homes]
+        self._home_res = [
+            (
+                re.compile(
+                    r"(?<![\w.~-])" + _path_pattern(h) + r"(?=[/\\'\"\s:;,)\]}]|$)", re.I if re.match(r"^[A-Za-z]:", h) else 0
+                ),
+                h,
+            )
+            for h in self.homes
+        ]
         words: List[Tuple[str, str]] = []
         for h in sorted(self.hosts, key=len, reverse=True):
             full = h.lower()
@@ -199,8 +296,9 @@ class Redactor:
         t = self._sub(_TOKEN_SHAPES, "***", t, "secret values")
         if not self.pii:
             return t
-        t = self._sub(_GPU_UUID, lambda m: f"{m.group('kind')}-anon-{self.pseudonym('uuid', m.group('rest').lower())[5:]}", t,
-                      "GPU UUIDs")
+        t = self._sub(
+            _GPU_UUID, lambda m: f"{m.group('kind')}-anon-{self.pseudonym('uuid', m.group('rest').lower())[5:]}", t, "GPU UUIDs"
+        )
         for rx, _home in self._home_res:
             t = self._sub(rx, "~", t, "home directory")
         t = self._sub(_POSIX_HOME, self._home_repl, t, "home directory")
@@ -309,9 +407,13 @@ def _is_host_name(v: str) -> bool:
         return bool(re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9.-]*", v))
 
 
-def redactor_for(docs: Sequence[Dict[str, Any]] = (), live: bool = False,
-                 environ: Optional[Dict[str, str]] = None, keep_serials: bool = False,
-                 extra_hosts: Iterable[str] = ()) -> Redactor:
+def redactor_for(
+    docs: Sequence[Dict[str, Any]] = (),
+    live: bool = False,
+    environ: Optional[Dict[str, str]] = None,
+    keep_serials: bool = False,
+    extra_hosts: Iterable[str] = (),
+) -> Redactor:
     """A redactor that knows the home directories, user names and host names to hide.
 
     ``docs`` are the facts documents (or reports) that will be redacted: their recorded host names
@@ -347,8 +449,11 @@ def redactor_for(docs: Sequence[Dict[str, Any]] = (), live: bool = False,
             hosts.add(h)
         # The owner of the recorded interpreter's home is "the user" of that document.
         py = facts.get("python") if isinstance(facts.get("python"), dict) else {}
-        for p in (py.get("executable"), py.get("prefix"), (facts.get("tool") or {}).get("python_target")
-                  if isinstance(facts.get("tool"), dict) else None):
+        for p in (
+            py.get("executable"),
+            py.get("prefix"),
+            (facts.get("tool") or {}).get("python_target") if isinstance(facts.get("tool"), dict) else None,
+        ):
             if isinstance(p, str):
                 m = _POSIX_HOME.search(p) or _WIN_HOME.search(p)
                 if m and m.group("name").lower() not in _NOT_USERS:
@@ -398,12 +503,17 @@ def describe(record: Optional[Dict[str, Any]]) -> str:
     if not isinstance(record, dict):
         return ""
     if record.get("applied") is False:
-        return ("Not redacted (--show-pii): this report shows home paths, user and host names and GPU UUIDs/serials; "
-                "passwords in URLs and tokens were still removed.")
+        return (
+            "Not redacted (--show-pii): this report shows home paths, user and host names and GPU UUIDs/serials; "
+            "passwords in URLs and tokens were still removed."
+        )
     counts = record.get("redacted") or {}
-    parts = ["home directory shown as ~", "user and host names, GPU UUIDs and serial numbers replaced by pseudonyms "
-             + ("(site key)" if record.get("pseudonyms") == "site-key" else "(per report)"),
-             "environment variables with secret-looking names never read",
-             "passwords in URLs and tokens removed"]
+    parts = [
+        "home directory shown as ~",
+        "user and host names, GPU UUIDs and serial numbers replaced by pseudonyms "
+        + ("(site key)" if record.get("pseudonyms") == "site-key" else "(per report)"),
+        "environment variables with secret-looking names never read",
+        "passwords in URLs and tokens removed",
+    ]
     found = ", ".join(f"{k} {v}" for k, v in counts.items())
     return "Redacted: " + "; ".join(parts) + (f" (here: {found})" if found else "") + ". --show-pii shows them."

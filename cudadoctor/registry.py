@@ -144,8 +144,10 @@ def load(entry_points: Optional[List[Any]] = None, plugins: Optional[bool] = Non
 
         status, value = _call_bounded(load_and_register, LOAD_TIMEOUT_S)
         if isinstance(ep, _Builtin) and status != "ok":
-            raise BuiltinMissing(f"built-in checks {ep.value} did not load: "
-                                 f"{'timed out' if status == 'timeout' else f'{type(value).__name__}: {value}'}")
+            raise BuiltinMissing(
+                f"built-in checks {ep.value} did not load: "
+                f"{'timed out' if status == 'timeout' else f'{type(value).__name__}: {value}'}"
+            )
         if status == "timeout":
             reg.problems.append(LoadProblem(source, "timeout", f"loading did not finish within {LOAD_TIMEOUT_S:.0f} s"))
             continue
@@ -153,12 +155,16 @@ def load(entry_points: Optional[List[Any]] = None, plugins: Optional[bool] = Non
             reg.problems.append(LoadProblem(source, "load", f"{type(value).__name__}: {value}"))
             continue
         if not isinstance(value, (list, tuple)) or not all(isinstance(c, Check) for c in value):
-            reg.problems.append(LoadProblem(source, "malformed", f"register() returned {type(value).__name__}, not a list of checks"))
+            reg.problems.append(
+                LoadProblem(source, "malformed", f"register() returned {type(value).__name__}, not a list of checks")
+            )
             continue
         for chk in value:
             dupes = [c.code for c in chk.codes if c.code in reg.codes and reg.codes[c.code][1] != source]
             if dupes:
-                reg.problems.append(LoadProblem(source, "duplicate", f"check {chk.name} declares code(s) already taken: {', '.join(dupes)}"))
+                reg.problems.append(
+                    LoadProblem(source, "duplicate", f"check {chk.name} declares code(s) already taken: {', '.join(dupes)}")
+                )
                 continue
             chk.source = source
             reg.checks.append(chk)

@@ -65,8 +65,10 @@ class Report:
         if errors and available and gpu_only and n_dev and (not kernels or any(kernels)):
             # e.g. one GPU of eight with ECC errors: the others still work.
             state = "degraded"
-            text = (f"PyTorch can use {n_dev} GPU{'s' if n_dev != 1 else ''}, but {c['error']} error"
-                    f"{'s need' if c['error'] != 1 else ' needs'} attention ({', '.join(dict.fromkeys(errors))})")
+            text = (
+                f"PyTorch can use {n_dev} GPU{'s' if n_dev != 1 else ''}, but {c['error']} error"
+                f"{'s need' if c['error'] != 1 else ' needs'} attention ({', '.join(dict.fromkeys(errors))})"
+            )
         elif errors:
             state = "no"
             text = f"PyTorch cannot use a GPU here: {c['error']} error{'s' if c['error'] != 1 else ''} ({', '.join(dict.fromkeys(errors))})"
@@ -87,15 +89,18 @@ class Report:
         return {"state": state, "text": text, "errors": c["error"], "warnings": c["warning"], "infos": c["info"]}
 
     def to_dict(self) -> Dict[str, Any]:
-        return envelope(REPORT_KIND, {
-            "tool": {"name": "cudadoctor", "version": __version__, "kb_date": _kb_date(), "generated_at": self.generated_at},
-            "facts": self.facts,
-            "findings": [f.to_dict() for f in self.findings],
-            "checks": [r.to_dict() for r in self.checks],
-            "summary": self.verdict(),
-            "timings": {k: round(v, 4) for k, v in self.timings.items()},
-            **({"extra": self.extra} if self.extra else {}),
-        })
+        return envelope(
+            REPORT_KIND,
+            {
+                "tool": {"name": "cudadoctor", "version": __version__, "kb_date": _kb_date(), "generated_at": self.generated_at},
+                "facts": self.facts,
+                "findings": [f.to_dict() for f in self.findings],
+                "checks": [r.to_dict() for r in self.checks],
+                "summary": self.verdict(),
+                "timings": {k: round(v, 4) for k, v in self.timings.items()},
+                **({"extra": self.extra} if self.extra else {}),
+            },
+        )
 
 
 def diagnose(facts: Dict[str, Any], registry: Registry, timings: Optional[Dict[str, float]] = None) -> Report:

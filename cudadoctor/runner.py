@@ -36,8 +36,14 @@ class CheckRun:
     error: str = ""
 
     def to_dict(self) -> Dict[str, Any]:
-        d = {"name": self.name, "source": self.source, "codes": self.codes, "status": self.status,
-             "duration_s": round(self.duration_s, 5), "findings": self.findings}
+        d = {
+            "name": self.name,
+            "source": self.source,
+            "codes": self.codes,
+            "status": self.status,
+            "duration_s": round(self.duration_s, 5),
+            "findings": self.findings,
+        }
         if self.error:
             d["error"] = self.error
         return d
@@ -47,8 +53,10 @@ def _crashed(name: str, source: str, phase: str, message: str) -> Finding:
     return CHECK_CRASHED.finding(
         title=f"Check {name} ({source}) {phase}: its diagnosis is missing",
         evidence={"check": name, "source": source, "phase": phase, "error": message[:500]},
-        fix=Fix(("CUDADOCTOR_NO_PLUGINS=1 cudadoctor check",) if not source.startswith("cudadoctor:") else (),
-                "Report this to the check's authors; the rest of the report is unaffected."),
+        fix=Fix(
+            ("CUDADOCTOR_NO_PLUGINS=1 cudadoctor check",) if not source.startswith("cudadoctor:") else (),
+            "Report this to the check's authors; the rest of the report is unaffected.",
+        ),
     )
 
 
@@ -68,9 +76,19 @@ def run_checks(registry: Registry, facts: Facts, timeout: float = CHECK_TIMEOUT_
     findings: List[Finding] = []
     runs: List[CheckRun] = []
     for p in registry.problems:
-        findings.append(_crashed(p.source, p.source, {"load": "failed to load", "timeout": "hung while loading",
-                                                        "malformed": "registered something that is not a check",
-                                                        "duplicate": "declares a code another check owns"}.get(p.phase, p.phase), p.message))
+        findings.append(
+            _crashed(
+                p.source,
+                p.source,
+                {
+                    "load": "failed to load",
+                    "timeout": "hung while loading",
+                    "malformed": "registered something that is not a check",
+                    "duplicate": "declares a code another check owns",
+                }.get(p.phase, p.phase),
+                p.message,
+            )
+        )
     checks = list(registry.checks)
     boxes: List[List[Any]] = [[] for _ in checks]
     lock = threading.Lock()

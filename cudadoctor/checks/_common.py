@@ -41,5 +41,5 @@ def find_text(fx: Facts, pattern: str) -> Optional[Tuple[str, str]]:
         if m:
             start = text.rfind("\n", 0, m.start()) + 1
             end = text.find("\n", m.end())
-            return where, text[start: end if end != -1 else None].strip()[:400]
+            return where, text[start : end if end != -1 else None].strip()[:400]
     return None

@@ -26,6 +26,7 @@ CONDA_PYTORCH_CUDA = {"cu116": "11.6", "cu117": "11.7", "cu118": "11.8", "cu121"
 
 # ---------------------------------------------------------------- what the kb offers
 
+
 def known_series() -> List[str]:
     """Every release series the kb knows ('2.15', ..., '1.8'), newest first (public kb API only)."""
     newest = vtuple(kb.newest_release()) or (2, 0)
@@ -64,8 +65,9 @@ def newest_variant_for_driver(release: Optional[str], driver: Optional[str], os_
     return variants[0] if variants else None
 
 
-def newest_runnable(driver: Optional[str], os_name: str, python: Optional[str] = None,
-                    need: Optional[Callable[[str, str], bool]] = None) -> Optional[Tuple[str, str]]:
+def newest_runnable(
+    driver: Optional[str], os_name: str, python: Optional[str] = None, need: Optional[Callable[[str, str], bool]] = None
+) -> Optional[Tuple[str, str]]:
     """(release, variant): the newest release with a CUDA variant the driver runs (and python fits)."""
     if not driver:
         return None
@@ -79,6 +81,7 @@ def newest_runnable(driver: Optional[str], os_name: str, python: Optional[str] =
 
 
 # ---------------------------------------------------------------- companions
+
 
 def companion_pin(name: str, release: Optional[str]) -> str:
     """'torchvision==0.21.0' for the release (series pins as '==0.21.*'); bare name when unknown."""
@@ -107,8 +110,10 @@ def companion_pins(env: Environment, release: Optional[str]) -> List[str]:
 
 # ---------------------------------------------------------------- commands
 
-def pip_install(release: Optional[str], variant: Optional[str], companions: Sequence[str] = ("torchvision",),
-                reinstall: bool = False) -> str:
+
+def pip_install(
+    release: Optional[str], variant: Optional[str], companions: Sequence[str] = ("torchvision",), reinstall: bool = False
+) -> str:
     """`python -m pip install torch==R torchvision==V --index-url .../variant`."""
     t = vtuple(release) if release else None
     old = bool(t and t[:2] < (1, 8))  # before the per-variant indexes: the torch_stable.html links page
@@ -141,8 +146,13 @@ def _conda_install(release: str, variant: str, companions: Sequence[str]) -> Lis
     return cmds
 
 
-def install_commands(env: Environment, release: Optional[str], variant: Optional[str], reinstall: bool = False,
-                     companions: Optional[Sequence[str]] = None) -> List[str]:
+def install_commands(
+    env: Environment,
+    release: Optional[str],
+    variant: Optional[str],
+    reinstall: bool = False,
+    companions: Optional[Sequence[str]] = None,
+) -> List[str]:
     """Commands that put torch `release` built for `variant` (and its paired companions) in place."""
     if companions is None:
         companions = list(env.companions)
@@ -158,8 +168,10 @@ def install_commands(env: Environment, release: Optional[str], variant: Optional
         t = mm(release) if release else None
         if t and t <= CONDA_LAST and variant and (variant == "cpu" or variant in CONDA_PYTORCH_CUDA or t < (1, 13)):
             return _conda_install(str(release), variant, companions)
-        return [f"conda remove --force pytorch {' '.join(companions)}  # the PyTorch conda channel stopped after 2.5; use pip inside this env",
-                pip_install(release, variant, companions, reinstall)]
+        return [
+            f"conda remove --force pytorch {' '.join(companions)}  # the PyTorch conda channel stopped after 2.5; use pip inside this env",
+            pip_install(release, variant, companions, reinstall),
+        ]
     return [pip_install(release, variant, companions, reinstall)]
 
 
@@ -175,15 +187,27 @@ def _variant_kind(v: Optional[str]) -> Optional[str]:
     return None if not v else "cuda" if v.startswith("cu") else v
 
 
-def companion_fix(env: Environment, name: str, trel: Optional[str], tvar: Optional[str], cvar: Optional[str],
-                  driver: Optional[str], gpu_here: bool) -> Tuple[List[str], str]:
+def companion_fix(
+    env: Environment,
+    name: str,
+    trel: Optional[str],
+    tvar: Optional[str],
+    cvar: Optional[str],
+    driver: Optional[str],
+    gpu_here: bool,
+) -> Tuple[List[str], str]:
     """(commands, why) for a companion that does not match torch: the companion paired with this torch,
     from torch's own index, torch left alone; on a GPU machine with a CPU torch, torch moves to CUDA."""
     idx = f" --index-url {INDEX}{tvar}" if tvar else ""
     if trel and gpu_here and _variant_kind(tvar) == "cpu" and _variant_kind(cvar) == "cuda":
         target = newest_variant_for_driver(trel, driver, env.driver_os) or (cvar if cvar and cvar.startswith("cu") else None)
-        cmds = install_commands(env, trel, target, reinstall=True) if target else \
-            [f"{PIP} install --force-reinstall torch=={trel} {companion_pin(name, trel)}  # add the --index-url of your driver's CUDA variant"]
+        cmds = (
+            install_commands(env, trel, target, reinstall=True)
+            if target
+            else [
+                f"{PIP} install --force-reinstall torch=={trel} {companion_pin(name, trel)}  # add the --index-url of your driver's CUDA variant"
+            ]
+        )
         return cmds, "This machine has an NVIDIA GPU: install torch's CUDA build and the paired companion from one index."
     if trel:
         pin = companion_pin(name, trel)
@@ -191,12 +215,19 @@ def companion_fix(env: Environment, name: str, trel: Optional[str], tvar: Option
             cmds = install_commands(env, trel, tvar, companions=[name])
         else:
             cmds = [f"{PIP} install --force-reinstall --no-deps {pin}{idx}"]
-        return cmds, (f"{pin.replace('==', ' ')} is the release paired with torch {trel}"
-                      + (f"; the {tvar} index has the build matching torch's" if tvar else "") + ".")
+        return cmds, (
+            f"{pin.replace('==', ' ')} is the release paired with torch {trel}"
+            + (f"; the {tvar} index has the build matching torch's" if tvar else "")
+            + "."
+        )
     if not idx:
-        idx = (" --index-url https://download.pytorch.org/whl/$(python -c \"import torch; c = torch.version.cuda; "
-               "print('cu' + c.replace('.', '') if c else 'cpu')\")")
-    cmds = [f"{PIP} install --force-reinstall torch==$(python -c \"import torch; print(torch.__version__.split('+')[0])\") {name}{idx}"]
+        idx = (
+            ' --index-url https://download.pytorch.org/whl/$(python -c "import torch; c = torch.version.cuda; '
+            "print('cu' + c.replace('.', '') if c else 'cpu')\")"
+        )
+    cmds = [
+        f"{PIP} install --force-reinstall torch==$(python -c \"import torch; print(torch.__version__.split('+')[0])\") {name}{idx}"
+    ]
     return cmds, f"Installing torch's own release together with {name} from one index makes pip pick the paired build."
 
 
@@ -215,40 +246,68 @@ def arch_candidates(env: Environment, cap: str, driver: Optional[str], release: 
     return out
 
 
-def _arch_commands(env: Environment, cap: Optional[str], sm: str, release: Optional[str], driver: Optional[str],
-                   too_old: bool, cands: List[Tuple[str, str]]) -> Tuple[List[str], str]:
+def _arch_commands(
+    env: Environment,
+    cap: Optional[str],
+    sm: str,
+    release: Optional[str],
+    driver: Optional[str],
+    too_old: bool,
+    cands: List[Tuple[str, str]],
+) -> Tuple[List[str], str]:
     if cands:
         series, v = cands[0]
         target = release if (release and mm(series) == mm(release)) else newest_patch(series)
         others = ", ".join(f"{s} {x}" for s, x in cands[1:4])
-        return (install_commands(env, target, v, reinstall=target == release),
-                f"The official torch {series} {v} wheel includes kernels for {sm}"
-                + (f" and driver {driver} runs it" if driver else "") + "." + (f" Also: {others}." if others else ""))
+        return (
+            install_commands(env, target, v, reinstall=target == release),
+            f"The official torch {series} {v} wheel includes kernels for {sm}"
+            + (f" and driver {driver} runs it" if driver else "")
+            + "."
+            + (f" Also: {others}." if others else ""),
+        )
     if cap and too_old:
         last = next(iter(kb.releases_with_arch(cap)), None)
         if last:
-            return (install_commands(env, newest_patch(last[0]), last[1]),
-                    f"torch {last[0]} {last[1]} is the newest official wheel with kernels for {sm}.")
-        return (["# No official wheel in cudadoctor's tables (torch 1.8 and later) has kernels for " + sm + ":",
-                 f"# build from source for it: TORCH_CUDA_ARCH_LIST={cap} python setup.py develop  (see https://github.com/pytorch/pytorch#from-source)",
-                 "# or use an older torch release that still shipped " + sm + " (see https://pytorch.org/get-started/previous-versions/)"],
-                f"{sm} was dropped from PyTorch's official builds; only a source build or an older release has kernels for it.")
+            return (
+                install_commands(env, newest_patch(last[0]), last[1]),
+                f"torch {last[0]} {last[1]} is the newest official wheel with kernels for {sm}.",
+            )
+        return (
+            [
+                "# No official wheel in cudadoctor's tables (torch 1.8 and later) has kernels for " + sm + ":",
+                f"# build from source for it: TORCH_CUDA_ARCH_LIST={cap} python setup.py develop  (see https://github.com/pytorch/pytorch#from-source)",
+                "# or use an older torch release that still shipped "
+                + sm
+                + " (see https://pytorch.org/get-started/previous-versions/)",
+            ],
+            f"{sm} was dropped from PyTorch's official builds; only a source build or an older release has kernels for it.",
+        )
     if not cap:
-        return (["nvidia-smi --query-gpu=name,compute_cap --format=csv  # the GPU's capability, e.g. 12.0 = sm_120",
-                 "python -c \"import torch; print(torch.__version__, torch.cuda.get_arch_list())\"  # what this build has",
-                 "# then install a release/variant whose list has that sm_ (newer GPUs: the newest CUDA variant; "
-                 "older GPUs: an older release): https://pytorch.org/get-started/previous-versions/"],
-                "Every kernel launch needs SASS for the GPU's architecture or PTX it can compile.")
+        return (
+            [
+                "nvidia-smi --query-gpu=name,compute_cap --format=csv  # the GPU's capability, e.g. 12.0 = sm_120",
+                'python -c "import torch; print(torch.__version__, torch.cuda.get_arch_list())"  # what this build has',
+                "# then install a release/variant whose list has that sm_ (newer GPUs: the newest CUDA variant; "
+                "older GPUs: an older release): https://pytorch.org/get-started/previous-versions/",
+            ],
+            "Every kernel launch needs SASS for the GPU's architecture or PTX it can compile.",
+        )
     if driver:
-        cmds = ["# No release in cudadoctor's tables has kernels for " + sm + " in a variant driver " + driver + " runs:",
-                "# upgrade the driver, then install the newest CUDA variant: https://pytorch.org/get-started/locally/"]
+        cmds = [
+            "# No release in cudadoctor's tables has kernels for " + sm + " in a variant driver " + driver + " runs:",
+            "# upgrade the driver, then install the newest CUDA variant: https://pytorch.org/get-started/locally/",
+        ]
     else:
-        cmds = [f"{PIP} install --pre torch torchvision --index-url {INDEX}nightly/cu130  # nightlies support the newest GPUs first"]
+        cmds = [
+            f"{PIP} install --pre torch torchvision --index-url {INDEX}nightly/cu130  # nightlies support the newest GPUs first"
+        ]
     return cmds, f"The GPU is newer than the architectures in this build; a newer CUDA variant adds {sm}."
 
 
-def arch_fix(env: Environment, cap: Optional[str], release: Optional[str], driver: Optional[str],
-             too_old: bool) -> Tuple[List[str], str]:
+def arch_fix(
+    env: Environment, cap: Optional[str], release: Optional[str], driver: Optional[str], too_old: bool
+) -> Tuple[List[str], str]:
     """(commands, why) for a GPU the build has no kernels for: the newest release/variant that has them and
     that the driver and Python run; an older release for a GPU too old; a driver note when it is unknown."""
     sm = f"sm_{cap.replace('.', '')}" if cap else "its architecture"
@@ -271,16 +330,25 @@ def _python_commands(env: Environment, lo: Optional[str], hi: Optional[str], req
     pyt = mm(py)
     target = hi if (pyt and hi and pyt > mm(hi)) else lo if (pyt and lo and pyt < mm(lo)) else None
     if not py:
-        cmds.append("python -c \"import sys, platform, struct; print(sys.version, platform.machine(), struct.calcsize('P') * 8, 'bit')\"")
+        cmds.append(
+            "python -c \"import sys, platform, struct; print(sys.version, platform.machine(), struct.calcsize('P') * 8, 'bit')\""
+        )
     if target:
-        cmds += [f"# create the environment with Python {target} (supported by the torch you want):",
-                 f"uv venv --python {target} .venv  # or: conda create -n torch python={target}; or python{target} -m venv .venv",
-                 f".venv/bin/python -m pip install torch{('==' + release_of(req)) if req else ''} torchvision"]
+        cmds += [
+            f"# create the environment with Python {target} (supported by the torch you want):",
+            f"uv venv --python {target} .venv  # or: conda create -n torch python={target}; or python{target} -m venv .venv",
+            f".venv/bin/python -m pip install torch{('==' + release_of(req)) if req else ''} torchvision",
+        ]
     else:
-        cmds.append(f"# use a 64-bit CPython {lo}–{hi} on x86_64/aarch64 Linux, 64-bit Windows or Apple-silicon macOS" if lo and hi
-                    else "# use a 64-bit CPython on x86_64/aarch64 Linux, 64-bit Windows or Apple-silicon macOS")
+        cmds.append(
+            f"# use a 64-bit CPython {lo}–{hi} on x86_64/aarch64 Linux, 64-bit Windows or Apple-silicon macOS"
+            if lo and hi
+            else "# use a 64-bit CPython on x86_64/aarch64 Linux, 64-bit Windows or Apple-silicon macOS"
+        )
     if req and "+" in req:
-        cmds.append(f"# a pin with a local tag (+{req.split('+', 1)[1]}) is only on PyTorch's index: add --index-url {INDEX}{req.split('+', 1)[1]}")
+        cmds.append(
+            f"# a pin with a local tag (+{req.split('+', 1)[1]}) is only on PyTorch's index: add --index-url {INDEX}{req.split('+', 1)[1]}"
+        )
     return cmds
 
 
@@ -294,19 +362,29 @@ def python_fix(env: Environment, bits: Optional[int], arch_unsupported: bool, re
     win = env.os == "windows"
     if bits == 32:
         ver = (mm_str(py) or py) if py else good_py
-        cmds = [f"# install the 64-bit Python {ver} from https://www.python.org/downloads/ (\"Windows installer (64-bit)\")",
-                f"py -{ver}-64 -m venv .venv" if win else f"python{good_py} -m venv .venv",
-                (".venv\\Scripts\\python" if win else ".venv/bin/python") + " -m pip install torch torchvision"]
+        cmds = [
+            f'# install the 64-bit Python {ver} from https://www.python.org/downloads/ ("Windows installer (64-bit)")',
+            f"py -{ver}-64 -m venv .venv" if win else f"python{good_py} -m venv .venv",
+            (".venv\\Scripts\\python" if win else ".venv/bin/python") + " -m pip install torch torchvision",
+        ]
     elif arch_unsupported:
         cmds = ["# use a 64-bit x86_64 or aarch64 system (or a 64-bit OS on this board), or build PyTorch from source"]
     else:
         cmds = _python_commands(env, rng.get("min"), rng.get("max"), req)
-    return cmds, ("pip installs only wheels built for the interpreter's Python version, bitness and platform."
-                  + (f" The newest torch ({newest}) supports Python {rng.get('min')}–{rng.get('max')}." if rng else ""))
+    return cmds, (
+        "pip installs only wheels built for the interpreter's Python version, bitness and platform."
+        + (f" The newest torch ({newest}) supports Python {rng.get('min')}–{rng.get('max')}." if rng else "")
+    )
 
 
-def driver_alternative(env: Environment, release: Optional[str], current: Optional[str], driver: Optional[str],
-                       api: Optional[str], api_runs: Callable[[str, str], bool]) -> Optional[Tuple[str, str]]:
+def driver_alternative(
+    env: Environment,
+    release: Optional[str],
+    current: Optional[str],
+    driver: Optional[str],
+    api: Optional[str],
+    api_runs: Callable[[str, str], bool],
+) -> Optional[Tuple[str, str]]:
     """(release, variant) a too-old driver still runs: another variant of this release, else the newest
     release; with only the CUDA level the error text names (``api``), the first release with a variant at it."""
     if release and driver:
@@ -319,8 +397,11 @@ def driver_alternative(env: Environment, release: Optional[str], current: Option
         info = kb.torch_release(series) or {}
         if py and series != release and kb.python_supported(series, py) is False:
             continue
-        vs = sorted((v for v in info.get("variants", []) if api_runs(kb.cuda_of_variant(v) or "", api)),
-                    key=lambda v: mm(kb.cuda_of_variant(v)) or (0, 0), reverse=True)
+        vs = sorted(
+            (v for v in info.get("variants", []) if api_runs(kb.cuda_of_variant(v) or "", api)),
+            key=lambda v: mm(kb.cuda_of_variant(v)) or (0, 0),
+            reverse=True,
+        )
         if vs:
             return (release if series == release else newest_patch(series), vs[0])
     return None

@@ -87,8 +87,10 @@ def uv_project_commands(fx: Facts, release: Optional[str], variant: Optional[str
         return [f"uv add {pins}"]
     name = str(t.get("index_name", "pytorch-{variant}")).format(variant=variant)
     url = str(t.get("index", "https://download.pytorch.org/whl/{variant}")).format(variant=variant)
-    return [f"uv add {pins} --index {name}={url}  # writes [[tool.uv.index]] {name} and pins torch to it in [tool.uv.sources]",
-            "uv sync  # the project's environment now matches uv.lock"]
+    return [
+        f"uv add {pins} --index {name}={url}  # writes [[tool.uv.index]] {name} and pins torch to it in [tool.uv.sources]",
+        "uv sync  # the project's environment now matches uv.lock",
+    ]
 
 
 def uv_pip_commands(pip_command: str) -> List[str]:
@@ -97,7 +99,9 @@ def uv_pip_commands(pip_command: str) -> List[str]:
     return [cmd]
 
 
-def conda_forge_commands(fx: Facts, release: Optional[str], variant: Optional[str], companions: Sequence[str]) -> Optional[List[str]]:
+def conda_forge_commands(
+    fx: Facts, release: Optional[str], variant: Optional[str], companions: Sequence[str]
+) -> Optional[List[str]]:
     """conda-forge's build of the release: pytorch-gpu (CUDA, limited to the variant's CUDA) or pytorch-cpu."""
     t = _table().get("conda_forge") or {}
     if variant and variant != "cpu" and os_key(fx) not in (t.get("cuda_os") or ["linux"]):
@@ -117,8 +121,11 @@ def conda_forge_commands(fx: Facts, release: Optional[str], variant: Optional[st
     cmds = [f"conda install -c {chan} " + " ".join(_q(s) for s in specs)]
     channel = str((fx.dict("python.manager.conda_packages.pytorch") or {}).get("channel") or "")
     if channel and "conda-forge" not in channel:
-        cmds.insert(0, f"conda remove --force {' '.join(['pytorch', *companions])}  # from the {channel.rstrip('/').split('/')[-1] or channel} "
-                       "channel; conda-forge's build replaces it")
+        cmds.insert(
+            0,
+            f"conda remove --force {' '.join(['pytorch', *companions])}  # from the {channel.rstrip('/').split('/')[-1] or channel} "
+            "channel; conda-forge's build replaces it",
+        )
     return cmds
 
 
@@ -131,8 +138,9 @@ def _pytorch_channel_publishes(release: Optional[str], variant: Optional[str]) -
     return variant == "cpu" or variant in (t.get("pytorch_cuda") or {}) or r < (1, 13)
 
 
-def install_for_manager(fx: Facts, release: Optional[str], variant: Optional[str], companions: Sequence[str],
-                        reinstall: bool, pip_command) -> Optional[List[str]]:
+def install_for_manager(
+    fx: Facts, release: Optional[str], variant: Optional[str], companions: Sequence[str], reinstall: bool, pip_command
+) -> Optional[List[str]]:
     """Commands for the environment's manager, or None for pip's (planned by _fixes.install_commands).
 
     ``pip_command(release, variant, companions, reinstall)`` is _fixes.pip_install.
@@ -151,6 +159,8 @@ def install_for_manager(fx: Facts, release: Optional[str], variant: Optional[str
         return uv_pip_commands(pip_command(release, variant, companions, reinstall))
     if m == "pip-system-managed":
         venv_py = ".venv\\Scripts\\python" if os_key(fx) == "windows" else ".venv/bin/python"
-        return ["python3 -m venv .venv  # this Python's packages are managed by the OS (PEP 668): use a venv",
-                pip_command(release, variant, companions, reinstall).replace("python -m pip", f"{venv_py} -m pip", 1)]
+        return [
+            "python3 -m venv .venv  # this Python's packages are managed by the OS (PEP 668): use a venv",
+            pip_command(release, variant, companions, reinstall).replace("python -m pip", f"{venv_py} -m pip", 1),
+        ]
     return None

@@ -40,24 +40,28 @@ GPU_ARCH_UNSUPPORTED = Code(
         "with a cu126 wheel) or older than the oldest architecture the build still includes "
         "(Kepler sm_35 after torch 1.3, Maxwell sm_50 and Pascal sm_61 in the newest wheels).",
         "why": "torch.cuda.is_available() is still True — the driver works — but every kernel "
-        "launch fails with \"CUDA error: no kernel image is available for execution on the "
-        "device\", and torch warns \"... with CUDA capability sm_120 is not compatible with the "
-        "current PyTorch installation\".",
-        "confirm": "`python -c \"import torch; print(torch.cuda.get_device_capability(), "
-        "torch.cuda.get_arch_list())\"`: the capability (e.g. (12, 0)) has no matching sm_ entry.",
+        'launch fails with "CUDA error: no kernel image is available for execution on the '
+        'device", and torch warns "... with CUDA capability sm_120 is not compatible with the '
+        'current PyTorch installation".',
+        "confirm": '`python -c "import torch; print(torch.cuda.get_device_capability(), '
+        'torch.cuda.get_arch_list())"`: the capability (e.g. (12, 0)) has no matching sm_ entry.',
         "fix": "Install a release/variant whose wheel includes the architecture (the finding names "
         "the newest one your driver runs); for GPUs dropped from every current wheel, use the last "
         "release that still shipped them or build PyTorch from source with TORCH_CUDA_ARCH_LIST.",
     },
-    links=("https://developer.nvidia.com/cuda-gpus",
-           "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#binary-compatibility",
-           "https://pytorch.org/get-started/locally/",
-           "https://github.com/pytorch/pytorch/issues/150733"),
-    signatures=(r"no kernel image is available for execution on the device",
-                r"CUDA capability sm_\d+ is not compatible with the current PyTorch installation",
-                r"which is of cuda capability \d+\.\d+\.?\s+PyTorch no longer supports this GPU because it is too old",
-                r"cudaErrorNoKernelImageForDevice",
-                r"invalid device function"),
+    links=(
+        "https://developer.nvidia.com/cuda-gpus",
+        "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#binary-compatibility",
+        "https://pytorch.org/get-started/locally/",
+        "https://github.com/pytorch/pytorch/issues/150733",
+    ),
+    signatures=(
+        r"no kernel image is available for execution on the device",
+        r"CUDA capability sm_\d+ is not compatible with the current PyTorch installation",
+        r"which is of cuda capability \d+\.\d+\.?\s+PyTorch no longer supports this GPU because it is too old",
+        r"cudaErrorNoKernelImageForDevice",
+        r"invalid device function",
+    ),
 )
 
 
@@ -99,13 +103,18 @@ def _kernel_error(fx: Facts, g: Dict[str, Any]) -> Optional[str]:
     """The live test kernel's 'no kernel image' error on this GPU, if it ran and failed."""
     err = None
     for d in fx.dicts("torch.devices"):
-        if d.get("index") == g.get("index") and d.get("kernel_ok") is False and "no kernel image" in str(d.get("kernel_error") or ""):
+        if (
+            d.get("index") == g.get("index")
+            and d.get("kernel_ok") is False
+            and "no kernel image" in str(d.get("kernel_error") or "")
+        ):
             err = str(d.get("kernel_error"))
     return err
 
 
-def _classify(fx: Facts, devices: List[Dict[str, Any]], archs: Optional[List[str]], source: Optional[str],
-              bound: Optional[List[str]] = None):
+def _classify(
+    fx: Facts, devices: List[Dict[str, Any]], archs: Optional[List[str]], source: Optional[str], bound: Optional[List[str]] = None
+):
     """(bad, unknown): GPUs the build has no kernels for (with why), and GPUs that could not be checked.
     With the build's own list unknown, ``bound`` (what any build with its CUDA has) still rules out a GPU
     newer than all of it."""
@@ -124,8 +133,9 @@ def _classify(fx: Facts, devices: List[Dict[str, Any]], archs: Optional[List[str
     return bad, unknown
 
 
-def _extension_finding(fx: Facts, said: Tuple[str, str], g: Dict[str, Any], archs: Optional[List[str]],
-                       source: Optional[str]) -> Optional[Finding]:
+def _extension_finding(
+    fx: Facts, said: Tuple[str, str], g: Dict[str, Any], archs: Optional[List[str]], source: Optional[str]
+) -> Optional[Finding]:
     """torch itself has kernels for this GPU: the failing kernel belongs to something built separately
     (a CUDA extension: flash-attn, xformers, bitsandbytes, the user's own ops)."""
     cap = g.get("capability")
@@ -135,13 +145,23 @@ def _extension_finding(fx: Facts, said: Tuple[str, str], g: Dict[str, Any], arch
     sm = f"sm_{cap.replace('.', '')}"
     return GPU_ARCH_UNSUPPORTED.finding(
         title=f"torch {torch_version(fx) or ''} has kernels for {g.get('name') or 'the GPU'} ({sm}), so the "
-              f"'no kernel image' error comes from a CUDA extension built without {sm}",
-        evidence={"gpu": g.get("name"), "capability": cap, "torch.version": torch_version(fx),
-                  "build_archs": archs, "build_archs_source": source, said[0]: said[1]},
-        fix=Fix(("# find the extension in the traceback (the module that launched the kernel), then rebuild it for this GPU:",
-                 f'TORCH_CUDA_ARCH_LIST="{cap}" {PIP} install --no-build-isolation --no-cache-dir --force-reinstall <that package>',
-                 "# or install a prebuilt wheel of it made for your torch, CUDA and GPU"),
-                f"torch's own build runs on {sm} ({runs}); an extension compiled for other architectures does not."),
+        f"'no kernel image' error comes from a CUDA extension built without {sm}",
+        evidence={
+            "gpu": g.get("name"),
+            "capability": cap,
+            "torch.version": torch_version(fx),
+            "build_archs": archs,
+            "build_archs_source": source,
+            said[0]: said[1],
+        },
+        fix=Fix(
+            (
+                "# find the extension in the traceback (the module that launched the kernel), then rebuild it for this GPU:",
+                f'TORCH_CUDA_ARCH_LIST="{cap}" {PIP} install --no-build-isolation --no-cache-dir --force-reinstall <that package>',
+                "# or install a prebuilt wheel of it made for your torch, CUDA and GPU",
+            ),
+            f"torch's own build runs on {sm} ({runs}); an extension compiled for other architectures does not.",
+        ),
     )
 
 
@@ -155,33 +175,44 @@ def _unknown_list_finding(fx: Facts, unknown: List[Dict[str, Any]]) -> Optional[
         return None
     return GPU_ARCH_UNSUPPORTED.finding(
         title=f"Could not check torch {torch_version(fx)} against {g.get('name') or 'the GPU'} "
-              f"(sm_{g['capability'].replace('.', '')}): the build's architecture list is unknown",
+        f"(sm_{g['capability'].replace('.', '')}): the build's architecture list is unknown",
         evidence={"torch.version": torch_version(fx), "gpu": g.get("name"), "capability": g.get("capability")},
-        fix=Fix(("python -c \"import torch; print(torch.cuda.get_arch_list())\"",),
-                "The build must list an sm_ entry with the GPU's major version and an equal or lower minor."),
+        fix=Fix(
+            ('python -c "import torch; print(torch.cuda.get_arch_list())"',),
+            "The build must list an sm_ entry with the GPU's major version and an equal or lower minor.",
+        ),
         severity="info",
     )
 
 
-def _arch_finding(fx: Facts, g: Dict[str, Any], archs: Optional[List[str]], source: Optional[str],
-                  said: Optional[Tuple[str, str]]) -> Finding:
+def _arch_finding(
+    fx: Facts, g: Dict[str, Any], archs: Optional[List[str]], source: Optional[str], said: Optional[Tuple[str, str]]
+) -> Finding:
     """The finding for one GPU the build has no kernels for, with the release/variant that has them."""
     cap = g.get("capability")
     sm = f"sm_{cap.replace('.', '')}" if cap else "its architecture"
     ver, driver = torch_version(fx), driver_version(fx)
-    evidence = {"gpu": g.get("name"), "capability": cap, "capability_source": g.get("capability_source"),
-                "torch.version": ver, "build_archs": archs, "build_archs_source": source,
-                "nvml.driver_version": driver}
+    evidence = {
+        "gpu": g.get("name"),
+        "capability": cap,
+        "capability_source": g.get("capability_source"),
+        "torch.version": ver,
+        "build_archs": archs,
+        "build_archs_source": source,
+        "nvml.driver_version": driver,
+    }
     if said:
         evidence[said[0]] = said[1]
     nums = [n for n in (arch_number(a) for a in archs or []) if n]
     capn = cap_number(cap) if cap else None
     too_old = bool(capn and ((nums and capn < min(nums)) or (not nums and capn < _newest_min())))
     cmds, why = arch_fix(environment(fx), cap, torch_release(fx), driver, too_old)
-    title = (f"{g.get('name') or 'The GPU'}{(' (' + sm + ')') if cap else ''} has no kernels in "
-             + (f"torch {ver}" if ver else "this torch build")
-             + (_built_for(archs, source) if archs else "")
-             + (": the GPU is too old for this build" if too_old else ""))
+    title = (
+        f"{g.get('name') or 'The GPU'}{(' (' + sm + ')') if cap else ''} has no kernels in "
+        + (f"torch {ver}" if ver else "this torch build")
+        + (_built_for(archs, source) if archs else "")
+        + (": the GPU is too old for this build" if too_old else "")
+    )
     return GPU_ARCH_UNSUPPORTED.finding(title=title, evidence=evidence, fix=Fix(tuple(cmds), why))
 
 

@@ -39,27 +39,31 @@ TORCHVISION_MISMATCH = Code(
         "what": "torchvision (or torchaudio) is not the release paired with the installed torch, or "
         "was built for another CUDA variant (another CUDA version, or CUDA vs CPU).",
         "why": "Their compiled operators link against one exact torch release and CUDA variant. A "
-        "mismatched pair fails at import or first use: \"operator torchvision::nms does not exist\", "
-        "\"Detected that PyTorch and torchvision were compiled with different CUDA major versions\", "
+        'mismatched pair fails at import or first use: "operator torchvision::nms does not exist", '
+        '"Detected that PyTorch and torchvision were compiled with different CUDA major versions", '
         "an undefined symbol in torchvision/_C.so, or a missing libc10_cuda.so when a CUDA "
         "torchvision meets a CPU torch. It typically happens when `pip install torchvision` pulls "
         "the default PyPI build next to a torch from another index, or upgrades only one of them.",
-        "confirm": "`python -c \"import torch, torchvision; print(torch.__version__, torchvision.__version__)\"` "
+        "confirm": '`python -c "import torch, torchvision; print(torch.__version__, torchvision.__version__)"` '
         "and compare with the pairing table at https://github.com/pytorch/vision#installation; the "
         "`+cuXXX`/`+cpu` suffixes must agree.",
         "fix": "Reinstall the companion paired with your torch from the same wheel index as torch "
         "(the finding gives the exact command, with --no-deps so torch stays as it is).",
     },
-    links=("https://github.com/pytorch/vision#installation",
-           "https://pytorch.org/get-started/previous-versions/",
-           "https://pytorch.org/audio/main/installation.html#compatibility-matrix"),
-    signatures=(r"operator torchvision::\w+ does not exist",
-                r"Detected that PyTorch and (torchvision|TorchAudio) were compiled with different CUDA (major )?versions",
-                r"Couldn't load custom C\+\+ ops",
-                r"torchvision/_C\.so: undefined symbol",
-                r"torchaudio/lib/\w+\.so: undefined symbol",
-                r"Could not run 'torchvision::\w+' with arguments from the 'CUDA' backend",
-                r"partially initialized module 'torchvision' has no attribute 'extension'"),
+    links=(
+        "https://github.com/pytorch/vision#installation",
+        "https://pytorch.org/get-started/previous-versions/",
+        "https://pytorch.org/audio/main/installation.html#compatibility-matrix",
+    ),
+    signatures=(
+        r"operator torchvision::\w+ does not exist",
+        r"Detected that PyTorch and (torchvision|TorchAudio) were compiled with different CUDA (major )?versions",
+        r"Couldn't load custom C\+\+ ops",
+        r"torchvision/_C\.so: undefined symbol",
+        r"torchaudio/lib/\w+\.so: undefined symbol",
+        r"Could not run 'torchvision::\w+' with arguments from the 'CUDA' backend",
+        r"partially initialized module 'torchvision' has no attribute 'extension'",
+    ),
 )
 
 NUMPY_ABI_MISMATCH = Code(
@@ -71,23 +75,27 @@ NUMPY_ABI_MISMATCH = Code(
         "what": "NumPy 2 is installed with a torch built against NumPy 1 (torch releases before "
         "2.3), or a package built against NumPy 2 runs with NumPy 1.",
         "why": "NumPy 2 changed its C ABI. Extensions compiled against NumPy 1 cannot use NumPy 2: "
-        "importing torch prints \"A module that was compiled using NumPy 1.x cannot be run in NumPy "
-        "2.0.0 as it may crash\", then \"Failed to initialize NumPy: _ARRAY_API not found\", and "
-        "torch.from_numpy()/tensor.numpy() fail with \"Numpy is not available\". torch 2.3 and later "
+        'importing torch prints "A module that was compiled using NumPy 1.x cannot be run in NumPy '
+        '2.0.0 as it may crash", then "Failed to initialize NumPy: _ARRAY_API not found", and '
+        'torch.from_numpy()/tensor.numpy() fail with "Numpy is not available". torch 2.3 and later '
         "are built against NumPy 2 and work with both.",
-        "confirm": "`python -c \"import numpy, torch; print(numpy.__version__, torch.__version__); "
-        "torch.from_numpy(numpy.zeros(1))\"`.",
-        "fix": "Pin NumPy below 2 (`pip install \"numpy<2\"`) for torch older than 2.3, or upgrade "
+        "confirm": '`python -c "import numpy, torch; print(numpy.__version__, torch.__version__); '
+        'torch.from_numpy(numpy.zeros(1))"`.',
+        "fix": 'Pin NumPy below 2 (`pip install "numpy<2"`) for torch older than 2.3, or upgrade '
         "torch to 2.3 or later (newest variant your driver runs).",
     },
-    links=("https://numpy.org/devdocs/dev/depending_on_numpy.html#numpy-2-abi-handling",
-           "https://github.com/pytorch/pytorch/issues/107302"),
-    signatures=(r"A module that was compiled using NumPy 1\.x cannot be run in\s+NumPy 2",
-                r"_ARRAY_API not found",
-                r"numpy\.core\.multiarray failed to import",
-                r"module compiled against (ABI|API) version 0x[0-9a-f]+ but this version of numpy is 0x[0-9a-f]+",
-                r"numpy\.dtype size changed, may indicate binary incompatibility",
-                r"RuntimeError: Numpy is not available"),
+    links=(
+        "https://numpy.org/devdocs/dev/depending_on_numpy.html#numpy-2-abi-handling",
+        "https://github.com/pytorch/pytorch/issues/107302",
+    ),
+    signatures=(
+        r"A module that was compiled using NumPy 1\.x cannot be run in\s+NumPy 2",
+        r"_ARRAY_API not found",
+        r"numpy\.core\.multiarray failed to import",
+        r"module compiled against (ABI|API) version 0x[0-9a-f]+ but this version of numpy is 0x[0-9a-f]+",
+        r"numpy\.dtype size changed, may indicate binary incompatibility",
+        r"RuntimeError: Numpy is not available",
+    ),
 )
 
 MULTIPLE_TORCH_INSTALLS = Code(
@@ -102,17 +110,16 @@ MULTIPLE_TORCH_INSTALLS = Code(
         "torch` picks one that differs from the one you installed.",
         "why": "Python imports the first torch on sys.path. Upgrading or reinstalling changes "
         "another copy, so the version `import torch` prints differs from `pip show torch`, fixes "
-        "seem to have no effect, and companions built for the other copy fail (\"operator "
-        "torchvision::nms does not exist\").",
-        "confirm": "`python -c \"import torch; print(torch.__version__, torch.__file__)\"` against "
+        'seem to have no effect, and companions built for the other copy fail ("operator '
+        'torchvision::nms does not exist").',
+        "confirm": '`python -c "import torch; print(torch.__version__, torch.__file__)"` against '
         "`python -m pip show torch` (Location) and `python -m pip list -v | grep -i torch`; "
-        "`python -c \"import sys; print(sys.path)\"`; `echo $PYTHONPATH`.",
+        '`python -c "import sys; print(sys.path)"`; `echo $PYTHONPATH`.',
         "fix": "Uninstall every copy but the one you want (repeat `python -m pip uninstall torch` "
         "until it says it is not installed; `conda remove pytorch`; remove the stray directory the "
         "finding names), unset PYTHONPATH if it points into another environment, then reinstall once.",
     },
-    links=("https://docs.python.org/3/library/site.html",
-           "https://pip.pypa.io/en/stable/user_guide/#user-installs"),
+    links=("https://docs.python.org/3/library/site.html", "https://pip.pypa.io/en/stable/user_guide/#user-installs"),
     signatures=(),
 )
 
@@ -148,8 +155,9 @@ def _variant_kind(v: Optional[str]) -> Optional[str]:
     return "cuda" if v.startswith("cu") else v
 
 
-def _pairing_problems(name: str, crel: Optional[str], trel: Optional[str], prerelease: bool,
-                      evidence: Dict[str, Any]) -> List[str]:
+def _pairing_problems(
+    name: str, crel: Optional[str], trel: Optional[str], prerelease: bool, evidence: Dict[str, Any]
+) -> List[str]:
     """Is the companion's release the one paired with torch's? (Nightlies and source builds pair by date.)"""
     if not (crel and trel) or prerelease:
         return []
@@ -171,12 +179,16 @@ def _variant_problems(name: str, cvar: Optional[str], tvar: Optional[str]) -> Li
         return []
     tk, ck = _variant_kind(tvar), _variant_kind(cvar)
     if tk != ck:
-        return [f"{name} is a {'CUDA' if ck == 'cuda' else str(ck).upper()} build ({cvar}) but torch is a "
-                f"{'CUDA' if tk == 'cuda' else str(tk).upper()} build ({tvar})"]
+        return [
+            f"{name} is a {'CUDA' if ck == 'cuda' else str(ck).upper()} build ({cvar}) but torch is a "
+            f"{'CUDA' if tk == 'cuda' else str(tk).upper()} build ({tvar})"
+        ]
     a, b = mm(cuda_of_variant(cvar)), mm(cuda_of_variant(tvar))
     if tk == "cuda" and cvar != tvar and a and b:
-        return [f"{name} is built for CUDA {a[0]}.{a[1]}, torch for CUDA {b[0]}.{b[1]}"
-                + ("" if a[0] != b[0] else " (minor versions differ)")]
+        return [
+            f"{name} is built for CUDA {a[0]}.{a[1]}, torch for CUDA {b[0]}.{b[1]}"
+            + ("" if a[0] != b[0] else " (minor versions differ)")
+        ]
     return []
 
 
@@ -238,13 +250,16 @@ def torchvision_mismatch(fx: Facts) -> Iterator[Finding]:
         cmds, why = companion_fix(environment(fx), name, trel, tvar, cvar, driver_version(fx), gpu_here)
         yield TORCHVISION_MISMATCH.finding(
             title=f"{name}{(' ' + cver) if cver else ''} does not match torch{(' ' + tver) if tver else ''}: {problems[0]}",
-            evidence=evidence, fix=Fix(tuple(cmds), why), severity=_severity(problems, loaded, bool(txt)),
+            evidence=evidence,
+            fix=Fix(tuple(cmds), why),
+            severity=_severity(problems, loaded, bool(txt)),
         )
         if txt:
             said = None
 
 
 # ---------------------------------------------------------------- numpy
+
 
 @check(NUMPY_ABI_MISMATCH)
 def numpy_abi_mismatch(fx: Facts) -> Iterator[Finding]:
@@ -262,25 +277,33 @@ def numpy_abi_mismatch(fx: Facts) -> Iterator[Finding]:
     conda_np = str((fx.distribution("numpy") or {}).get("installer") or "").lower() == "conda" and in_conda_env(fx)
     reverse = bool(npt and npt[0] < 2 and said and re.search(r"0x2000000|compiled using NumPy 2", said[1]))
     if reverse:
-        cmds = [f"{PIP} install --upgrade \"numpy>=2\"  # the failing module was built against NumPy 2"]
+        cmds = [f'{PIP} install --upgrade "numpy>=2"  # the failing module was built against NumPy 2']
         why = "A package built against NumPy 2 needs NumPy 2 at run time."
     else:
-        cmds = ["conda install \"numpy<2\"" if conda_np else f"{PIP} install \"numpy<2\""]
+        cmds = ['conda install "numpy<2"' if conda_np else f'{PIP} install "numpy<2"']
         why = f"torch {trel or ''} was built against NumPy 1; NumPy 1.26 is the last 1.x.".replace("  ", " ")
         if tt and tt[:2] < (2, 3):
             alt = newest_runnable(driver_version(fx), driver_os(fx), fx.str("python.version")) if driver_version(fx) else None
             if alt:
-                cmds.append(f"# or upgrade torch (2.3 and later work with NumPy 1 and 2): torch {alt[0]} {alt[1]} runs on driver {driver_version(fx)}")
+                cmds.append(
+                    f"# or upgrade torch (2.3 and later work with NumPy 1 and 2): torch {alt[0]} {alt[1]} runs on driver {driver_version(fx)}"
+                )
                 cmds += install_commands(environment(fx), alt[0], alt[1])
             else:
                 cmds.append("# or upgrade torch to 2.3 or later, which works with NumPy 1 and 2")
     severity = "error" if (said or fx.str("torch.status") == "import-failed") else "warning"
-    title = (f"NumPy {np_ver} with torch {trel}, which was built against NumPy 1" if facts_say
-             else "NumPy ABI mismatch: " + " ".join(said[1].split())[:160] if said else "NumPy ABI mismatch")
+    title = (
+        f"NumPy {np_ver} with torch {trel}, which was built against NumPy 1"
+        if facts_say
+        else "NumPy ABI mismatch: " + " ".join(said[1].split())[:160]
+        if said
+        else "NumPy ABI mismatch"
+    )
     yield NUMPY_ABI_MISMATCH.finding(title=title, evidence=evidence, fix=Fix(tuple(cmds), why), severity=severity)
 
 
 # ---------------------------------------------------------------- multiple torch installs
+
 
 def _same_release(a: Optional[str], b: Optional[str]) -> bool:
     ta, tb = vtuple(release_of(a)), vtuple(release_of(b))
@@ -305,12 +328,17 @@ def multiple_torch_installs(fx: Facts) -> Iterator[Finding]:
         for d in dists:
             v = d.get("version")
             if isinstance(v, str) and imported and not _same_release(v, imported):
-                others.append((v, d.get("location") or f"listed by {d.get('listed_by') or d.get('installer') or 'the package manager'}"))
+                others.append(
+                    (v, d.get("location") or f"listed by {d.get('listed_by') or d.get('installer') or 'the package manager'}")
+                )
     if not others:
         return
     first = sources[0] if sources else {}
-    evidence = {"torch.version (imported)": imported, "torch.location": location,
-                "other_installs": [{"version": v, "where": w} for v, w in others]}
+    evidence = {
+        "torch.version (imported)": imported,
+        "torch.location": location,
+        "other_installs": [{"version": v, "where": w} for v, w in others],
+    }
     if sources:
         evidence["packages.torch_sources"] = [{"version": s.get("version"), "path": s.get("path")} for s in sources]
     # Breakage that comes from it: a companion paired with the other torch, or the user's companion error.
@@ -327,9 +355,11 @@ def multiple_torch_installs(fx: Facts) -> Iterator[Finding]:
         broken = True
     wanted = others[0][0]
     stray = _s(first.get("path")) if sources else (location.rsplit("/", 1)[0] if location else None)
-    cmds = ["python -c \"import torch; print(torch.__version__, torch.__file__)\"  # the copy Python imports",
-            f"{PIP} list -v 2>/dev/null | grep -i -E '^torch '  # the copy pip manages",
-            "echo $PYTHONPATH  # unset it if it points into another environment"]
+    cmds = [
+        'python -c "import torch; print(torch.__version__, torch.__file__)"  # the copy Python imports',
+        f"{PIP} list -v 2>/dev/null | grep -i -E '^torch '  # the copy pip manages",
+        "echo $PYTHONPATH  # unset it if it points into another environment",
+    ]
     if fx.bool("python.user_site_enabled") and location and "/.local/" in location:
         cmds.append(f"{PIP} uninstall -y torch  # run twice if needed: the ~/.local copy shadows the environment's")
     elif stray and (".egg-link" in stray or "/src/" in stray or not ("site-packages" in stray or "dist-packages" in stray)):
@@ -337,7 +367,9 @@ def multiple_torch_installs(fx: Facts) -> Iterator[Finding]:
     else:
         cmds.append(f"{PIP} uninstall -y torch  # repeat until it says torch is not installed, then reinstall once:")
     if in_conda_env(fx):
-        cmds.append("conda list | grep -E '^(pytorch|torch) '  # a conda pytorch next to a pip torch: conda remove --force pytorch")
+        cmds.append(
+            "conda list | grep -E '^(pytorch|torch) '  # a conda pytorch next to a pip torch: conda remove --force pytorch"
+        )
     cmds.append(f"{PIP} install torch=={release_of(wanted)}  # add the --index-url of the variant you want")
     yield MULTIPLE_TORCH_INSTALLS.finding(
         title=f"torch {imported or '?'} is imported, but torch {wanted} is also installed ({others[0][1]})",

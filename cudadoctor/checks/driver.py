@@ -27,18 +27,21 @@ NO_NVIDIA_DRIVER = Code(
         "present. The report says which of two situations it is: the machine has an NVIDIA GPU "
         "but no driver, or it has no NVIDIA GPU at all.",
         "why": "PyTorch's CUDA build talks to the GPU only through the driver; without it "
-        "torch.cuda.is_available() is False and CUDA initialisation says \"Found no NVIDIA driver "
-        "on your system\".",
+        'torch.cuda.is_available() is False and CUDA initialisation says "Found no NVIDIA driver '
+        'on your system".',
         "confirm": "`nvidia-smi` is missing or fails; `lspci | grep -i nvidia` shows whether a GPU "
         "is on the PCI bus; `lsmod | grep nvidia` shows whether the kernel module is loaded.",
         "fix": "Install NVIDIA's driver for your OS (new enough for your torch build) and reboot. "
         "If the machine has no NVIDIA GPU, run on one that has, or install the CPU wheel.",
     },
-    links=("https://docs.nvidia.com/cuda/cuda-installation-guide-linux/",
-           "https://www.nvidia.com/Download/index.aspx"),
-    signatures=(r"Found no NVIDIA driver on your system", r"NVIDIA-SMI has failed because it couldn.t communicate with the NVIDIA driver",
-                r"nvidia-smi: (command )?not found", r"CUDA driver initialization failed",
-                r"libcuda\.so(\.1)?: cannot open shared object file"),
+    links=("https://docs.nvidia.com/cuda/cuda-installation-guide-linux/", "https://www.nvidia.com/Download/index.aspx"),
+    signatures=(
+        r"Found no NVIDIA driver on your system",
+        r"NVIDIA-SMI has failed because it couldn.t communicate with the NVIDIA driver",
+        r"nvidia-smi: (command )?not found",
+        r"CUDA driver initialization failed",
+        r"libcuda\.so(\.1)?: cannot open shared object file",
+    ),
 )
 
 NO_GPU_VISIBLE = Code(
@@ -52,16 +55,22 @@ NO_GPU_VISIBLE = Code(
         "started without GPUs, or NVIDIA_VISIBLE_DEVICES hides them.",
         "why": "CUDA enumerates only the devices the environment exposes; with none, "
         "torch.cuda.is_available() is False and device_count() is 0, and programs silently fall "
-        "back to the CPU or fail with \"no CUDA-capable device is detected\".",
+        'back to the CPU or fail with "no CUDA-capable device is detected".',
         "confirm": "`echo $CUDA_VISIBLE_DEVICES` and `nvidia-smi -L` (which ignores that variable) "
         "side by side; in a container, `ls /dev/nvidia*`.",
         "fix": "Unset CUDA_VISIBLE_DEVICES or set it to indices or UUIDs that `nvidia-smi -L` lists; "
         "start containers with `--gpus all` (Docker) or a `nvidia.com/gpu` resource limit (Kubernetes).",
     },
-    links=("https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars",
-           "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/docker-specialized.html"),
-    signatures=(r"no CUDA-capable device is detected", r"cudaErrorNoDevice", r"No CUDA GPUs are available",
-                r"error=38 : no CUDA-capable device"),
+    links=(
+        "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars",
+        "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/docker-specialized.html",
+    ),
+    signatures=(
+        r"no CUDA-capable device is detected",
+        r"cudaErrorNoDevice",
+        r"No CUDA GPUs are available",
+        r"error=38 : no CUDA-capable device",
+    ),
     # "invalid device ordinal": device-ordinal-invalid; "could not select device driver": container-toolkit-missing
 )
 
@@ -69,8 +78,10 @@ NO_GPU_VISIBLE = Code(
 def _driver_install_fix(fx: Facts) -> List[str]:
     distro = (fx.str("system.distro") or fx.str("system.os") or "").lower()  # collect_env's OS line names the distro
     if fx.bool("system.wsl"):
-        return ["# On the Windows host: install the current NVIDIA driver for Windows (it provides CUDA to WSL2)",
-                "# Inside WSL do not install a Linux NVIDIA driver"]
+        return [
+            "# On the Windows host: install the current NVIDIA driver for Windows (it provides CUDA to WSL2)",
+            "# Inside WSL do not install a Linux NVIDIA driver",
+        ]
     if (fx.str("system.os") or "").lower().startswith("windows"):
         return ["# Download and install the driver for your GPU: https://www.nvidia.com/Download/index.aspx"]
     if "ubuntu" in distro or "pop!_os" in distro or "mint" in distro:
@@ -83,8 +94,10 @@ def _driver_install_fix(fx: Facts) -> List[str]:
         return ["sudo dnf module install nvidia-driver:latest-dkms  # from NVIDIA's CUDA repository", "sudo reboot"]
     if "arch" in distro:
         return ["sudo pacman -S nvidia", "sudo reboot"]
-    return ["# Install NVIDIA's driver for your distribution: https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/",
-            "sudo reboot"]
+    return [
+        "# Install NVIDIA's driver for your distribution: https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/",
+        "sudo reboot",
+    ]
 
 
 def _min_driver_note(fx: Facts) -> Optional[str]:
@@ -110,32 +123,54 @@ def no_nvidia_driver(fx: Facts) -> Iterator[Finding]:
         absent = True
     # collect_env prints "No CUDA" for the GPU/driver fields when nvidia-smi gave nothing and a
     # CUDA build of torch could not initialise CUDA: no usable driver.
-    no_smi = nvml == "no-nvidia-smi" and not driver_version(fx) and build_kind(fx) == "cuda" \
+    no_smi = (
+        nvml == "no-nvidia-smi"
+        and not driver_version(fx)
+        and build_kind(fx) == "cuda"
         and fx.bool("torch.cuda_available") is False
+    )
     if not absent and no_smi:
         absent = True
     # collect_env printed "Could not collect" for the driver and the GPUs (nvidia-smi missing or
     # failing) while a CUDA build says CUDA is unavailable: most likely no working driver, but the
     # text cannot prove it, so this is a warning.
-    likely = (not absent and fx.origin == "collect_env" and nvml is None and not driver_version(fx)
-              and not fx.dicts("nvml.devices") and build_kind(fx) == "cuda" and fx.bool("torch.cuda_available") is False)
+    likely = (
+        not absent
+        and fx.origin == "collect_env"
+        and nvml is None
+        and not driver_version(fx)
+        and not fx.dicts("nvml.devices")
+        and build_kind(fx) == "cuda"
+        and fx.bool("torch.cuda_available") is False
+    )
     if likely:
         yield NO_NVIDIA_DRIVER.finding(
             title="Probably no working NVIDIA driver: nvidia-smi reported neither a driver nor a GPU, and CUDA is unavailable",
-            evidence={"Nvidia driver version": "Could not collect", "GPU models and configuration": "Could not collect",
-                      "Is CUDA available": False, "torch.version": fx.str("torch.version")},
-            fix=Fix(("nvidia-smi  # does it run, and which driver does it show?",) + tuple(_driver_install_fix(fx)),
-                    "collect_env asks nvidia-smi for the driver; when nvidia-smi cannot run, the driver is usually missing or broken."),
+            evidence={
+                "Nvidia driver version": "Could not collect",
+                "GPU models and configuration": "Could not collect",
+                "Is CUDA available": False,
+                "torch.version": fx.str("torch.version"),
+            },
+            fix=Fix(
+                ("nvidia-smi  # does it run, and which driver does it show?",) + tuple(_driver_install_fix(fx)),
+                "collect_env asks nvidia-smi for the driver; when nvidia-smi cannot run, the driver is usually missing or broken.",
+            ),
             severity="warning",
         )
         return
     if not absent:
         return
     gpu = nvidia_gpu_present(fx)
-    evidence = {"nvml.status": nvml, "nvml.error": fx.str("nvml.error"),
-                "system.kernel_modules.nvidia": module,
-                "system.pci_nvidia_devices": len(fx.list("system.pci_nvidia_devices") or []) if fx.list("system.pci_nvidia_devices") is not None else "unknown",
-                "torch.version": fx.str("torch.version")}
+    evidence = {
+        "nvml.status": nvml,
+        "nvml.error": fx.str("nvml.error"),
+        "system.kernel_modules.nvidia": module,
+        "system.pci_nvidia_devices": len(fx.list("system.pci_nvidia_devices") or [])
+        if fx.list("system.pci_nvidia_devices") is not None
+        else "unknown",
+        "torch.version": fx.str("torch.version"),
+    }
     if said:
         evidence[said[0]] = said[1]
     note = _min_driver_note(fx)
@@ -143,11 +178,15 @@ def no_nvidia_driver(fx: Facts) -> Iterator[Finding]:
         variant = imported_variant(fx)
         cmds = ["# Run on a machine with an NVIDIA GPU (in the cloud: a GPU instance type)"]
         if variant and variant != "cpu":
-            cmds.append("# For CPU-only work the CPU wheel is ~10x smaller: python -m pip install torch --index-url https://download.pytorch.org/whl/cpu")
+            cmds.append(
+                "# For CPU-only work the CPU wheel is ~10x smaller: python -m pip install torch --index-url https://download.pytorch.org/whl/cpu"
+            )
         yield NO_NVIDIA_DRIVER.finding(
             title="No NVIDIA GPU in this machine, so there is no NVIDIA driver for PyTorch to use",
             evidence=evidence,
-            fix=Fix(tuple(cmds), "PyTorch's CUDA build needs an NVIDIA GPU and its driver; the PCI bus shows no NVIDIA device here."),
+            fix=Fix(
+                tuple(cmds), "PyTorch's CUDA build needs an NVIDIA GPU and its driver; the PCI bus shows no NVIDIA device here."
+            ),
         )
         return
     cmds = _driver_install_fix(fx)
@@ -158,8 +197,11 @@ def no_nvidia_driver(fx: Facts) -> Iterator[Finding]:
         cmds.append(f"# {note}")
     if no_smi and gpu is None:
         evidence["collect_env"] = "nvidia-smi gave no driver or GPU, and torch.cuda.is_available() is False"
-    title = ("An NVIDIA GPU is installed but no NVIDIA driver is loaded" if gpu
-             else "No NVIDIA driver found (could not tell whether the machine has an NVIDIA GPU)")
+    title = (
+        "An NVIDIA GPU is installed but no NVIDIA driver is loaded"
+        if gpu
+        else "No NVIDIA driver found (could not tell whether the machine has an NVIDIA GPU)"
+    )
     if gpu and module is None and fx.origin == "live":
         title = "No NVIDIA driver found"
     yield NO_NVIDIA_DRIVER.finding(
@@ -189,8 +231,10 @@ def _cvd_problem(cvd: str, count: Optional[int], uuids: List[str]) -> Optional[s
     first = _visible_entries(v)[0]
     if _INDEX.match(first):
         if count is not None and int(first) >= count:
-            return (f"CUDA_VISIBLE_DEVICES={v} starts with device {first}, but this machine has "
-                    f"{count} GPU{'s' if count != 1 else ''} (indices 0..{count - 1})")
+            return (
+                f"CUDA_VISIBLE_DEVICES={v} starts with device {first}, but this machine has "
+                f"{count} GPU{'s' if count != 1 else ''} (indices 0..{count - 1})"
+            )
         return None
     if first.startswith("-"):
         return f"CUDA_VISIBLE_DEVICES={v} starts with an invalid index"
@@ -222,8 +266,12 @@ def no_gpu_visible(fx: Facts) -> Iterator[Finding]:
         found = _ordinal_without_driver(fx, nvml, evidence)
     else:
         uuids = [d["uuid"] for d in devices if isinstance(d.get("uuid"), str)]
-        found = (_cvd_hides(fx, count, uuids, evidence) or _nvd_hides(fx, evidence)
-                 or _driver_sees_none(nvml, count, evidence) or _cuda_sees_none(said, torch_count, evidence))
+        found = (
+            _cvd_hides(fx, count, uuids, evidence)
+            or _nvd_hides(fx, evidence)
+            or _driver_sees_none(nvml, count, evidence)
+            or _cuda_sees_none(said, torch_count, evidence)
+        )
     if found:
         yield found
 
@@ -236,10 +284,15 @@ def _container_without_gpus(fx: Facts, evidence: Dict[str, Any]) -> Finding:
     return NO_GPU_VISIBLE.finding(
         title=f"This {fx.str('system.container')} container was started without GPU access (the host has the NVIDIA driver)",
         evidence=evidence,
-        fix=Fix(("# Kubernetes: request the GPU in the pod spec: resources: {limits: {nvidia.com/gpu: 1}}",) if kube else
-                ("docker run --gpus all ...  # needs the NVIDIA Container Toolkit on the host",
-                 "# podman: podman run --device nvidia.com/gpu=all ..."),
-                "The container runtime must mount the GPU devices and driver libraries into the container."),
+        fix=Fix(
+            ("# Kubernetes: request the GPU in the pod spec: resources: {limits: {nvidia.com/gpu: 1}}",)
+            if kube
+            else (
+                "docker run --gpus all ...  # needs the NVIDIA Container Toolkit on the host",
+                "# podman: podman run --device nvidia.com/gpu=all ...",
+            ),
+            "The container runtime must mount the GPU devices and driver libraries into the container.",
+        ),
     )
 
 
@@ -250,11 +303,16 @@ def _ordinal_without_driver(fx: Facts, nvml: Optional[str], evidence: Dict[str, 
         return None
     evidence[ordinal[0]] = ordinal[1]
     return NO_GPU_VISIBLE.finding(
-        title="The program asked for a GPU this process cannot see (\"" + ordinal[1][:80] + "\")",
+        title='The program asked for a GPU this process cannot see ("' + ordinal[1][:80] + '")',
         evidence=evidence,
-        fix=Fix(("nvidia-smi -L  # the GPUs the driver has", "echo $CUDA_VISIBLE_DEVICES  # the ones this process may use",
-                 "unset CUDA_VISIBLE_DEVICES  # or use an index below torch.cuda.device_count()"),
-                "CUDA numbers only the devices CUDA_VISIBLE_DEVICES exposes; an index past them is invalid."),
+        fix=Fix(
+            (
+                "nvidia-smi -L  # the GPUs the driver has",
+                "echo $CUDA_VISIBLE_DEVICES  # the ones this process may use",
+                "unset CUDA_VISIBLE_DEVICES  # or use an index below torch.cuda.device_count()",
+            ),
+            "CUDA numbers only the devices CUDA_VISIBLE_DEVICES exposes; an index past them is invalid.",
+        ),
         severity="warning",
     )
 
@@ -269,8 +327,10 @@ def _cvd_hides(fx: Facts, count: Optional[int], uuids: List[str], evidence: Dict
     return NO_GPU_VISIBLE.finding(
         title=problem,
         evidence=evidence,
-        fix=Fix(("unset CUDA_VISIBLE_DEVICES", f"# or choose from `nvidia-smi -L`, e.g.: export CUDA_VISIBLE_DEVICES={good}"),
-                "CUDA only sees the devices that CUDA_VISIBLE_DEVICES names, up to its first invalid entry."),
+        fix=Fix(
+            ("unset CUDA_VISIBLE_DEVICES", f"# or choose from `nvidia-smi -L`, e.g.: export CUDA_VISIBLE_DEVICES={good}"),
+            "CUDA only sees the devices that CUDA_VISIBLE_DEVICES names, up to its first invalid entry.",
+        ),
     )
 
 
@@ -282,8 +342,10 @@ def _nvd_hides(fx: Facts, evidence: Dict[str, Any]) -> Optional[Finding]:
     return NO_GPU_VISIBLE.finding(
         title=f"NVIDIA_VISIBLE_DEVICES={nvd or '(empty)'} hides every GPU from this container",
         evidence=evidence,
-        fix=Fix(("# start the container with NVIDIA_VISIBLE_DEVICES=all, or docker run --gpus all ...",),
-                "The NVIDIA container runtime exposes only the devices this variable names."),
+        fix=Fix(
+            ("# start the container with NVIDIA_VISIBLE_DEVICES=all, or docker run --gpus all ...",),
+            "The NVIDIA container runtime exposes only the devices this variable names.",
+        ),
     )
 
 
@@ -293,22 +355,30 @@ def _driver_sees_none(nvml: Optional[str], count: Optional[int], evidence: Dict[
     return NO_GPU_VISIBLE.finding(
         title="The NVIDIA driver is loaded but reports no GPU",
         evidence=evidence,
-        fix=Fix(("nvidia-smi -L", "sudo dmesg | grep -i -E 'nvrm|xid'  # look for a GPU that failed to initialise"),
-                "With the driver up and no device, the GPU is hidden (container, VM passthrough) or failed to initialise."),
+        fix=Fix(
+            ("nvidia-smi -L", "sudo dmesg | grep -i -E 'nvrm|xid'  # look for a GPU that failed to initialise"),
+            "With the driver up and no device, the GPU is hidden (container, VM passthrough) or failed to initialise.",
+        ),
     )
 
 
 def _cuda_sees_none(said: Optional[Tuple[str, str]], torch_count: Optional[int], evidence: Dict[str, Any]) -> Optional[Finding]:
-    if not (said and torch_count in (0, None) and ("no CUDA-capable device" in said[1] or "No CUDA GPUs are available" in said[1]
-                                                   or "invalid device ordinal" in said[1])):
+    if not (
+        said
+        and torch_count in (0, None)
+        and (
+            "no CUDA-capable device" in said[1] or "No CUDA GPUs are available" in said[1] or "invalid device ordinal" in said[1]
+        )
+    ):
         return None
     return NO_GPU_VISIBLE.finding(
         title="CUDA reports no CUDA-capable device although the driver is present",
         evidence=evidence,
-        fix=Fix(("unset CUDA_VISIBLE_DEVICES", "nvidia-smi -L"),
-                "Usually CUDA_VISIBLE_DEVICES or the container hides the devices the driver sees."),
+        fix=Fix(
+            ("unset CUDA_VISIBLE_DEVICES", "nvidia-smi -L"),
+            "Usually CUDA_VISIBLE_DEVICES or the container hides the devices the driver sees.",
+        ),
     )
-
 
 
 def register():

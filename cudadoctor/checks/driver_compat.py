@@ -43,21 +43,25 @@ DRIVER_TOO_OLD = Code(
         "wheel needs a 580 or newer driver, and builds before CUDA 11 need that toolkit's own minimum.",
         "why": "The CUDA runtime inside torch asks the driver for a CUDA level it does not provide, "
         "so CUDA initialisation fails: torch.cuda.is_available() is False and the first CUDA call "
-        "says \"The NVIDIA driver on your system is too old (found version 11040)\" — the number is "
+        'says "The NVIDIA driver on your system is too old (found version 11040)" — the number is '
         "the CUDA level the driver offers (11040 = 11.4).",
         "confirm": "`nvidia-smi` prints the driver version and the highest CUDA it supports (top "
-        "right); `python -c \"import torch; print(torch.version.cuda)\"` prints the CUDA torch needs.",
+        'right); `python -c "import torch; print(torch.version.cuda)"` prints the CUDA torch needs.',
         "fix": "Either upgrade the driver to at least the minimum the finding names (then reboot), "
         "or install the newest torch wheel variant the present driver can run (the finding gives "
         "the exact command).",
     },
-    links=("https://docs.nvidia.com/deploy/cuda-compatibility/",
-           "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html#id5",
-           "https://pytorch.org/get-started/previous-versions/"),
-    signatures=(r"The NVIDIA driver on your system is too old \(found version \d+\)",
-                r"CUDA driver version is insufficient for CUDA runtime version",
-                r"cudaErrorInsufficientDriver",
-                r"CUDA_ERROR_INSUFFICIENT_DRIVER"),
+    links=(
+        "https://docs.nvidia.com/deploy/cuda-compatibility/",
+        "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html#id5",
+        "https://pytorch.org/get-started/previous-versions/",
+    ),
+    signatures=(
+        r"The NVIDIA driver on your system is too old \(found version \d+\)",
+        r"CUDA driver version is insufficient for CUDA runtime version",
+        r"cudaErrorInsufficientDriver",
+        r"CUDA_ERROR_INSUFFICIENT_DRIVER",
+    ),
 )
 
 NVML_DRIVER_MISMATCH = Code(
@@ -70,9 +74,9 @@ NVML_DRIVER_MISMATCH = Code(
         "libraries (libcuda, libnvidia-ml, nvidia-smi) come from different driver releases.",
         "why": "Usually the driver packages were upgraded (often by unattended upgrades) without a "
         "reboot, an upgrade was left half-finished, or a driver was installed inside a container "
-        "whose host runs another one. NVML refuses to start (\"Failed to initialize NVML: "
-        "Driver/library version mismatch\") and CUDA fails with error 803 (\"system has unsupported "
-        "display driver / cuda driver combination\").",
+        'whose host runs another one. NVML refuses to start ("Failed to initialize NVML: '
+        'Driver/library version mismatch") and CUDA fails with error 803 ("system has unsupported '
+        'display driver / cuda driver combination").',
         "confirm": "`cat /proc/driver/nvidia/version` (kernel module) against `nvidia-smi`'s "
         "\"NVML library version\" line or `dpkg -l | grep -E 'nvidia-(driver|utils)|libnvidia-compute'`; "
         "`sudo dmesg | grep -i 'API mismatch'`.",
@@ -81,11 +85,15 @@ NVML_DRIVER_MISMATCH = Code(
         "reinstall the driver). In a container, remove the driver packages from the image: the "
         "NVIDIA container runtime mounts the host's libraries.",
     },
-    links=("https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/",
-           "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html"),
-    signatures=(r"Failed to initialize NVML: Driver/library version mismatch",
-                r"NVML library version: \d+",
-                r"API mismatch: the NVIDIA kernel module has version"),  # error 803's wordings: kb/errors/error_signatures.json
+    links=(
+        "https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/",
+        "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html",
+    ),
+    signatures=(
+        r"Failed to initialize NVML: Driver/library version mismatch",
+        r"NVML library version: \d+",
+        r"API mismatch: the NVIDIA kernel module has version",
+    ),  # error 803's wordings: kb/errors/error_signatures.json
 )
 
 CUDA_FORWARD_COMPAT = Code(
@@ -99,8 +107,8 @@ CUDA_FORWARD_COMPAT = Code(
         "compatibility support list — in practice a GeForce/TITAN card.",
         "why": "Forward compatibility lets an older driver run a newer CUDA by swapping in newer "
         "user-space driver libraries, but NVIDIA supports it only on data-center GPUs (and some "
-        "professional RTX boards). Elsewhere CUDA initialisation fails with error 804, \"forward "
-        "compatibility was attempted on non supported HW\". CUDA container images add the compat "
+        'professional RTX boards). Elsewhere CUDA initialisation fails with error 804, "forward '
+        'compatibility was attempted on non supported HW". CUDA container images add the compat '
         "directory when the host driver is older than the image's CUDA.",
         "confirm": "`echo $LD_LIBRARY_PATH | tr : '\\n' | grep compat`; `ldconfig -p | grep libcuda`; "
         "`nvidia-smi` shows the GPU model and the CUDA level the host driver supports natively.",
@@ -109,10 +117,12 @@ CUDA_FORWARD_COMPAT = Code(
         "from LD_LIBRARY_PATH (or uninstall the cuda-compat package).",
     },
     links=("https://docs.nvidia.com/deploy/cuda-compatibility/#forward-compatibility",),
-    signatures=(r"forward compatibility was attempted on non supported HW",
-                r"cudaErrorCompatNotSupportedOnDevice",
-                r"CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE",
-                r"Error 804"),
+    signatures=(
+        r"forward compatibility was attempted on non supported HW",
+        r"cudaErrorCompatNotSupportedOnDevice",
+        r"CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE",
+        r"Error 804",
+    ),
 )
 
 FABRIC_MANAGER_MISSING = Code(
@@ -125,19 +135,18 @@ FABRIC_MANAGER_MISSING = Code(
         "VMs given GPUs from such boards) whose nvidia-fabricmanager service is not running, or "
         "runs a different version than the driver.",
         "why": "On NVSwitch systems the GPUs stay uninitialised until Fabric Manager has configured "
-        "the NVLink fabric. Until then CUDA fails with error 802, \"system not yet initialized\", "
+        'the NVLink fabric. Until then CUDA fails with error 802, "system not yet initialized", '
         "although nvidia-smi lists every GPU.",
         "confirm": "`systemctl status nvidia-fabricmanager`; `nvidia-smi -q | grep -A2 -i fabric` "
         "(State should be Completed); `nvidia-smi topo -m` shows NV# links through NVSwitch.",
         "fix": "Install the nvidia-fabricmanager package whose version equals the driver's exactly, "
         "then `sudo systemctl enable --now nvidia-fabricmanager`.",
     },
-    links=("https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/index.html",
-           "https://github.com/pytorch/pytorch/issues/35710"),
-    signatures=(r"system not yet initialized",
-                r"cudaErrorSystemNotReady",
-                r"CUDA_ERROR_SYSTEM_NOT_READY",
-                r"Error 802"),
+    links=(
+        "https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/index.html",
+        "https://github.com/pytorch/pytorch/issues/35710",
+    ),
+    signatures=(r"system not yet initialized", r"cudaErrorSystemNotReady", r"CUDA_ERROR_SYSTEM_NOT_READY", r"Error 802"),
 )
 
 
@@ -180,14 +189,21 @@ def _driver_verdict(cuda: Optional[str], driver: Optional[str], os_name: str, ap
 def _unknown_driver_finding(fx: Facts, cuda: Optional[str], driver: Optional[str]) -> Optional[Finding]:
     """A CUDA build, CUDA not known to work, and no driver version to check it against."""
     nvml = fx.str("nvml.status")
-    if cuda and not driver and nvml not in ("library-missing", "driver-not-loaded", "no-nvidia-smi") \
-            and (fx.str("torch.status") == "ok" or fx.bool("torch.cuda_available") is False) \
-            and fx.bool("torch.cuda_available") is not True and kernel_module(fx) is not False:
+    if (
+        cuda
+        and not driver
+        and nvml not in ("library-missing", "driver-not-loaded", "no-nvidia-smi")
+        and (fx.str("torch.status") == "ok" or fx.bool("torch.cuda_available") is False)
+        and fx.bool("torch.cuda_available") is not True
+        and kernel_module(fx) is not False
+    ):
         return DRIVER_TOO_OLD.finding(
             title=f"Could not check the driver against torch's CUDA {cuda}: the driver version is unknown",
             evidence={"torch.cuda": cuda, "nvml.driver_version": None, "nvml.status": nvml},
-            fix=Fix(("nvidia-smi  # the driver version and the highest CUDA it supports",),
-                    "Compare the driver with the minimum for CUDA " + cuda + "."),
+            fix=Fix(
+                ("nvidia-smi  # the driver version and the highest CUDA it supports",),
+                "Compare the driver with the minimum for CUDA " + cuda + ".",
+            ),
             severity="info",
         )
     return None
@@ -203,24 +219,41 @@ def _below_full_minimum_finding(fx: Facts, cuda: Optional[str], driver: Optional
         return None
     return DRIVER_TOO_OLD.finding(
         title=f"Driver {driver} is below CUDA {cuda}'s own minimum ({full}) and CUDA is unavailable",
-        evidence={"torch.version": torch_version(fx), "torch.cuda": cuda, "nvml.driver_version": driver,
-                  "min_driver_full": full, "torch.cuda_available": False},
-        fix=Fix(tuple(_driver_upgrade(fx, full)),
-                f"torch runs on driver {driver} only through CUDA minor-version compatibility, which does not "
-                f"cover everything; CUDA {cuda}'s own minimum driver is {full}."),
+        evidence={
+            "torch.version": torch_version(fx),
+            "torch.cuda": cuda,
+            "nvml.driver_version": driver,
+            "min_driver_full": full,
+            "torch.cuda_available": False,
+        },
+        fix=Fix(
+            tuple(_driver_upgrade(fx, full)),
+            f"torch runs on driver {driver} only through CUDA minor-version compatibility, which does not "
+            f"cover everything; CUDA {cuda}'s own minimum driver is {full}.",
+        ),
         severity="warning",
     )
 
 
-def _too_old_finding(fx: Facts, cuda: Optional[str], driver: Optional[str], api: Optional[str],
-                     said: Optional[Tuple[str, str]], verdict: Optional[bool]) -> Finding:
+def _too_old_finding(
+    fx: Facts,
+    cuda: Optional[str],
+    driver: Optional[str],
+    api: Optional[str],
+    said: Optional[Tuple[str, str]],
+    verdict: Optional[bool],
+) -> Finding:
     """The driver is too old for the build: upgrade it, or keep it and install a build it runs."""
     os_name = driver_os(fx)
     floor = kb().min_driver_for_cuda(cuda, os_name) if cuda else None
     release, ver = torch_release(fx), torch_version(fx)
-    evidence = {"torch.version": ver, "torch.cuda": cuda, "nvml.driver_version": driver,
-                "driver_cuda": (kb().max_cuda_for_driver(driver) if driver else None) or api,
-                "min_driver_for_build": floor}
+    evidence = {
+        "torch.version": ver,
+        "torch.cuda": cuda,
+        "nvml.driver_version": driver,
+        "driver_cuda": (kb().max_cuda_for_driver(driver) if driver else None) or api,
+        "min_driver_for_build": floor,
+    }
     if said:
         evidence[said[0]] = said[1]
     env = environment(fx)
@@ -282,23 +315,32 @@ def nvml_driver_mismatch(fx: Facts) -> Iterator[Finding]:
         lib = m.group(1)
     if nvml != "driver-library-mismatch" and not said:
         return
-    evidence = {"nvml.status": nvml, "nvml.error": fx.str("nvml.error"), "kernel_module_version": kmod,
-                "nvml_library_version": lib, "system.container": fx.str("system.container")}
+    evidence = {
+        "nvml.status": nvml,
+        "nvml.error": fx.str("nvml.error"),
+        "kernel_module_version": kmod,
+        "nvml_library_version": lib,
+        "system.container": fx.str("system.container"),
+    }
     if said:
         evidence[said[0]] = said[1]
     distro = (fx.str("system.distro") or fx.str("system.os") or "").lower()
     cmds = ["cat /proc/driver/nvidia/version  # the kernel module that is loaded"]
     if fx.str("system.container"):
-        cmds += ["# if the image installs NVIDIA driver packages, remove them; the NVIDIA container runtime mounts the host's:",
-                 "apt-get remove --purge -y '^libnvidia-.*' '^nvidia-driver-.*' '^nvidia-utils-.*'  # in the Dockerfile, then rebuild",
-                 "# otherwise the host's driver was upgraded without a reboot: on the host, sudo reboot"]
+        cmds += [
+            "# if the image installs NVIDIA driver packages, remove them; the NVIDIA container runtime mounts the host's:",
+            "apt-get remove --purge -y '^libnvidia-.*' '^nvidia-driver-.*' '^nvidia-utils-.*'  # in the Dockerfile, then rebuild",
+            "# otherwise the host's driver was upgraded without a reboot: on the host, sudo reboot",
+        ]
         why = "A driver installed inside the container, or a host upgraded without a reboot, leaves the libraries and the kernel module at different versions."
     else:
         cmds.append("sudo reboot  # loads the kernel module that matches the upgraded libraries")
         if any(x in distro for x in ("ubuntu", "debian", "mint", "pop")):
-            cmds += ["# if it persists after the reboot, repair the package set so one driver version is installed:",
-                     "sudo apt-get --fix-broken install",
-                     "dpkg -l | grep -E 'nvidia-(driver|kernel|utils)|libnvidia-compute'  # every line one version"]
+            cmds += [
+                "# if it persists after the reboot, repair the package set so one driver version is installed:",
+                "sudo apt-get --fix-broken install",
+                "dpkg -l | grep -E 'nvidia-(driver|kernel|utils)|libnvidia-compute'  # every line one version",
+            ]
         elif any(x in distro for x in ("red hat", "rocky", "alma", "centos", "fedora")):
             cmds += ["# if it persists: sudo dnf distro-sync 'nvidia-*' && sudo reboot"]
         else:
@@ -329,9 +371,14 @@ def cuda_forward_compat(fx: Facts) -> Iterator[Finding]:
     in_use = bool(compat_loaded or compat_dirs or conf)
     if not said and not (in_use and consumer and fx.bool("torch.cuda_available") is not True):
         return
-    evidence = {"gpus": names or None, "compat_libcuda_loaded": compat_loaded or None,
-                "LD_LIBRARY_PATH_compat_entries": compat_dirs or None, "ld_so_conf_compat": conf or None,
-                "nvml.driver_version": driver_version(fx), "torch.cuda": torch_cuda(fx)}
+    evidence = {
+        "gpus": names or None,
+        "compat_libcuda_loaded": compat_loaded or None,
+        "LD_LIBRARY_PATH_compat_entries": compat_dirs or None,
+        "ld_so_conf_compat": conf or None,
+        "nvml.driver_version": driver_version(fx),
+        "torch.cuda": torch_cuda(fx),
+    }
     if said:
         evidence[said[0]] = said[1]
     cmds: List[str] = []
@@ -340,18 +387,24 @@ def cuda_forward_compat(fx: Facts) -> Iterator[Finding]:
     if conf:
         cmds += [f"grep -l '{conf[0]}' /etc/ld.so.conf.d/*  # the file that adds it", "sudo rm <that file> && sudo ldconfig"]
     if not cmds:
-        cmds.append("echo $LD_LIBRARY_PATH | tr : '\\n' | grep compat  # remove that entry (in a container image: do not add /usr/local/cuda/compat)")
+        cmds.append(
+            "echo $LD_LIBRARY_PATH | tr : '\\n' | grep compat  # remove that entry (in a container image: do not add /usr/local/cuda/compat)"
+        )
     cmds.append("sudo apt-get remove --purge 'cuda-compat-*'  # if the package is installed")
     k, cuda = kb(), torch_cuda(fx)
     if k and cuda:
         native = k.min_driver_for_cuda(cuda, driver_os(fx), minor_compat=False)
         if native:
             cmds.append(f"# or upgrade the host driver to >= {native}, which runs CUDA {cuda} natively")
-    title = "CUDA forward-compatibility libraries are in use" + (f" on {consumer[0]}, which does not support them" if consumer else
-                                                                   " on a GPU that does not support them")
+    title = "CUDA forward-compatibility libraries are in use" + (
+        f" on {consumer[0]}, which does not support them" if consumer else " on a GPU that does not support them"
+    )
     yield CUDA_FORWARD_COMPAT.finding(
-        title=title, evidence=evidence,
-        fix=Fix(tuple(cmds), "Forward compatibility works only on data-center GPUs; elsewhere the driver's own libcuda must be used."),
+        title=title,
+        evidence=evidence,
+        fix=Fix(
+            tuple(cmds), "Forward compatibility works only on data-center GPUs; elsewhere the driver's own libcuda must be used."
+        ),
     )
 
 
@@ -363,16 +416,24 @@ def fabric_manager_missing(fx: Facts) -> Iterator[Finding]:
     """Error 802 on NVSwitch systems: the fabric is not configured."""
     said = error_match(fx, FABRIC_MANAGER_MISSING)
     names = [str(g["name"]) for g in gpus(fx) if g.get("name")]
-    to_switch = any(isinstance(l, dict) and "switch" in str(l.get("remote_type", "")).lower()
-                    for d in fx.dicts("nvml.devices") for l in (d.get("nvlinks") or []) if isinstance(d.get("nvlinks"), list))
+    to_switch = any(
+        isinstance(link, dict) and "switch" in str(link.get("remote_type", "")).lower()
+        for d in fx.dicts("nvml.devices")
+        for link in (d.get("nvlinks") or [])
+        if isinstance(d.get("nvlinks"), list)
+    )
     nvswitch = to_switch or (len(names) >= 8 and all(_NVSWITCH_NAME.search(n) for n in names))
     failed = fx.bool("torch.cuda_available") is False and fx.str("torch.status") == "ok"
     if not said and not (nvswitch and failed and not fx.str("torch.cuda_init_error.message")):
         return
     driver = driver_version(fx)
-    evidence = {"gpus": names or None, "gpu_count": len(names) or None, "nvml.driver_version": driver,
-                "nvlinks_to_nvswitch": to_switch or None,
-                "torch.cuda_available": fx.bool("torch.cuda_available")}
+    evidence = {
+        "gpus": names or None,
+        "gpu_count": len(names) or None,
+        "nvml.driver_version": driver,
+        "nvlinks_to_nvswitch": to_switch or None,
+        "torch.cuda_available": fx.bool("torch.cuda_available"),
+    }
     if said:
         evidence[said[0]] = said[1]
     branch = driver.split(".")[0] if driver else "<driver branch>"
@@ -380,12 +441,21 @@ def fabric_manager_missing(fx: Facts) -> Iterator[Finding]:
     if any(x in distro for x in ("red hat", "rocky", "alma", "centos")):
         install = f"sudo dnf install nvidia-fabric-manager-{driver or '<driver version>'}"
     else:
-        install = f"sudo apt-get install nvidia-fabricmanager-{branch}" + (f"={driver}-*" if driver else "") + \
-                  "  # its version must equal the driver's exactly"
-    cmds = ["systemctl status nvidia-fabricmanager", install, "sudo systemctl enable --now nvidia-fabricmanager",
-            "nvidia-smi -q | grep -i -A2 fabric  # State: Completed"]
+        install = (
+            f"sudo apt-get install nvidia-fabricmanager-{branch}"
+            + (f"={driver}-*" if driver else "")
+            + "  # its version must equal the driver's exactly"
+        )
+    cmds = [
+        "systemctl status nvidia-fabricmanager",
+        install,
+        "sudo systemctl enable --now nvidia-fabricmanager",
+        "nvidia-smi -q | grep -i -A2 fabric  # State: Completed",
+    ]
     if not driver:
-        cmds.insert(1, "nvidia-smi --query-gpu=driver_version --format=csv,noheader  # the exact version Fabric Manager must match")
+        cmds.insert(
+            1, "nvidia-smi --query-gpu=driver_version --format=csv,noheader  # the exact version Fabric Manager must match"
+        )
     if fx.str("system.container"):
         cmds.insert(0, "# run these on the host (or ask the provider): Fabric Manager runs outside containers and VMs")
     yield FABRIC_MANAGER_MISSING.finding(

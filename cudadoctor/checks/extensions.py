@@ -35,8 +35,10 @@ EXTENSION_ABI_MISMATCH = Code(
         "variant and C++ ABI, or rebuild it from source with `--no-build-isolation --no-cache-dir` so it compiles "
         "against the torch in the environment. Or pin torch back to the version the extension was built for.",
     },
-    links=("https://github.com/Dao-AILab/flash-attention/issues/723",
-           "https://github.com/facebookresearch/xformers#installing-xformers"),
+    links=(
+        "https://github.com/Dao-AILab/flash-attention/issues/723",
+        "https://github.com/facebookresearch/xformers#installing-xformers",
+    ),
 )
 
 EXTENSION_BUILD_ISOLATION = Code(
@@ -52,14 +54,16 @@ EXTENSION_BUILD_ISOLATION = Code(
         "requirements the package declares; its setup.py imports torch, which is not among them, so the build "
         "cannot see the torch you installed.",
         "confirm": "The traceback passes through `pip-build-env-*` / `get_requires_for_build_wheel`, and "
-        "`python -c \"import torch\"` works in the same environment.",
+        '`python -c "import torch"` works in the same environment.',
         "fix": "Install the build tools into the environment, then build without isolation so the extension "
         "compiles against the installed torch: `python -m pip install --no-build-isolation <package>` "
         "(uv: `uv pip install --no-build-isolation`, or `no-build-isolation-package` in pyproject). Or install a "
         "prebuilt wheel that matches your torch.",
     },
-    links=("https://pip.pypa.io/en/stable/reference/build-system/#build-isolation",
-           "https://github.com/Dao-AILab/flash-attention#installation-and-features"),
+    links=(
+        "https://pip.pypa.io/en/stable/reference/build-system/#build-isolation",
+        "https://github.com/Dao-AILab/flash-attention#installation-and-features",
+    ),
 )
 
 COMPANION_ARCH_UNSUPPORTED = Code(
@@ -72,13 +76,13 @@ COMPANION_ARCH_UNSUPPORTED = Code(
         "vLLM, bitsandbytes, mamba-ssm...) was built without this GPU's architecture, or does not support it "
         "at all (FlashAttention 2 needs Ampere or newer; bf16 needs compute capability 8.0).",
         "why": "Each extension is compiled for its own list of architectures. A wheel built before a GPU "
-        "generation existed, or a package that requires newer hardware, fails with \"no kernel image\" or an "
+        'generation existed, or a package that requires newer hardware, fails with "no kernel image" or an '
         "explicit capability check, while plain torch code keeps working.",
         "confirm": "`python -c \"import torch; x=torch.ones(1,device='cuda'); print(x+1, torch.cuda.get_device_capability())\"` "
         "works; the failing frame is inside the package; its docs list the GPUs it supports.",
         "fix": "Install a build of the package that includes your GPU's architecture (a newer release, or build "
         "it with `TORCH_CUDA_ARCH_LIST=<X.Y>`), or use the fallback path the application offers "
-        "(e.g. `attn_implementation=\"sdpa\"` instead of flash-attn, float16 instead of bfloat16).",
+        '(e.g. `attn_implementation="sdpa"` instead of flash-attn, float16 instead of bfloat16).',
     },
     links=("https://github.com/Dao-AILab/flash-attention#installation-and-features",),
 )
@@ -94,7 +98,7 @@ PTXAS_ARCH_UNSUPPORTED = Code(
         "'gpu-name'`), or the GPU is older than triton supports (compute capability below 7.0).",
         "why": "triton ships its own ptxas from a specific CUDA release; GPUs newer than that release need a newer "
         "triton or a newer ptxas. Old GPUs are outside triton's support entirely.",
-        "confirm": "`python -c \"import triton, torch; print(triton.__version__, torch.cuda.get_device_capability())\"`; "
+        "confirm": '`python -c "import triton, torch; print(triton.__version__, torch.cuda.get_device_capability())"`; '
         "the error's `Repro command` names the bundled ptxas and the `--gpu-name`.",
         "fix": "Point triton at a CUDA toolkit's ptxas that knows the GPU (`export TRITON_PTXAS_PATH=/usr/local/cuda/bin/ptxas`, "
         "CUDA 12.8+ for Blackwell), or upgrade torch/triton together; on an old GPU run without torch.compile "
@@ -105,11 +109,27 @@ PTXAS_ARCH_UNSUPPORTED = Code(
 
 _SITE = re.compile(r"(?:site|dist)-packages[\\/]+([A-Za-z_][\w.-]*)")
 _SO = re.compile(r"([A-Za-z_][\w]*?)(?:\.cpython-[\w-]+|\.cp\d+[\w-]*|\.abi3)?\.(?:so|pyd)\b")
-_DISTS = {"flash_attn": "flash-attn", "flash_attn_2_cuda": "flash-attn", "xformers": "xformers", "mmcv": "mmcv",
-          "detectron2": "detectron2", "apex": "apex", "torch_scatter": "torch-scatter", "torch_sparse": "torch-sparse",
-          "torch_cluster": "torch-cluster", "transformer_engine": "transformer-engine", "transformer_engine_extensions": "transformer-engine",
-          "bitsandbytes": "bitsandbytes", "vllm": "vllm", "mamba_ssm": "mamba-ssm", "causal_conv1d": "causal-conv1d",
-          "pytorch3d": "pytorch3d", "deepspeed": "deepspeed", "torchaudio": "torchaudio", "sgl_kernel": "sgl-kernel"}
+_DISTS = {
+    "flash_attn": "flash-attn",
+    "flash_attn_2_cuda": "flash-attn",
+    "xformers": "xformers",
+    "mmcv": "mmcv",
+    "detectron2": "detectron2",
+    "apex": "apex",
+    "torch_scatter": "torch-scatter",
+    "torch_sparse": "torch-sparse",
+    "torch_cluster": "torch-cluster",
+    "transformer_engine": "transformer-engine",
+    "transformer_engine_extensions": "transformer-engine",
+    "bitsandbytes": "bitsandbytes",
+    "vllm": "vllm",
+    "mamba_ssm": "mamba-ssm",
+    "causal_conv1d": "causal-conv1d",
+    "pytorch3d": "pytorch3d",
+    "deepspeed": "deepspeed",
+    "torchaudio": "torchaudio",
+    "sgl_kernel": "sgl-kernel",
+}
 
 
 def _package(line: str) -> Optional[str]:
@@ -150,22 +170,32 @@ def extension_abi_mismatch(fx: Facts) -> Iterator[Finding]:
     torch = torch_version(fx)
     built = re.search(r"built for:?\s*PyTorch ([\w.+]+)", said[1])
     pin = f"torch=={built.group(1)}" if built else None
-    cmds = [f"{PIP} show torch {pkg}  # the versions that must fit",
-            f"{PIP} uninstall -y {pkg}",
-            f"{PIP} install --no-build-isolation --no-cache-dir {pkg}  # rebuilds against the installed torch"
-            + (f" {torch}" if torch else "")]
+    cmds = [
+        f"{PIP} show torch {pkg}  # the versions that must fit",
+        f"{PIP} uninstall -y {pkg}",
+        f"{PIP} install --no-build-isolation --no-cache-dir {pkg}  # rebuilds against the installed torch"
+        + (f" {torch}" if torch else ""),
+    ]
     if pkg == "xformers" and torch:
-        cmds[-1] = f"{PIP} install xformers --index-url https://download.pytorch.org/whl/<cuXYZ of torch {torch}>  # a wheel built for this torch"
+        cmds[-1] = (
+            f"{PIP} install xformers --index-url https://download.pytorch.org/whl/<cuXYZ of torch {torch}>  # a wheel built for this torch"
+        )
     if pin:
         cmds.append(f"# or go back to the torch it was built for: {PIP} install {pin}")
     yield EXTENSION_ABI_MISMATCH.finding(
         title=f"{pkg} was built against another torch than the one installed" + (f" ({torch})" if torch else ""),
         evidence={said[0]: said[1], "package": pkg, "torch.version": torch},
-        fix=Fix(tuple(cmds), "An extension's compiled code only loads in the torch release (and CUDA variant, C++ ABI) it was built for."),
+        fix=Fix(
+            tuple(cmds),
+            "An extension's compiled code only loads in the torch release (and CUDA variant, C++ ABI) it was built for.",
+        ),
     )
 
 
-_BUILDING = re.compile(r"(?:Collecting|Building wheel for|Failed to build|Downloading|Using cached|Preparing metadata \(\w+\) for)\s+([A-Za-z][\w.-]*?)(?:-\d[\w.]*\.tar\.gz|[=<>~ (\n]|$)", re.M)
+_BUILDING = re.compile(
+    r"(?:Collecting|Building wheel for|Failed to build|Downloading|Using cached|Preparing metadata \(\w+\) for)\s+([A-Za-z][\w.-]*?)(?:-\d[\w.]*\.tar\.gz|[=<>~ (\n]|$)",
+    re.M,
+)
 
 
 @check(EXTENSION_BUILD_ISOLATION)
@@ -180,19 +210,22 @@ def extension_build_isolation(fx: Facts) -> Iterator[Finding]:
     pkg = re.sub(r"[-_]\d[\w.]*$", "", pkg)
     uv = bool(re.search(r"\buv\b|uv pip|uv add|uv sync", text))
     torch = torch_version(fx)
-    cmds = [f"{PIP} install setuptools wheel ninja packaging  # the build tools the isolated environment provided",
-            ("uv pip install --no-build-isolation " if uv else f"{PIP} install --no-build-isolation ") + pkg]
+    cmds = [
+        f"{PIP} install setuptools wheel ninja packaging  # the build tools the isolated environment provided",
+        ("uv pip install --no-build-isolation " if uv else f"{PIP} install --no-build-isolation ") + pkg,
+    ]
     if uv:
-        cmds.append(f"# or in pyproject.toml: [tool.uv] no-build-isolation-package = [\"{pkg}\"]")
+        cmds.append(f'# or in pyproject.toml: [tool.uv] no-build-isolation-package = ["{pkg}"]')
     yield EXTENSION_BUILD_ISOLATION.finding(
         title=f"Building {pkg} cannot see the installed torch: pip builds it in an isolated environment",
-        evidence={said[0]: said[1], "package": pkg, "torch.version": torch,
-                  "torch installed here": True if torch else "unknown"},
+        evidence={said[0]: said[1], "package": pkg, "torch.version": torch, "torch installed here": True if torch else "unknown"},
         fix=Fix(tuple(cmds), "--no-build-isolation builds the package in this environment, against the torch already installed."),
     )
 
 
-_TORCH_OWN_ARCH = re.compile(r"is not compatible with the current PyTorch installation|The current PyTorch install supports CUDA capabilities", re.I)
+_TORCH_OWN_ARCH = re.compile(
+    r"is not compatible with the current PyTorch installation|The current PyTorch install supports CUDA capabilities", re.I
+)
 
 
 @check(COMPANION_ARCH_UNSUPPORTED)
@@ -207,13 +240,15 @@ def companion_arch_unsupported(fx: Facts) -> Iterator[Finding]:
     pkg = _package(said[1]) or _package(text) or "<the package in the traceback>"
     caps = [g["capability"] for g in gpus(fx) if g.get("capability")]
     names = [g["name"] for g in gpus(fx) if g.get("name")]
-    cap = caps[0] if caps else "<X.Y: python -c \"import torch; print(torch.cuda.get_device_capability())\">"
-    cmds = [f"TORCH_CUDA_ARCH_LIST=\"{cap}\" {PIP} install --no-build-isolation --no-cache-dir --no-binary {pkg} {pkg}  # build it for this GPU"]
+    cap = caps[0] if caps else '<X.Y: python -c "import torch; print(torch.cuda.get_device_capability())">'
+    cmds = [
+        f'TORCH_CUDA_ARCH_LIST="{cap}" {PIP} install --no-build-isolation --no-cache-dir --no-binary {pkg} {pkg}  # build it for this GPU'
+    ]
     too_old = re.search(r"only supports|\(too old\)|at least \d", said[1], re.I)
     if too_old:  # the package does not support this GPU generation at all: rebuilding will not help
         cmds = [f"# {pkg} does not support this GPU; use the application's fallback instead:"]
     if pkg == "flash-attn":
-        cmds.append("# or do without it: model = AutoModel.from_pretrained(..., attn_implementation=\"sdpa\")")
+        cmds.append('# or do without it: model = AutoModel.from_pretrained(..., attn_implementation="sdpa")')
     elif too_old and pkg == "xformers":
         cmds.append(f"{PIP} uninstall -y xformers  # applications fall back to PyTorch's own attention (sdpa)")
     if re.search(r"Bfloat16", said[1], re.I):
@@ -221,7 +256,10 @@ def companion_arch_unsupported(fx: Facts) -> Iterator[Finding]:
     yield COMPANION_ARCH_UNSUPPORTED.finding(
         title=f"{pkg} has no kernels for this GPU" + (f" ({names[0]}, compute capability {caps[0]})" if names and caps else ""),
         evidence={said[0]: said[1], "package": pkg, "gpus": names or None, "capabilities": caps or None},
-        fix=Fix(tuple(cmds), "The package's own kernels must be compiled for this GPU's architecture (or the GPU must meet its minimum)."),
+        fix=Fix(
+            tuple(cmds),
+            "The package's own kernels must be compiled for this GPU's architecture (or the GPU must meet its minimum).",
+        ),
     )
 
 
@@ -235,16 +273,21 @@ def ptxas_arch_unsupported(fx: Facts) -> Iterator[Finding]:
     too_old = re.search(r"too old to be supported by the triton|Triton only supports devices of CUDA Capability", text, re.I)
     arch = re.search(r"sm_(\d+)a?", said[1]) or re.search(r"--gpu-name=sm_(\d+)a?", text)
     if too_old:
-        cmds = ["export TORCHDYNAMO_DISABLE=1  # run without torch.compile on this GPU",
-                "# or in code: torch.compile(model, backend=\"eager\") / remove torch.compile"]
+        cmds = [
+            "export TORCHDYNAMO_DISABLE=1  # run without torch.compile on this GPU",
+            '# or in code: torch.compile(model, backend="eager") / remove torch.compile',
+        ]
         title = "This GPU is older than triton (torch.compile's compiler) supports"
     else:
-        cmds = ["ls /usr/local/cuda/bin/ptxas && /usr/local/cuda/bin/ptxas --version  # needs CUDA 12.8+ for sm_120, 13.0 for sm_110/121",
-                "export TRITON_PTXAS_PATH=/usr/local/cuda/bin/ptxas",
-                f"# or upgrade torch and triton together: {PIP} install --upgrade torch triton --index-url https://download.pytorch.org/whl/<cuXYZ>"]
+        cmds = [
+            "ls /usr/local/cuda/bin/ptxas && /usr/local/cuda/bin/ptxas --version  # needs CUDA 12.8+ for sm_120, 13.0 for sm_110/121",
+            "export TRITON_PTXAS_PATH=/usr/local/cuda/bin/ptxas",
+            f"# or upgrade torch and triton together: {PIP} install --upgrade torch triton --index-url https://download.pytorch.org/whl/<cuXYZ>",
+        ]
         title = "triton's bundled ptxas does not know this GPU" + (f" (sm_{arch.group(1)})" if arch else "")
     yield PTXAS_ARCH_UNSUPPORTED.finding(
-        title=title, evidence={said[0]: said[1], "gpus": [g["name"] for g in gpus(fx) if g.get("name")] or None},
+        title=title,
+        evidence={said[0]: said[1], "gpus": [g["name"] for g in gpus(fx) if g.get("name")] or None},
         fix=Fix(tuple(cmds), "triton compiles every kernel with ptxas, which must know the GPU's architecture."),
     )
 

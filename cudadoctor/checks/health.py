@@ -41,7 +41,7 @@ GPU_ECC_ERRORS = Code(
         f"or at least {CORRECTED_VOLATILE_WARN} corrected errors since the driver loaded / "
         f"{CORRECTED_AGGREGATE_WARN} over its life (warning).",
         "why": "An uncorrectable ECC error means data in GPU memory was corrupted: the CUDA context "
-        "that touched it is killed (\"uncorrectable ECC error encountered\") and results computed "
+        'that touched it is killed ("uncorrectable ECC error encountered") and results computed '
         "before may be wrong. Until the GPU is reset the damaged memory can be hit again. Many "
         "corrected errors are a sign of memory wearing out.",
         "confirm": "`nvidia-smi -q -d ECC,ROW_REMAPPER,PAGE_RETIREMENT -i N` shows the counters and "
@@ -136,15 +136,18 @@ GPU_COMPUTE_MODE_RESTRICTED = Code(
         "another process already holds it, else a warning).",
         "why": "In Prohibited mode every CUDA call fails; in exclusive mode a second process — a "
         "second rank on the same GPU, a notebook left open, a monitoring tool using CUDA — fails with "
-        "\"CUDA-capable device(s) is/are busy or unavailable\".",
+        '"CUDA-capable device(s) is/are busy or unavailable".',
         "confirm": "`nvidia-smi -q -d COMPUTE -i N` shows the mode; `nvidia-smi --query-compute-apps="
         "pid,used_memory --format=csv` who holds the GPU.",
         "fix": "Ask the administrator to set the Default mode (`sudo nvidia-smi -c DEFAULT -i N`), "
         "or stop the process holding the GPU, or run one process per GPU as the cluster intends.",
     },
     links=("https://docs.nvidia.com/deploy/nvidia-smi/index.html",),
-    signatures=(r"CUDA-capable device\(s\) is/are busy or unavailable", r"cudaErrorDevicesUnavailable",
-                r"all CUDA-capable devices are busy or unavailable"),
+    signatures=(
+        r"CUDA-capable device\(s\) is/are busy or unavailable",
+        r"cudaErrorDevicesUnavailable",
+        r"all CUDA-capable devices are busy or unavailable",
+    ),
 )
 
 MIG_NO_INSTANCES = Code(
@@ -157,9 +160,8 @@ MIG_NO_INSTANCES = Code(
         "CUDA enumerates nothing there.",
         "why": "With MIG on, CUDA programs can only run on MIG instances, never on the whole GPU. "
         "With none created (or none exposed to this container), torch.cuda.device_count() does "
-        "not count this GPU and work falls back to the CPU or fails with \"no CUDA-capable device\".",
-        "confirm": "`nvidia-smi -L` lists MIG devices under each GPU; `nvidia-smi mig -lgi` lists "
-        "GPU instances.",
+        'not count this GPU and work falls back to the CPU or fails with "no CUDA-capable device".',
+        "confirm": "`nvidia-smi -L` lists MIG devices under each GPU; `nvidia-smi mig -lgi` lists GPU instances.",
         "fix": "Create instances (`sudo nvidia-smi mig -cgi 1g.10gb,1g.10gb -C -i N` — profile names "
         "from `nvidia-smi mig -lgip`), or disable MIG (`sudo nvidia-smi -mig 0 -i N`, then reset the "
         "GPU). In Kubernetes, request a MIG resource (e.g. nvidia.com/mig-1g.10gb).",
@@ -175,7 +177,7 @@ GPU_MEMORY_OCCUPIED = Code(
     explanation={
         "what": f"At least {int(OCCUPIED_SHARE * 100)}% of the GPU's memory is in use while this "
         "diagnosis ran, by processes other than cudadoctor's own probe.",
-        "why": "A job started now gets only what is left and fails with \"CUDA out of memory\" on "
+        "why": 'A job started now gets only what is left and fails with "CUDA out of memory" on '
         "a GPU that looks idle to it; on shared machines this is usually another user's job, a "
         "forgotten notebook kernel, or a crashed job whose process lingers.",
         "confirm": "`nvidia-smi --query-compute-apps=pid,used_memory --format=csv` (inside a "
@@ -198,8 +200,7 @@ PERSISTENCE_MODE_OFF = Code(
         "many GPUs) and loses settings such as application clocks. NVIDIA recommends the "
         "persistence daemon on compute servers.",
         "confirm": "`nvidia-smi -q | grep -i persistence` or the Persistence-M column of `nvidia-smi`.",
-        "fix": "Enable the daemon: `sudo systemctl enable --now nvidia-persistenced` (or, legacy, "
-        "`sudo nvidia-smi -pm 1`).",
+        "fix": "Enable the daemon: `sudo systemctl enable --now nvidia-persistenced` (or, legacy, `sudo nvidia-smi -pm 1`).",
     },
     links=("https://docs.nvidia.com/deploy/driver-persistence/index.html",),
 )
@@ -210,19 +211,18 @@ GPU_LOST = Code(
     area="gpu",
     severity="error",
     explanation={
-        "what": "NVML answers \"GPU is lost\" for a GPU (or for initialisation), or \"Unknown "
-        "Error\" when asked for its handle — how a GPU that fell off the PCIe bus (Xid 79) shows.",
+        "what": 'NVML answers "GPU is lost" for a GPU (or for initialisation), or "Unknown '
+        'Error" when asked for its handle — how a GPU that fell off the PCIe bus (Xid 79) shows.',
         "why": "The driver can no longer reach the GPU: every CUDA call on it fails, jobs on it hang "
         "or die, and it does not come back by itself.",
         "confirm": "`sudo dmesg | grep -i -E 'xid|fallen off the bus'` (Xid 79: GPU has fallen off "
-        "the bus); `nvidia-smi` shows ERR! or \"Unable to determine the device handle for GPU\".",
+        'the bus); `nvidia-smi` shows ERR! or "Unable to determine the device handle for GPU".',
         "fix": "Drain the node, then try a GPU reset (`sudo nvidia-smi -r -i N`); if that fails, "
         "reboot (a cold power cycle if needed). If it happens again, check power and cooling and "
         "reseat the card; repeated Xid 79 means a hardware fault: contact the vendor.",
     },
     links=(XID_DOC,),
-    signatures=(r"GPU is lost", r"fallen off the bus", r"Unable to determine the device handle for GPU",
-                r"\bXid\b.*\b79\b"),
+    signatures=(r"GPU is lost", r"fallen off the bus", r"Unable to determine the device handle for GPU", r"\bXid\b.*\b79\b"),
 )
 
 
@@ -249,10 +249,12 @@ def gpu_ecc_errors(fx: Facts) -> Iterator[Finding]:
         ac = Facts(d).int("ecc_errors.aggregate.corrected")
         ev = dict(_who(d), volatile_uncorrected=vu, aggregate_uncorrected=au, volatile_corrected=vc, aggregate_corrected=ac)
         i = d.get("index")
-        drain = (f"sudo nvidia-smi -q -d ECC,ROW_REMAPPER,PAGE_RETIREMENT -i {i}",
-                 f"# drain GPU {i} (stop scheduling work on it), then with no process on it:",
-                 f"sudo nvidia-smi -r -i {i}  # or reboot the node",
-                 "# uncorrectable errors again after the reset: contact the vendor (RMA)")
+        drain = (
+            f"sudo nvidia-smi -q -d ECC,ROW_REMAPPER,PAGE_RETIREMENT -i {i}",
+            f"# drain GPU {i} (stop scheduling work on it), then with no process on it:",
+            f"sudo nvidia-smi -r -i {i}  # or reboot the node",
+            "# uncorrectable errors again after the reset: contact the vendor (RMA)",
+        )
         if vu:
             yield GPU_ECC_ERRORS.finding(
                 title=f"{_label(d)} has had {vu} uncorrectable ECC error{'s' if vu != 1 else ''} since the driver loaded",
@@ -263,19 +265,29 @@ def gpu_ecc_errors(fx: Facts) -> Iterator[Finding]:
             yield GPU_ECC_ERRORS.finding(
                 title=f"{_label(d)} has had {au} uncorrectable ECC error{'s' if au != 1 else ''} over its life (none since the driver loaded)",
                 evidence=ev,
-                fix=Fix((f"sudo nvidia-smi -q -d ECC,ROW_REMAPPER,PAGE_RETIREMENT -i {i}",
-                         "# watch the volatile counter; a new uncorrectable error or a remapping failure means: drain, reset, RMA"),
-                        "Past uncorrectable errors were handled by a reset; the repair state shows whether spare memory is left."),
+                fix=Fix(
+                    (
+                        f"sudo nvidia-smi -q -d ECC,ROW_REMAPPER,PAGE_RETIREMENT -i {i}",
+                        "# watch the volatile counter; a new uncorrectable error or a remapping failure means: drain, reset, RMA",
+                    ),
+                    "Past uncorrectable errors were handled by a reset; the repair state shows whether spare memory is left.",
+                ),
                 severity="warning",
             )
         elif (vc is not None and vc >= CORRECTED_VOLATILE_WARN) or (ac is not None and ac >= CORRECTED_AGGREGATE_WARN):
-            n, when = (vc, "since the driver loaded") if vc is not None and vc >= CORRECTED_VOLATILE_WARN else (ac, "over its life")
+            n, when = (
+                (vc, "since the driver loaded") if vc is not None and vc >= CORRECTED_VOLATILE_WARN else (ac, "over its life")
+            )
             yield GPU_ECC_ERRORS.finding(
                 title=f"{_label(d)} has corrected {n} ECC errors {when}",
                 evidence=ev,
-                fix=Fix((f"sudo nvidia-smi -q -d ECC,ROW_REMAPPER,PAGE_RETIREMENT -i {i}",
-                         "# if the count keeps rising: drain the GPU, reset it, and contact the vendor"),
-                        "ECC corrected these, but a high and rising count is how failing memory shows first."),
+                fix=Fix(
+                    (
+                        f"sudo nvidia-smi -q -d ECC,ROW_REMAPPER,PAGE_RETIREMENT -i {i}",
+                        "# if the count keeps rising: drain the GPU, reset it, and contact the vendor",
+                    ),
+                    "ECC corrected these, but a high and rising count is how failing memory shows first.",
+                ),
                 severity="warning",
             )
 
@@ -293,17 +305,23 @@ def gpu_memory_remap(fx: Facts) -> Iterator[Finding]:
             yield GPU_MEMORY_REMAP.finding(
                 title=f"{_label(d)}: row remapping failed — the memory has no spare rows left",
                 evidence=ev,
-                fix=Fix((f"# take GPU {i} out of service (drain the node) and contact the vendor for an RMA",
-                         f"sudo nvidia-smi -q -d ROW_REMAPPER -i {i}"),
-                        "A failed remap cannot be repaired in the field; the GPU keeps using bad memory."),
+                fix=Fix(
+                    (
+                        f"# take GPU {i} out of service (drain the node) and contact the vendor for an RMA",
+                        f"sudo nvidia-smi -q -d ROW_REMAPPER -i {i}",
+                    ),
+                    "A failed remap cannot be repaired in the field; the GPU keeps using bad memory.",
+                ),
             )
         elif pending is True or pages_pending is True:
             what = "rows waiting to be remapped" if pending is True else "pages waiting to be retired"
             yield GPU_MEMORY_REMAP.finding(
                 title=f"{_label(d)} has memory {what}: a GPU reset is due",
                 evidence=ev,
-                fix=Fix((f"# drain GPU {i}, then with no process on it:", f"sudo nvidia-smi -r -i {i}  # or reboot the node"),
-                        "The repair is applied at the next reset; until then the faulty memory is still in use."),
+                fix=Fix(
+                    (f"# drain GPU {i}, then with no process on it:", f"sudo nvidia-smi -r -i {i}  # or reboot the node"),
+                    "The repair is applied at the next reset; until then the faulty memory is still in use.",
+                ),
                 severity="warning",
             )
 
@@ -322,20 +340,30 @@ def gpu_throttled(fx: Facts) -> Iterator[Finding]:
         sm, sm_max = Facts(d).int("clocks.sm"), Facts(d).int("max_clocks.sm")
         temp, slow = Facts(d).int("temperature_c"), Facts(d).int("temperature_slowdown_c")
         usage, limit = Facts(d).int("power.usage_mw"), Facts(d).int("power.enforced_limit_mw")
-        ev = dict(_who(d), reasons=[reason_label(n) for n in names], sm_clock_mhz=sm, sm_clock_max_mhz=sm_max,
-                  temperature_c=temp, temperature_slowdown_c=slow,
-                  power_usage_w=round(usage / 1000) if usage is not None else None,
-                  power_limit_w=round(limit / 1000) if limit is not None else None,
-                  utilization_gpu=Facts(d).int("utilization.gpu"))
+        ev = dict(
+            _who(d),
+            reasons=[reason_label(n) for n in names],
+            sm_clock_mhz=sm,
+            sm_clock_max_mhz=sm_max,
+            temperature_c=temp,
+            temperature_slowdown_c=slow,
+            power_usage_w=round(usage / 1000) if usage is not None else None,
+            power_limit_w=round(limit / 1000) if limit is not None else None,
+            utilization_gpu=Facts(d).int("utilization.gpu"),
+        )
         labels = ", ".join(reason_label(n) for n in bad)
         clocks = f" (SM clock {sm} of {sm_max} MHz)" if sm and sm_max else ""
-        cmds = (f"nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER -i {i}  # repeat under load: is it held?",
-                "# check fans, airflow, inlet temperature and power cabling; if it persists: drain the node, contact the vendor")
+        cmds = (
+            f"nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER -i {i}  # repeat under load: is it held?",
+            "# check fans, airflow, inlet temperature and power cabling; if it persists: drain the node, contact the vendor",
+        )
         if bad == ["hw_slowdown"]:
             yield GPU_THROTTLED.finding(
                 title=f"{_label(d)} reported HW Slowdown at the moment it was asked{clocks}; confirm it is held",
                 evidence=ev,
-                fix=Fix(cmds, "HW Slowdown alone can show briefly while clocks change; held over time it halves the clocks or worse."),
+                fix=Fix(
+                    cmds, "HW Slowdown alone can show briefly while clocks change; held over time it halves the clocks or worse."
+                ),
                 severity="info",
             )
             continue
@@ -357,15 +385,19 @@ def pcie_link_degraded(fx: Facts) -> Iterator[Finding]:
         i = d.get("index")
         ev = dict(_who(d), width_current=wc, width_max=wm, gen_current=gc, gen_max=gm, utilization_gpu=util)
         bus = d.get("pci_bus_id") if isinstance(d.get("pci_bus_id"), str) else "BUS"
-        confirm = (f"nvidia-smi -q -d PCIE -i {i}  # while a job runs on the GPU",
-                   f"sudo lspci -vv -s {bus[-12:] if bus != 'BUS' else bus} | grep -E 'LnkCap|LnkSta'",
-                   "# reseat the card / riser, use a full x16 slot, check the BIOS PCIe settings")
+        confirm = (
+            f"nvidia-smi -q -d PCIE -i {i}  # while a job runs on the GPU",
+            f"sudo lspci -vv -s {bus[-12:] if bus != 'BUS' else bus} | grep -E 'LnkCap|LnkSta'",
+            "# reseat the card / riser, use a full x16 slot, check the BIOS PCIe settings",
+        )
         if wc and wm and wc < wm:
             yield PCIE_LINK_DEGRADED.finding(
                 title=f"{_label(d)}: PCIe link is x{wc}, the GPU and slot support x{wm}"
-                      + (f" (Gen{gc} of Gen{gm})" if gc and gm else ""),
+                + (f" (Gen{gc} of Gen{gm})" if gc and gm else ""),
                 evidence=ev,
-                fix=Fix(confirm, "Link width does not drop at idle: a narrower link means fewer lanes trained (seating, riser, slot)."),
+                fix=Fix(
+                    confirm, "Link width does not drop at idle: a narrower link means fewer lanes trained (seating, riser, slot)."
+                ),
             )
         elif gc and gm and gc < gm and util is not None and util >= BUSY_UTILIZATION:
             yield PCIE_LINK_DEGRADED.finding(
@@ -384,33 +416,44 @@ def gpu_compute_mode_restricted(fx: Facts) -> Iterator[Finding]:
             continue
         i = d.get("index")
         procs = [p for p in (d.get("processes") or []) if isinstance(p, dict)]
-        holders = [f"pid {p.get('pid')}" + (f" ({p['used_memory_bytes'] / 2**30:.1f} GiB)" if Facts(p).int("used_memory_bytes") else "")
-                   for p in procs]
+        holders = [
+            f"pid {p.get('pid')}" + (f" ({p['used_memory_bytes'] / 2**30:.1f} GiB)" if Facts(p).int("used_memory_bytes") else "")
+            for p in procs
+        ]
         ev = dict(_who(d), compute_mode=mode, processes=holders)
         reset = f"sudo nvidia-smi -c DEFAULT -i {i}  # administrator: back to the Default compute mode"
         if mode == "Prohibited":
             yield GPU_COMPUTE_MODE_RESTRICTED.finding(
                 title=f"{_label(d)} is in Prohibited compute mode: no process may use it for CUDA",
                 evidence=ev,
-                fix=Fix((reset, "# or use another GPU: export CUDA_VISIBLE_DEVICES=..."),
-                        "Prohibited mode refuses every CUDA context on this GPU."),
+                fix=Fix(
+                    (reset, "# or use another GPU: export CUDA_VISIBLE_DEVICES=..."),
+                    "Prohibited mode refuses every CUDA context on this GPU.",
+                ),
                 severity="error",
             )
         elif holders:
             yield GPU_COMPUTE_MODE_RESTRICTED.finding(
                 title=f"{_label(d)} is in {mode.replace('_', '-')} mode and already held by {', '.join(holders)}",
                 evidence=ev,
-                fix=Fix(("nvidia-smi --query-compute-apps=pid,used_memory --format=csv",
-                         "# wait for that process, stop it if it is yours (kill PID), or use another GPU", reset),
-                        "Exclusive mode allows one CUDA process at a time; a second one gets \"busy or unavailable\"."),
+                fix=Fix(
+                    (
+                        "nvidia-smi --query-compute-apps=pid,used_memory --format=csv",
+                        "# wait for that process, stop it if it is yours (kill PID), or use another GPU",
+                        reset,
+                    ),
+                    'Exclusive mode allows one CUDA process at a time; a second one gets "busy or unavailable".',
+                ),
                 severity="error",
             )
         else:
             yield GPU_COMPUTE_MODE_RESTRICTED.finding(
                 title=f"{_label(d)} is in {mode.replace('_', '-')} mode: only one process at a time may use it",
                 evidence=ev,
-                fix=Fix(("# run one process per GPU (e.g. one rank per GPU, DataLoader workers without CUDA)", reset),
-                        "A second process on this GPU gets \"CUDA-capable device(s) is/are busy or unavailable\"."),
+                fix=Fix(
+                    ("# run one process per GPU (e.g. one rank per GPU, DataLoader workers without CUDA)", reset),
+                    'A second process on this GPU gets "CUDA-capable device(s) is/are busy or unavailable".',
+                ),
             )
 
 
@@ -427,10 +470,14 @@ def mig_no_instances(fx: Facts) -> Iterator[Finding]:
         yield MIG_NO_INSTANCES.finding(
             title=f"{_label(d)} is in MIG mode but has no MIG instance, so CUDA cannot use it",
             evidence=dict(_who(d), mig_mode=d.get("mig_mode"), mig_devices=0),
-            fix=Fix((f"sudo nvidia-smi mig -lgip -i {i}  # the profiles this GPU offers",
-                     f"sudo nvidia-smi mig -cgi <profile>[,<profile>...] -C -i {i}  # create GPU + compute instances",
-                     f"# or turn MIG off: sudo nvidia-smi -mig 0 -i {i}, then reset the GPU"),
-                    "With MIG on, CUDA runs only on MIG instances; with none, the GPU is invisible to PyTorch."),
+            fix=Fix(
+                (
+                    f"sudo nvidia-smi mig -lgip -i {i}  # the profiles this GPU offers",
+                    f"sudo nvidia-smi mig -cgi <profile>[,<profile>...] -C -i {i}  # create GPU + compute instances",
+                    f"# or turn MIG off: sudo nvidia-smi -mig 0 -i {i}, then reset the GPU",
+                ),
+                "With MIG on, CUDA runs only on MIG instances; with none, the GPU is invisible to PyTorch.",
+            ),
         )
 
 
@@ -449,14 +496,24 @@ def gpu_memory_occupied(fx: Facts) -> Iterator[Finding]:
         if held < OCCUPIED_SHARE * total:
             continue
         top = sorted(others, key=lambda p: -(Facts(p).int("used_memory_bytes") or 0))[:5]
-        who = ", ".join(f"pid {p.get('pid')}" + (f": {p['used_memory_bytes'] / 2**30:.1f} GiB" if Facts(p).int("used_memory_bytes") else "")
-                        for p in top) or "processes this environment cannot see (another container or user)"
+        who = (
+            ", ".join(
+                f"pid {p.get('pid')}"
+                + (f": {p['used_memory_bytes'] / 2**30:.1f} GiB" if Facts(p).int("used_memory_bytes") else "")
+                for p in top
+            )
+            or "processes this environment cannot see (another container or user)"
+        )
         yield GPU_MEMORY_OCCUPIED.finding(
             title=f"{_label(d)}: {held / 2**30:.1f} of {total / 2**30:.1f} GiB are in use by other processes ({who})",
             evidence=dict(_who(d), used_bytes=used, total_bytes=total, processes=top),
-            fix=Fix(("nvidia-smi --query-compute-apps=pid,used_memory --format=csv",
-                     "# use another GPU (CUDA_VISIBLE_DEVICES=...), wait, or stop the process if it is yours: kill PID"),
-                    "A new job only gets the memory that is left and runs out of memory on a GPU that looks idle."),
+            fix=Fix(
+                (
+                    "nvidia-smi --query-compute-apps=pid,used_memory --format=csv",
+                    "# use another GPU (CUDA_VISIBLE_DEVICES=...), wait, or stop the process if it is yours: kill PID",
+                ),
+                "A new job only gets the memory that is left and runs out of memory on a GPU that looks idle.",
+            ),
         )
 
 
@@ -474,23 +531,33 @@ def persistence_mode_off(fx: Facts) -> Iterator[Finding]:
     yield PERSISTENCE_MODE_OFF.finding(
         title=f"Persistence mode is off on {len(off)} of {len(devs)} GPUs (GPU {', '.join(str(i) for i in off)})",
         evidence={"gpus_off": off, "gpu_count": len(devs)},
-        fix=Fix(("sudo systemctl enable --now nvidia-persistenced", "# legacy alternative: sudo nvidia-smi -pm 1"),
-                "Keeping the driver initialised saves seconds on every job start and keeps GPU settings."),
+        fix=Fix(
+            ("sudo systemctl enable --now nvidia-persistenced", "# legacy alternative: sudo nvidia-smi -pm 1"),
+            "Keeping the driver initialised saves seconds on every job start and keeps GPU settings.",
+        ),
     )
 
 
 @check(GPU_LOST)
 def gpu_lost(fx: Facts) -> Iterator[Finding]:
     """NVML says GPU is lost (init or a device), or Unknown Error for a device's handle."""
-    fix = Fix(("sudo dmesg | grep -i -E 'xid|fallen off the bus'",
-               "# drain the node, then try: sudo nvidia-smi -r -i <N>",
-               "sudo reboot  # if the reset fails (a cold power cycle if needed)",
-               "# if it happens again: check power, cooling and seating; repeated Xid 79 = hardware fault, contact the vendor"),
-              "A GPU that fell off the bus does not come back by itself; jobs on it hang or fail.")
+    fix = Fix(
+        (
+            "sudo dmesg | grep -i -E 'xid|fallen off the bus'",
+            "# drain the node, then try: sudo nvidia-smi -r -i <N>",
+            "sudo reboot  # if the reset fails (a cold power cycle if needed)",
+            "# if it happens again: check power, cooling and seating; repeated Xid 79 = hardware fault, contact the vendor",
+        ),
+        "A GPU that fell off the bus does not come back by itself; jobs on it hang or fail.",
+    )
     if fx.str("nvml.status") == "gpu-lost":
         yield GPU_LOST.finding(
             title="NVML reports that a GPU is lost (it fell off the bus): the driver cannot reach it",
-            evidence={"nvml.status": "gpu-lost", "nvml.error": fx.str("nvml.error"), "nvml.error_code": fx.int("nvml.error_code")},
+            evidence={
+                "nvml.status": "gpu-lost",
+                "nvml.error": fx.str("nvml.error"),
+                "nvml.error_code": fx.int("nvml.error_code"),
+            },
             fix=fix,
         )
         return
@@ -508,5 +575,14 @@ def gpu_lost(fx: Facts) -> Iterator[Finding]:
 
 
 def register():
-    return [gpu_lost, gpu_ecc_errors, gpu_memory_remap, gpu_throttled, pcie_link_degraded,
-            gpu_compute_mode_restricted, mig_no_instances, gpu_memory_occupied, persistence_mode_off]
+    return [
+        gpu_lost,
+        gpu_ecc_errors,
+        gpu_memory_remap,
+        gpu_throttled,
+        pcie_link_degraded,
+        gpu_compute_mode_restricted,
+        mig_no_instances,
+        gpu_memory_occupied,
+        persistence_mode_off,
+    ]

@@ -22,8 +22,8 @@ KERNEL_MODULE_MISSING = Code(
     area="driver",
     severity="error",
     explanation={
-        "what": "`modprobe nvidia` finds no module (\"Module nvidia not found in directory /lib/modules/<kernel>\"), "
-        "so nvidia-smi \"couldn't communicate with the NVIDIA driver\" although the driver packages are installed.",
+        "what": '`modprobe nvidia` finds no module ("Module nvidia not found in directory /lib/modules/<kernel>"), '
+        'so nvidia-smi "couldn\'t communicate with the NVIDIA driver" although the driver packages are installed.',
         "why": "The kernel was upgraded and DKMS did not build the nvidia module for it (headers missing, a DKMS "
         "build error, or a driver installed from the .run file without DKMS), or the module package for this "
         "kernel flavour was never installed.",
@@ -42,13 +42,13 @@ SECURE_BOOT_MODULE_BLOCKED = Code(
     severity="error",
     explanation={
         "what": "The nvidia module exists but the kernel will not load it: \"could not insert 'nvidia': Key was "
-        "rejected by service\", or the kernel is \"locked down from EFI Secure Boot\".",
+        'rejected by service", or the kernel is "locked down from EFI Secure Boot".',
         "why": "With Secure Boot on, the kernel loads only modules signed by an enrolled key. A DKMS-built or "
         ".run-installed nvidia module is signed with a local Machine Owner Key (MOK) that was never enrolled, or "
         "not signed at all.",
-        "confirm": "`mokutil --sb-state` says SecureBoot enabled; `sudo modprobe nvidia` prints \"Key was rejected by "
-        "service\"; `mokutil --test-key /var/lib/shim-signed/mok/MOK.der` says it is not enrolled.",
-        "fix": "Enrol the key DKMS signs with (`sudo mokutil --import` it, reboot, choose \"Enroll MOK\" and enter the "
+        "confirm": '`mokutil --sb-state` says SecureBoot enabled; `sudo modprobe nvidia` prints "Key was rejected by '
+        'service"; `mokutil --test-key /var/lib/shim-signed/mok/MOK.der` says it is not enrolled.',
+        "fix": 'Enrol the key DKMS signs with (`sudo mokutil --import` it, reboot, choose "Enroll MOK" and enter the '
         "password), or disable Secure Boot in the firmware setup.",
     },
     links=("https://wiki.ubuntu.com/UEFI/SecureBoot/DKMS",),
@@ -63,7 +63,7 @@ NOUVEAU_BOUND = Code(
         "what": "The `nouveau` kernel module is bound to the NVIDIA GPU, so NVIDIA's driver cannot load or bind.",
         "why": "nouveau is the kernel's built-in driver for NVIDIA cards; it has no CUDA. It loads at boot unless "
         "blacklisted, and NVIDIA's installer refuses to proceed while it is in use.",
-        "confirm": "`lsmod | grep nouveau`; `lspci -k -d 10de:` shows \"Kernel driver in use: nouveau\".",
+        "confirm": '`lsmod | grep nouveau`; `lspci -k -d 10de:` shows "Kernel driver in use: nouveau".',
         "fix": "Blacklist nouveau, rebuild the initramfs and reboot; then install or load NVIDIA's driver.",
     },
     links=("https://docs.nvidia.com/cuda/cuda-installation-guide-linux/#disabling-nouveau",),
@@ -75,28 +75,30 @@ OPEN_KERNEL_MODULE_REQUIRED = Code(
     area="driver",
     severity="error",
     explanation={
-        "what": "The kernel log says the GPU \"requires use of the NVIDIA open kernel modules\": Blackwell GPUs "
+        "what": 'The kernel log says the GPU "requires use of the NVIDIA open kernel modules": Blackwell GPUs '
         "(RTX 50 series, RTX PRO Blackwell, B100/B200, GB200) are supported only by the open flavour "
         "(`nvidia-open`, `-open` packages, `--kernel-module-type=open`).",
         "why": "NVIDIA's proprietary kernel module does not support Blackwell; with it installed the module loads "
         "but refuses the GPU, so nvidia-smi finds no devices and CUDA reports no GPU.",
         "confirm": "`sudo dmesg | grep -i 'open kernel modules'`; `cat /proc/driver/nvidia/version` says "
-        "\"Open Kernel Module\" for the open flavour; `modinfo nvidia | grep license` is \"Dual MIT/GPL\" for it.",
+        '"Open Kernel Module" for the open flavour; `modinfo nvidia | grep license` is "Dual MIT/GPL" for it.',
         "fix": "Replace the driver's kernel part with the open flavour of the same driver branch (570 or newer for "
         "Blackwell), then reboot.",
     },
-    links=("https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/",
-           "https://github.com/NVIDIA/open-gpu-kernel-modules"),
+    links=(
+        "https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/",
+        "https://github.com/NVIDIA/open-gpu-kernel-modules",
+    ),
 )
 
 CONTAINER_GPU_ACCESS_LOST = Code(
     code="container-gpu-access-lost",
-    title="A running container lost access to its GPUs (NVML \"Unknown Error\")",
+    title='A running container lost access to its GPUs (NVML "Unknown Error")',
     area="driver",
     severity="error",
     explanation={
-        "what": "Inside a container that could use the GPU before, nvidia-smi and CUDA now fail with \"Failed to "
-        "initialize NVML: Unknown Error\" while the host still works.",
+        "what": 'Inside a container that could use the GPU before, nvidia-smi and CUDA now fail with "Failed to '
+        'initialize NVML: Unknown Error" while the host still works.',
         "why": "With systemd managing cgroups, a `systemctl daemon-reload` on the host (often run by package "
         "upgrades) rewrites the container's device rules and drops the NVIDIA devices that the runtime had added. "
         "The container keeps running without GPU access.",
@@ -106,8 +108,10 @@ CONTAINER_GPU_ACCESS_LOST = Code(
         "(`sudo nvidia-ctk system create-dev-char-symlinks --create-all`), use CDI device injection, or run Docker "
         "with the cgroupfs driver, as NVIDIA's notice describes.",
     },
-    links=("https://github.com/NVIDIA/nvidia-docker/issues/1730",
-           "https://github.com/NVIDIA/nvidia-container-toolkit/issues/251"),
+    links=(
+        "https://github.com/NVIDIA/nvidia-docker/issues/1730",
+        "https://github.com/NVIDIA/nvidia-container-toolkit/issues/251",
+    ),
 )
 
 CUDA_COMPAT_DRIVER_MISMATCH = Code(
@@ -118,7 +122,7 @@ CUDA_COMPAT_DRIVER_MISMATCH = Code(
     explanation={
         "what": "A libcuda from a cuda-compat package (`/usr/local/cuda/compat`, `/usr/local/cuda-X.Y/compat`, "
         "typically baked into a container image) is on the loader path, and CUDA fails with error 803 "
-        "\"system has unsupported display driver / cuda driver combination\".",
+        '"system has unsupported display driver / cuda driver combination".',
         "why": "Forward-compatibility libcuda must come from a newer driver than the host's kernel module and is "
         "tied to particular driver branches; when the host driver is newer than the compat libraries, or of a "
         "branch they do not support, the pair is refused. The image, not the host, is what is wrong.",
@@ -128,8 +132,10 @@ CUDA_COMPAT_DRIVER_MISMATCH = Code(
         "the host driver's libcuda, mounted by the NVIDIA container runtime, is used; or use an image whose "
         "CUDA the host driver supports natively.",
     },
-    links=("https://docs.nvidia.com/deploy/cuda-compatibility/#forward-compatibility",
-           "https://github.com/NVIDIA/nvidia-docker/issues/1256"),
+    links=(
+        "https://docs.nvidia.com/deploy/cuda-compatibility/#forward-compatibility",
+        "https://github.com/NVIDIA/nvidia-docker/issues/1256",
+    ),
 )
 
 
@@ -150,13 +156,20 @@ def kernel_module_missing(fx: Facts) -> Iterator[Finding]:
     kver = re.search(r"/lib/modules/([\w.+-]+)", _text(fx))
     k = kver.group(1) if kver else "$(uname -r)"
     fedora = any(x in _distro(fx) for x in ("fedora", "red hat", "rocky", "alma", "centos"))
-    cmds = ["uname -r; dkms status  # the running kernel, and the kernels a module was built for",
-            (f"sudo dnf install kernel-devel-{k}" if fedora else f"sudo apt-get install linux-headers-{k}"),
-            "sudo dkms autoinstall", "sudo modprobe nvidia && nvidia-smi"]
+    cmds = [
+        "uname -r; dkms status  # the running kernel, and the kernels a module was built for",
+        (f"sudo dnf install kernel-devel-{k}" if fedora else f"sudo apt-get install linux-headers-{k}"),
+        "sudo dkms autoinstall",
+        "sudo modprobe nvidia && nvidia-smi",
+    ]
     yield KERNEL_MODULE_MISSING.finding(
-        title="No nvidia kernel module for the running kernel" + (f" ({kver.group(1)})" if kver else "") + ": rebuild it with DKMS",
+        title="No nvidia kernel module for the running kernel"
+        + (f" ({kver.group(1)})" if kver else "")
+        + ": rebuild it with DKMS",
         evidence={said[0]: said[1], "system.kernel_modules.nvidia": kernel_module(fx)},
-        fix=Fix(tuple(cmds), "The module must be built for the exact kernel that runs; DKMS does that when the headers are installed."),
+        fix=Fix(
+            tuple(cmds), "The module must be built for the exact kernel that runs; DKMS does that when the headers are installed."
+        ),
     )
 
 
@@ -168,9 +181,13 @@ def secure_boot_module_blocked(fx: Facts) -> Iterator[Finding]:
         return
     fedora = any(x in _distro(fx) for x in ("fedora", "red hat", "rocky", "alma", "centos"))
     key = "/etc/pki/akmods/certs/public_key.der" if fedora else "/var/lib/shim-signed/mok/MOK.der"
-    cmds = ["mokutil --sb-state  # SecureBoot enabled", f"sudo mokutil --import {key}  # set a one-time password",
-            "sudo reboot  # choose 'Enroll MOK' in the blue screen and enter that password",
-            "sudo modprobe nvidia && nvidia-smi", "# or disable Secure Boot in the firmware setup"]
+    cmds = [
+        "mokutil --sb-state  # SecureBoot enabled",
+        f"sudo mokutil --import {key}  # set a one-time password",
+        "sudo reboot  # choose 'Enroll MOK' in the blue screen and enter that password",
+        "sudo modprobe nvidia && nvidia-smi",
+        "# or disable Secure Boot in the firmware setup",
+    ]
     yield SECURE_BOOT_MODULE_BLOCKED.finding(
         title="Secure Boot refuses the nvidia kernel module: enrol its signing key",
         evidence={said[0]: said[1], "system.kernel_modules.nvidia": kernel_module(fx)},
@@ -180,7 +197,11 @@ def secure_boot_module_blocked(fx: Facts) -> Iterator[Finding]:
 
 def _initramfs(fx: Facts) -> str:
     d = _distro(fx)
-    return "sudo dracut -f" if any(x in d for x in ("fedora", "red hat", "rocky", "alma", "centos", "suse")) else "sudo update-initramfs -u"
+    return (
+        "sudo dracut -f"
+        if any(x in d for x in ("fedora", "red hat", "rocky", "alma", "centos", "suse"))
+        else "sudo update-initramfs -u"
+    )
 
 
 @check(NOUVEAU_BOUND)
@@ -193,10 +214,16 @@ def nouveau_bound(fx: Facts) -> Iterator[Finding]:
     evidence = {"system.kernel_modules.nouveau": kernel_module(fx, "nouveau"), "system.kernel_modules.nvidia": kernel_module(fx)}
     if said:
         evidence[said[0]] = said[1]
-    cmds = ["printf 'blacklist nouveau\\noptions nouveau modeset=0\\n' | sudo tee /etc/modprobe.d/blacklist-nouveau.conf",
-            _initramfs(fx), "sudo reboot", "lsmod | grep -E 'nouveau|nvidia'  # after the reboot: nvidia, not nouveau"]
+    cmds = [
+        "printf 'blacklist nouveau\\noptions nouveau modeset=0\\n' | sudo tee /etc/modprobe.d/blacklist-nouveau.conf",
+        _initramfs(fx),
+        "sudo reboot",
+        "lsmod | grep -E 'nouveau|nvidia'  # after the reboot: nvidia, not nouveau",
+    ]
     if re.search(r"NovaCore|nova_core", said[1] if said else "", re.I):
-        cmds[0] = "printf 'blacklist nova_core\\nblacklist nova_drm\\nblacklist nouveau\\n' | sudo tee /etc/modprobe.d/blacklist-nova.conf"
+        cmds[0] = (
+            "printf 'blacklist nova_core\\nblacklist nova_drm\\nblacklist nouveau\\n' | sudo tee /etc/modprobe.d/blacklist-nova.conf"
+        )
     yield NOUVEAU_BOUND.finding(
         title="The nouveau driver holds the NVIDIA GPU, so NVIDIA's driver cannot use it",
         evidence=evidence,
@@ -217,14 +244,19 @@ def open_kernel_module_required(fx: Facts) -> Iterator[Finding]:
     reverse = "only ready for use on Data Center GPUs" in said[1]
     d = _distro(fx)
     if reverse:
-        cmds = ["# the open module on a GPU it does not support by default: install the proprietary flavour,",
-                "# or allow it: echo 'options nvidia NVreg_OpenRmEnableUnsupportedGpus=1' | sudo tee /etc/modprobe.d/nvidia-open.conf",
-                _initramfs(fx), "sudo reboot"]
+        cmds = [
+            "# the open module on a GPU it does not support by default: install the proprietary flavour,",
+            "# or allow it: echo 'options nvidia NVreg_OpenRmEnableUnsupportedGpus=1' | sudo tee /etc/modprobe.d/nvidia-open.conf",
+            _initramfs(fx),
+            "sudo reboot",
+        ]
         title = "The open NVIDIA kernel module refuses this GPU (use the proprietary flavour or enable unsupported GPUs)"
     else:
         branch = "570"
         if "ubuntu" in d or "debian" in d or not d:
-            cmds = [f"sudo apt-get install nvidia-driver-{branch}-open  # replaces nvidia-driver-{branch} (proprietary); any branch >= 570"]
+            cmds = [
+                f"sudo apt-get install nvidia-driver-{branch}-open  # replaces nvidia-driver-{branch} (proprietary); any branch >= 570"
+            ]
         elif any(x in d for x in ("fedora", "red hat", "rocky", "alma", "centos")):
             cmds = ["sudo dnf module install nvidia-driver:open-dkms  # or akmod-nvidia-open (RPM Fusion)"]
         elif "arch" in d:
@@ -232,10 +264,16 @@ def open_kernel_module_required(fx: Facts) -> Iterator[Finding]:
         else:
             cmds = ["sudo sh NVIDIA-Linux-x86_64-<version>.run --kernel-module-type=open"]
         cmds += ["sudo reboot", "cat /proc/driver/nvidia/version  # 'Open Kernel Module'"]
-        title = "This GPU needs NVIDIA's open kernel modules; the proprietary flavour is installed" + (f" ({names[0]})" if names else "")
+        title = "This GPU needs NVIDIA's open kernel modules; the proprietary flavour is installed" + (
+            f" ({names[0]})" if names else ""
+        )
     yield OPEN_KERNEL_MODULE_REQUIRED.finding(
-        title=title, evidence={said[0]: said[1], "gpus": names or None,
-                               "blackwell": any(_BLACKWELL.search(n) for n in names) if names else None},
+        title=title,
+        evidence={
+            said[0]: said[1],
+            "gpus": names or None,
+            "blackwell": any(_BLACKWELL.search(n) for n in names) if names else None,
+        },
         fix=Fix(tuple(cmds), "Blackwell GPUs run only with the open flavour of NVIDIA's kernel module."),
     )
 
@@ -251,11 +289,13 @@ def container_gpu_access_lost(fx: Facts) -> Iterator[Finding]:
     hinted = bool(re.search(r"docker|container|kubernetes|\bpod\b|kubectl|podman|daemon-reload", text, re.I))
     if container in ("none",) and not hinted:
         return
-    cmds = ["docker restart <container>  # or delete the pod: it regains the GPUs",
-            "sudo nvidia-ctk system create-dev-char-symlinks --create-all  # on the host: stops it recurring (runc needs /dev/char links)",
-            "# or: Docker with \"exec-opts\": [\"native.cgroupdriver=cgroupfs\"] in /etc/docker/daemon.json, or CDI device injection"]
+    cmds = [
+        "docker restart <container>  # or delete the pod: it regains the GPUs",
+        "sudo nvidia-ctk system create-dev-char-symlinks --create-all  # on the host: stops it recurring (runc needs /dev/char links)",
+        '# or: Docker with "exec-opts": ["native.cgroupdriver=cgroupfs"] in /etc/docker/daemon.json, or CDI device injection',
+    ]
     yield CONTAINER_GPU_ACCESS_LOST.finding(
-        title="This container lost its GPU access (NVML \"Unknown Error\"): restart it; the host reset its device rules",
+        title='This container lost its GPU access (NVML "Unknown Error"): restart it; the host reset its device rules',
         evidence={said[0]: said[1], "system.container": container},
         fix=Fix(tuple(cmds), "A systemd daemon-reload on the host drops the NVIDIA devices from running containers' cgroups."),
         severity="error" if (container and container != "none") or hinted else "warning",
@@ -268,13 +308,23 @@ def cuda_compat_driver_mismatch(fx: Facts) -> Iterator[Finding]:
     said = error_match(fx, CUDA_COMPAT_DRIVER_MISMATCH)
     ldp = ld_library_path(fx) or []
     compat_dirs = [p for p in ldp if "/compat" in p]
-    compat_loaded = [d["path"] for d in (loaded_libraries(fx) or []) if d["name"].startswith("libcuda.so") and "/compat" in d["path"]]
+    compat_loaded = [
+        d["path"] for d in (loaded_libraries(fx) or []) if d["name"].startswith("libcuda.so") and "/compat" in d["path"]
+    ]
     text = _text(fx)
-    e803 = re.search(r"unsupported display driver / cuda driver combination|Error 803|cudaErrorSystemDriverMismatch|CUDA_ERROR_SYSTEM_DRIVER_MISMATCH", text, re.I)
+    e803 = re.search(
+        r"unsupported display driver / cuda driver combination|Error 803|cudaErrorSystemDriverMismatch|CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
+        text,
+        re.I,
+    )
     if not (said or (e803 and (compat_dirs or compat_loaded))):
         return
-    evidence = {"LD_LIBRARY_PATH_compat_entries": compat_dirs or None, "compat_libcuda_loaded": compat_loaded or None,
-                "system.container": fx.str("system.container"), "nvml.driver_version": fx.str("nvml.driver_version")}
+    evidence = {
+        "LD_LIBRARY_PATH_compat_entries": compat_dirs or None,
+        "compat_libcuda_loaded": compat_loaded or None,
+        "system.container": fx.str("system.container"),
+        "nvml.driver_version": fx.str("nvml.driver_version"),
+    }
     if said:
         evidence[said[0]] = said[1]
     elif e803:
@@ -284,15 +334,26 @@ def cuda_compat_driver_mismatch(fx: Facts) -> Iterator[Finding]:
         cmds.append(filtered_path_command("LD_LIBRARY_PATH", ldp, lambda p: "/compat" in p))
     else:
         cmds.append("export LD_LIBRARY_PATH=$(echo $LD_LIBRARY_PATH | tr : '\\n' | grep -v /compat | paste -sd:)")
-    cmds += ["# in the image (Dockerfile): drop /usr/local/cuda/compat from LD_LIBRARY_PATH / ld.so.conf, or apt-get remove 'cuda-compat-*'",
-             "# or pick an image whose CUDA the host driver supports natively (host: nvidia-smi shows 'CUDA Version')"]
+    cmds += [
+        "# in the image (Dockerfile): drop /usr/local/cuda/compat from LD_LIBRARY_PATH / ld.so.conf, or apt-get remove 'cuda-compat-*'",
+        "# or pick an image whose CUDA the host driver supports natively (host: nvidia-smi shows 'CUDA Version')",
+    ]
     yield CUDA_COMPAT_DRIVER_MISMATCH.finding(
         title="CUDA error 803 comes from the image's cuda-compat libcuda, which does not fit the host driver",
         evidence=evidence,
-        fix=Fix(tuple(cmds), "In a container the host driver's own libcuda (mounted by the NVIDIA runtime) must be used unless forward compatibility is supported."),
+        fix=Fix(
+            tuple(cmds),
+            "In a container the host driver's own libcuda (mounted by the NVIDIA runtime) must be used unless forward compatibility is supported.",
+        ),
     )
 
 
 def register():
-    return [kernel_module_missing, secure_boot_module_blocked, nouveau_bound, open_kernel_module_required, container_gpu_access_lost,
-            cuda_compat_driver_mismatch]
+    return [
+        kernel_module_missing,
+        secure_boot_module_blocked,
+        nouveau_bound,
+        open_kernel_module_required,
+        container_gpu_access_lost,
+        cuda_compat_driver_mismatch,
+    ]

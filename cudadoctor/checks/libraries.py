@@ -51,26 +51,30 @@ CUDNN_MISMATCH = Code(
         "why": "torch's CUDA wheels bring their own cuDNN (the nvidia-cudnn-cu1x wheel, or files in "
         "torch/lib for older releases). A cuDNN earlier on the loader path — LD_LIBRARY_PATH, a "
         "system /usr/local/cuda, a conda `cudnn` package — is found first; torch then refuses it "
-        "(\"cuDNN version incompatibility: PyTorch was compiled against (8, 5, 0) but found runtime "
-        "version (8, 3, 3)\", or for old releases \"cuDNN version mismatch: PyTorch was compiled "
-        "against 7102 but linked against 7301\"), or a sub-library fails (\"Could not load library "
-        "libcudnn_cnn_infer.so.8\").",
-        "confirm": "`python -c \"import torch; print(torch.backends.cudnn.version())\"` shows the "
+        '("cuDNN version incompatibility: PyTorch was compiled against (8, 5, 0) but found runtime '
+        'version (8, 3, 3)", or for old releases "cuDNN version mismatch: PyTorch was compiled '
+        'against 7102 but linked against 7301"), or a sub-library fails ("Could not load library '
+        'libcudnn_cnn_infer.so.8").',
+        "confirm": '`python -c "import torch; print(torch.backends.cudnn.version())"` shows the '
         "error or the runtime version; `echo $LD_LIBRARY_PATH` and `ldconfig -p | grep cudnn` show "
         "other cuDNN copies.",
         "fix": "Remove the other cuDNN from the loader path (or uninstall it), or install exactly "
         "the cuDNN version torch was built against (pip: nvidia-cudnn-cuXX==<version>; conda: "
         "cudnn=<version>).",
     },
-    links=("https://github.com/pytorch/pytorch/blob/main/torch/backends/cudnn/__init__.py",
-           "https://docs.nvidia.com/deeplearning/cudnn/backend/latest/reference/support-matrix.html"),
-    signatures=(r"cuDNN version incompatibility",
-                r"cuDNN version mismatch: PyTorch was compiled against \d+ but linked against \d+",
-                r"Could not load library libcudnn\w*\.so(\.\d+)*",
-                r"Could not load library cudnn\w*\.dll",
-                r"libcudnn\w*\.so(\.\d+)*: cannot open shared object file",
-                r"Unable to load any of \{libcudnn",
-                r"Invalid handle\. Cannot load symbol cudnn\w+"),
+    links=(
+        "https://github.com/pytorch/pytorch/blob/main/torch/backends/cudnn/__init__.py",
+        "https://docs.nvidia.com/deeplearning/cudnn/backend/latest/reference/support-matrix.html",
+    ),
+    signatures=(
+        r"cuDNN version incompatibility",
+        r"cuDNN version mismatch: PyTorch was compiled against \d+ but linked against \d+",
+        r"Could not load library libcudnn\w*\.so(\.\d+)*",
+        r"Could not load library cudnn\w*\.dll",
+        r"libcudnn\w*\.so(\.\d+)*: cannot open shared object file",
+        r"Unable to load any of \{libcudnn",
+        r"Invalid handle\. Cannot load symbol cudnn\w+",
+    ),
 )
 
 LIBRARY_SHADOWING = Code(
@@ -84,7 +88,7 @@ LIBRARY_SHADOWING = Code(
         "entry, a conda env's lib, a system CUDA — or the same library is mapped twice from two places.",
         "why": "The dynamic loader searches LD_PRELOAD and LD_LIBRARY_PATH before the paths torch's "
         "libraries carry, so an older system copy wins. When it lacks symbols the wheel needs, "
-        "import fails (\"undefined symbol: __nvJitLinkComplete_12_4, version libnvJitLink.so.12\"); "
+        'import fails ("undefined symbol: __nvJitLinkComplete_12_4, version libnvJitLink.so.12"); '
         "when it happens to work, two copies or an older version can still break later (cuBLAS "
         "handles, NCCL, JIT).",
         "confirm": "`python -c \"import torch; torch.zeros(1).cuda()\"` then `grep -E 'cuda|cudnn|nvjit|nccl|cublas' "
@@ -94,13 +98,17 @@ LIBRARY_SHADOWING = Code(
         "exact filtered value) or the ld.so.conf.d entry (then `sudo ldconfig`), so torch loads the "
         "libraries from its own wheels.",
     },
-    links=("https://github.com/pytorch/pytorch/issues/152783",
-           "https://github.com/pytorch/pytorch/issues/134929",
-           "https://man7.org/linux/man-pages/man8/ld.so.8.html"),
-    signatures=(r"undefined symbol: \w+, version lib(cudart|cublas|cublasLt|cusparse|cusparseLt|cufft|curand|cusolver|nvJitLink|nccl|nvrtc|cudnn\w*|cupti)\.so\.\d+",
-                r"version `lib(cudart|cublas|cublasLt|cusparse|cufft|curand|cusolver|nvJitLink|nvrtc)\.so\.\d+(\.\d+)?' not found",
-                r"libtorch_cuda\.so: undefined symbol: nccl\w+",
-                r"lib(cusparse|cusolver|cublas)\.so\.\d+: undefined symbol: \w+"),
+    links=(
+        "https://github.com/pytorch/pytorch/issues/152783",
+        "https://github.com/pytorch/pytorch/issues/134929",
+        "https://man7.org/linux/man-pages/man8/ld.so.8.html",
+    ),
+    signatures=(
+        r"undefined symbol: \w+, version lib(cudart|cublas|cublasLt|cusparse|cusparseLt|cufft|curand|cusolver|nvJitLink|nccl|nvrtc|cudnn\w*|cupti)\.so\.\d+",
+        r"version `lib(cudart|cublas|cublasLt|cusparse|cufft|curand|cusolver|nvJitLink|nvrtc)\.so\.\d+(\.\d+)?' not found",
+        r"libtorch_cuda\.so: undefined symbol: nccl\w+",
+        r"lib(cusparse|cusolver|cublas)\.so\.\d+: undefined symbol: \w+",
+    ),
 )
 
 STUB_LIBCUDA = Code(
@@ -113,7 +121,7 @@ STUB_LIBCUDA = Code(
         "LD_LIBRARY_PATH or in /etc/ld.so.conf.d, or the stub was actually loaded.",
         "why": "The stub only satisfies the linker when building without a driver; it implements no "
         "CUDA call. If it is found before the driver's real libcuda.so.1, every CUDA call fails with "
-        "error 34, \"CUDA driver is a stub library\" (cudaErrorStubLibrary).",
+        'error 34, "CUDA driver is a stub library" (cudaErrorStubLibrary).',
         "confirm": "`echo $LD_LIBRARY_PATH | tr : '\\n' | grep stubs`; `ldconfig -p | grep libcuda` "
         "should list only the driver's libcuda.so.1.",
         "fix": "Remove the stubs directory from LD_LIBRARY_PATH (or from /etc/ld.so.conf.d, then "
@@ -133,23 +141,27 @@ CUDA_TOOLKIT_MISMATCH = Code(
         "torch.version.cuda. torch itself does not use the local toolkit; extensions compiled "
         "against torch (torch.utils.cpp_extension, setup.py builds of CUDA ops) do.",
         "why": "Building an extension with a toolkit of another CUDA major version than torch's "
-        "fails: \"The detected CUDA version (12.4) mismatches the version that was used to compile "
-        "PyTorch (11.8). Please make sure to use the same CUDA versions.\" A different minor only "
+        'fails: "The detected CUDA version (12.4) mismatches the version that was used to compile '
+        'PyTorch (11.8). Please make sure to use the same CUDA versions." A different minor only '
         "warns, but mixed runtimes can still misbehave. Running torch is unaffected, so this is a "
         "warning unless you are building extensions.",
-        "confirm": "`nvcc --version` and `python -c \"import torch; print(torch.version.cuda)\"`; "
-        "`echo $CUDA_HOME`.",
+        "confirm": '`nvcc --version` and `python -c "import torch; print(torch.version.cuda)"`; `echo $CUDA_HOME`.',
         "fix": "Point CUDA_HOME/PATH at a toolkit of torch's CUDA version (install it side by side), "
         "or install the torch variant built for the toolkit you have.",
     },
-    links=("https://pytorch.org/docs/stable/cpp_extension.html",
-           "https://github.com/pytorch/pytorch/blob/main/torch/utils/cpp_extension.py"),
-    signatures=(r"The detected CUDA version \(\d+\.\d+\) mismatches the version that was used to compile\s+PyTorch \(\d+\.\d+\)",
-                r"The detected CUDA version \(\d+\.\d+\) has a minor version mismatch with the version that was used to compile PyTorch"),
+    links=(
+        "https://pytorch.org/docs/stable/cpp_extension.html",
+        "https://github.com/pytorch/pytorch/blob/main/torch/utils/cpp_extension.py",
+    ),
+    signatures=(
+        r"The detected CUDA version \(\d+\.\d+\) mismatches the version that was used to compile\s+PyTorch \(\d+\.\d+\)",
+        r"The detected CUDA version \(\d+\.\d+\) has a minor version mismatch with the version that was used to compile PyTorch",
+    ),
 )
 
 
 # ---------------------------------------------------------------- cudnn-mismatch
+
 
 def _cudnn_pip_package(cuda: Optional[str]) -> Optional[str]:
     t = mm(cuda)
@@ -178,7 +190,10 @@ def cudnn_mismatch(fx: Facts) -> Iterator[Finding]:
         m = re.search(r"compiled\s+against (\d+) but linked against (\d+)", said[1])
         if m:
             compiled, runtime = decode_cudnn(int(m.group(1))), decode_cudnn(int(m.group(2)))
-        m = re.search(r"compiled\s+against \((\d+), (\d+), (\d+)\) but (?:found runtime version|linked against) \((\d+), (\d+), (\d+)\)", said[1])
+        m = re.search(
+            r"compiled\s+against \((\d+), (\d+), (\d+)\) but (?:found runtime version|linked against) \((\d+), (\d+), (\d+)\)",
+            said[1],
+        )
         if m:
             g = [int(x) for x in m.groups()]
             compiled, runtime = tuple(g[:3]), tuple(g[3:])
@@ -189,9 +204,13 @@ def cudnn_mismatch(fx: Facts) -> Iterator[Finding]:
     libs = loaded_libraries(fx) or []
     cudnn_paths = sorted({d["path"] for d in libs if d["name"].startswith("libcudnn")})
     foreign = [p for p in cudnn_paths if not ("/site-packages/" in p or "/dist-packages/" in p)]
-    evidence = {"torch.version": torch_version(fx), "cudnn_compiled": fmt_cudnn(compiled) if compiled else None,
-                "cudnn_runtime": fmt_cudnn(runtime) if runtime else None, "torch.cudnn_error": cudnn_err,
-                "loaded_cudnn": cudnn_paths or None}
+    evidence = {
+        "torch.version": torch_version(fx),
+        "cudnn_compiled": fmt_cudnn(compiled) if compiled else None,
+        "cudnn_runtime": fmt_cudnn(runtime) if runtime else None,
+        "torch.cudnn_error": cudnn_err,
+        "loaded_cudnn": cudnn_paths or None,
+    }
     if said:
         evidence[said[0]] = said[1]
     ldp = ld_library_path(fx)
@@ -201,7 +220,9 @@ def cudnn_mismatch(fx: Facts) -> Iterator[Finding]:
         if suspects:
             cmds.append(filtered_path_command("LD_LIBRARY_PATH", ldp, lambda p: p in suspects))
     elif ldp is None:
-        cmds.append("echo $LD_LIBRARY_PATH | tr : '\\n'   # remove directories holding another libcudnn (e.g. /usr/local/cuda/lib64)")
+        cmds.append(
+            "echo $LD_LIBRARY_PATH | tr : '\\n'   # remove directories holding another libcudnn (e.g. /usr/local/cuda/lib64)"
+        )
     if foreign:
         cmds.append(f"# loaded from outside torch's packages: {foreign[0]} — remove that directory from the loader path")
     cuda = torch_cuda(fx)
@@ -213,12 +234,16 @@ def cudnn_mismatch(fx: Facts) -> Iterator[Finding]:
     if conda and pin:
         cmds.append(f"conda install cudnn={pin}  # the cuDNN torch was compiled against")
     elif pkg and (want or pin) and (vtuple_ge(torch_release(fx), (1, 13))):
-        cmds.append(f"{PIP} install --force-reinstall --no-deps {pkg}=={want or pin + '.*'}  # the cuDNN torch {torch_release(fx)} {variant(fx)} ships with")
+        cmds.append(
+            f"{PIP} install --force-reinstall --no-deps {pkg}=={want or pin + '.*'}  # the cuDNN torch {torch_release(fx)} {variant(fx)} ships with"
+        )
     elif pin:
         cmds.append(f"conda install cudnn={pin}  # in a conda env; otherwise put cuDNN {pin} first on the loader path")
     if not cmds:
-        cmds = ["ldconfig -p | grep libcudnn  # every cuDNN the loader can find",
-                f"{PIP} install --force-reinstall torch  # restores the cuDNN torch's wheel depends on"]
+        cmds = [
+            "ldconfig -p | grep libcudnn  # every cuDNN the loader can find",
+            f"{PIP} install --force-reinstall torch  # restores the cuDNN torch's wheel depends on",
+        ]
     detail = ""
     if compiled and runtime:
         detail = f": built for {fmt_cudnn(compiled)}, found {fmt_cudnn(runtime)}"
@@ -240,12 +265,16 @@ def vtuple_ge(v: Optional[str], t: Tuple[int, ...]) -> bool:
 # ---------------------------------------------------------------- library-shadowing
 
 #: Libraries torch's CUDA wheels ship (not the driver's libcuda/libnvidia-*).
-_TORCH_LIBS = re.compile(r"^lib(cudart|cublas|cublasLt|cudnn\w*|nccl|nvJitLink|cusparse|cusparseLt|cufft|cufftw|curand|"
-                         r"cusolver|nvrtc|nvrtc-builtins|cupti|nvToolsExt|cufile|nvshmem\w*)\.so")
+_TORCH_LIBS = re.compile(
+    r"^lib(cudart|cublas|cublasLt|cudnn\w*|nccl|nvJitLink|cusparse|cusparseLt|cufft|cufftw|curand|"
+    r"cusolver|nvrtc|nvrtc-builtins|cupti|nvToolsExt|cufile|nvshmem\w*)\.so"
+)
 
 
-_WIN_CUDA = re.compile(r"^(cudart64_|cublas64_|cublaslt64_|cudnn|cufft64_|curand64_|cusolver64_|cusparse64_|nvrtc64_|nvjitlink|zlibwapi)",
-                       re.IGNORECASE)
+_WIN_CUDA = re.compile(
+    r"^(cudart64_|cublas64_|cublaslt64_|cudnn|cufft64_|curand64_|cusolver64_|cusparse64_|nvrtc64_|nvjitlink|zlibwapi)",
+    re.IGNORECASE,
+)
 
 
 def _shadow_dir(d: str) -> bool:
@@ -291,8 +320,7 @@ def _remove_cmds(mech: str, entry: Optional[str], fx: Facts) -> List[str]:
         ldp = ld_library_path(fx) or []
         return [filtered_path_command("LD_LIBRARY_PATH", ldp, lambda p: p == entry or cuda_like_dir(p))]
     if mech == "ld.so.conf":
-        return [f"grep -l '{entry}' /etc/ld.so.conf.d/*  # the file that adds it",
-                "sudo rm <that file> && sudo ldconfig"]
+        return [f"grep -l '{entry}' /etc/ld.so.conf.d/*  # the file that adds it", "sudo rm <that file> && sudo ldconfig"]
     return ["ldconfig -p | grep -E 'cudart|cublas|cudnn|nvJitLink|cusparse|nccl'  # find the copy the loader prefers"]
 
 
@@ -306,8 +334,9 @@ def library_shadowing(fx: Facts) -> Iterator[Finding]:
     evidence: Dict[str, object] = {"torch.version": torch_version(fx)}
     cmds: List[str] = []
     problems: List[str] = []
-    wheel_torch = any(str(d.get("name", "")).lower().startswith("nvidia-") for d in fx.dicts("packages.distributions")) \
-        or conda_torch(fx)
+    wheel_torch = any(
+        str(d.get("name", "")).lower().startswith("nvidia-") for d in fx.dicts("packages.distributions")
+    ) or conda_torch(fx)
     if libs:
         _loaded_foreign(fx, libs, wheel_torch, problems, evidence, cmds)
     elif libs is None:
@@ -318,20 +347,28 @@ def library_shadowing(fx: Facts) -> Iterator[Finding]:
         return
     if said:
         _said_shadowing(fx, said, problems, evidence, cmds)
-    cmds.append("python -c \"import torch; print(torch.__version__, torch.cuda.is_available())\"  # confirm")
-    prefix = ("A CUDA library shadows torch's own: " if broken
-              else "A foreign CUDA library is loaded into torch's process: " if libs
-              else "torch's CUDA libraries can be shadowed: ")
+    cmds.append('python -c "import torch; print(torch.__version__, torch.cuda.is_available())"  # confirm')
+    prefix = (
+        "A CUDA library shadows torch's own: "
+        if broken
+        else "A foreign CUDA library is loaded into torch's process: "
+        if libs
+        else "torch's CUDA libraries can be shadowed: "
+    )
     yield LIBRARY_SHADOWING.finding(
         title=prefix + problems[0],
         evidence=evidence,
-        fix=Fix(tuple(dict.fromkeys(cmds)), "The loader searches LD_PRELOAD and LD_LIBRARY_PATH first; without the foreign entry torch loads the libraries its wheels ship."),
+        fix=Fix(
+            tuple(dict.fromkeys(cmds)),
+            "The loader searches LD_PRELOAD and LD_LIBRARY_PATH first; without the foreign entry torch loads the libraries its wheels ship.",
+        ),
         severity="error" if broken else "warning",
     )
 
 
-def _loaded_foreign(fx: Facts, libs: List[Dict[str, str]], wheel_torch: bool, problems: List[str],
-                    evidence: Dict[str, object], cmds: List[str]) -> None:
+def _loaded_foreign(
+    fx: Facts, libs: List[Dict[str, str]], wheel_torch: bool, problems: List[str], evidence: Dict[str, object], cmds: List[str]
+) -> None:
     """Live: a torch library loaded twice, or (wheel torch) loaded from outside torch's own packages."""
     by_name: Dict[str, List[str]] = {}
     for d in libs:
@@ -375,33 +412,43 @@ def _windows_path_dlls(fx: Facts, problems: List[str], evidence: Dict[str, objec
     """Windows: DLLs torch's own set lacks, resolved from PATH (a system CUDA/cuDNN, an old torch)."""
     for fp in (fx.dict("windows.torch_lib") or {}).get("from_path") or []:
         if isinstance(fp, dict) and _WIN_CUDA.match(str(fp.get("dll", ""))):
-            problems.append(f"{fp.get('dll')} (needed by {fp.get('needed_by')}) is loaded from {fp.get('found_in')} on PATH, "
-                            "not from torch's packages")
+            problems.append(
+                f"{fp.get('dll')} (needed by {fp.get('needed_by')}) is loaded from {fp.get('found_in')} on PATH, "
+                "not from torch's packages"
+            )
             evidence.setdefault("windows.torch_lib.from_path", []).append(fp)  # type: ignore[union-attr]
-            cmds.append(f"# remove {fp.get('found_in')} from PATH (System settings > Environment Variables), then open a new terminal")
+            cmds.append(
+                f"# remove {fp.get('found_in')} from PATH (System settings > Environment Variables), then open a new terminal"
+            )
 
 
-def _said_shadowing(fx: Facts, said: Tuple[str, str], problems: List[str], evidence: Dict[str, object],
-                    cmds: List[str]) -> None:
+def _said_shadowing(fx: Facts, said: Tuple[str, str], problems: List[str], evidence: Dict[str, object], cmds: List[str]) -> None:
     """The user's error shows a shadowed library (an undefined symbol in an older copy)."""
     evidence[said[0]] = said[1]
     m = re.search(r"undefined symbol: (\w+), version (lib\w+\.so\.\d+)", said[1])
     lib = m.group(2) if m else None
     if problems:
         return
-    problems.append(f"torch's libraries resolved {lib or 'a CUDA library'} to an older copy outside its own packages"
-                    + (f" (missing {m.group(1)})" if m else ""))
+    problems.append(
+        f"torch's libraries resolved {lib or 'a CUDA library'} to an older copy outside its own packages"
+        + (f" (missing {m.group(1)})" if m else "")
+    )
     ldp = ld_library_path(fx)
     if ldp:
         cmds.append(filtered_path_command("LD_LIBRARY_PATH", ldp, cuda_like_dir))
     else:
-        cmds += ["echo $LD_LIBRARY_PATH $LD_PRELOAD  # look for /usr/local/cuda*/lib64 or another CUDA directory",
-                 "unset LD_LIBRARY_PATH  # or remove just the CUDA directories from it (also in ~/.bashrc)"]
+        cmds += [
+            "echo $LD_LIBRARY_PATH $LD_PRELOAD  # look for /usr/local/cuda*/lib64 or another CUDA directory",
+            "unset LD_LIBRARY_PATH  # or remove just the CUDA directories from it (also in ~/.bashrc)",
+        ]
     if lib:
-        cmds.append(f"ldconfig -p | grep {lib.split('.so')[0]}  # a system copy registered in /etc/ld.so.conf.d also shadows torch's")
+        cmds.append(
+            f"ldconfig -p | grep {lib.split('.so')[0]}  # a system copy registered in /etc/ld.so.conf.d also shadows torch's"
+        )
 
 
 # ---------------------------------------------------------------- stub-libcuda
+
 
 @check(STUB_LIBCUDA)
 def stub_libcuda(fx: Facts) -> Iterator[Finding]:
@@ -413,8 +460,11 @@ def stub_libcuda(fx: Facts) -> Iterator[Finding]:
     conf = [p for p in (fx.list("system.ld_so_conf_cuda") or []) if isinstance(p, str) and "stubs" in p]
     if not (said or loaded or on_path or conf):
         return
-    evidence = {"stub_loaded": loaded or None, "LD_LIBRARY_PATH_stub_entries": on_path or None,
-                "ld_so_conf_stub_entries": conf or None}
+    evidence = {
+        "stub_loaded": loaded or None,
+        "LD_LIBRARY_PATH_stub_entries": on_path or None,
+        "ld_so_conf_stub_entries": conf or None,
+    }
     if said:
         evidence[said[0]] = said[1]
     cmds: List[str] = []
@@ -423,11 +473,14 @@ def stub_libcuda(fx: Facts) -> Iterator[Finding]:
     if conf:
         cmds += [f"grep -l '{conf[0]}' /etc/ld.so.conf.d/*  # the file that adds it", "sudo rm <that file> && sudo ldconfig"]
     if not cmds:
-        cmds += ["echo $LD_LIBRARY_PATH | tr : '\\n' | grep stubs  # remove that entry (also from ~/.bashrc / the Dockerfile ENV)",
-                 "ldconfig -p | grep 'libcuda.so'  # only the driver's libcuda.so.1 should be listed"]
+        cmds += [
+            "echo $LD_LIBRARY_PATH | tr : '\\n' | grep stubs  # remove that entry (also from ~/.bashrc / the Dockerfile ENV)",
+            "ldconfig -p | grep 'libcuda.so'  # only the driver's libcuda.so.1 should be listed",
+        ]
     severity = "error" if (said or loaded or fx.bool("torch.cuda_available") is False) else "warning"
     yield STUB_LIBCUDA.finding(
-        title="The toolkit's stub libcuda " + ("is loaded instead of the driver's" if (said or loaded) else "is on the loader path"),
+        title="The toolkit's stub libcuda "
+        + ("is loaded instead of the driver's" if (said or loaded) else "is on the loader path"),
         evidence=evidence,
         fix=Fix(tuple(cmds), "The stub is for linking only; at run time the driver's libcuda.so.1 must be found."),
         severity=severity,
@@ -436,9 +489,12 @@ def stub_libcuda(fx: Facts) -> Iterator[Finding]:
 
 # ---------------------------------------------------------------- cuda-toolkit-mismatch
 
-_BUILDING = re.compile(r"cpp_extension|CUDAExtension|BuildExtension|building '[^']+' extension|Building wheel for|"
-                       r"setup\.py|error: command '.*nvcc' failed|Error compiling objects for extension|ninja: build stopped|"
-                       r"nvcc fatal|load_inline|torch\.utils\.cpp_extension", re.IGNORECASE)
+_BUILDING = re.compile(
+    r"cpp_extension|CUDAExtension|BuildExtension|building '[^']+' extension|Building wheel for|"
+    r"setup\.py|error: command '.*nvcc' failed|Error compiling objects for extension|ninja: build stopped|"
+    r"nvcc fatal|load_inline|torch\.utils\.cpp_extension",
+    re.IGNORECASE,
+)
 
 
 @check(CUDA_TOOLKIT_MISMATCH)
@@ -459,16 +515,22 @@ def cuda_toolkit_mismatch(fx: Facts) -> Iterator[Finding]:
     building = bool(_BUILDING.search(fx.user_error())) or bool(said and "mismatches the version" in said[1])
     major = a[0] != b[0]
     severity = "error" if (major and building) else "warning"
-    evidence = {"toolkit.nvcc_version": fx.str("toolkit.nvcc_version") or nvcc, "toolkit.nvcc": fx.str("toolkit.nvcc"),
-                "toolkit.cuda_home": fx.str("toolkit.cuda_home") or fx.env("CUDA_HOME"), "torch.cuda": cuda,
-                "torch.version": torch_version(fx)}
+    evidence = {
+        "toolkit.nvcc_version": fx.str("toolkit.nvcc_version") or nvcc,
+        "toolkit.nvcc": fx.str("toolkit.nvcc"),
+        "toolkit.cuda_home": fx.str("toolkit.cuda_home") or fx.env("CUDA_HOME"),
+        "torch.cuda": cuda,
+        "torch.version": torch_version(fx),
+    }
     if said:
         evidence[said[0]] = said[1]
     want = mm_str(cuda)
     have = mm_str(nvcc)
-    cmds = [f"# build extensions with a CUDA {want} toolkit: install it side by side, then point the build at it",
-            f"sudo apt-get install cuda-toolkit-{want.replace('.', '-')}  # from NVIDIA's CUDA repository; or: conda install -c nvidia/label/cuda-{want}.0 cuda-toolkit",
-            f"export CUDA_HOME=/usr/local/cuda-{want} PATH=/usr/local/cuda-{want}/bin:$PATH"]
+    cmds = [
+        f"# build extensions with a CUDA {want} toolkit: install it side by side, then point the build at it",
+        f"sudo apt-get install cuda-toolkit-{want.replace('.', '-')}  # from NVIDIA's CUDA repository; or: conda install -c nvidia/label/cuda-{want}.0 cuda-toolkit",
+        f"export CUDA_HOME=/usr/local/cuda-{want} PATH=/usr/local/cuda-{want}/bin:$PATH",
+    ]
     # ...or the torch variant built for the toolkit the user has, if it exists and the driver runs it.
     rel = torch_release(fx)
     info = release_info(rel)
@@ -479,11 +541,17 @@ def cuda_toolkit_mismatch(fx: Facts) -> Iterator[Finding]:
         if runs:
             cmds.append(f"# or install the torch {rel} build for CUDA {have}:")
             cmds += install_commands(environment(fx), rel, tv, reinstall=True)
-    title = (f"Local CUDA toolkit {have} differs from torch's CUDA {want}"
-             + (": building CUDA extensions against torch fails" if major else " (minor versions: extension builds warn)"))
+    title = f"Local CUDA toolkit {have} differs from torch's CUDA {want}" + (
+        ": building CUDA extensions against torch fails" if major else " (minor versions: extension builds warn)"
+    )
     yield CUDA_TOOLKIT_MISMATCH.finding(
-        title=title, evidence=evidence, severity=severity,
-        fix=Fix(tuple(cmds), "torch.utils.cpp_extension requires the toolkit's CUDA major version to equal torch's; running torch does not use the toolkit."),
+        title=title,
+        evidence=evidence,
+        severity=severity,
+        fix=Fix(
+            tuple(cmds),
+            "torch.utils.cpp_extension requires the toolkit's CUDA major version to equal torch's; running torch does not use the toolkit.",
+        ),
     )
 
 

@@ -37,20 +37,24 @@ PYTHON_UNSUPPORTED = Code(
         "release supports (too new or too old), a 32-bit Python, or an OS/CPU architecture without "
         "wheels (e.g. 32-bit ARM, Intel macOS after torch 2.2).",
         "why": "pip only installs wheels whose tags match the interpreter. With none, it reports "
-        "\"Could not find a version that satisfies the requirement torch (from versions: none)\" and "
-        "\"No matching distribution found for torch\" — or offers only the ancient 0.1.2 source "
+        '"Could not find a version that satisfies the requirement torch (from versions: none)" and '
+        '"No matching distribution found for torch" — or offers only the ancient 0.1.2 source '
         "packages, which is the tell-tale sign of a 32-bit Python.",
-        "confirm": "`python -c \"import sys, platform, struct; print(sys.version, platform.machine(), "
+        "confirm": '`python -c "import sys, platform, struct; print(sys.version, platform.machine(), '
         "struct.calcsize('P') * 8, 'bit')\"` and compare with the supported Python versions of the "
         "release (https://github.com/pytorch/pytorch/blob/main/RELEASE.md#release-compatibility-matrix).",
         "fix": "Create the environment with a 64-bit Python inside the supported range (the finding "
         "names it), or pick a torch release that supports your Python.",
     },
-    links=("https://github.com/pytorch/pytorch/blob/main/RELEASE.md#release-compatibility-matrix",
-           "https://pytorch.org/get-started/locally/"),
-    signatures=(r"No matching distribution found for torch\b",
-                r"Could not find a version that satisfies the requirement torch\b",
-                r"torch-[^\s]+\.whl is not a supported wheel on this platform"),
+    links=(
+        "https://github.com/pytorch/pytorch/blob/main/RELEASE.md#release-compatibility-matrix",
+        "https://pytorch.org/get-started/locally/",
+    ),
+    signatures=(
+        r"No matching distribution found for torch\b",
+        r"Could not find a version that satisfies the requirement torch\b",
+        r"torch-[^\s]+\.whl is not a supported wheel on this platform",
+    ),
 )
 
 DLL_LOAD_FAILURE = Code(
@@ -64,25 +68,29 @@ DLL_LOAD_FAILURE = Code(
         "why": "Typical causes: the Microsoft Visual C++ runtime (msvcp140.dll, vcruntime140_1.dll) is "
         "missing or too old; torch 2.4.0's fbgemm.dll needs libomp140.x86_64.dll, which the wheel did "
         "not ship (fixed in 2.4.1); cuDNN 8 builds need zlibwapi.dll; DLLs left behind by an older "
-        "torch in the same folder, or another CUDA/cuDNN earlier on PATH. Windows reports \"[WinError "
+        'torch in the same folder, or another CUDA/cuDNN earlier on PATH. Windows reports "[WinError '
         "126] The specified module could not be found. Error loading ...\\torch\\lib\\c10.dll or one of "
-        "its dependencies\" (or WinError 127/1114).",
+        'its dependencies" (or WinError 127/1114).',
         "confirm": "The DLL named in the error; `where msvcp140.dll vcruntime140_1.dll`; a dependency "
         "viewer (e.g. Dependencies.exe) on that DLL shows which dependency is missing.",
         "fix": "Install the latest Microsoft Visual C++ Redistributable (x64), upgrade torch 2.4.0 to "
         "2.4.1, or uninstall torch completely (repeat until pip says it is not installed, delete a "
         "leftover site-packages\\torch folder) and reinstall.",
     },
-    links=("https://learn.microsoft.com/en-us/cpp/windows/latest-supported-vc-redist",
-           "https://github.com/pytorch/pytorch/issues/129568"),
-    signatures=(r"\[WinError 126\]",
-                r"\[WinError 127\]",
-                r"\[WinError 1114\]",
-                r"\[WinError 1455\]",
-                r"Error loading \"[^\"]+\.dll\" or one of its dependencies",
-                r"DLL load failed( while importing \w+)?",
-                r"Could not load library \w+\.dll\. Error code \d+",
-                r"Could not locate zlibwapi\.dll"),
+    links=(
+        "https://learn.microsoft.com/en-us/cpp/windows/latest-supported-vc-redist",
+        "https://github.com/pytorch/pytorch/issues/129568",
+    ),
+    signatures=(
+        r"\[WinError 126\]",
+        r"\[WinError 127\]",
+        r"\[WinError 1114\]",
+        r"\[WinError 1455\]",
+        r"Error loading \"[^\"]+\.dll\" or one of its dependencies",
+        r"DLL load failed( while importing \w+)?",
+        r"Could not load library \w+\.dll\. Error code \d+",
+        r"Could not locate zlibwapi\.dll",
+    ),
 )
 
 WSL_DRIVER_IN_GUEST = Code(
@@ -95,8 +103,8 @@ WSL_DRIVER_IN_GUEST = Code(
         "guest (e.g. by `apt install cuda` or `nvidia-driver-*`), so it is found before the "
         "WSL libcuda in /usr/lib/wsl/lib that forwards to the Windows driver.",
         "why": "WSL2 GPUs are reached only through the Windows driver; a Linux driver's libcuda in "
-        "the guest cannot talk to the GPU, and CUDA fails with \"CUDA driver version is insufficient "
-        "for CUDA runtime version\" or finds no device.",
+        'the guest cannot talk to the GPU, and CUDA fails with "CUDA driver version is insufficient '
+        'for CUDA runtime version" or finds no device.',
         "confirm": "`ls -l /usr/lib/x86_64-linux-gnu/libcuda.so*` (should not exist under WSL); "
         "`ldconfig -p | grep libcuda` should point into /usr/lib/wsl/lib; `dpkg -l | grep -E "
         "'nvidia-driver|libnvidia-compute|cuda-drivers'`.",
@@ -136,7 +144,9 @@ def _python_reasons(py: Optional[str], bits: Optional[int], arch: str, plat: str
     if py and not reasons:
         if req and kb().python_supported(release_of(req) or req, py) is False:
             rng = (kb().torch_release(release_of(req) or req) or {}).get("python") or {}
-            reasons.append(f"torch {release_of(req)} has wheels for Python {rng.get('min')}–{rng.get('max')}, not {mm_str(py) or py}")
+            reasons.append(
+                f"torch {release_of(req)} has wheels for Python {rng.get('min')}–{rng.get('max')}, not {mm_str(py) or py}"
+            )
         elif kb().newest_torch_for_python(py, plat) is None:
             reasons.append(f"no torch release has wheels for Python {mm_str(py) or py} on {plat}")
     return reasons
@@ -156,12 +166,15 @@ def python_unsupported(fx: Facts) -> Iterator[Finding]:
         return  # some torch imports here: only a pinned release without wheels for this Python is this code
     if not reasons and not said:
         return
-    if not reasons and said and fx.user_error() and not re.search(
-            r"from versions: (none|0\.1\.2)|is not a supported wheel on this platform", said[1] + fx.user_error()):
+    if (
+        not reasons
+        and said
+        and fx.user_error()
+        and not re.search(r"from versions: (none|0\.1\.2)|is not a supported wheel on this platform", said[1] + fx.user_error())
+    ):
         # pip saw torch versions, just not the one asked for: a pin/index problem, not the interpreter.
         return
-    evidence = {"python.version": py, "python.bits": bits, "system.arch": arch or None, "platform": plat,
-                "requested": req}
+    evidence = {"python.version": py, "python.bits": bits, "system.arch": arch or None, "platform": plat, "requested": req}
     if said:
         evidence[said[0]] = said[1]
     cmds, why = python_fix(environment(fx), bits, any("architecture" in r for r in reasons), req)
@@ -196,22 +209,35 @@ def dll_load_failure(fx: Facts) -> Iterator[Finding]:
     ver = torch_version(fx)
     rel = torch_release(fx)
     var = variant(fx)
-    evidence = {"dll": dll, "torch.version": ver, "system.os": fx.str("system.os"),
-                "windows.torch_lib.missing": missing or None, "vc_runtime_absent": vc_absent or None,
-                "windows.torch_lib.not_in_record": leftovers or None}
+    evidence = {
+        "dll": dll,
+        "torch.version": ver,
+        "system.os": fx.str("system.os"),
+        "windows.torch_lib.missing": missing or None,
+        "vc_runtime_absent": vc_absent or None,
+        "windows.torch_lib.not_in_record": leftovers or None,
+    }
     if said:
         evidence[said[0]] = said[1]
     redist = ["winget install --id Microsoft.VCRedist.2015+.x64  # or run https://aka.ms/vs/17/release/vc_redist.x64.exe"]
-    clean = [f"{PIP} uninstall -y torch torchvision torchaudio  # repeat until pip says torch is not installed",
-             "# delete a leftover ...\\site-packages\\torch folder if one remains, then reinstall:"]
-    reinstall = install_commands(environment(fx), rel, var) if rel else [f"{PIP} install torch torchvision --index-url {INDEX}{var or 'cu126'}"]
+    clean = [
+        f"{PIP} uninstall -y torch torchvision torchaudio  # repeat until pip says torch is not installed",
+        "# delete a leftover ...\\site-packages\\torch folder if one remains, then reinstall:",
+    ]
+    reinstall = (
+        install_commands(environment(fx), rel, var)
+        if rel
+        else [f"{PIP} install torch torchvision --index-url {INDEX}{var or 'cu126'}"]
+    )
     d = (dll or "").lower()
     miss = {x["dll"].lower() for x in missing}
     if (said and "WinError 1455" in said[1]) or "[WinError 1455]" in full:
-        cmds = ["# Windows ran out of virtual memory while mapping torch's large CUDA DLLs (WinError 1455):",
-                "# System > About > Advanced system settings > Performance > Settings > Advanced > Virtual memory: "
-                "let Windows manage the paging file size (or set it to 16 GB or more), then reboot",
-                "# and load fewer processes at once (e.g. DataLoader num_workers=0) if it persists"]
+        cmds = [
+            "# Windows ran out of virtual memory while mapping torch's large CUDA DLLs (WinError 1455):",
+            "# System > About > Advanced system settings > Performance > Settings > Advanced > Virtual memory: "
+            "let Windows manage the paging file size (or set it to 16 GB or more), then reboot",
+            "# and load fewer processes at once (e.g. DataLoader num_workers=0) if it persists",
+        ]
         why = "Each process maps torch's CUDA DLLs; with a small paging file the mapping fails."
         title = f"Windows cannot load {dll or 'torch’s DLLs'}: the paging file is too small (WinError 1455)"
     elif "libomp140.x86_64.dll" in miss or (d == "fbgemm.dll" and rel == "2.4.0"):
@@ -220,16 +246,28 @@ def dll_load_failure(fx: Facts) -> Iterator[Finding]:
         why = "torch 2.4.1 ships the OpenMP runtime fbgemm.dll depends on."
         title = f"torch {rel or ''} cannot load fbgemm.dll on Windows: libomp140.x86_64.dll is missing".replace("  ", " ")
     elif "zlibwapi.dll" in miss or "zlibwapi" in full.lower():
-        cmds = ["# cuDNN 8.3–8.9 needs zlibwapi.dll: a cuDNN outside torch (on PATH) is loaded, or the cuDNN install is incomplete",
-                "where cudnn64_8.dll  # remove that directory from PATH so torch uses its bundled cuDNN"] + clean + reinstall
+        cmds = (
+            [
+                "# cuDNN 8.3–8.9 needs zlibwapi.dll: a cuDNN outside torch (on PATH) is loaded, or the cuDNN install is incomplete",
+                "where cudnn64_8.dll  # remove that directory from PATH so torch uses its bundled cuDNN",
+            ]
+            + clean
+            + reinstall
+        )
         why = "torch's bundled cuDNN loads without a separate zlibwapi.dll; a cuDNN from PATH does not."
         title = "cuDNN cannot load: zlibwapi.dll is missing"
-    elif vc_absent or d.startswith(("c10", "torch_cpu", "shm", "torch_python")) or (said and "1114" in said[1]) \
-            or "msvcp" in full.lower() or "vcruntime" in full.lower():
+    elif (
+        vc_absent
+        or d.startswith(("c10", "torch_cpu", "shm", "torch_python"))
+        or (said and "1114" in said[1])
+        or "msvcp" in full.lower()
+        or "vcruntime" in full.lower()
+    ):
         cmds = redist + ["# if it still fails, reinstall torch cleanly:"] + clean + reinstall
         why = f"{dll or 'torch'}'s dependencies include the Visual C++ runtime (msvcp140.dll, vcruntime140_1.dll)."
         title = f"Windows cannot load {dll or 'torch'}: the Visual C++ runtime is " + (
-            f"missing ({', '.join(vc_absent)})" if vc_absent else "missing or too old")
+            f"missing ({', '.join(vc_absent)})" if vc_absent else "missing or too old"
+        )
     elif missing:
         first = missing[0]
         cmds = clean + reinstall
@@ -240,20 +278,29 @@ def dll_load_failure(fx: Facts) -> Iterator[Finding]:
         why = "Stale DLLs from an older torch, or another CUDA/cuDNN earlier on PATH, break the load; a clean reinstall removes them."
         title = f"Windows cannot load {dll or 'one of torch’s DLLs'}" + (f" (torch {ver})" if ver else "")
     if leftovers:
-        cmds.insert(0, f"# torch\\lib holds DLLs the installed wheel does not list (left from an older install): {', '.join(leftovers[:5])}")
+        cmds.insert(
+            0,
+            f"# torch\\lib holds DLLs the installed wheel does not list (left from an older install): {', '.join(leftovers[:5])}",
+        )
     severity = "error" if (said or failed or fx.str("torch.status") is None) else "warning"
     yield DLL_LOAD_FAILURE.finding(title=title, evidence=evidence, fix=Fix(tuple(cmds), why), severity=severity)
 
 
 # ---------------------------------------------------------------- wsl-driver-in-guest
 
+
 @check(WSL_DRIVER_IN_GUEST)
 def wsl_driver_in_guest(fx: Facts) -> Iterator[Finding]:
     if is_wsl(fx) is not True:
         return
     libs = loaded_libraries(fx) or []
-    guest = [d["path"] for d in libs if d["name"].startswith("libcuda.so") and "/usr/lib/wsl/" not in (d.get("realpath") or d["path"])
-             and "/usr/lib/wsl/" not in d["path"]]
+    guest = [
+        d["path"]
+        for d in libs
+        if d["name"].startswith("libcuda.so")
+        and "/usr/lib/wsl/" not in (d.get("realpath") or d["path"])
+        and "/usr/lib/wsl/" not in d["path"]
+    ]
     said = error_match(fx, WSL_DRIVER_IN_GUEST)
     kmod = fx.dict("system.kernel_modules") or {}
     driver = driver_version(fx)
@@ -269,23 +316,39 @@ def wsl_driver_in_guest(fx: Facts) -> Iterator[Finding]:
     if said and not guest and driver and cuda and k:
         if k.driver_supports_cuda(driver, cuda, "windows") is False:
             return  # the Windows driver itself is too old: driver-too-old says so
-    evidence = {"system.wsl": True, "guest_libcuda": guest or None, "nvml.driver_version": driver,
-                "system.kernel_modules.nvidia": kmod.get("nvidia"), "wsl_lib_dir": fx.get("system.wsl_lib_dir")}
+    evidence = {
+        "system.wsl": True,
+        "guest_libcuda": guest or None,
+        "nvml.driver_version": driver,
+        "system.kernel_modules.nvidia": kmod.get("nvidia"),
+        "wsl_lib_dir": fx.get("system.wsl_lib_dir"),
+    }
     if said:
         evidence[said[0]] = said[1]
-    cmds = ["ls -l /usr/lib/x86_64-linux-gnu/libcuda.so* /usr/lib/wsl/lib/libcuda.so*  # only the WSL one should exist",
-            "dpkg -l | grep -E 'nvidia-driver|libnvidia-compute|cuda-drivers'",
-            "sudo apt-get remove --purge '^nvidia-driver-.*' '^libnvidia-compute-.*' cuda-drivers  # the Linux driver inside WSL",
-            "sudo ldconfig",
-            "# need nvcc? install only the toolkit from NVIDIA's wsl-ubuntu repository (cuda-toolkit-12-x), never 'cuda' or 'cuda-drivers'"]
-    title = ("Under WSL2, libcuda is loaded from " + guest[0] + " instead of /usr/lib/wsl/lib" if guest
-             else "Under WSL2, a Linux NVIDIA driver inside the guest is the likely cause of: " + said[1][:120] if said
-             else "Under WSL2, an NVIDIA Linux kernel module is loaded inside the guest" if kmod.get("nvidia") is True
-             else f"Under WSL2, torch cannot use CUDA although driver {driver} supports CUDA {cuda}: "
-                  "a Linux driver inside the guest is the usual cause")
+    cmds = [
+        "ls -l /usr/lib/x86_64-linux-gnu/libcuda.so* /usr/lib/wsl/lib/libcuda.so*  # only the WSL one should exist",
+        "dpkg -l | grep -E 'nvidia-driver|libnvidia-compute|cuda-drivers'",
+        "sudo apt-get remove --purge '^nvidia-driver-.*' '^libnvidia-compute-.*' cuda-drivers  # the Linux driver inside WSL",
+        "sudo ldconfig",
+        "# need nvcc? install only the toolkit from NVIDIA's wsl-ubuntu repository (cuda-toolkit-12-x), never 'cuda' or 'cuda-drivers'",
+    ]
+    title = (
+        "Under WSL2, libcuda is loaded from " + guest[0] + " instead of /usr/lib/wsl/lib"
+        if guest
+        else "Under WSL2, a Linux NVIDIA driver inside the guest is the likely cause of: " + said[1][:120]
+        if said
+        else "Under WSL2, an NVIDIA Linux kernel module is loaded inside the guest"
+        if kmod.get("nvidia") is True
+        else f"Under WSL2, torch cannot use CUDA although driver {driver} supports CUDA {cuda}: "
+        "a Linux driver inside the guest is the usual cause"
+    )
     yield WSL_DRIVER_IN_GUEST.finding(
-        title=title, evidence=evidence, severity="warning" if suspect else "error",
-        fix=Fix(tuple(cmds), "WSL2 reaches the GPU only through the Windows driver via /usr/lib/wsl/lib; a guest driver shadows it."),
+        title=title,
+        evidence=evidence,
+        severity="warning" if suspect else "error",
+        fix=Fix(
+            tuple(cmds), "WSL2 reaches the GPU only through the Windows driver via /usr/lib/wsl/lib; a guest driver shadows it."
+        ),
     )
 
 

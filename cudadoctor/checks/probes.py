@@ -48,8 +48,10 @@ def probe_failed(fx: Facts) -> Iterator[Finding]:
         yield PROBE_FAILED.finding(
             title=f"Could not query the NVIDIA driver (NVML: {nvml}): {_NVML_FAILURES[nvml]}",
             evidence={"nvml.status": nvml, "nvml.error": fx.str("nvml.error"), "nvml.error_code": fx.int("nvml.error_code")},
-            fix=Fix(("nvidia-smi", "ls -l /dev/nvidia*") if nvml != "bindings-missing" else ("python -m pip install nvidia-ml-py",),
-                    "Driver and GPU facts are unknown until NVML answers; nvidia-smi uses the same library and shows the same error."),
+            fix=Fix(
+                ("nvidia-smi", "ls -l /dev/nvidia*") if nvml != "bindings-missing" else ("python -m pip install nvidia-ml-py",),
+                "Driver and GPU facts are unknown until NVML answers; nvidia-smi uses the same library and shows the same error.",
+            ),
         )
     for p in fx.dicts("probe_errors"):
         name = str(p.get("probe") or "?")
@@ -69,9 +71,14 @@ def probe_failed(fx: Facts) -> Iterator[Finding]:
             yield PROBE_FAILED.finding(
                 title=f"The NVIDIA driver stopped answering: an NVML call hung ({message})"[:300],
                 evidence=evidence,
-                fix=Fix(("sudo dmesg | grep -i -E 'nvrm|xid' | tail", "timeout 30 nvidia-smi || echo 'nvidia-smi hangs too'",
-                         "# a driver that hangs usually needs the node drained and rebooted"),
-                        "A driver call that never returns means the driver or a GPU is stuck; CUDA programs will hang the same way."),
+                fix=Fix(
+                    (
+                        "sudo dmesg | grep -i -E 'nvrm|xid' | tail",
+                        "timeout 30 nvidia-smi || echo 'nvidia-smi hangs too'",
+                        "# a driver that hangs usually needs the node drained and rebooted",
+                    ),
+                    "A driver call that never returns means the driver or a GPU is stuck; CUDA programs will hang the same way.",
+                ),
                 severity="error",
             )
             continue
@@ -80,16 +87,20 @@ def probe_failed(fx: Facts) -> Iterator[Finding]:
             yield PROBE_FAILED.finding(
                 title=f"PyTorch {what} while {'initialising CUDA' if stage == 'cuda_init' else 'using the GPU'} (stage {stage}): {message}",
                 evidence=evidence,
-                fix=Fix(("sudo dmesg | grep -i -E 'nvrm|xid' | tail", "nvidia-smi"),
-                        "A crash or hang inside CUDA points at the driver or the GPU itself; the kernel log names Xid errors."),
+                fix=Fix(
+                    ("sudo dmesg | grep -i -E 'nvrm|xid' | tail", "nvidia-smi"),
+                    "A crash or hang inside CUDA points at the driver or the GPU itself; the kernel log names Xid errors.",
+                ),
                 severity="error",
             )
             continue
         yield PROBE_FAILED.finding(
             title=f"The {name} probe {'timed out' if status == 'timeout' else 'failed'}: {message}"[:300],
             evidence=evidence,
-            fix=Fix((f"cudadoctor check --timeout 300  # if the {name} probe is merely slow",) if status == "timeout" else (),
-                    "Facts from this probe are unknown; checks that need them report unknown, never ok."),
+            fix=Fix(
+                (f"cudadoctor check --timeout 300  # if the {name} probe is merely slow",) if status == "timeout" else (),
+                "Facts from this probe are unknown; checks that need them report unknown, never ok.",
+            ),
         )
 
 

@@ -17,10 +17,13 @@ from cudadoctor.model import Code, Finding, Fix, check
 from ._common import PIP, error_match
 
 SHM_EXHAUSTED = Code(
-    code="shm-exhausted", title="Out of shared memory (/dev/shm) for DataLoader workers or NCCL", area="system", severity="error",
+    code="shm-exhausted",
+    title="Out of shared memory (/dev/shm) for DataLoader workers or NCCL",
+    area="system",
+    severity="error",
     explanation={
-        "what": "DataLoader workers die with a bus error (\"out of shared memory\"), or NCCL cannot create its segment in "
-        "/dev/shm (\"No space left on device\").",
+        "what": 'DataLoader workers die with a bus error ("out of shared memory"), or NCCL cannot create its segment in '
+        '/dev/shm ("No space left on device").',
         "why": "Worker processes pass batches, and NCCL passes data between local ranks, through /dev/shm. Docker gives a "
         "container only 64 MB of it by default, far too little.",
         "confirm": "`df -h /dev/shm` inside the container.",
@@ -30,21 +33,27 @@ SHM_EXHAUSTED = Code(
     links=("https://github.com/fastai/docker-containers/issues/21", "https://github.com/bytedance/Protenix/issues/2"),
 )
 DEVICE_ORDINAL_INVALID = Code(
-    code="device-ordinal-invalid", title="The program asks for a GPU index this process cannot see", area="gpu", severity="error",
+    code="device-ordinal-invalid",
+    title="The program asks for a GPU index this process cannot see",
+    area="gpu",
+    severity="error",
     explanation={
-        "what": "CUDA says \"invalid device ordinal\" (error 101): `cuda:N` or `set_device(N)` names an index at or past "
+        "what": 'CUDA says "invalid device ordinal" (error 101): `cuda:N` or `set_device(N)` names an index at or past '
         "torch.cuda.device_count().",
         "why": "CUDA numbers only the devices CUDA_VISIBLE_DEVICES exposes, from 0: with CUDA_VISIBLE_DEVICES=2 the one "
         "visible GPU is cuda:0. Scripts written for an 8-GPU machine fail on a smaller one.",
-        "confirm": "`python -c \"import torch; print(torch.cuda.device_count())\"`, `echo $CUDA_VISIBLE_DEVICES`, `nvidia-smi -L`.",
+        "confirm": '`python -c "import torch; print(torch.cuda.device_count())"`, `echo $CUDA_VISIBLE_DEVICES`, `nvidia-smi -L`.',
         "fix": "Use an index below device_count() (often cuda:0 after setting CUDA_VISIBLE_DEVICES), or expose the GPU you mean.",
     },
     links=("https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars",),
 )
 CONTAINER_TOOLKIT_MISSING = Code(
-    code="container-toolkit-missing", title="Docker is asked for GPUs but has no NVIDIA container runtime", area="system", severity="error",
+    code="container-toolkit-missing",
+    title="Docker is asked for GPUs but has no NVIDIA container runtime",
+    area="system",
+    severity="error",
     explanation={
-        "what": "`docker run --gpus ...` fails with \"could not select device driver \\\"\\\" with capabilities: [[gpu]]\".",
+        "what": '`docker run --gpus ...` fails with "could not select device driver \\"\\" with capabilities: [[gpu]]".',
         "why": "Docker hands GPU requests to the NVIDIA Container Toolkit; when it is not installed or not registered with "
         "the Docker daemon, no driver can satisfy the request.",
         "confirm": "`nvidia-ctk --version`; `docker info | grep -i runtimes` lacks nvidia; host `nvidia-smi` works.",
@@ -53,7 +62,10 @@ CONTAINER_TOOLKIT_MISSING = Code(
     links=("https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html",),
 )
 HOST_COMPILER_UNSUPPORTED = Code(
-    code="host-compiler-unsupported", title="nvcc refuses the host C++ compiler version", area="toolkit", severity="error",
+    code="host-compiler-unsupported",
+    title="nvcc refuses the host C++ compiler version",
+    area="toolkit",
+    severity="error",
     explanation={
         "what": "Building a CUDA extension stops at `#error -- unsupported GNU version! gcc versions later than N are not "
         "supported!` (or the MSVC equivalent).",
@@ -65,7 +77,10 @@ HOST_COMPILER_UNSUPPORTED = Code(
     links=("https://docs.nvidia.com/cuda/cuda-installation-guide-linux/#host-compiler-support-policy",),
 )
 TOOLKIT_ARCH_UNSUPPORTED = Code(
-    code="toolkit-arch-unsupported", title="The local nvcc cannot compile for the requested GPU architecture", area="toolkit", severity="error",
+    code="toolkit-arch-unsupported",
+    title="The local nvcc cannot compile for the requested GPU architecture",
+    area="toolkit",
+    severity="error",
     explanation={
         "what": "`nvcc fatal : Unsupported gpu architecture 'compute_XX'` while building an extension.",
         "why": "The architecture list (TORCH_CUDA_ARCH_LIST, the project's -gencode flags) names an architecture this nvcc "
@@ -77,20 +92,26 @@ TOOLKIT_ARCH_UNSUPPORTED = Code(
     links=("https://docs.nvidia.com/cuda/cuda-compiler-driver-nvcc/index.html#gpu-feature-list",),
 )
 NVIDIA_UVM_STALE = Code(
-    code="nvidia-uvm-stale", title="CUDA fails with \"unknown error\" until the nvidia_uvm module is reloaded", area="driver", severity="error",
+    code="nvidia-uvm-stale",
+    title='CUDA fails with "unknown error" until the nvidia_uvm module is reloaded',
+    area="driver",
+    severity="error",
     explanation={
-        "what": "CUDA initialisation fails with CUDA_ERROR_UNKNOWN (999) / \"CUDA unknown error\" while nvidia-smi works, "
+        "what": 'CUDA initialisation fails with CUDA_ERROR_UNKNOWN (999) / "CUDA unknown error" while nvidia-smi works, '
         "typically after the machine resumed from suspend.",
         "why": "The nvidia_uvm kernel module, which CUDA needs, is left in a bad state by suspend/resume; reloading it "
         "restores CUDA without a reboot.",
-        "confirm": "`nvidia-smi` works; `journalctl -b | grep -i suspend` shows a resume; `python -c \"import torch; torch.zeros(1).cuda()\"` fails.",
+        "confirm": '`nvidia-smi` works; `journalctl -b | grep -i suspend` shows a resume; `python -c "import torch; torch.zeros(1).cuda()"` fails.',
         "fix": "`sudo rmmod nvidia_uvm && sudo modprobe nvidia_uvm` (or reboot); enable the nvidia-suspend/-resume services "
         "to keep it from recurring.",
     },
     links=("https://github.com/pytorch/pytorch/issues/88639", "https://github.com/NixOS/nixpkgs/issues/348769"),
 )
 MKL_INCOMPATIBLE = Code(
-    code="mkl-incompatible", title="torch cannot load because the installed MKL lacks a symbol it needs", area="libraries", severity="error",
+    code="mkl-incompatible",
+    title="torch cannot load because the installed MKL lacks a symbol it needs",
+    area="libraries",
+    severity="error",
     explanation={
         "what": "`import torch` fails with `libtorch_cpu.so: undefined symbol: iJIT_NotifyEvent`.",
         "why": "MKL 2024.1 dropped the iJIT symbols that torch builds from conda (and some pip setups) link against; a "
@@ -101,26 +122,32 @@ MKL_INCOMPATIBLE = Code(
     links=("https://github.com/intel/ipex-llm/issues/12141", "https://github.com/yoraish/mmd/issues/3"),
 )
 CUDA_HOME_NOT_SET = Code(
-    code="cuda-home-not-set", title="An extension build cannot find a CUDA toolkit (CUDA_HOME)", area="toolkit", severity="error",
+    code="cuda-home-not-set",
+    title="An extension build cannot find a CUDA toolkit (CUDA_HOME)",
+    area="toolkit",
+    severity="error",
     explanation={
-        "what": "Building a CUDA extension fails with \"CUDA_HOME environment variable is not set. Please set it to your "
-        "CUDA install root.\"",
+        "what": 'Building a CUDA extension fails with "CUDA_HOME environment variable is not set. Please set it to your '
+        'CUDA install root."',
         "why": "torch wheels carry the CUDA runtime but not nvcc; extensions need a full toolkit, found through CUDA_HOME or "
         "nvcc on PATH.",
-        "confirm": "`which nvcc`; `echo $CUDA_HOME`; `python -c \"import torch; print(torch.version.cuda)\"`.",
+        "confirm": '`which nvcc`; `echo $CUDA_HOME`; `python -c "import torch; print(torch.version.cuda)"`.',
         "fix": "Install a CUDA toolkit of torch's CUDA major version and export CUDA_HOME to it (or install nvcc from conda: "
         "`conda install -c nvidia cuda-nvcc`).",
     },
     links=("https://pytorch.org/docs/stable/cpp_extension.html",),
 )
 OPEN_KERNEL_MODULE_UNSUPPORTED = Code(
-    code="open-kernel-module-unsupported", title="The open NVIDIA kernel module is loaded on a GPU it does not support", area="driver", severity="error",
+    code="open-kernel-module-unsupported",
+    title="The open NVIDIA kernel module is loaded on a GPU it does not support",
+    area="driver",
+    severity="error",
     explanation={
-        "what": "The kernel log says the GPU \"is not supported by open nvidia.ko because it does not include the required "
-        "GPU System Processor (GSP)\": a pre-Turing GPU (Maxwell, Pascal, Volta) with the open flavour of the driver.",
+        "what": 'The kernel log says the GPU "is not supported by open nvidia.ko because it does not include the required '
+        'GPU System Processor (GSP)": a pre-Turing GPU (Maxwell, Pascal, Volta) with the open flavour of the driver.',
         "why": "The open kernel modules need the GSP that Turing and later GPUs have; older GPUs run only with the "
         "proprietary flavour. nvidia-smi then finds no devices.",
-        "confirm": "`cat /proc/driver/nvidia/version` says \"Open Kernel Module\"; `lspci -nn -d 10de:` names the GPU.",
+        "confirm": '`cat /proc/driver/nvidia/version` says "Open Kernel Module"; `lspci -nn -d 10de:` names the GPU.',
         "fix": "Install the proprietary flavour of the same driver branch (e.g. `nvidia-driver-<branch>` instead of "
         "`nvidia-driver-<branch>-open`), then reboot.",
     },
@@ -137,12 +164,20 @@ def _finding(code: Code, fx: Facts, title: str, cmds: List[str], why: str) -> It
 @check(SHM_EXHAUSTED)
 def shm_exhausted(fx: Facts) -> Iterator[Finding]:
     kube = fx.str("system.container") == "kubernetes"
-    cmds = ["df -h /dev/shm  # inside the container",
-            "# Kubernetes: volumes: [{name: dshm, emptyDir: {medium: Memory}}], mounted at /dev/shm" if kube else
-            "docker run --shm-size=16g ...  # or --ipc=host",
-            "# or fewer workers: DataLoader(..., num_workers=0)"]
-    yield from _finding(SHM_EXHAUSTED, fx, "Out of shared memory in /dev/shm (DataLoader workers / NCCL)", cmds,
-                        "Workers and NCCL exchange data through /dev/shm; containers get 64 MB by default.")
+    cmds = [
+        "df -h /dev/shm  # inside the container",
+        "# Kubernetes: volumes: [{name: dshm, emptyDir: {medium: Memory}}], mounted at /dev/shm"
+        if kube
+        else "docker run --shm-size=16g ...  # or --ipc=host",
+        "# or fewer workers: DataLoader(..., num_workers=0)",
+    ]
+    yield from _finding(
+        SHM_EXHAUSTED,
+        fx,
+        "Out of shared memory in /dev/shm (DataLoader workers / NCCL)",
+        cmds,
+        "Workers and NCCL exchange data through /dev/shm; containers get 64 MB by default.",
+    )
 
 
 @check(DEVICE_ORDINAL_INVALID)
@@ -150,22 +185,36 @@ def device_ordinal_invalid(fx: Facts) -> Iterator[Finding]:
     if fx.int("torch.device_count") == 0:
         return  # no GPU at all: no-gpu-visible
     n = fx.int("torch.device_count")
-    cmds = ["python -c \"import torch; print(torch.cuda.device_count())\"  # valid indices are 0 .. count-1",
-            "echo $CUDA_VISIBLE_DEVICES; nvidia-smi -L",
-            "# use cuda:0 when CUDA_VISIBLE_DEVICES selects one GPU (CUDA renumbers the visible GPUs from 0)"]
-    yield from _finding(DEVICE_ORDINAL_INVALID, fx, "The program asks for a GPU index past the visible GPUs"
-                        + (f" (this process sees {n})" if n else ""), cmds,
-                        "CUDA numbers only the devices this process may see, from 0.")
+    cmds = [
+        'python -c "import torch; print(torch.cuda.device_count())"  # valid indices are 0 .. count-1',
+        "echo $CUDA_VISIBLE_DEVICES; nvidia-smi -L",
+        "# use cuda:0 when CUDA_VISIBLE_DEVICES selects one GPU (CUDA renumbers the visible GPUs from 0)",
+    ]
+    yield from _finding(
+        DEVICE_ORDINAL_INVALID,
+        fx,
+        "The program asks for a GPU index past the visible GPUs" + (f" (this process sees {n})" if n else ""),
+        cmds,
+        "CUDA numbers only the devices this process may see, from 0.",
+    )
 
 
 @check(CONTAINER_TOOLKIT_MISSING)
 def container_toolkit_missing(fx: Facts) -> Iterator[Finding]:
-    cmds = ["nvidia-smi  # on the host: the driver works",
-            "sudo apt-get install -y nvidia-container-toolkit  # after adding NVIDIA's repository (see the link)",
-            "sudo nvidia-ctk runtime configure --runtime=docker", "sudo systemctl restart docker",
-            "docker run --rm --gpus all ubuntu nvidia-smi  # check"]
-    yield from _finding(CONTAINER_TOOLKIT_MISSING, fx, "Docker has no NVIDIA runtime to give the container GPUs (NVIDIA Container Toolkit missing)",
-                        cmds, "Docker's --gpus goes through the NVIDIA Container Toolkit; it must be installed and registered.")
+    cmds = [
+        "nvidia-smi  # on the host: the driver works",
+        "sudo apt-get install -y nvidia-container-toolkit  # after adding NVIDIA's repository (see the link)",
+        "sudo nvidia-ctk runtime configure --runtime=docker",
+        "sudo systemctl restart docker",
+        "docker run --rm --gpus all ubuntu nvidia-smi  # check",
+    ]
+    yield from _finding(
+        CONTAINER_TOOLKIT_MISSING,
+        fx,
+        "Docker has no NVIDIA runtime to give the container GPUs (NVIDIA Container Toolkit missing)",
+        cmds,
+        "Docker's --gpus goes through the NVIDIA Container Toolkit; it must be installed and registered.",
+    )
 
 
 @check(HOST_COMPILER_UNSUPPORTED)
@@ -173,10 +222,18 @@ def host_compiler_unsupported(fx: Facts) -> Iterator[Finding]:
     said = error_match(fx, HOST_COMPILER_UNSUPPORTED)
     m = re.search(r"later than (\d+)", said[1]) if said else None
     n = m.group(1) if m else "<N>"
-    cmds = [f"sudo apt-get install gcc-{n} g++-{n}", f"export CC=gcc-{n} CXX=g++-{n} NVCC_PREPEND_FLAGS='-ccbin /usr/bin/g++-{n}'",
-            "# then rebuild; or install a newer CUDA toolkit that supports your gcc"]
-    yield from _finding(HOST_COMPILER_UNSUPPORTED, fx, f"nvcc refuses this gcc (it supports gcc {n} at most)", cmds,
-                        "Each CUDA toolkit supports host compilers only up to a version.")
+    cmds = [
+        f"sudo apt-get install gcc-{n} g++-{n}",
+        f"export CC=gcc-{n} CXX=g++-{n} NVCC_PREPEND_FLAGS='-ccbin /usr/bin/g++-{n}'",
+        "# then rebuild; or install a newer CUDA toolkit that supports your gcc",
+    ]
+    yield from _finding(
+        HOST_COMPILER_UNSUPPORTED,
+        fx,
+        f"nvcc refuses this gcc (it supports gcc {n} at most)",
+        cmds,
+        "Each CUDA toolkit supports host compilers only up to a version.",
+    )
 
 
 @check(TOOLKIT_ARCH_UNSUPPORTED)
@@ -184,52 +241,97 @@ def toolkit_arch_unsupported(fx: Facts) -> Iterator[Finding]:
     said = error_match(fx, TOOLKIT_ARCH_UNSUPPORTED)
     m = re.search(r"compute_(\d+)", said[1]) if said else None
     arch = m.group(1) if m else None
-    cmds = ["nvcc --list-gpu-arch  # what this nvcc can build for",
-            "python -c \"import torch; print(torch.cuda.get_device_capability())\"  # what your GPU needs",
-            "export TORCH_CUDA_ARCH_LIST=\"<X.Y of your GPU>\"  # drop " + (f"compute_{arch}" if arch else "the unsupported architecture")]
-    yield from _finding(TOOLKIT_ARCH_UNSUPPORTED, fx, f"This nvcc cannot build for compute_{arch}" if arch else
-                        "This nvcc cannot build for the requested GPU architecture", cmds,
-                        "The architecture list must only name architectures the installed nvcc supports.")
+    cmds = [
+        "nvcc --list-gpu-arch  # what this nvcc can build for",
+        'python -c "import torch; print(torch.cuda.get_device_capability())"  # what your GPU needs',
+        'export TORCH_CUDA_ARCH_LIST="<X.Y of your GPU>"  # drop '
+        + (f"compute_{arch}" if arch else "the unsupported architecture"),
+    ]
+    yield from _finding(
+        TOOLKIT_ARCH_UNSUPPORTED,
+        fx,
+        f"This nvcc cannot build for compute_{arch}" if arch else "This nvcc cannot build for the requested GPU architecture",
+        cmds,
+        "The architecture list must only name architectures the installed nvcc supports.",
+    )
 
 
 @check(NVIDIA_UVM_STALE)
 def nvidia_uvm_stale(fx: Facts) -> Iterator[Finding]:
-    cmds = ["nvidia-smi  # works: the driver itself is fine",
-            "sudo rmmod nvidia_uvm && sudo modprobe nvidia_uvm  # or reboot",
-            "sudo systemctl enable nvidia-suspend.service nvidia-resume.service  # keeps it from recurring after suspend"]
-    yield from _finding(NVIDIA_UVM_STALE, fx, "CUDA fails with \"unknown error\": reload the nvidia_uvm module (often after suspend/resume)",
-                        cmds, "nvidia_uvm is left in a bad state by suspend/resume; reloading it restores CUDA.")
+    cmds = [
+        "nvidia-smi  # works: the driver itself is fine",
+        "sudo rmmod nvidia_uvm && sudo modprobe nvidia_uvm  # or reboot",
+        "sudo systemctl enable nvidia-suspend.service nvidia-resume.service  # keeps it from recurring after suspend",
+    ]
+    yield from _finding(
+        NVIDIA_UVM_STALE,
+        fx,
+        'CUDA fails with "unknown error": reload the nvidia_uvm module (often after suspend/resume)',
+        cmds,
+        "nvidia_uvm is left in a bad state by suspend/resume; reloading it restores CUDA.",
+    )
 
 
 @check(MKL_INCOMPATIBLE)
 def mkl_incompatible(fx: Facts) -> Iterator[Finding]:
-    cmds = ["conda list mkl  # 2024.1 or newer breaks these torch builds", "conda install 'mkl<2024.1'",
-            f"# or: {PIP} install torch  (pip wheels do not use the environment's MKL)"]
-    yield from _finding(MKL_INCOMPATIBLE, fx, "torch cannot load: the installed MKL (2024.1+) lacks iJIT_NotifyEvent", cmds,
-                        "MKL 2024.1 removed symbols these torch builds link against.")
+    cmds = [
+        "conda list mkl  # 2024.1 or newer breaks these torch builds",
+        "conda install 'mkl<2024.1'",
+        f"# or: {PIP} install torch  (pip wheels do not use the environment's MKL)",
+    ]
+    yield from _finding(
+        MKL_INCOMPATIBLE,
+        fx,
+        "torch cannot load: the installed MKL (2024.1+) lacks iJIT_NotifyEvent",
+        cmds,
+        "MKL 2024.1 removed symbols these torch builds link against.",
+    )
 
 
 @check(CUDA_HOME_NOT_SET)
 def cuda_home_not_set(fx: Facts) -> Iterator[Finding]:
     cuda = torch_cuda(fx)
     ver = cuda or "<torch.version.cuda>"
-    cmds = ["python -c \"import torch; print(torch.version.cuda)\"  # the toolkit version to match",
-            f"export CUDA_HOME=/usr/local/cuda-{ver}  # a toolkit of that version (apt: cuda-toolkit-{ver.replace('.', '-')})",
-            "export PATH=$CUDA_HOME/bin:$PATH",
-            f"# or: conda install -c nvidia cuda-nvcc={ver}"]
-    yield from _finding(CUDA_HOME_NOT_SET, fx, "Building a CUDA extension needs a CUDA toolkit: none found (CUDA_HOME not set)", cmds,
-                        "torch wheels carry the CUDA runtime but not nvcc; extensions compile with a full toolkit.")
+    cmds = [
+        'python -c "import torch; print(torch.version.cuda)"  # the toolkit version to match',
+        f"export CUDA_HOME=/usr/local/cuda-{ver}  # a toolkit of that version (apt: cuda-toolkit-{ver.replace('.', '-')})",
+        "export PATH=$CUDA_HOME/bin:$PATH",
+        f"# or: conda install -c nvidia cuda-nvcc={ver}",
+    ]
+    yield from _finding(
+        CUDA_HOME_NOT_SET,
+        fx,
+        "Building a CUDA extension needs a CUDA toolkit: none found (CUDA_HOME not set)",
+        cmds,
+        "torch wheels carry the CUDA runtime but not nvcc; extensions compile with a full toolkit.",
+    )
 
 
 @check(OPEN_KERNEL_MODULE_UNSUPPORTED)
 def open_kernel_module_unsupported(fx: Facts) -> Iterator[Finding]:
-    cmds = ["cat /proc/driver/nvidia/version  # 'Open Kernel Module'",
-            "sudo apt-get install nvidia-driver-<branch>  # the proprietary flavour (not -open); dnf: akmod-nvidia; .run: --kernel-module-type=proprietary",
-            "sudo reboot"]
-    yield from _finding(OPEN_KERNEL_MODULE_UNSUPPORTED, fx, "The open NVIDIA kernel module does not support this (pre-Turing) GPU", cmds,
-                        "The open modules need the GPU System Processor of Turing and later GPUs.")
+    cmds = [
+        "cat /proc/driver/nvidia/version  # 'Open Kernel Module'",
+        "sudo apt-get install nvidia-driver-<branch>  # the proprietary flavour (not -open); dnf: akmod-nvidia; .run: --kernel-module-type=proprietary",
+        "sudo reboot",
+    ]
+    yield from _finding(
+        OPEN_KERNEL_MODULE_UNSUPPORTED,
+        fx,
+        "The open NVIDIA kernel module does not support this (pre-Turing) GPU",
+        cmds,
+        "The open modules need the GPU System Processor of Turing and later GPUs.",
+    )
 
 
 def register():
-    return [shm_exhausted, device_ordinal_invalid, container_toolkit_missing, host_compiler_unsupported, toolkit_arch_unsupported,
-            nvidia_uvm_stale, mkl_incompatible, cuda_home_not_set, open_kernel_module_unsupported]
+    return [
+        shm_exhausted,
+        device_ordinal_invalid,
+        container_toolkit_missing,
+        host_compiler_unsupported,
+        toolkit_arch_unsupported,
+        nvidia_uvm_stale,
+        mkl_incompatible,
+        cuda_home_not_set,
+        open_kernel_module_unsupported,
+    ]

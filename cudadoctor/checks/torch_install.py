@@ -29,7 +29,7 @@ TORCH_NOT_INSTALLED = Code(
         "what": "The interpreter being diagnosed cannot find a `torch` package.",
         "why": "Usually torch went into another environment (another venv, conda env, or the "
         "system Python), or `pip` and `python` on PATH belong to different interpreters.",
-        "confirm": "`python -c \"import sys; print(sys.executable)\"` and `python -m pip show torch`.",
+        "confirm": '`python -c "import sys; print(sys.executable)"` and `python -m pip show torch`.',
         "fix": "Install torch with the same interpreter: `python -m pip install torch`, choosing the "
         "wheel index for your driver.",
     },
@@ -49,10 +49,9 @@ TORCH_IMPORT_FAILED = Code(
         "copy (LD_LIBRARY_PATH, a system CUDA), a NumPy ABI mismatch, a half-finished upgrade that "
         "left files of two versions, or on Windows a DLL that cannot load. Other findings in the "
         "same report often name the root cause.",
-        "confirm": "`python -c \"import torch\"` shows the same error; the evidence has the "
+        "confirm": '`python -c "import torch"` shows the same error; the evidence has the '
         "exception and the end of its traceback.",
-        "fix": "Fix the root cause named by the other findings; otherwise reinstall torch cleanly "
-        "in a fresh environment.",
+        "fix": "Fix the root cause named by the other findings; otherwise reinstall torch cleanly in a fresh environment.",
     },
     links=("https://pytorch.org/get-started/locally/",),
 )
@@ -66,9 +65,8 @@ CPU_ONLY_TORCH = Code(
         "what": "torch was built without CUDA (version ends in `+cpu`, `torch.version.cuda` is None, "
         "or a conda `cpuonly` build) on a machine that has an NVIDIA GPU.",
         "why": "A CPU build contains no GPU code: `torch.cuda.is_available()` is False and `.cuda()` "
-        "raises \"Torch not compiled with CUDA enabled\", whatever the driver.",
-        "confirm": "`python -c \"import torch; print(torch.__version__, torch.version.cuda)\"` prints "
-        "`+cpu` or `None`.",
+        'raises "Torch not compiled with CUDA enabled", whatever the driver.',
+        "confirm": '`python -c "import torch; print(torch.__version__, torch.version.cuda)"` prints `+cpu` or `None`.',
         "fix": "Reinstall the same release from the CUDA wheel index that your driver supports "
         "(the exact command is in the finding).",
     },
@@ -88,18 +86,19 @@ LOCAL_SHADOW = Code(
         "there puts that directory first on `sys.path`, so `import torch` loads your file, not PyTorch.",
         "why": "Your file has none of torch's contents: \"module 'torch' has no attribute 'cuda'\", or, when "
         "the file itself imports torch, \"partially initialized module 'torch' has no attribute ... (most "
-        "likely due to a circular import)\". In a PyTorch source checkout that was not built, `import "
+        'likely due to a circular import)". In a PyTorch source checkout that was not built, `import '
         "torch` finds the sources instead of the installed wheel and fails on `torch._C`.",
-        "confirm": "`python -c \"import torch; print(torch.__file__)\"` in that directory prints the local "
+        "confirm": '`python -c "import torch; print(torch.__file__)"` in that directory prints the local '
         "file instead of a path in site-packages.",
         "fix": "Rename the file (e.g. `torch.py` → `torch_test.py`) and delete its `__pycache__/torch.*.pyc`; "
         "for a source checkout, run from another directory.",
     },
-    links=("https://docs.python.org/3/library/sys_path_init.html",
-           "https://github.com/obss/sahi/issues/402"),
-    signatures=(r"partially initialized module '(?:torch|numpy)' has no attribute",
-                r"cannot import name '\w+' from partially initialized module '(?:torch|numpy)'",
-                r"module 'torch' has no attribute '(?:cuda|nn|Tensor|tensor|device|float32|optim|from_numpy|zeros|ones|randn)'"),
+    links=("https://docs.python.org/3/library/sys_path_init.html", "https://github.com/obss/sahi/issues/402"),
+    signatures=(
+        r"partially initialized module '(?:torch|numpy)' has no attribute",
+        r"cannot import name '\w+' from partially initialized module '(?:torch|numpy)'",
+        r"module 'torch' has no attribute '(?:cuda|nn|Tensor|tensor|device|float32|optim|from_numpy|zeros|ones|randn)'",
+    ),
 )
 
 
@@ -120,10 +119,16 @@ def torch_not_installed(fx: Facts) -> Iterator[Finding]:
         cmd += f" --index-url {INDEX}{variant}"
     yield TORCH_NOT_INSTALLED.finding(
         title=f"PyTorch is not installed for {fx.str('python.executable') or 'this Python'}",
-        evidence={"python.executable": fx.str("python.executable"), "python.version": py,
-                  "nvml.driver_version": driver_version(fx)},
-        fix=Fix((cmd,), "Installing with `python -m pip` puts torch into the interpreter you run."
-                + (f" {variant} is the newest CUDA variant your driver runs." if variant else "")),
+        evidence={
+            "python.executable": fx.str("python.executable"),
+            "python.version": py,
+            "nvml.driver_version": driver_version(fx),
+        },
+        fix=Fix(
+            (cmd,),
+            "Installing with `python -m pip` puts torch into the interpreter you run."
+            + (f" {variant} is the newest CUDA variant your driver runs." if variant else ""),
+        ),
     )
 
 
@@ -143,19 +148,25 @@ def torch_import_failed(fx: Facts) -> Iterator[Finding]:
     else:
         title = f"`import torch` fails: {etype}: {first}" if first else f"`import torch` fails with {etype}"
     tb = str(err.get("traceback_tail") or "")
-    evidence = {"torch.error.type": etype, "torch.error.message": msg[:1000], "how": how,
-                "torch.location": fx.str("torch.location")}
+    evidence = {
+        "torch.error.type": etype,
+        "torch.error.message": msg[:1000],
+        "how": how,
+        "torch.location": fx.str("torch.location"),
+    }
     if tb:
         evidence["traceback_tail"] = "\n".join(tb.strip().splitlines()[-8:])
     release = release_of(fx.str("torch.version")) or release_of((fx.distribution("torch") or {}).get("version"))
     pin = f"torch=={release}" if release else "torch"
     cmds = [f"{PIP} uninstall -y torch", f"{PIP} install --no-cache-dir --force-reinstall {pin}"]
     if how == "hung":
-        cmds = ["python -X importtime -c \"import torch\" 2>&1 | tail -20  # where it stalls"] + cmds
+        cmds = ['python -X importtime -c "import torch" 2>&1 | tail -20  # where it stalls'] + cmds
     yield TORCH_IMPORT_FAILED.finding(
         title=title,
         evidence=evidence,
-        fix=Fix(tuple(cmds), "Other findings name a specific cause when there is one; a clean reinstall clears half-upgraded files."),
+        fix=Fix(
+            tuple(cmds), "Other findings name a specific cause when there is one; a clean reinstall clears half-upgraded files."
+        ),
     )
 
 
@@ -167,12 +178,16 @@ def cpu_only_torch(fx: Facts) -> Iterator[Finding]:
         if said and build is None:
             # The program that failed imported a CPU build; the facts cannot say which torch that was.
             yield CPU_ONLY_TORCH.finding(
-                title="The torch that raised this error is a CPU-only build (\"Torch not compiled with CUDA enabled\")",
+                title='The torch that raised this error is a CPU-only build ("Torch not compiled with CUDA enabled")',
                 evidence={said[0]: said[1], "torch.version": fx.str("torch.version")},
-                fix=Fix(("python -c \"import torch; print(torch.__version__, torch.version.cuda)\"  # +cpu / None confirms it",
-                         f"{PIP} uninstall -y torch torchvision torchaudio",
-                         f"{PIP} install torch torchvision --index-url {INDEX}<cuXYZ for your driver: nvidia-smi shows its CUDA>"),
-                        "Only a CUDA build of torch has GPU code; the error is raised by the CPU build."),
+                fix=Fix(
+                    (
+                        'python -c "import torch; print(torch.__version__, torch.version.cuda)"  # +cpu / None confirms it',
+                        f"{PIP} uninstall -y torch torchvision torchaudio",
+                        f"{PIP} install torch torchvision --index-url {INDEX}<cuXYZ for your driver: nvidia-smi shows its CUDA>",
+                    ),
+                    "Only a CUDA build of torch has GPU code; the error is raised by the CPU build.",
+                ),
             )
         return
     gpu = nvidia_gpu_present(fx)
@@ -183,24 +198,34 @@ def cpu_only_torch(fx: Facts) -> Iterator[Finding]:
     driver = driver_version(fx)
     variant = newest_variant_for_driver(release, driver, os_family(fx))
     pins = companion_pins(environment(fx), release)
-    evidence = {"torch.version": version, "torch.cuda": None, "nvml.driver_version": driver,
-                "gpus": [d.get("name") for d in fx.dicts("nvml.devices")] or None}
+    evidence = {
+        "torch.version": version,
+        "torch.cuda": None,
+        "nvml.driver_version": driver,
+        "gpus": [d.get("name") for d in fx.dicts("nvml.devices")] or None,
+    }
     cmds: List[str]
     if installer(fx) == "conda":
         cuda = f"{variant[2:-1]}.{variant[-1]}" if variant and variant.startswith("cu") else "12.1"
-        cmds = ["conda remove --force cpuonly",
-                f"conda install pytorch=={release or '<version>'} {' '.join(p.replace('==', '==') for p in pins)} pytorch-cuda={cuda} -c pytorch -c nvidia".replace("  ", " ")]
+        cmds = [
+            "conda remove --force cpuonly",
+            f"conda install pytorch=={release or '<version>'} {' '.join(p.replace('==', '==') for p in pins)} pytorch-cuda={cuda} -c pytorch -c nvidia".replace(
+                "  ", " "
+            ),
+        ]
         why = "conda's cpuonly package pins the CPU build; the pytorch-cuda package selects the CUDA build."
     else:
         idx = f" --index-url {INDEX}{variant}" if variant else ""
         target = " ".join([f"torch=={release}" if release else "torch"] + pins)
-        cmds = [f"{PIP} uninstall -y torch torchvision torchaudio",
-                f"{PIP} install {target}{idx}"]
-        why = (f"{variant} is the newest CUDA variant of torch {release} that driver {driver} runs."
-               if variant else "Pick the CUDA index for your driver at https://pytorch.org/get-started/locally/.")
+        cmds = [f"{PIP} uninstall -y torch torchvision torchaudio", f"{PIP} install {target}{idx}"]
+        why = (
+            f"{variant} is the newest CUDA variant of torch {release} that driver {driver} runs."
+            if variant
+            else "Pick the CUDA index for your driver at https://pytorch.org/get-started/locally/."
+        )
     yield CPU_ONLY_TORCH.finding(
-        title=f"torch {version or ''} is a CPU-only build" + (" on a machine with an NVIDIA GPU" if gpu else
-                                                             " (could not tell whether this machine has an NVIDIA GPU)"),
+        title=f"torch {version or ''} is a CPU-only build"
+        + (" on a machine with an NVIDIA GPU" if gpu else " (could not tell whether this machine has an NVIDIA GPU)"),
         evidence=evidence,
         fix=Fix(tuple(cmds), why),
         severity="error" if gpu else "warning",
@@ -250,9 +275,13 @@ def shadowed_by_local_file(fx: Facts) -> Iterator[Finding]:
         yield LOCAL_SHADOW.finding(
             title="The torch your program imported is not PyTorch: most likely a torch.py or torch/ beside your script",
             evidence={said[0]: said[1]},
-            fix=Fix(("python -c \"import torch; print(torch.__file__)\"  # run where your program runs: a path "
-                     "outside site-packages is the culprit",),
-                    "Rename the file or folder named torch (or numpy) next to your script, and its __pycache__ entry."),
+            fix=Fix(
+                (
+                    'python -c "import torch; print(torch.__file__)"  # run where your program runs: a path '
+                    "outside site-packages is the culprit",
+                ),
+                "Rename the file or folder named torch (or numpy) next to your script, and its __pycache__ entry.",
+            ),
             severity="warning",
         )
 

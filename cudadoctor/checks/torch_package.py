@@ -40,12 +40,15 @@ def torch_install_incomplete(fx: Facts) -> Iterator[Finding]:
     said = error_match(fx, TORCH_INSTALL_INCOMPLETE)
     if not said:
         return
-    where = fx.str("torch.location") or "$(python -c \"import site; print(site.getsitepackages()[0])\")/torch"
+    where = fx.str("torch.location") or '$(python -c "import site; print(site.getsitepackages()[0])")/torch'
     version = torch_version(fx)
-    cmds = [f"{PIP} uninstall -y torch  # repeat until it says 'not installed'",
-            f"rm -rf {where}  # the leftover directory (check the path first)",
-            f"{PIP} install --no-cache-dir torch" + (f"=={version.split('+')[0]}" if version else "")
-            + "  # from the index for your CUDA: https://pytorch.org/get-started/locally/"]
+    cmds = [
+        f"{PIP} uninstall -y torch  # repeat until it says 'not installed'",
+        f"rm -rf {where}  # the leftover directory (check the path first)",
+        f"{PIP} install --no-cache-dir torch"
+        + (f"=={version.split('+')[0]}" if version else "")
+        + "  # from the index for your CUDA: https://pytorch.org/get-started/locally/",
+    ]
     yield TORCH_INSTALL_INCOMPLETE.finding(
         title="torch is half-installed: its package directory is incomplete or mixed",
         evidence={said[0]: said[1], "torch.location": fx.str("torch.location"), "torch.version": version},

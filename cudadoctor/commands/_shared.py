@@ -107,16 +107,23 @@ def read_text_arg(path: str, what: str, limit: int = 4 * 1024 * 1024) -> str:
 
 
 format_option = click.option(
-    "--format", "fmt", type=click.Choice(["text", "json", "markdown", "prometheus"]), default="text", show_default=True,
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "markdown", "prometheus"]),
+    default="text",
+    show_default=True,
     help="Output format. json is the versioned contract; markdown is ready to paste into an issue; prometheus is "
-         "the text exposition for node_exporter's textfile collector (docs/cluster.md).",
+    "the text exposition for node_exporter's textfile collector (docs/cluster.md).",
 )
 
 check_format_option = click.option(  # check's formats: also junit (CI test reports)
-    "--format", "fmt", type=click.Choice(["text", "json", "markdown", "prometheus", "junit"]), default="text",
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "markdown", "prometheus", "junit"]),
+    default="text",
     show_default=True,
     help="Output format. json is the versioned contract; markdown is ready to paste into an issue; prometheus is "
-         "the text exposition for node_exporter's textfile collector (docs/cluster.md); junit is a CI test report.",
+    "the text exposition for node_exporter's textfile collector (docs/cluster.md); junit is a CI test report.",
 )
 
 
@@ -133,11 +140,16 @@ def _check_output(ctx: Any, param: Any, value: Optional[str]) -> Optional[str]:
 
 
 output_option = click.option(
-    "-o", "--output", metavar="FILE", callback=_check_output,
+    "-o",
+    "--output",
+    metavar="FILE",
+    callback=_check_output,
     help="Write to FILE instead of stdout. FILE may hold placeholders such as {host}, {date}, {time}, {pid}, "
-         "{rank}, {node}, {job}, {env:NAME} (see docs/cluster.md); the file is written atomically.",
+    "{rank}, {node}, {job}, {env:NAME} (see docs/cluster.md); the file is written atomically.",
 )
 python_option = click.option(
-    "--python", "python", metavar="PATH",
+    "--python",
+    "python",
+    metavar="PATH",
     help="Diagnose another Python interpreter (a venv's or conda env's python) instead of this one.",
 )

@@ -35,9 +35,20 @@ def _check_data(cfg: Dict[str, Any]) -> None:
         raise BadInput(e.message.splitlines()[0] + " (--data-dir DIR, or --synthetic)") from None
 
 
-def run_distributed_cmd(device: str, data_dir: Optional[str], download: bool, synthetic: bool, epochs: Optional[int],
-                        fmt: str, output: Optional[str], python: Optional[str], timeout: float,
-                        rank_timeout: Optional[float], per_rank: bool, show_pii: bool = False) -> None:
+def run_distributed_cmd(
+    device: str,
+    data_dir: Optional[str],
+    download: bool,
+    synthetic: bool,
+    epochs: Optional[int],
+    fmt: str,
+    output: Optional[str],
+    python: Optional[str],
+    timeout: float,
+    rank_timeout: Optional[float],
+    per_rank: bool,
+    show_pii: bool = False,
+) -> None:
     from ..smoke.distributed import DEFAULT_RANK_TIMEOUT_S, LaunchError, launch_info, run_distributed
     from ..smoke.job import rank_document
     from ..render.smoke import render
@@ -46,11 +57,18 @@ def run_distributed_cmd(device: str, data_dir: Optional[str], download: bool, sy
     if device not in ("cuda", "cpu"):
         raise BadInput("--distributed takes --device cuda (each rank uses cuda:LOCAL_RANK, NCCL) or cpu (Gloo)")
     if download:
-        raise BadInput("--download does not go with --distributed: download once (cudadoctor smoke --download "
-                       "--device cpu), then give every rank --data-dir")
-    cfg = {"device": device, "rank_timeout_s": rank_timeout or DEFAULT_RANK_TIMEOUT_S, "timeout_s": timeout,
-           "data_dir": os.path.abspath(os.path.expanduser(data_dir)) if data_dir else None,
-           "synthetic": synthetic, "epochs": epochs}
+        raise BadInput(
+            "--download does not go with --distributed: download once (cudadoctor smoke --download "
+            "--device cpu), then give every rank --data-dir"
+        )
+    cfg = {
+        "device": device,
+        "rank_timeout_s": rank_timeout or DEFAULT_RANK_TIMEOUT_S,
+        "timeout_s": timeout,
+        "data_dir": os.path.abspath(os.path.expanduser(data_dir)) if data_dir else None,
+        "synthetic": synthetic,
+        "epochs": epochs,
+    }
     try:
         info = launch_info(os.environ)
     except LaunchError as e:

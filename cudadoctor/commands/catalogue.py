@@ -14,8 +14,14 @@ from ._shared import BadInput
 def list_checks_cmd(fmt: str) -> None:
     """List every check and the codes it may report, built-in and from plugins, and where each comes from."""
     reg = registry.load()
-    rows = [{"check": c.name, "source": c.source, "codes": [{"code": k.code, "severity": k.severity, "title": k.title} for k in c.codes]}
-            for c in reg.checks]
+    rows = [
+        {
+            "check": c.name,
+            "source": c.source,
+            "codes": [{"code": k.code, "severity": k.severity, "title": k.title} for k in c.codes],
+        }
+        for c in reg.checks
+    ]
     problems = [{"source": p.source, "phase": p.phase, "message": p.message} for p in reg.problems]
     click.echo(render_checks(rows, problems, fmt), nl=False)
 

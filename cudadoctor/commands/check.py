@@ -11,12 +11,31 @@ from .. import registry
 from ..facts import sanitize
 from ..probes import DEFAULT_TIMEOUTS, collect
 from ._privacy import show_pii_option, warn_show_pii
-from ._shared import BadInput, check_format_option, emit, written as wrote, output_option, python_option, read_facts, read_text_arg, use_color
+from ._shared import (
+    BadInput,
+    check_format_option,
+    emit,
+    written as wrote,
+    output_option,
+    python_option,
+    read_facts,
+    read_text_arg,
+    use_color,
+)
 
 
-def gather(facts_file: Optional[str], python: Optional[str], quick: bool, timeout: Optional[float],
-           error: Optional[str], error_file: Optional[str], kernel: bool = True, deep: bool = False,
-           from_collect_env: Optional[str] = None, from_text: Optional[str] = None) -> Dict[str, Any]:
+def gather(
+    facts_file: Optional[str],
+    python: Optional[str],
+    quick: bool,
+    timeout: Optional[float],
+    error: Optional[str],
+    error_file: Optional[str],
+    kernel: bool = True,
+    deep: bool = False,
+    from_collect_env: Optional[str] = None,
+    from_text: Optional[str] = None,
+) -> Dict[str, Any]:
     """Facts from a file, from collect_env output, from a pasted issue or from the live probes, plus the user's error text."""
     if from_text and (from_collect_env or facts_file or python):
         raise BadInput("--from-text is a source of facts on its own: not with --facts, --from-collect-env or --python")
@@ -110,6 +129,7 @@ def _warm_checks(reg: "registry.Registry") -> None:
     runs only for a real diagnosis.
     """
     from ..facts import Facts, new_facts
+
     fx = Facts(new_facts("live"))
     for c in reg.checks:
         if c.source.startswith(registry.BUILTIN_DIST + ":"):
@@ -128,26 +148,59 @@ def _is_interpreter(path: str) -> bool:
 @click.command("check")
 @check_format_option
 @output_option
-@click.option("--facts", "facts_file", metavar="FILE", help="Diagnose a saved facts file or JSON report ('-' for stdin) instead of this machine.")
-@click.option("--from-collect-env", "from_collect_env", metavar="FILE",
-              help="Diagnose the pasted output of `python -m torch.utils.collect_env` (or vLLM's collect_env) in FILE ('-' for stdin).")
-@click.option("--from-text", "from_text", metavar="FILE",
-              help="Diagnose a whole pasted issue or ticket in FILE ('-' for stdin): collect_env, nvidia-smi, deviceQuery, "
-                   "pip/conda lists and tracebacks, in any order (see docs/collect-env.md).")
+@click.option(
+    "--facts",
+    "facts_file",
+    metavar="FILE",
+    help="Diagnose a saved facts file or JSON report ('-' for stdin) instead of this machine.",
+)
+@click.option(
+    "--from-collect-env",
+    "from_collect_env",
+    metavar="FILE",
+    help="Diagnose the pasted output of `python -m torch.utils.collect_env` (or vLLM's collect_env) in FILE ('-' for stdin).",
+)
+@click.option(
+    "--from-text",
+    "from_text",
+    metavar="FILE",
+    help="Diagnose a whole pasted issue or ticket in FILE ('-' for stdin): collect_env, nvidia-smi, deviceQuery, "
+    "pip/conda lists and tracebacks, in any order (see docs/collect-env.md).",
+)
 @click.option("--error", "error", metavar="TEXT", help="The error message you saw; checks use it as evidence.")
-@click.option("--error-file", "error_file", metavar="FILE", help="Read the error message (or a whole traceback) from FILE ('-' for stdin).")
+@click.option(
+    "--error-file", "error_file", metavar="FILE", help="Read the error message (or a whole traceback) from FILE ('-' for stdin)."
+)
 @click.option("--strict", is_flag=True, help="Exit 1 on warnings too, not only on errors.")
 @click.option("-v", "--verbose", is_flag=True, help="Show the evidence of each finding and the probe timings.")
 @python_option
 @click.option("--quick", is_flag=True, help="Do not import torch (versions from package metadata only); well under a second.")
-@click.option("--deep", is_flag=True, help="Import torchvision/torchaudio fully (slower) instead of only loading their compiled extensions.")
-@click.option("--timeout", type=click.FloatRange(min=1), metavar="SECONDS",
-              help=f"Time limit for importing torch and initialising CUDA (default {DEFAULT_TIMEOUTS['torch']:.0f}).")
+@click.option(
+    "--deep", is_flag=True, help="Import torchvision/torchaudio fully (slower) instead of only loading their compiled extensions."
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=1),
+    metavar="SECONDS",
+    help=f"Time limit for importing torch and initialising CUDA (default {DEFAULT_TIMEOUTS['torch']:.0f}).",
+)
 @show_pii_option
-def check_cmd(fmt: str, output: Optional[str], facts_file: Optional[str], from_collect_env: Optional[str],
-              from_text: Optional[str], error: Optional[str], error_file: Optional[str], strict: bool, verbose: bool, python: Optional[str],
-              quick: bool, deep: bool, timeout: Optional[float],
-              show_pii: bool) -> None:
+def check_cmd(
+    fmt: str,
+    output: Optional[str],
+    facts_file: Optional[str],
+    from_collect_env: Optional[str],
+    from_text: Optional[str],
+    error: Optional[str],
+    error_file: Optional[str],
+    strict: bool,
+    verbose: bool,
+    python: Optional[str],
+    quick: bool,
+    deep: bool,
+    timeout: Optional[float],
+    show_pii: bool,
+) -> None:
     """Diagnose whether PyTorch can use the NVIDIA GPU, and print the fix for what is wrong.
 
     Exit codes: 0 no error findings; 1 error findings (with --strict, warnings too);
@@ -157,8 +210,9 @@ def check_cmd(fmt: str, output: Optional[str], facts_file: Optional[str], from_c
     t0 = time.perf_counter()
     loading = registry.load_in_background()  # checks load while the probes run
     _prepare_in_background(loading, "report", "privacy", "render", f"render.{fmt}")
-    facts = gather(facts_file, python, quick, timeout, error, error_file, deep=deep, from_collect_env=from_collect_env,
-                   from_text=from_text)
+    facts = gather(
+        facts_file, python, quick, timeout, error, error_file, deep=deep, from_collect_env=from_collect_env, from_text=from_text
+    )
     t1 = time.perf_counter()
     # Imported only now, so that the probes (torch's import is the long pole) start sooner.
     from ..privacy import shareable
@@ -170,6 +224,7 @@ def check_cmd(fmt: str, output: Optional[str], facts_file: Optional[str], from_c
     report = shareable(report, show_pii, live=True)
     written = emit(render(report, fmt, verbose=verbose, color=use_color(output)), output)
     from ..render.github import annotate
+
     annotate(report)  # GitHub Actions annotations on stderr, when GITHUB_ACTIONS=true
     code = report.exit_code(strict)
     if from_text:

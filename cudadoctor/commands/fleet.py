@@ -13,21 +13,37 @@ from ._shared import BadInput, emit, output_option
 
 @click.command("fleet")
 @click.argument("paths", nargs=-1, required=True, metavar="DIR|FILE...")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown", "csv", "html", "prometheus"]), default="text",
-              show_default=True,
-              help="text for people; json is the versioned contract; markdown for a ticket; csv one row per node; html one "
-                   "self-contained page with plots; prometheus the fleet's counts for the textfile collector.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "markdown", "csv", "html", "prometheus"]),
+    default="text",
+    show_default=True,
+    help="text for people; json is the versioned contract; markdown for a ticket; csv one row per node; html one "
+    "self-contained page with plots; prometheus the fleet's counts for the textfile collector.",
+)
 @output_option
 @click.option("--latest", is_flag=True, help="When several files name the same node, keep only its newest report.")
 @click.option("--strict", is_flag=True, help="Count warnings as unhealthy too (exit 1).")
-@click.option("--recheck", is_flag=True,
-              help="Re-diagnose every report's facts with this cudadoctor's checks instead of using the findings it carries.")
-@click.option("--names", type=click.Choice(["host", "file"]), default="host", show_default=True,
-              help="Name nodes by the host name in each report (else its file name), or always by the file name "
-                   "(for reports collected from Kubernetes pods, whose host names are pod names).")
-@click.option("-v", "--verbose", is_flag=True, help="Do not shorten the lists of node names and configurations (text and markdown).")
-def fleet_cmd(paths: Tuple[str, ...], fmt: str, output: Optional[str], latest: bool, strict: bool, recheck: bool,
-              names: str, verbose: bool) -> None:
+@click.option(
+    "--recheck",
+    is_flag=True,
+    help="Re-diagnose every report's facts with this cudadoctor's checks instead of using the findings it carries.",
+)
+@click.option(
+    "--names",
+    type=click.Choice(["host", "file"]),
+    default="host",
+    show_default=True,
+    help="Name nodes by the host name in each report (else its file name), or always by the file name "
+    "(for reports collected from Kubernetes pods, whose host names are pod names).",
+)
+@click.option(
+    "-v", "--verbose", is_flag=True, help="Do not shorten the lists of node names and configurations (text and markdown)."
+)
+def fleet_cmd(
+    paths: Tuple[str, ...], fmt: str, output: Optional[str], latest: bool, strict: bool, recheck: bool, names: str, verbose: bool
+) -> None:
     """Summarise the reports of many nodes: the majority configuration, every node that
     deviates (and in what), findings by code with the nodes that have each, and the files that
     could not be read.

@@ -25,6 +25,7 @@ from ._privacy import show_pii_option, warn_show_pii
 from ._shared import BadInput, python_option
 from .check import gather
 
+
 def base_path(output: Optional[str], now: Optional[_dt.datetime] = None) -> str:
     """PATH without extension: -o as given (a trailing .json/.md dropped; a directory gets the
     default name inside it), or ./cudadoctor-report-YYYYmmdd-HHMMSS."""
@@ -65,25 +66,55 @@ def _write(path: str, text: str) -> None:
 
 
 @click.command("report")
-@click.option("-o", "--output", metavar="PATH",
-              help="Write PATH.json and PATH.md (default: ./cudadoctor-report-<date>-<time>; a directory gets that name "
-                   "inside it; placeholders such as {host} and {date} as for every -o).")
-@click.option("--facts", "facts_file", metavar="FILE", help="Make the report from a saved facts file or JSON report instead of this machine.")
-@click.option("--from-collect-env", "from_collect_env", metavar="FILE",
-              help="Make the report from the output of `python -m torch.utils.collect_env` in FILE ('-' for stdin).")
-@click.option("--error", "error", metavar="TEXT", help="The error message you saw (goes into the report and is used as evidence).")
+@click.option(
+    "-o",
+    "--output",
+    metavar="PATH",
+    help="Write PATH.json and PATH.md (default: ./cudadoctor-report-<date>-<time>; a directory gets that name "
+    "inside it; placeholders such as {host} and {date} as for every -o).",
+)
+@click.option(
+    "--facts",
+    "facts_file",
+    metavar="FILE",
+    help="Make the report from a saved facts file or JSON report instead of this machine.",
+)
+@click.option(
+    "--from-collect-env",
+    "from_collect_env",
+    metavar="FILE",
+    help="Make the report from the output of `python -m torch.utils.collect_env` in FILE ('-' for stdin).",
+)
+@click.option(
+    "--error", "error", metavar="TEXT", help="The error message you saw (goes into the report and is used as evidence)."
+)
 @click.option("--error-file", "error_file", metavar="FILE", help="Read the error message or traceback from FILE ('-' for stdin).")
 @python_option
 @click.option("--quick", is_flag=True, help="Do not import torch (less complete; well under a second).")
 @click.option("--deep", is_flag=True, help="Import torchvision/torchaudio fully.")
-@click.option("--timeout", type=click.FloatRange(min=1), metavar="SECONDS",
-              help=f"Time limit for importing torch and initialising CUDA (default {DEFAULT_TIMEOUTS['torch']:.0f}).")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=1),
+    metavar="SECONDS",
+    help=f"Time limit for importing torch and initialising CUDA (default {DEFAULT_TIMEOUTS['torch']:.0f}).",
+)
 @click.option("--smoke", is_flag=True, help="Also run `cudadoctor smoke` (train MNIST on the GPU) and attach its result.")
 @click.option("--smoke-data-dir", metavar="DIR", help="With --smoke: where MNIST is (as `cudadoctor smoke --data-dir`).")
 @show_pii_option
-def report_cmd(output: Optional[str], facts_file: Optional[str], from_collect_env: Optional[str], error: Optional[str],
-               error_file: Optional[str], python: Optional[str], quick: bool, deep: bool, timeout: Optional[float],
-               smoke: bool, smoke_data_dir: Optional[str], show_pii: bool) -> None:
+def report_cmd(
+    output: Optional[str],
+    facts_file: Optional[str],
+    from_collect_env: Optional[str],
+    error: Optional[str],
+    error_file: Optional[str],
+    python: Optional[str],
+    quick: bool,
+    deep: bool,
+    timeout: Optional[float],
+    smoke: bool,
+    smoke_data_dir: Optional[str],
+    show_pii: bool,
+) -> None:
     """Write a report to attach to a support ticket: PATH.json and paste-ready PATH.md.
 
     Both are redacted unless --show-pii: home directory as ~, user and host names, GPU UUIDs and
@@ -120,8 +151,12 @@ def report_cmd(output: Optional[str], facts_file: Optional[str], from_collect_en
     click.echo(f"  {v['text']}.")
     click.echo("")
     click.echo("For the ticket:")
-    click.echo(f"  1. Paste {os.path.basename(md_path)} into the ticket and fill in the <fill in> parts (what you ran, what you expected).")
-    click.echo(f"  2. Attach {os.path.basename(json_path)}: support re-diagnoses it with `cudadoctor check --facts {os.path.basename(json_path)}`.")
+    click.echo(
+        f"  1. Paste {os.path.basename(md_path)} into the ticket and fill in the <fill in> parts (what you ran, what you expected)."
+    )
+    click.echo(
+        f"  2. Attach {os.path.basename(json_path)}: support re-diagnoses it with `cudadoctor check --facts {os.path.basename(json_path)}`."
+    )
     line = describe(report.facts.get("redaction"))
     if line:
         click.echo("")

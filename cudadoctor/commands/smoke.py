@@ -20,8 +20,12 @@ from ._shared import BadInput, emit, format_option, output_option, python_option
 DEFAULT_TIMEOUT_S = 300.0
 
 # data problems are bad input (2) like any other missing/broken input file
-_ERROR_EXIT = {"data-missing": exitcodes.BAD_INPUT, "data-corrupt": exitcodes.BAD_INPUT,
-               "download-failed": exitcodes.BAD_INPUT, "bad-interpreter": exitcodes.BAD_INPUT}
+_ERROR_EXIT = {
+    "data-missing": exitcodes.BAD_INPUT,
+    "data-corrupt": exitcodes.BAD_INPUT,
+    "download-failed": exitcodes.BAD_INPUT,
+    "bad-interpreter": exitcodes.BAD_INPUT,
+}
 
 
 def exit_code_for(result: dict) -> int:
@@ -48,15 +52,30 @@ def diagnosis_gate(python: str, device: str) -> Optional[dict]:
     if verdict["state"] != "no":
         return None
     errors = [f for f in report.findings if f.severity == "error"]
-    return envelope("cudadoctor-smoke", {
-        "device": device, "status": "fail", "python": python,
-        "stages": [{"name": "device", "verdict": "fail", "device": device, "duration_s": round(time.monotonic() - t0, 3),
+    return envelope(
+        "cudadoctor-smoke",
+        {
+            "device": device,
+            "status": "fail",
+            "python": python,
+            "stages": [
+                {
+                    "name": "device",
+                    "verdict": "fail",
+                    "device": device,
+                    "duration_s": round(time.monotonic() - t0, 3),
                     "message": "the GPU is not usable: " + ", ".join(dict.fromkeys(f.code for f in errors)),
-                    "evidence": {"verdict": verdict["text"]}}],
-        "data": {"source": None, "path": None, "torchvision": None},
-        "error": {"kind": "gpu-unusable", "message": verdict["text"] + " (nothing was trained; details: cudadoctor check)",
-                  "diagnosis": [{"code": f.code, "title": f.title, "fix": list(f.fix.commands), "why": f.fix.why} for f in errors]},
-    })
+                    "evidence": {"verdict": verdict["text"]},
+                }
+            ],
+            "data": {"source": None, "path": None, "torchvision": None},
+            "error": {
+                "kind": "gpu-unusable",
+                "message": verdict["text"] + " (nothing was trained; details: cudadoctor check)",
+                "diagnosis": [{"code": f.code, "title": f.title, "fix": list(f.fix.commands), "why": f.fix.why} for f in errors],
+            },
+        },
+    )
 
 
 def _device(ctx, param, value: str) -> str:
@@ -67,8 +86,14 @@ def _device(ctx, param, value: str) -> str:
 
 
 @click.command("smoke")
-@click.option("--device", default="cuda", show_default=True, callback=_device, metavar="cuda|cuda:N|all|cpu",
-              help="Where to run: a GPU, every visible GPU (all), or the CPU (to check the workload itself).")
+@click.option(
+    "--device",
+    default="cuda",
+    show_default=True,
+    callback=_device,
+    metavar="cuda|cuda:N|all|cpu",
+    help="Where to run: a GPU, every visible GPU (all), or the CPU (to check the workload itself).",
+)
 @click.option("--data-dir", metavar="DIR", help="Where MNIST is (DIR/MNIST/raw/*-ubyte[.gz], the torchvision layout).")
 @click.option("--download", is_flag=True, help="Download MNIST (the only option that uses the network).")
 @click.option("--synthetic", is_flag=True, help="Train on generated seven-segment digits instead of MNIST (bar 95%).")
@@ -76,26 +101,54 @@ def _device(ctx, param, value: str) -> str:
 @format_option
 @output_option
 @python_option
-@click.option("--timeout", type=click.FloatRange(min=1), default=DEFAULT_TIMEOUT_S, show_default=True,
-              metavar="SECONDS", help="Watchdog: the whole workload is killed after this long.")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=1),
+    default=DEFAULT_TIMEOUT_S,
+    show_default=True,
+    metavar="SECONDS",
+    help="Watchdog: the whole workload is killed after this long.",
+)
 @click.option("--progress/--no-progress", default=None, help="Progress bars on stderr (default: when stderr is a terminal).")
-@click.option("--distributed", is_flag=True,
-              help="Run as one rank of a torchrun (or srun) launch: every rank checks its device, then the job "
-                   "trains the MNIST network with DistributedDataParallel to the bar, checks exact all-reduce "
-                   "and broadcast, sweeps all-reduce bandwidth (algbw/busbw) and names any rank at fault within "
-                   "--rank-timeout; rank 0 writes ONE job report (docs/smoke.md).")
-@click.option("--per-rank", is_flag=True,
-              help="With --distributed: every rank also writes its own file, FILE.rankN.json beside -o FILE.json "
-                   "(for `cudadoctor fleet`).")
+@click.option(
+    "--distributed",
+    is_flag=True,
+    help="Run as one rank of a torchrun (or srun) launch: every rank checks its device, then the job "
+    "trains the MNIST network with DistributedDataParallel to the bar, checks exact all-reduce "
+    "and broadcast, sweeps all-reduce bandwidth (algbw/busbw) and names any rank at fault within "
+    "--rank-timeout; rank 0 writes ONE job report (docs/smoke.md).",
+)
+@click.option(
+    "--per-rank",
+    is_flag=True,
+    help="With --distributed: every rank also writes its own file, FILE.rankN.json beside -o FILE.json (for `cudadoctor fleet`).",
+)
 @click.option("--combined", is_flag=True, hidden=True)  # the old name of --distributed's default; a no-op
-@click.option("--rank-timeout", type=click.FloatRange(min=1), default=None, metavar="SECONDS",
-              help="With --distributed: how long to wait for another rank (check-in, each collective, "
-                   "results) [default: 60].")
+@click.option(
+    "--rank-timeout",
+    type=click.FloatRange(min=1),
+    default=None,
+    metavar="SECONDS",
+    help="With --distributed: how long to wait for another rank (check-in, each collective, results) [default: 60].",
+)
 @show_pii_option
-def smoke_cmd(device: str, data_dir: Optional[str], download: bool, synthetic: bool, epochs: Optional[int], fmt: str,
-              output: Optional[str], python: Optional[str], timeout: float, progress: Optional[bool],
-              distributed: bool = False, per_rank: bool = False, combined: bool = False,
-              rank_timeout: Optional[float] = None, show_pii: bool = False) -> None:
+def smoke_cmd(
+    device: str,
+    data_dir: Optional[str],
+    download: bool,
+    synthetic: bool,
+    epochs: Optional[int],
+    fmt: str,
+    output: Optional[str],
+    python: Optional[str],
+    timeout: float,
+    progress: Optional[bool],
+    distributed: bool = False,
+    per_rank: bool = False,
+    combined: bool = False,
+    rank_timeout: Optional[float] = None,
+    show_pii: bool = False,
+) -> None:
     """Train the MNIST MLP on the GPU and check every stage: device, CPU agreement, training to 97%,
     throughput vs CPU, mixed precision, cuDNN and host<->device bandwidth.
 
@@ -110,13 +163,16 @@ def smoke_cmd(device: str, data_dir: Optional[str], download: bool, synthetic: b
     if (combined or per_rank or rank_timeout is not None) and not distributed:
         raise BadInput("--per-rank and --rank-timeout go with --distributed")
     if distributed and fmt == "prometheus":
-        raise BadInput("--format prometheus is for the single-GPU smoke; for --distributed, read its JSON with "
-                       "`cudadoctor fleet DIR --format prometheus`")
+        raise BadInput(
+            "--format prometheus is for the single-GPU smoke; for --distributed, read its JSON with "
+            "`cudadoctor fleet DIR --format prometheus`"
+        )
     if distributed:
         from ._smoke_distributed import run_distributed_cmd
 
-        run_distributed_cmd(device, data_dir, download, synthetic, epochs, fmt, output, python, timeout, rank_timeout,
-                            per_rank, show_pii)
+        run_distributed_cmd(
+            device, data_dir, download, synthetic, epochs, fmt, output, python, timeout, rank_timeout, per_rank, show_pii
+        )
     if progress is None:
         try:
             progress = sys.stderr.isatty()

@@ -15,6 +15,7 @@ from ..errortext import triage
 from ._privacy import show_pii_option, warn_show_pii
 from ._shared import BadInput, emit, output_option, python_option, read_facts, read_text_arg
 
+
 def read_error_text(args: Tuple[str, ...], file: Optional[str]) -> str:
     """The error text: TEXT arguments, -f FILE, or '-' / piped stdin."""
     if file and args:
@@ -54,16 +55,35 @@ def _pasted_issue(text: str) -> Optional[Tuple[Dict[str, Any], str]]:
 @click.option("--live", is_flag=True, help="Also probe this machine (as `check` does) and confirm the causes against its facts.")
 @click.option("--quick", is_flag=True, help="With --live: do not import torch (faster, less to confirm with).")
 @python_option
-@click.option("--facts", "facts_file", metavar="FILE", help="Confirm against a saved report or facts file (support's view of the user's machine).")
-@click.option("--from-collect-env", "from_collect_env", metavar="FILE",
-              help="Confirm against the output of `python -m torch.utils.collect_env` the user posted ('-' for stdin).")
+@click.option(
+    "--facts",
+    "facts_file",
+    metavar="FILE",
+    help="Confirm against a saved report or facts file (support's view of the user's machine).",
+)
+@click.option(
+    "--from-collect-env",
+    "from_collect_env",
+    metavar="FILE",
+    help="Confirm against the output of `python -m torch.utils.collect_env` the user posted ('-' for stdin).",
+)
 @click.option("--top", type=click.IntRange(min=1), default=5, show_default=True, help="How many likely codes to show.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
 @output_option
 @show_pii_option
-def triage_cmd(text: Tuple[str, ...], file: Optional[str], live: bool, quick: bool, python: Optional[str],
-               facts_file: Optional[str], from_collect_env: Optional[str], top: int, fmt: str, output: Optional[str],
-               show_pii: bool) -> None:
+def triage_cmd(
+    text: Tuple[str, ...],
+    file: Optional[str],
+    live: bool,
+    quick: bool,
+    python: Optional[str],
+    facts_file: Optional[str],
+    from_collect_env: Optional[str],
+    top: int,
+    fmt: str,
+    output: Optional[str],
+    show_pii: bool,
+) -> None:
     """Name the likely causes of an error message or traceback, ranked, with the fix.
 
     TEXT is the error (quote it), or '-' / -f FILE for a whole traceback as pasted in an issue

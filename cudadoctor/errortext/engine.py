@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..model import Code, Finding, Fix, severity_rank
-from .normalize import MAX_TEXT, ROLE_WEIGHT, line_roles, normalize
+from .normalize import ROLE_WEIGHT, line_roles, normalize
 from .signatures import Signature, compiled, for_codes, prefilter
 from .sources import error_texts
 
@@ -62,8 +62,15 @@ class Match:
     sig: Optional[Signature] = None
 
     def to_dict(self) -> Dict[str, Any]:
-        d = {"signature": self.signature, "text": self.text, "line": self.line, "line_text": self.line_text,
-             "role": self.role, "score": round(self.score, 3), "where": self.where}
+        d = {
+            "signature": self.signature,
+            "text": self.text,
+            "line": self.line,
+            "line_text": self.line_text,
+            "role": self.role,
+            "score": round(self.score, 3),
+            "where": self.where,
+        }
         if self.sig is not None:
             d["confidence"] = self.sig.confidence
             if self.sig.implies:
@@ -91,11 +98,18 @@ class Candidate:
         else:
             fix = {"commands": [], "why": c.explanation.get("fix", ""), "from": "catalogue"}
         return {
-            "code": c.code, "title": self.finding.title if self.finding is not None else c.title,
-            "severity": c.severity, "area": c.area, "score": round(self.score, 3),
-            "confidence": confidence(self.score), "confirmed_by_facts": self.confirmed,
-            "matches": [m.to_dict() for m in self.matches], "fix": fix, "links": list(c.links),
-            "root_cause_of": self.root_cause_of, "contradicted_by": list(self.contradicted_by),
+            "code": c.code,
+            "title": self.finding.title if self.finding is not None else c.title,
+            "severity": c.severity,
+            "area": c.area,
+            "score": round(self.score, 3),
+            "confidence": confidence(self.score),
+            "confirmed_by_facts": self.confirmed,
+            "matches": [m.to_dict() for m in self.matches],
+            "fix": fix,
+            "links": list(c.links),
+            "root_cause_of": self.root_cause_of,
+            "contradicted_by": list(self.contradicted_by),
         }
 
 
@@ -139,8 +153,9 @@ def _head_tail_lines(lines: Sequence[str]) -> set:
     return keep
 
 
-def find_matches(codes: Sequence[Code], text: str, where: str = "user_error",
-                 sigs: Optional[Sequence[Signature]] = None) -> Tuple[Dict[str, List[Match]], List[str]]:
+def find_matches(
+    codes: Sequence[Code], text: str, where: str = "user_error", sigs: Optional[Sequence[Signature]] = None
+) -> Tuple[Dict[str, List[Match]], List[str]]:
     """Every signature match of every code in the normalised text. Returns (matches, problems)."""
     lines = text.split("\n")
     roles = line_roles(lines)
@@ -151,7 +166,7 @@ def find_matches(codes: Sequence[Code], text: str, where: str = "user_error",
     for k, line in enumerate(lines):
         piece = re.sub(r"\s+", " ", line.strip()) if k in budget else ""
         if len(piece) > MAX_LINE:  # a line this long is a blob; its ends carry the message
-            piece = piece[: MAX_LINE // 2] + " … " + piece[-MAX_LINE // 2:]
+            piece = piece[: MAX_LINE // 2] + " … " + piece[-MAX_LINE // 2 :]
         starts.append(pos)
         parts.append(piece)
         pos += len(piece) + 1
@@ -159,7 +174,7 @@ def find_matches(codes: Sequence[Code], text: str, where: str = "user_error",
     out: Dict[str, List[Match]] = {}
     problems: List[str] = []
     low = flat.lower()
-    for sig in (for_codes(codes) if sigs is None else sigs):
+    for sig in for_codes(codes) if sigs is None else sigs:
         need = prefilter(sig.regex)
         if need is not None and not any(lit in low for lit in need):
             continue
@@ -227,8 +242,14 @@ def _facts_of(report: Any) -> Any:
     return Facts(facts) if isinstance(facts, dict) else None
 
 
-def rank(texts: Sequence[Tuple[str, str]], registry: Any, findings: Sequence[Finding] = (),
-         runs: Sequence[Any] = (), fx: Any = None, report: Any = None) -> Tuple[List[Candidate], List[str]]:
+def rank(
+    texts: Sequence[Tuple[str, str]],
+    registry: Any,
+    findings: Sequence[Finding] = (),
+    runs: Sequence[Any] = (),
+    fx: Any = None,
+    report: Any = None,
+) -> Tuple[List[Candidate], List[str]]:
     """THE ranking: candidates best first for these (where, text) pairs, given the checks' findings.
 
     ``findings`` and ``runs`` are what the checks said on the facts (none without facts); ``fx``
@@ -272,7 +293,7 @@ def rank(texts: Sequence[Tuple[str, str]], registry: Any, findings: Sequence[Fin
             else:
                 against: List[Dict[str, Any]] = []
                 for m in all_ms:  # every matched signature of the code may name a contradicting fact
-                    for c in (m.sig.contradictions(fx) if (m.sig is not None and fx is not None) else []):
+                    for c in m.sig.contradictions(fx) if (m.sig is not None and fx is not None) else []:
                         if c.to_dict() not in against:
                             against.append(c.to_dict())
                 if against:
@@ -316,10 +337,20 @@ def triage(text: str, registry: Any, report: Any = None, top: int = 5) -> Dict[s
     if report is not None:
         matched = {c.code.code for c in cands}  # includes promoted root causes
         for f in report.findings:
-            if f.code not in matched and f.severity in ("error", "warning") and f.code not in [o["code"] for o in others] \
-                    and getattr(f, "check", "") != ENGINE_CHECK:
-                others.append({"code": f.code, "severity": f.severity, "title": f.title,
-                               "fix": {"commands": list(f.fix.commands), "why": f.fix.why}})
+            if (
+                f.code not in matched
+                and f.severity in ("error", "warning")
+                and f.code not in [o["code"] for o in others]
+                and getattr(f, "check", "") != ENGINE_CHECK
+            ):
+                others.append(
+                    {
+                        "code": f.code,
+                        "severity": f.severity,
+                        "title": f.title,
+                        "fix": {"commands": list(f.fix.commands), "why": f.fix.why},
+                    }
+                )
     return {
         "kind": TRIAGE_KIND,
         "schema_version": TRIAGE_SCHEMA,
@@ -335,14 +366,22 @@ def triage(text: str, registry: Any, report: Any = None, top: int = 5) -> Dict[s
 def diagnosis_of(c: Candidate) -> Dict[str, Any]:
     """The top cause as a report records it."""
     m = c.matches[0] if c.matches else None
-    return {"code": c.code.code, "score": round(c.score, 3), "confidence": confidence(c.score),
-            "confirmed_by_facts": c.confirmed, "root_cause_of": c.root_cause_of,
-            "contradicted_by": list(c.contradicted_by),
-            "matched": m.text if m else None, "line": m.line_text if m else None, "where": m.where if m else None}
+    return {
+        "code": c.code.code,
+        "score": round(c.score, 3),
+        "confidence": confidence(c.score),
+        "confirmed_by_facts": c.confirmed,
+        "root_cause_of": c.root_cause_of,
+        "contradicted_by": list(c.contradicted_by),
+        "matched": m.text if m else None,
+        "line": m.line_text if m else None,
+        "where": m.where if m else None,
+    }
 
 
-def adjudicate(facts: Dict[str, Any], findings: List[Finding], runs: Sequence[Any], registry: Any
-               ) -> Tuple[List[Finding], Optional[Dict[str, Any]]]:
+def adjudicate(
+    facts: Dict[str, Any], findings: List[Finding], runs: Sequence[Any], registry: Any
+) -> Tuple[List[Finding], Optional[Dict[str, Any]]]:
     """What `check` makes of the error texts in ``facts``, given the checks' findings.
 
     Returns the findings (with one added when the text's top cause is not among them: a
@@ -377,7 +416,9 @@ def adjudicate(facts: Dict[str, Any], findings: List[Finding], runs: Sequence[An
         severity = "info"
         title = f"The error text points to {code.code}, but the facts contradict it ({top.contradicted_by[0]['why']})"
     else:
-        severity = code.severity if confidence(top.score) == "high" else ("warning" if code.severity == "error" else code.severity)
+        severity = (
+            code.severity if confidence(top.score) == "high" else ("warning" if code.severity == "error" else code.severity)
+        )
         title = f"{code.title} (from the error text)"
     fix = Fix((f"cudadoctor explain {code.code}  # how to confirm and fix",), code.explanation.get("fix", ""))
     f = code.finding(title=title, evidence=evidence, fix=fix, severity=severity)

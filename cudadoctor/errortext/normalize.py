@@ -77,8 +77,10 @@ _EXC_LINE = re.compile(
 _EXC_INLINE = re.compile(r"(?:^|[\s:\]])(?:[A-Za-z_][\w.]{0,80}\.)?[A-Z]\w{0,60}(?:Error|Exception)(?:\s*\[[^\]]{0,40}\])?:\s")
 _WARNING_LINE = re.compile(r"^\s*(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*Warning\s*:|^\s*(?:WARNING|Warning|warning)\b")
 _FRAME_LINE = re.compile(r'^\s*(?:File\s+["\']?|File\s+~|at\s+|#\d+\s|\d+\s+0x|[-=]+>\s*\d+|\d+\s{2,}|Cell In\[)')
-_TRACEBACK_HEAD = re.compile(r"^\s*(?:\w+\s+)?Traceback \(most recent call last\)|^\s*During handling of the above exception|"
-                             r"^\s*The above exception was the direct cause")
+_TRACEBACK_HEAD = re.compile(
+    r"^\s*(?:\w+\s+)?Traceback \(most recent call last\)|^\s*During handling of the above exception|"
+    r"^\s*The above exception was the direct cause"
+)
 
 #: Weights of where a match is.
 ROLE_WEIGHT = {"final": 1.0, "exception": 0.75, "warning": 0.65, "context": 0.55, "frame": 0.4}
@@ -118,5 +120,3 @@ def line_roles(lines: Sequence[str]) -> List[str]:
             break
         roles[j] = "final"
     return roles
-
-

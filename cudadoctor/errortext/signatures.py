@@ -95,8 +95,17 @@ def parse(doc: Dict[str, Any]) -> Tuple[Signature, ...]:
                 cons.append(Contradiction(c["fact"], equals=c["equals"], why=c.get("why", "")))
             else:
                 cons.append(Contradiction(c["fact"], one_of=tuple(c.get("one_of") or ()), why=c.get("why", "")))
-        out.append(Signature(code=s["code"], regex=s["regex"], confidence=s["confidence"], implies=s["implies"],
-                             contradicted_by=tuple(cons), sources=tuple(s["sources"]), checked=s["checked"]))
+        out.append(
+            Signature(
+                code=s["code"],
+                regex=s["regex"],
+                confidence=s["confidence"],
+                implies=s["implies"],
+                contradicted_by=tuple(cons),
+                sources=tuple(s["sources"]),
+                checked=s["checked"],
+            )
+        )
     return tuple(out)
 
 
@@ -156,7 +165,7 @@ def prefilter(regex: str) -> Optional[Tuple[str, ...]]:
     while i < len(regex):  # split at top-level |
         ch = regex[i]
         if ch == "\\":
-            cur += regex[i:i + 2]
+            cur += regex[i : i + 2]
             i += 2
             continue
         if ch == "[":
@@ -167,7 +176,7 @@ def prefilter(regex: str) -> Optional[Tuple[str, ...]]:
                 j += 1
             while j < len(regex) and regex[j] != "]":
                 j += 2 if regex[j] == "\\" else 1
-            cur += regex[i:j + 1]
+            cur += regex[i : j + 1]
             i = j + 1
             continue
         if ch == "(":

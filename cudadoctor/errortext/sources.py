@@ -5,8 +5,13 @@ from __future__ import annotations
 from typing import Any, List, Tuple
 
 #: Single-string error texts, in the order they are read.
-TEXT_PATHS = ("torch.error.message", "torch.cuda_init_error.message", "torch.cudnn_error.message",
-              "torch.failure.stderr_tail", "torch.stderr_tail")
+TEXT_PATHS = (
+    "torch.error.message",
+    "torch.cuda_init_error.message",
+    "torch.cudnn_error.message",
+    "torch.failure.stderr_tail",
+    "torch.stderr_tail",
+)
 LIST_PATHS = ("torch.import_warnings", "torch.cuda_init_warnings")
 
 

@@ -158,8 +158,17 @@ def torch_build(fx: Facts) -> TorchBuild:
     """Everything known about the torch build, in one value."""
     archs, source = build_arch_list(fx)
     var = variant(fx)
-    kind = build_kind(fx) or (None if not var else "cuda" if var.startswith("cu") else "rocm" if var.startswith("rocm") else "cpu")
-    return TorchBuild(version=torch_version(fx), release=torch_release(fx), kind=kind, variant=var,
-                      cuda=torch_cuda(fx), hip=fx.str("torch.hip"), arch_list=tuple(archs) if archs else None,
-                      arch_source=source, debug=fx.bool("torch.debug"))
-
+    kind = build_kind(fx) or (
+        None if not var else "cuda" if var.startswith("cu") else "rocm" if var.startswith("rocm") else "cpu"
+    )
+    return TorchBuild(
+        version=torch_version(fx),
+        release=torch_release(fx),
+        kind=kind,
+        variant=var,
+        cuda=torch_cuda(fx),
+        hip=fx.str("torch.hip"),
+        arch_list=tuple(archs) if archs else None,
+        arch_source=source,
+        debug=fx.bool("torch.debug"),
+    )

@@ -113,6 +113,7 @@ def situation(fx: Facts) -> str:
 
 # ---------------------------------------------------------------- libraries and paths
 
+
 def loaded_libraries(fx: Facts) -> Optional[List[Dict[str, str]]]:
     """CUDA-related libraries the torch process mapped (None when not recorded)."""
     seen: Dict[str, Dict[str, str]] = {}
@@ -126,8 +127,11 @@ def loaded_libraries(fx: Facts) -> Optional[List[Dict[str, str]]]:
             if isinstance(d, dict) and isinstance(d.get("path"), str):
                 p = d["path"]
                 if p not in seen:
-                    seen[p] = {"name": str(d.get("name") or p.rsplit("/", 1)[-1]), "path": p,
-                               "realpath": str(d.get("realpath") or p)}
+                    seen[p] = {
+                        "name": str(d.get("name") or p.rsplit("/", 1)[-1]),
+                        "path": p,
+                        "realpath": str(d.get("realpath") or p),
+                    }
     return list(seen.values()) if recorded else None
 
 
@@ -152,7 +156,9 @@ def ld_preload(fx: Facts) -> List[str]:
     return [p for p in re.split(r"[\s:]+", v) if p]
 
 
-_CUDA_DIR = re.compile(r"(/cuda[^/]*/|/cudnn|/nvidia/|/nccl|/tensorrt|/cuda$|/cuda-[\d.]+$|/targets/[^/]+-linux/lib)", re.IGNORECASE)
+_CUDA_DIR = re.compile(
+    r"(/cuda[^/]*/|/cudnn|/nvidia/|/nccl|/tensorrt|/cuda$|/cuda-[\d.]+$|/targets/[^/]+-linux/lib)", re.IGNORECASE
+)
 
 
 def cuda_like_dir(d: str) -> bool:
@@ -191,8 +197,18 @@ def wanted_companions(fx: Facts) -> Tuple[str, ...]:
 
 
 def environment(fx: Facts) -> Environment:
-    return Environment(situation=situation(fx), os=os_key(fx), driver_os=driver_os(fx), platform=platform_key(fx),
-                       container=container(fx), wsl=is_wsl(fx), installer=installer(fx), conda_torch=conda_torch(fx),
-                       conda_env=in_conda_env(fx), python=fx.str("python.version"), companions=wanted_companions(fx),
-                       installed_companions=tuple(n for n in ("torchvision", "torchaudio") if fx.distribution(n)),
-                       facts=fx)
+    return Environment(
+        situation=situation(fx),
+        os=os_key(fx),
+        driver_os=driver_os(fx),
+        platform=platform_key(fx),
+        container=container(fx),
+        wsl=is_wsl(fx),
+        installer=installer(fx),
+        conda_torch=conda_torch(fx),
+        conda_env=in_conda_env(fx),
+        python=fx.str("python.version"),
+        companions=wanted_companions(fx),
+        installed_companions=tuple(n for n in ("torchvision", "torchaudio") if fx.distribution(n)),
+        facts=fx,
+    )

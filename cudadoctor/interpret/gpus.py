@@ -40,14 +40,22 @@ def gpus(fx: Facts) -> List[Dict[str, Any]]:
         cap = cap_str(d.get("capability"))
         if cap is None and isinstance(d.get("major"), int) and isinstance(d.get("minor"), int):
             cap = f"{d['major']}.{d['minor']}"
-        out[("t", idx)] = {"index": idx, "name": _name(d.get("name")), "capability": cap,
-                           "capability_source": "torch" if cap else None}
+        out[("t", idx)] = {
+            "index": idx,
+            "name": _name(d.get("name")),
+            "capability": cap,
+            "capability_source": "torch" if cap else None,
+        }
     if not out:
         for i, d in enumerate(fx.dicts("nvml.devices")):
             idx = d.get("index") if isinstance(d.get("index"), int) else i
             cap = cap_str(d.get("compute_capability"))
-            out[("n", idx)] = {"index": idx, "name": _name(d.get("name")), "capability": cap,
-                               "capability_source": "nvml" if cap else None}
+            out[("n", idx)] = {
+                "index": idx,
+                "name": _name(d.get("name")),
+                "capability": cap,
+                "capability_source": "nvml" if cap else None,
+            }
     for g in out.values():
         if g["capability"] is None and g.get("name"):
             cap = _kb.compute_capability(str(g["name"]))

@@ -20,16 +20,38 @@ from importlib import resources
 from cudadoctor.interpret import versions as _versions
 
 __all__ = [
-    "tables", "kb_date", "parse_version", "variant_of", "cuda_of_variant",
-    "min_driver_for_cuda", "max_cuda_for_driver", "driver_supports_cuda",
-    "torch_release", "torchvision_for_torch", "torch_for_torchvision",
-    "arch_list", "arch_runs", "compute_capability", "cores_per_sm",
-    "variants_for_driver", "releases_with_arch", "python_supported",
-    "newest_torch_for_python", "index_url", "newest_release", "variant_archs",
+    "tables",
+    "kb_date",
+    "parse_version",
+    "variant_of",
+    "cuda_of_variant",
+    "min_driver_for_cuda",
+    "max_cuda_for_driver",
+    "driver_supports_cuda",
+    "torch_release",
+    "torchvision_for_torch",
+    "torch_for_torchvision",
+    "arch_list",
+    "arch_runs",
+    "compute_capability",
+    "cores_per_sm",
+    "variants_for_driver",
+    "releases_with_arch",
+    "python_supported",
+    "newest_torch_for_python",
+    "index_url",
+    "newest_release",
+    "variant_archs",
 ]
 
-TABLES = ("cuda_drivers", "torch_releases", "torch_arch_lists", "gpu_compute_capability", "cores_per_sm",
-          "installers")  # installers: where each build is published per installer (checks/_installer.py)
+TABLES = (
+    "cuda_drivers",
+    "torch_releases",
+    "torch_arch_lists",
+    "gpu_compute_capability",
+    "cores_per_sm",
+    "installers",
+)  # installers: where each build is published per installer (checks/_installer.py)
 
 
 @functools.lru_cache(maxsize=None)
@@ -56,6 +78,7 @@ def kb_date() -> str:
 
 
 # ---------------------------------------------------------------- versions
+
 
 def parse_version(s: object) -> tuple[int, ...] | None:
     """Leading dotted integers of a version string (cudadoctor.interpret.versions.vtuple).
@@ -102,6 +125,7 @@ def index_url(variant: str) -> str:
 
 
 # ---------------------------------------------------------------- drivers
+
 
 def _os_key(os: str) -> str:
     return "windows" if str(os).lower().startswith("win") else "linux"
@@ -173,6 +197,7 @@ def driver_supports_cuda(driver: str, cuda: str, os: str = "linux") -> bool | No
 
 # ---------------------------------------------------------------- torch releases
 
+
 def _releases() -> dict:
     return _load("torch_releases")["releases"]
 
@@ -209,15 +234,21 @@ def torch_release(version: str) -> dict | None:
     else:
         patch = max(r["patches"], key=parse_version)
     pair = r["patches"].get(patch)
-    tv, ta = (pair if pair else [r["torchvision"], r["torchaudio"]])
+    tv, ta = pair if pair else [r["torchvision"], r["torchaudio"]]
     if pair and tv is None:
         tv = r["torchvision"]
     if pair and ta is None:
         ta = r["torchaudio"]
     return {
-        "version": patch, "series": series, "date": r["date"],
-        "variants": list(r["variants"]), "default_variant": dict(r["default_variant"]),
-        "python": dict(r["python"]), "torchvision": tv, "torchaudio": ta, "cudnn": dict(r["cudnn"]),
+        "version": patch,
+        "series": series,
+        "date": r["date"],
+        "variants": list(r["variants"]),
+        "default_variant": dict(r["default_variant"]),
+        "python": dict(r["python"]),
+        "torchvision": tv,
+        "torchaudio": ta,
+        "cudnn": dict(r["cudnn"]),
     }
 
 
@@ -272,6 +303,7 @@ def newest_torch_for_python(python_version: str, platform: str = "linux-x86_64")
 
 # ---------------------------------------------------------------- architectures
 
+
 def arch_list(torch_version: str, variant: str) -> dict | None:
     """Compiled architectures of an official Linux x86_64 wheel: {"sass": ["sm_50", ...], "ptx": ["compute_120"]}.
 
@@ -282,8 +314,7 @@ def arch_list(torch_version: str, variant: str) -> dict | None:
     archs = _load("torch_arch_lists")["builds"].get(series or "", {}).get(variant)
     if archs is None:
         return None
-    return {"sass": [a for a in archs if a.startswith("sm_")],
-            "ptx": [a for a in archs if a.startswith("compute_")]}
+    return {"sass": [a for a in archs if a.startswith("sm_")], "ptx": [a for a in archs if a.startswith("compute_")]}
 
 
 def variant_archs(variant: str) -> dict | None:
@@ -296,7 +327,10 @@ def variant_archs(variant: str) -> dict | None:
     releases = sorted((s for s in builds if variant in builds[s]), key=parse_version)
     if not releases or not isinstance(variant, str):
         return None
-    archs = sorted({a for s in releases for a in builds[s][variant]}, key=lambda a: (a.startswith("compute_"), int(re.sub(r"\D", "", a)[:6] or 0), a))
+    archs = sorted(
+        {a for s in releases for a in builds[s][variant]},
+        key=lambda a: (a.startswith("compute_"), int(re.sub(r"\D", "", a)[:6] or 0), a),
+    )
     return {"archs": archs, "releases": releases}
 
 
@@ -314,13 +348,13 @@ def _cap(capability: object) -> tuple[int, int] | None:
 
 
 def _runs(kind: str, arch: tuple[int, int], suffix: str, dev: tuple[int, int]) -> bool:
-    if suffix == "a":                      # arch-specific (sm_90a): exactly that capability
+    if suffix == "a":  # arch-specific (sm_90a): exactly that capability
         return arch == dev
-    if suffix == "f":                      # family-specific (sm_100f): same major, minor >=
+    if suffix == "f":  # family-specific (sm_100f): same major, minor >=
         return arch[0] == dev[0] and arch[1] <= dev[1]
-    if kind == "sm":                       # cubin: same major, minor <=
+    if kind == "sm":  # cubin: same major, minor <=
         return arch[0] == dev[0] and arch[1] <= dev[1]
-    return arch <= dev                     # PTX: JIT for any newer device
+    return arch <= dev  # PTX: JIT for any newer device
 
 
 def arch_runs(capability: str, arch_list: list[str] | dict) -> str | None:
@@ -391,7 +425,7 @@ def _gpu_index() -> dict[str, str | None]:
         for n in names:
             k = _norm_gpu(n)
             if k in idx and idx[k] != cc:
-                idx[k] = None          # collision: never guess
+                idx[k] = None  # collision: never guess
             else:
                 idx.setdefault(k, cc)
     for n in t["ambiguous"]:

@@ -12,19 +12,27 @@ from __future__ import annotations
 import os
 import sys
 import time
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: see proc.py for why this package imports little
     from typing import Any, Callable, Dict, List, Optional, Tuple
 
     Job = Callable[[], Tuple[str, Dict[str, Any], str]]
 
-from .. import SCHEMA_VERSION, __version__
-from . import prestart, proc
+from .. import SCHEMA_VERSION, __version__  # noqa: E402 - after the TYPE_CHECKING block, on purpose
+from . import prestart, proc  # noqa: E402
 
 #: Default time budget per probe, in seconds. Importing a CUDA build of torch from a slow disk
 #: can take tens of seconds; everything else answers in well under a second when healthy.
-DEFAULT_TIMEOUTS = {"system": 5.0, "environment": 5.0, "toolkit": 10.0, "nvml": 15.0, "pyenv": 20.0, "torch": 90.0,
-                    "windows": 30.0}
+DEFAULT_TIMEOUTS = {
+    "system": 5.0,
+    "environment": 5.0,
+    "toolkit": 10.0,
+    "nvml": 15.0,
+    "pyenv": 20.0,
+    "torch": 90.0,
+    "windows": 30.0,
+}
 
 
 #: While torch imports, the other probes that start a process take turns, at a lower priority.
@@ -110,7 +118,11 @@ def _run_torch(python: str, timeout: float, kernel: bool, deep: bool = False) ->
         facts["stderr_tail"] = r.stderr_tail[-2000:]
     if r.stdout_tail.strip():
         facts["stdout_tail"] = r.stdout_tail[-500:]
-    status = "ok" if facts.get("status") in ("ok", "not-installed", "import-failed") and r.status != "timeout" else ("timeout" if r.status == "timeout" else "error")
+    status = (
+        "ok"
+        if facts.get("status") in ("ok", "not-installed", "import-failed") and r.status != "timeout"
+        else ("timeout" if r.status == "timeout" else "error")
+    )
     if facts.get("status") == "import-failed" and facts.get("failure"):
         status = "timeout" if r.status == "timeout" else "error"
     return status, facts, "" if status == "ok" else f"torch probe {r.describe()} during stage {facts.get('failed_stage', '?')}"
@@ -211,13 +223,15 @@ def _jobs(python: str, quick: bool, kernel: bool, deep: bool, t: Dict[str, float
     else:
         jobs["torch"] = lambda: _run_torch(python, t["torch"], kernel, deep)
     nice = 0 if quick else NICE
-    jobs.update({
-        "system": lambda: ("ok", system.probe_system(), ""),
-        "environment": lambda: ("ok", system.probe_environment(), ""),
-        "pyenv": lambda: _run_simple_child("pyenv_probe.py", python, t["pyenv"], nice),
-        "nvml": lambda: _run_simple_child("nvml_probe.py", sys.executable, t["nvml"], nice),
-        "toolkit": lambda: _toolkit(t["toolkit"], nice),
-    })
+    jobs.update(
+        {
+            "system": lambda: ("ok", system.probe_system(), ""),
+            "environment": lambda: ("ok", system.probe_environment(), ""),
+            "pyenv": lambda: _run_simple_child("pyenv_probe.py", python, t["pyenv"], nice),
+            "nvml": lambda: _run_simple_child("nvml_probe.py", sys.executable, t["nvml"], nice),
+            "toolkit": lambda: _toolkit(t["toolkit"], nice),
+        }
+    )
     if sys.platform == "win32":  # why a torch DLL would not load, read from the files
         jobs["windows"] = lambda: _run_simple_child("windows_probe.py", python, t["windows"], nice)
     # torch imports meanwhile: the other child processes take turns (see TURN_WAIT_S)
@@ -230,7 +244,9 @@ def _jobs(python: str, quick: bool, kernel: bool, deep: bool, t: Dict[str, float
     return jobs, taking_turns
 
 
-def _run_all(jobs: Dict[str, Job], taking_turns: List[str], t: Dict[str, float]) -> Dict[str, Tuple[str, Dict[str, Any], str, float]]:
+def _run_all(
+    jobs: Dict[str, Job], taking_turns: List[str], t: Dict[str, float]
+) -> Dict[str, Tuple[str, Dict[str, Any], str, float]]:
     """Run every job at once, each in its own thread against its own bound (children bound themselves;
     the margin covers the supervisor's SIGTERM and SIGKILL grace periods, and the wait for a turn)."""
     import threading

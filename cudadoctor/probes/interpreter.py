@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import sys
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Mapping, Optional, Tuple
@@ -23,8 +24,8 @@ if TYPE_CHECKING:
 _WIN = sys.platform == "win32"
 
 # reasons (stable words, recorded in facts as tool.interpreter.reason)
-OPTION = "option"          # --python PATH
-OWN = "own"                # cudadoctor's own interpreter: the user works in it
+OPTION = "option"  # --python PATH
+OWN = "own"  # cudadoctor's own interpreter: the user works in it
 ACTIVE_VENV = "virtual-env"
 ACTIVE_CONDA = "conda-env"
 ON_PATH = "path"
@@ -116,8 +117,12 @@ def _on_path(env: Mapping[str, str], skip: str) -> Optional[str]:
     return None
 
 
-def choose(python: Optional[str] = None, env: Optional[Mapping[str, str]] = None,
-           prefix: Optional[str] = None, executable: Optional[str] = None) -> Tuple[str, str, str]:
+def choose(
+    python: Optional[str] = None,
+    env: Optional[Mapping[str, str]] = None,
+    prefix: Optional[str] = None,
+    executable: Optional[str] = None,
+) -> Tuple[str, str, str]:
     """(interpreter, reason, why): the interpreter to diagnose and, in words, why that one.
 
     ``env``, ``prefix`` and ``executable`` default to this process's; tests pass others.
@@ -151,5 +156,3 @@ def choose(python: Optional[str] = None, env: Optional[Mapping[str, str]] = None
     if py:
         return py, ON_PATH, f"the first Python on PATH; cudadoctor itself runs in {where}"
     return executable, OWN, f"cudadoctor's own interpreter: it runs in {where}, and no other Python is active or on PATH"
-
-

@@ -8,6 +8,7 @@ import socket
 import struct
 from typing import Any, Dict, List, Optional
 
+
 def parse_route_table(text: str) -> List[Dict[str, Any]]:
     """/proc/net/route rows: iface, destination, mask (IPv4Address/int), gateway, metric."""
     rows = []
@@ -23,8 +24,16 @@ def parse_route_table(text: str) -> List[Dict[str, Any]]:
             continue
         # the kernel prints the addresses in host (little-endian on x86/arm) byte order
         to_ip = lambda v: ipaddress.IPv4Address(struct.pack("<I", v))  # noqa: E731
-        rows.append({"iface": f[0], "destination": to_ip(dest), "mask": to_ip(mask), "gateway": to_ip(gw),
-                     "metric": metric, "prefix": bin(mask).count("1")})
+        rows.append(
+            {
+                "iface": f[0],
+                "destination": to_ip(dest),
+                "mask": to_ip(mask),
+                "gateway": to_ip(gw),
+                "metric": metric,
+                "prefix": bin(mask).count("1"),
+            }
+        )
     return rows
 
 
@@ -66,9 +75,15 @@ def _local_ip_towards(ip: str, port: int) -> Optional[str]:
 def network_info(master_addr: str, master_port: int, backend: str, environ) -> Dict[str, Any]:
     """Which interface this rank uses: the *_SOCKET_IFNAME a library will obey, else the route to MASTER_ADDR."""
     ip = _resolve(master_addr)
-    info: Dict[str, Any] = {"master_addr": master_addr, "master_ip": ip, "local_ip": None, "interface": None,
-                            "source": None, "nccl_socket_ifname": environ.get("NCCL_SOCKET_IFNAME"),
-                            "gloo_socket_ifname": environ.get("GLOO_SOCKET_IFNAME")}
+    info: Dict[str, Any] = {
+        "master_addr": master_addr,
+        "master_ip": ip,
+        "local_ip": None,
+        "interface": None,
+        "source": None,
+        "nccl_socket_ifname": environ.get("NCCL_SOCKET_IFNAME"),
+        "gloo_socket_ifname": environ.get("GLOO_SOCKET_IFNAME"),
+    }
     if ip:
         info["local_ip"] = _local_ip_towards(ip, master_port)
     var = "NCCL_SOCKET_IFNAME" if backend == "nccl" else "GLOO_SOCKET_IFNAME"
@@ -85,6 +100,8 @@ def network_info(master_addr: str, master_port: int, backend: str, environ) -> D
         if iface:
             info.update(interface=iface, source="route to MASTER_ADDR (/proc/net/route)")
     if backend == "nccl":
-        info["note"] = ("NCCL picks its own interface when NCCL_SOCKET_IFNAME is unset (it skips lo and docker* "
-                        "unless nothing else is up); NCCL_DEBUG=INFO prints the one it chose")
+        info["note"] = (
+            "NCCL picks its own interface when NCCL_SOCKET_IFNAME is unset (it skips lo and docker* "
+            "unless nothing else is up); NCCL_DEBUG=INFO prints the one it chose"
+        )
     return info

@@ -125,8 +125,7 @@ def stop_group(p: subprocess.Popen | Forked) -> str:
         return "killed (SIGKILL)"
     except subprocess.TimeoutExpired:
         threading.Thread(target=p.wait, daemon=True).start()
-        return (f"still alive {GRACE_S:.0f} s after SIGKILL (uninterruptible, probably stuck in the GPU driver); "
-                "abandoned")
+        return f"still alive {GRACE_S:.0f} s after SIGKILL (uninterruptible, probably stuck in the GPU driver); abandoned"
 
 
 class StderrPump(threading.Thread):
@@ -153,11 +152,11 @@ class StderrPump(threading.Thread):
                     pass
             self.buf += chunk
             if len(self.buf) > 4 * self.limit:
-                del self.buf[:-self.limit]
+                del self.buf[: -self.limit]
 
     def tail(self) -> str:
         """The last ``limit`` bytes as text; of a progress bar (lines redrawn with \\r), its last state."""
-        text = bytes(self.buf[-self.limit:]).decode("utf-8", "replace")
+        text = bytes(self.buf[-self.limit :]).decode("utf-8", "replace")
         return "\n".join(line.split("\r")[-1] for line in text.split("\n")).strip()  # not splitlines(), which splits at CR too
 
 
@@ -171,8 +170,7 @@ def kill_running() -> None:
 class Child:
     """A child started by :func:`start`; :meth:`wait` bounds it and collects its result, once."""
 
-    def __init__(self, argv: Sequence[str], env: dict[str, str] | None, result_file: bool,
-                 tail_bytes: int = TAIL_BYTES) -> None:
+    def __init__(self, argv: Sequence[str], env: dict[str, str] | None, result_file: bool, tail_bytes: int = TAIL_BYTES) -> None:
         self.argv = list(argv)
         self.env = dict(env) if env is not None else None
         self.started_at = time.monotonic()
@@ -226,7 +224,7 @@ class Child:
             res = ChildResult(status="error", duration_s=self.elapsed())
             res.error = self.error
             return res
-        left = lambda: 0.0 if stopping else max(0.0, timeout - self.elapsed())
+        left = lambda: 0.0 if stopping else max(0.0, timeout - self.elapsed())  # noqa: E731
         if not stopping and self.notify_r is not None and _notified_before_exit(p, self.notify_r, left()):
             # The result is final; the child's only remaining act is os._exit: do not wait for
             # the kernel to tear it down (it is reaped in the background).
@@ -291,9 +289,16 @@ class Child:
             pass
 
 
-def start(argv: Sequence[str], env: dict[str, str] | None = None, result_file: bool = False,
-          cwd: str | None = None, notify: bool = False, nice: int = 0, echo_stderr: bool | None = None,
-          tail_bytes: int = TAIL_BYTES) -> Child:
+def start(
+    argv: Sequence[str],
+    env: dict[str, str] | None = None,
+    result_file: bool = False,
+    cwd: str | None = None,
+    notify: bool = False,
+    nice: int = 0,
+    echo_stderr: bool | None = None,
+    tail_bytes: int = TAIL_BYTES,
+) -> Child:
     """Start ``argv`` in its own session; never raises (a child that cannot start waits as an error).
 
     With ``result_file=True`` the path of a fresh temporary file is appended to ``argv``; the child
@@ -323,9 +328,15 @@ def start(argv: Sequence[str], env: dict[str, str] | None = None, result_file: b
         kwargs["creationflags"] = getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)
     try:
         with open(ch.out_path, "wb") as out, open(ch.err_path, "wb") as err:
-            ch.popen = subprocess.Popen(ch.full_argv, stdin=subprocess.DEVNULL, stdout=out,
-                                        stderr=err if echo_stderr is None else subprocess.PIPE,
-                                        env=env, cwd=cwd, **kwargs)
+            ch.popen = subprocess.Popen(
+                ch.full_argv,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err if echo_stderr is None else subprocess.PIPE,
+                env=env,
+                cwd=cwd,
+                **kwargs,
+            )
         if echo_stderr is not None:
             ch.pump = StderrPump(ch.popen.stderr, echo_stderr, tail_bytes)  # type: ignore[arg-type]
             ch.pump.start()
@@ -343,13 +354,21 @@ def start(argv: Sequence[str], env: dict[str, str] | None = None, result_file: b
     return ch
 
 
-def run(argv: Sequence[str], timeout: float, env: dict[str, str] | None = None, result_file: bool = False,
-        cwd: str | None = None, notify: bool = False, nice: int = 0) -> ChildResult:
+def run(
+    argv: Sequence[str],
+    timeout: float,
+    env: dict[str, str] | None = None,
+    result_file: bool = False,
+    cwd: str | None = None,
+    notify: bool = False,
+    nice: int = 0,
+) -> ChildResult:
     """:func:`start`, then :meth:`Child.wait`: ends within ``timeout + 2 * GRACE_S`` seconds."""
     return start(argv, env=env, result_file=result_file, cwd=cwd, notify=notify, nice=nice).wait(timeout)
 
 
 # -- the torch probe's early start by fork, without exec --------------------------------------------
+
 
 def can_fork_python(python: str) -> bool:
     """Whether a probe for ``python`` may run in a fork of this process instead of a new interpreter.
@@ -483,9 +502,11 @@ def _become_script(ch: Child, script: str, argv: list[str], env: dict[str, str],
                     os.close(fd)
                 except OSError:  # listdir's own, already closed
                     pass
-        for fd, path, flags in ((0, os.devnull, os.O_RDONLY),
-                                (1, ch.out_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
-                                (2, ch.err_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)):
+        for fd, path, flags in (
+            (0, os.devnull, os.O_RDONLY),
+            (1, ch.out_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
+            (2, ch.err_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
+        ):
             new = os.open(path, flags, 0o600)
             os.dup2(new, fd)
             os.close(new)
@@ -596,4 +617,3 @@ def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     if extra:
         env.update(extra)
     return env
-

@@ -33,11 +33,7 @@ def os_release(root: str = "/") -> Optional[str]:
     text = _read(os.path.join(root, "etc/os-release"))
     if not text:
         return None
-    fields = dict(
-        (k, v.strip().strip('"'))
-        for k, _, v in (line.partition("=") for line in text.splitlines())
-        if k and v
-    )
+    fields = dict((k, v.strip().strip('"')) for k, _, v in (line.partition("=") for line in text.splitlines()) if k and v)
     return fields.get("PRETTY_NAME") or fields.get("NAME")
 
 
@@ -57,12 +53,14 @@ def pci_nvidia_devices(root: str = "/") -> Optional[List[Dict[str, Any]]]:
         if not cls.startswith("0x03"):
             continue
         drv = os.path.join(d, "driver")
-        found.append({
-            "address": dev,
-            "device_id": (_read(os.path.join(d, "device"), 64) or "").strip() or None,
-            "class": cls or None,
-            "driver": os.path.basename(os.readlink(drv)) if os.path.islink(drv) else None,
-        })
+        found.append(
+            {
+                "address": dev,
+                "device_id": (_read(os.path.join(d, "device"), 64) or "").strip() or None,
+                "class": cls or None,
+                "driver": os.path.basename(os.readlink(drv)) if os.path.islink(drv) else None,
+            }
+        )
     return found
 
 
@@ -91,7 +89,13 @@ def container(root: str = "/") -> Optional[str]:
     if os.path.exists(os.path.join(root, ".dockerenv")):
         return "docker"
     cg = _read(os.path.join(root, "proc/1/cgroup"), 65536) or ""
-    for key, name in (("kubepods", "kubernetes"), ("docker", "docker"), ("libpod", "podman"), ("containerd", "containerd"), ("lxc", "lxc")):
+    for key, name in (
+        ("kubepods", "kubernetes"),
+        ("docker", "docker"),
+        ("libpod", "podman"),
+        ("containerd", "containerd"),
+        ("lxc", "lxc"),
+    ):
         if key in cg:
             return name
     if os.environ.get("container"):
@@ -153,11 +157,30 @@ def ld_so_conf_cuda(root: str = "/") -> List[str]:
 
 # Environment variables that matter. Names that look secret are never read at all.
 _ENV_EXACT = (
-    "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES",
-    "NVIDIA_REQUIRE_CUDA", "CUDA_HOME", "CUDA_PATH", "CUDA_ROOT", "CUDNN_HOME", "LD_LIBRARY_PATH",
-    "LD_PRELOAD", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "CONDA_PREFIX", "CONDA_DEFAULT_ENV",
-    "VIRTUAL_ENV", "PYTHONPATH", "PYTHONNOUSERSITE", "PYTHONHOME", "OMP_NUM_THREADS", "SLURM_JOB_ID",
-    "SLURM_STEP_GPUS", "SLURM_JOB_GPUS", "CUDA_LAUNCH_BLOCKING", "CUDA_MODULE_LOADING",
+    "CUDA_VISIBLE_DEVICES",
+    "NVIDIA_VISIBLE_DEVICES",
+    "NVIDIA_DRIVER_CAPABILITIES",
+    "NVIDIA_REQUIRE_CUDA",
+    "CUDA_HOME",
+    "CUDA_PATH",
+    "CUDA_ROOT",
+    "CUDNN_HOME",
+    "LD_LIBRARY_PATH",
+    "LD_PRELOAD",
+    "HIP_VISIBLE_DEVICES",
+    "ROCR_VISIBLE_DEVICES",
+    "CONDA_PREFIX",
+    "CONDA_DEFAULT_ENV",
+    "VIRTUAL_ENV",
+    "PYTHONPATH",
+    "PYTHONNOUSERSITE",
+    "PYTHONHOME",
+    "OMP_NUM_THREADS",
+    "SLURM_JOB_ID",
+    "SLURM_STEP_GPUS",
+    "SLURM_JOB_GPUS",
+    "CUDA_LAUNCH_BLOCKING",
+    "CUDA_MODULE_LOADING",
 )
 _ENV_PREFIXES = ("PYTORCH_", "TORCH_", "NCCL_", "CUDA_", "CUDNN_", "CUBLAS_", "NVIDIA_", "TORCHINDUCTOR_")
 SECRET_NAME = re.compile(r"TOKEN|KEY|SECRET|PASSW|PASSPHRASE|CREDENTIAL|AUTH|PRIVATE|COOKIE|SESSION|CERT", re.I)
@@ -172,10 +195,7 @@ def scrub_value(value: str) -> str:
 
 def probe_environment(environ: Optional[Dict[str, str]] = None) -> Dict[str, Any]:
     env = os.environ if environ is None else environ
-    names = sorted(
-        n for n in env
-        if not SECRET_NAME.search(n) and (n in _ENV_EXACT or n.startswith(_ENV_PREFIXES))
-    )
+    names = sorted(n for n in env if not SECRET_NAME.search(n) and (n in _ENV_EXACT or n.startswith(_ENV_PREFIXES)))
     vars_ = {n: scrub_value(env[n][:4096]) for n in names[:200]}
     path = env.get("PATH", "")
     sep = ";" if sys.platform == "win32" else ":"

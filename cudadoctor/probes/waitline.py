@@ -25,10 +25,18 @@ TICK_S = 0.25
 ERASE = "\r\x1b[K"
 
 #: The torch probe's stages (child/torch_probe.py) in the user's words.
-DOING = {"start": "importing torch", "find": "importing torch", "import": "importing torch",
-         "versions": "reading torch's build", "cudnn": "loading cuDNN", "cuda_init": "initialising CUDA",
-         "devices": "querying the GPUs", "peer_access": "checking peer access between GPUs",
-         "libraries": "listing the loaded libraries", "done": "finishing"}
+DOING = {
+    "start": "importing torch",
+    "find": "importing torch",
+    "import": "importing torch",
+    "versions": "reading torch's build",
+    "cudnn": "loading cuDNN",
+    "cuda_init": "initialising CUDA",
+    "devices": "querying the GPUs",
+    "peer_access": "checking peer access between GPUs",
+    "libraries": "listing the loaded libraries",
+    "done": "finishing",
+}
 
 
 def doing(stage: str | None) -> str:

@@ -18,34 +18,81 @@ MAX_LINE_CHARS = 8192
 # The keys collect_env prints, spelled as printed; matched case-insensitively with any run of
 # spaces (vLLM aligns its keys with spaces before the colon).
 KNOWN_KEYS = (
-    "PyTorch version", "Is debug build", "CUDA used to build PyTorch", "ROCM used to build PyTorch",
-    "XPU used to build PyTorch", "OS", "GCC version", "Clang version", "CMake version", "Libc version",
-    "MSVC", "Python version", "Python platform", "Is CUDA available", "CUDA runtime version",
-    "CUDA_MODULE_LOADING set to", "GPU models and configuration", "Nvidia driver version", "cuDNN version",
-    "Is XPU available", "XPU runtime version", "Intel GPU models", "Intel GPU driver version",
-    "Intel GPU models onboard", "Intel GPU models detected", "HIP runtime version", "MIOpen runtime version",
-    "Is XNNPACK available", "Caching allocator config", "CPU", "Versions of relevant libraries",
-    "Version of relevant libraries", "ROCM Version", "Neuron SDK Version", "vLLM Version",
-    "vLLM Build Flags", "GPU Topology",
+    "PyTorch version",
+    "Is debug build",
+    "CUDA used to build PyTorch",
+    "ROCM used to build PyTorch",
+    "XPU used to build PyTorch",
+    "OS",
+    "GCC version",
+    "Clang version",
+    "CMake version",
+    "Libc version",
+    "MSVC",
+    "Python version",
+    "Python platform",
+    "Is CUDA available",
+    "CUDA runtime version",
+    "CUDA_MODULE_LOADING set to",
+    "GPU models and configuration",
+    "Nvidia driver version",
+    "cuDNN version",
+    "Is XPU available",
+    "XPU runtime version",
+    "Intel GPU models",
+    "Intel GPU driver version",
+    "Intel GPU models onboard",
+    "Intel GPU models detected",
+    "HIP runtime version",
+    "MIOpen runtime version",
+    "Is XNNPACK available",
+    "Caching allocator config",
+    "CPU",
+    "Versions of relevant libraries",
+    "Version of relevant libraries",
+    "ROCM Version",
+    "Neuron SDK Version",
+    "vLLM Version",
+    "vLLM Build Flags",
+    "GPU Topology",
 )
 _CANON = {re.sub(r"\s+", " ", k).lower(): k for k in KNOWN_KEYS}
 _KEY_RX = re.compile(
-    r"^(?P<key>" + "|".join(re.escape(k).replace(r"\ ", r"\s+") for k in sorted(KNOWN_KEYS, key=len, reverse=True))
+    r"^(?P<key>"
+    + "|".join(re.escape(k).replace(r"\ ", r"\s+") for k in sorted(KNOWN_KEYS, key=len, reverse=True))
     + r")\s*[:\uff1a](?:\s?(?P<value>.*))?$",
     re.IGNORECASE,
 )
 # Fields whose presence makes the text recognisably collect_env output.
 CORE_KEYS = {
-    "PyTorch version", "Is debug build", "CUDA used to build PyTorch", "ROCM used to build PyTorch",
-    "Python version", "Python platform", "Is CUDA available", "CUDA runtime version",
-    "GPU models and configuration", "Nvidia driver version", "cuDNN version", "Versions of relevant libraries",
-    "Version of relevant libraries", "HIP runtime version", "Is XNNPACK available", "CUDA_MODULE_LOADING set to",
+    "PyTorch version",
+    "Is debug build",
+    "CUDA used to build PyTorch",
+    "ROCM used to build PyTorch",
+    "Python version",
+    "Python platform",
+    "Is CUDA available",
+    "CUDA runtime version",
+    "GPU models and configuration",
+    "Nvidia driver version",
+    "cuDNN version",
+    "Versions of relevant libraries",
+    "Version of relevant libraries",
+    "HIP runtime version",
+    "Is XNNPACK available",
+    "CUDA_MODULE_LOADING set to",
 }
 # vLLM's section banners: a title between two lines of '='.
 SECTION_TITLES = {
-    "system info": "system", "pytorch info": "pytorch", "python environment": "python",
-    "cuda / gpu info": "gpu", "intel xpu / gpu info": "xpu", "cpu info": "cpu",
-    "versions of relevant libraries": "libs", "vllm info": "vllm", "environment variables": "env",
+    "system info": "system",
+    "pytorch info": "pytorch",
+    "python environment": "python",
+    "cuda / gpu info": "gpu",
+    "intel xpu / gpu info": "xpu",
+    "cpu info": "cpu",
+    "versions of relevant libraries": "libs",
+    "vllm info": "vllm",
+    "environment variables": "env",
 }
 
 _BANNER = re.compile(r"^={5,}\s*$")
@@ -223,4 +270,3 @@ class _Reader:
             return
         if name not in self.env:
             self.env[name] = scrub_value(value)[:MAX_VALUE_CHARS]
-

@@ -47,7 +47,6 @@ def _clean_lines(text: str) -> List[str]:
     return out
 
 
-
 def raw_lines(text: str) -> List[str]:
     """One entry per line of ``text`` (so line numbers stay the user's), cleaned of what pasting adds
     (ANSI colours, control characters, '>' quoting, HTML tags and entities) but keeping indentation

@@ -54,13 +54,16 @@ def parse_collect_env(text: str) -> Dict[str, Any]:
     if not isinstance(text, str):
         raise FactsError(f"collect_env: expected text, got {type(text).__name__}")
     if len(text) > MAX_TEXT_CHARS:
-        raise FactsError(f"collect_env: text is larger than {MAX_TEXT_CHARS // (1024 * 1024)} MiB; "
-                         "expected the output of python -m torch.utils.collect_env")
+        raise FactsError(
+            f"collect_env: text is larger than {MAX_TEXT_CHARS // (1024 * 1024)} MiB; "
+            "expected the output of python -m torch.utils.collect_env"
+        )
     if not text.strip():
         raise FactsError("collect_env: text is empty; expected the output of python -m torch.utils.collect_env")
     if text.count("\n") > MAX_TEXT_LINES:
-        raise FactsError(f"collect_env: more than {MAX_TEXT_LINES} lines; "
-                         "expected the output of python -m torch.utils.collect_env")
+        raise FactsError(
+            f"collect_env: more than {MAX_TEXT_LINES} lines; expected the output of python -m torch.utils.collect_env"
+        )
     lines = _clean_lines(text)
     reader = _Reader()
     reader.feed(lines)
@@ -70,10 +73,11 @@ def parse_collect_env(text: str) -> Dict[str, Any]:
         reader = _Reader()
         reader.feed(lines, cut_last=True)
     if len(reader.fields.keys() & CORE_KEYS) < 2:
-        raise FactsError("collect_env: not the output of python -m torch.utils.collect_env "
-                         "(no fields such as 'PyTorch version:' or 'Is CUDA available:' found)")
+        raise FactsError(
+            "collect_env: not the output of python -m torch.utils.collect_env "
+            "(no fields such as 'PyTorch version:' or 'Is CUDA available:' found)"
+        )
     return sanitize(_to_facts(reader))  # lone surrogates in the text must not reach the output
-
 
 
 # ---------------------------------------------------------------------------------------------
@@ -81,7 +85,11 @@ def parse_collect_env(text: str) -> Dict[str, Any]:
 
 
 def _unknown(value: Optional[str]) -> bool:
-    return value is None or value.strip() in ("", UNKNOWN, "N/A", "Could not collect.") or value.strip().lower() == "could not collect"
+    return (
+        value is None
+        or value.strip() in ("", UNKNOWN, "N/A", "Could not collect.")
+        or value.strip().lower() == "could not collect"
+    )
 
 
 def _bool(value: Optional[str]) -> Optional[bool]:
@@ -110,8 +118,10 @@ def _layout(r: _Reader) -> str:
         return "vllm-sections"
     if f.keys() & vllm_keys:
         return "vllm-flat"
-    if any((_bool(f.get(k)) is not None and f.get(k, "").strip().lower() in ("yes", "no"))
-           for k in ("Is debug build", "Is CUDA available")):
+    if any(
+        (_bool(f.get(k)) is not None and f.get(k, "").strip().lower() in ("yes", "no"))
+        for k in ("Is debug build", "Is CUDA available")
+    ):
         return "torch-1.x-yesno"
     if f.keys() & {"Is XNNPACK available", "CUDA_MODULE_LOADING set to", "CPU", "Is XPU available"}:
         return "torch-2.x"
@@ -265,7 +275,10 @@ def _system(facts: Dict[str, Any], f: Dict[str, str], r: _Reader) -> None:
         low = plat.lower()
         if low.startswith("linux-"):
             s.setdefault("os", "Linux")
-            m = re.match(r"^Linux-(?P<kernel>.+?)-(?P<arch>x86_64|aarch64|arm64|ppc64le|s390x|armv7l|i686|riscv64)(?:-with-(?P<libc>.*))?$", plat)
+            m = re.match(
+                r"^Linux-(?P<kernel>.+?)-(?P<arch>x86_64|aarch64|arm64|ppc64le|s390x|armv7l|i686|riscv64)(?:-with-(?P<libc>.*))?$",
+                plat,
+            )
             if m:
                 s["kernel"] = m.group("kernel")
                 s.setdefault("arch", m.group("arch"))
@@ -327,8 +340,11 @@ def _gpu_and_driver(facts: Dict[str, Any], f: Dict[str, str], r: _Reader, hip_bu
     n = facts["nvml"]
     driver_raw = f.get("Nvidia driver version")
     gpu_raw = f.get("GPU models and configuration")
-    no_cuda = [k for k in ("Nvidia driver version", "GPU models and configuration", "CUDA runtime version", "cuDNN version")
-               if (f.get(k) or "").strip() == "No CUDA"]
+    no_cuda = [
+        k
+        for k in ("Nvidia driver version", "GPU models and configuration", "CUDA runtime version", "cuDNN version")
+        if (f.get(k) or "").strip() == "No CUDA"
+    ]
     driver = _version(driver_raw)
     if driver:
         n["driver_version"] = driver
@@ -355,8 +371,9 @@ def _gpu_and_driver(facts: Dict[str, Any], f: Dict[str, str], r: _Reader, hip_bu
         n["status"] = "ok"
     elif "Nvidia driver version" in no_cuda or "GPU models and configuration" in no_cuda:
         n["status"] = "no-nvidia-smi"
-        n["error"] = ("collect_env printed 'No CUDA': nvidia-smi gave no driver version and no GPU list, "
-                      "and torch could not use CUDA")
+        n["error"] = (
+            "collect_env printed 'No CUDA': nvidia-smi gave no driver version and no GPU list, and torch could not use CUDA"
+        )
 
 
 def _cudnn_version(n: int) -> str:
@@ -378,8 +395,11 @@ def _cudnn_entry(text: str) -> Optional[Dict[str, Any]]:
         return None
     entry: Dict[str, Any] = {"path": t}
     name = re.split(r"[/\\]", t)[-1]
-    m = (re.search(r"\.so\.(\d+(?:\.\d+)*)$", name) or re.search(r"cudnn\w*?64_(\d+)\.dll$", name, re.IGNORECASE)
-         or re.search(r"libcudnn\w*\.(\d+(?:\.\d+)*)\.dylib$", name))
+    m = (
+        re.search(r"\.so\.(\d+(?:\.\d+)*)$", name)
+        or re.search(r"cudnn\w*?64_(\d+)\.dll$", name, re.IGNORECASE)
+        or re.search(r"libcudnn\w*\.(\d+(?:\.\d+)*)\.dylib$", name)
+    )
     if m:
         entry["version"] = m.group(1)
     return entry
@@ -421,8 +441,11 @@ def _distributions(r: _Reader) -> Tuple[List[Dict[str, Any]], Dict[str, str]]:
                 dists.append(d)
     # conda lists pip-installed packages too (build pypi_0, channel pypi): one distribution.
     pip_seen = {(_norm(d["name"]), d.get("version")) for d in dists if d["listed_by"] == "pip"}
-    out = [d for d in dists if not (d["listed_by"] == "conda" and d["installer"] == "pip"
-                                    and (_norm(d["name"]), d.get("version")) in pip_seen)]
+    out = [
+        d
+        for d in dists
+        if not (d["listed_by"] == "conda" and d["installer"] == "pip" and (_norm(d["name"]), d.get("version")) in pip_seen)
+    ]
     return out, listings
 
 

@@ -25,27 +25,68 @@ MAX_LINES = 50_000
 MAX_ERROR_CHARS = 20000
 
 #: Part kinds, in the order they are looked for.
-KINDS = ("nvidia-smi", "nvidia-smi-q", "devicequery", "collect_env", "pip-list", "conda-list", "pip-freeze",
-         "nvcc", "traceback", "error", "ignored")
+KINDS = (
+    "nvidia-smi",
+    "nvidia-smi-q",
+    "devicequery",
+    "collect_env",
+    "pip-list",
+    "conda-list",
+    "pip-freeze",
+    "nvcc",
+    "traceback",
+    "error",
+    "ignored",
+)
 
 _SMI_TABLE = re.compile(r"^\s*[|+]")
 _SMI_HEADER = re.compile(r"NVIDIA-SMI\s+\S+\s+(?:Driver|KMD)\s+Version", re.I)
-_SMI_ONE_LINE = re.compile(r"NVIDIA-SMI has failed|Failed to initialize NVML|^\s*No devices were found\s*$|"
-                           r"Unable to determine the device handle for GPU|NVIDIA-SMI couldn'?t find libnvidia-ml", re.I)
+_SMI_ONE_LINE = re.compile(
+    r"NVIDIA-SMI has failed|Failed to initialize NVML|^\s*No devices were found\s*$|"
+    r"Unable to determine the device handle for GPU|NVIDIA-SMI couldn'?t find libnvidia-ml",
+    re.I,
+)
 _TIMESTAMP = re.compile(r"^\s*(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)\s+\w{3}\s+\d{1,2}\s+\d\d:\d\d:\d\d\s+\d{4}\s*$")
-_Q_START = re.compile(r"=+\s*NVSMI LOG\s*=+|^\s*Attached GPUs\s*:|^GPU\s+[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]\s*$")
-_Q_SECTIONS = re.compile(r"^\s+(?:Remapped Rows|ECC Errors|Ecc Errors|Retired Pages|Clocks (?:Throttle|Event) Reasons|"
-                         r"FB Memory Usage|GPU Link Info|PCIe Generation|Product Name\s*:|Compute Mode\s*:|"
-                         r"Persistence Mode\s*:|MIG Mode)\s*$|^\s+(?:Product Name|Compute Mode|Persistence Mode)\s*:", re.I)
+_Q_START = re.compile(
+    r"=+\s*NVSMI LOG\s*=+|^\s*Attached GPUs\s*:|^GPU\s+[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]\s*$"
+)
+_Q_SECTIONS = re.compile(
+    r"^\s+(?:Remapped Rows|ECC Errors|Ecc Errors|Retired Pages|Clocks (?:Throttle|Event) Reasons|"
+    r"FB Memory Usage|GPU Link Info|PCIe Generation|Product Name\s*:|Compute Mode\s*:|"
+    r"Persistence Mode\s*:|MIG Mode)\s*$|^\s+(?:Product Name|Compute Mode|Persistence Mode)\s*:",
+    re.I,
+)
 _Q_LINE = re.compile(r"^(?:\s+\S|[A-Za-z][\w .()/-]{0,80}?\s{0,80}:|GPU\s+[0-9A-Fa-f:.]+$)")
 _NVCC = re.compile(r"Cuda compilation tools,\s*release\s+(\d+\.\d+),\s*V(\d+(?:\.\d+)+)")
 _TB_START = re.compile(r"^\s*Traceback \(most recent call last\):\s*$")
 _EXC_LINE = re.compile(r"^\s*(?:[A-Za-z_][\w.]*(?:Error|Exception|Warning|Exit|Interrupt)|[\w.]*Error)\b\s*(?::|$)")
 #: Words that make a line error text (matched as lower-case substrings: linear in the line).
-_ERROR_WORDS = ("error", "exception", "failed", "failure", "not compatible", "undefined symbol", "no module named",
-                "cannot open shared object", "insufficient", "warning", "segmentation fault", "core dumped",
-                "cuda_error", "cudnn_status", "nccl", "out of memory", "not found", "unable to", "no kernel image",
-                "is not available", "torch not compiled", "unknown error", "illegal", "assert")
+_ERROR_WORDS = (
+    "error",
+    "exception",
+    "failed",
+    "failure",
+    "not compatible",
+    "undefined symbol",
+    "no module named",
+    "cannot open shared object",
+    "insufficient",
+    "warning",
+    "segmentation fault",
+    "core dumped",
+    "cuda_error",
+    "cudnn_status",
+    "nccl",
+    "out of memory",
+    "not found",
+    "unable to",
+    "no kernel image",
+    "is not available",
+    "torch not compiled",
+    "unknown error",
+    "illegal",
+    "assert",
+)
 _BOILERPLATE = re.compile(r"^\s*(?:#{1,6}\s|<!--|-->|[-*]\s*\[[ xX]\]|!\[|cc\s+@|</?\w+>\s*$)")
 
 
@@ -72,11 +113,11 @@ def read(text: str) -> Dict[str, Any]:
     kinds = _segment(lines)
     parts = _parts(kinds)
     if not any(p["kind"] not in ("ignored", "fence") for p in parts):
-        raise FactsError("pasted text: nothing recognised (no collect_env, nvidia-smi, deviceQuery, package list, "
-                         "traceback or error line)")
+        raise FactsError(
+            "pasted text: nothing recognised (no collect_env, nvidia-smi, deviceQuery, package list, traceback or error line)"
+        )
     facts, error_text, parts = _facts(lines, parts)
-    return {"facts": sanitize(facts), "error_text": sanitize(error_text),
-            "parts": [p for p in parts if p["kind"] != "fence"]}
+    return {"facts": sanitize(facts), "error_text": sanitize(error_text), "parts": [p for p in parts if p["kind"] != "fence"]}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -85,8 +126,18 @@ def read(text: str) -> Dict[str, Any]:
 
 def _segment(lines: List[str]) -> List[Optional[str]]:
     kinds: List[Optional[str]] = ["fence" if is_fence(ln) else None for ln in lines]
-    for finder in (_find_smi, _find_query, _find_devicequery, _find_collect_env, _find_pip_list,
-                   _find_conda_list, _find_conda_rows, _find_freeze, _find_nvcc, _find_traceback):
+    for finder in (
+        _find_smi,
+        _find_query,
+        _find_devicequery,
+        _find_collect_env,
+        _find_pip_list,
+        _find_conda_list,
+        _find_conda_rows,
+        _find_freeze,
+        _find_nvcc,
+        _find_traceback,
+    ):
         finder(lines, kinds)
     for i, line in enumerate(lines):
         if kinds[i] is None and line.strip():
@@ -136,7 +187,11 @@ def _find_smi(lines: List[str], kinds: List[Optional[str]]) -> None:
             kinds[i] = "nvidia-smi"
         elif _SMI_TABLE.match(line) and (_SMI_HEADER.search(line) or re.search(r"\|\s*(?:MIG devices|Processes):", line)):
             start = i
-            while start > 0 and _free(kinds, start - 1) and (_SMI_TABLE.match(lines[start - 1]) or _TIMESTAMP.match(lines[start - 1])):
+            while (
+                start > 0
+                and _free(kinds, start - 1)
+                and (_SMI_TABLE.match(lines[start - 1]) or _TIMESTAMP.match(lines[start - 1]))
+            ):
                 start -= 1
             end = i
             while end + 1 < len(lines) and _free(kinds, end + 1):
@@ -155,8 +210,9 @@ def _find_query(lines: List[str], kinds: List[Optional[str]]) -> None:
     while i < len(lines):
         if _free(kinds, i) and (_Q_START.search(lines[i]) or _Q_SECTIONS.match(lines[i])):
             end = i
-            while end + 1 < len(lines) and _free(kinds, end + 1) and (
-                    not lines[end + 1].strip() or _Q_LINE.match(lines[end + 1])):
+            while (
+                end + 1 < len(lines) and _free(kinds, end + 1) and (not lines[end + 1].strip() or _Q_LINE.match(lines[end + 1]))
+            ):
                 end += 1
             while end > i and not lines[end].strip():
                 end -= 1
@@ -207,8 +263,13 @@ def _find_collect_env(lines: List[str], kinds: List[Optional[str]]) -> None:
         if not _free(kinds, j) and kinds[j] != "fence":
             break
         s = lines[j].strip()
-        if _collect_env_key(s) or re.match(r"^\[(?:pip3?|conda)\]", s, re.I) or re.match(r"^GPU \d+:", s) \
-                or re.match(r"^={5,}$", s) or ("cudnn" in s.lower() and "/" in s):
+        if (
+            _collect_env_key(s)
+            or re.match(r"^\[(?:pip3?|conda)\]", s, re.I)
+            or re.match(r"^GPU \d+:", s)
+            or re.match(r"^={5,}$", s)
+            or ("cudnn" in s.lower() and "/" in s)
+        ):
             last = j
     end = fence_end.get(start)
     if end is None or end < last:
@@ -240,7 +301,12 @@ def _run(lines: List[str], kinds: List[Optional[str]], start: int, ok: Callable[
 
 def _find_pip_list(lines: List[str], kinds: List[Optional[str]]) -> None:
     for i, line in enumerate(lines):
-        if _free(kinds, i) and packages._PIP_LIST_HEAD.match(line) and i + 1 < len(lines) and packages._DASHES.match(lines[i + 1]):
+        if (
+            _free(kinds, i)
+            and packages._PIP_LIST_HEAD.match(line)
+            and i + 1 < len(lines)
+            and packages._DASHES.match(lines[i + 1])
+        ):
             end = _run(lines, kinds, i + 1, lambda s: bool(packages._PIP_LIST_ROW.match(s)))
             _claim(kinds, i, end, "pip-list")
 
@@ -284,8 +350,12 @@ def _find_nvcc(lines: List[str], kinds: List[Optional[str]]) -> None:
     for i, line in enumerate(lines):
         if _free(kinds, i) and _NVCC.search(line):
             start = i
-            while start > 0 and i - start < 4 and _free(kinds, start - 1) and re.search(
-                    r"nvcc|Copyright .*NVIDIA|Built on", lines[start - 1]):
+            while (
+                start > 0
+                and i - start < 4
+                and _free(kinds, start - 1)
+                and re.search(r"nvcc|Copyright .*NVIDIA|Built on", lines[start - 1])
+            ):
                 start -= 1
             end = i + 1 if i + 1 < len(lines) and _free(kinds, i + 1) and lines[i + 1].strip().startswith("Build cuda") else i
             _claim(kinds, start, end, "nvcc")
@@ -315,7 +385,12 @@ def _parts(kinds: List[Optional[str]]) -> List[Dict[str, Any]]:
             continue
         if parts and parts[-1]["kind"] == k and parts[-1]["lines"][1] >= i - 1:
             parts[-1]["lines"][1] = i + 1
-        elif parts and parts[-1]["kind"] == k and k in ("ignored", "error") and all(x is None for x in kinds[parts[-1]["lines"][1]:i]):
+        elif (
+            parts
+            and parts[-1]["kind"] == k
+            and k in ("ignored", "error")
+            and all(x is None for x in kinds[parts[-1]["lines"][1] : i])
+        ):
             parts[-1]["lines"][1] = i + 1  # blank lines do not split a run of prose
         else:
             parts.append({"kind": k, "lines": [i + 1, i + 1]})
@@ -339,7 +414,7 @@ def _facts(lines: List[str], parts: List[Dict[str, Any]]) -> Tuple[Dict[str, Any
     nvcc: Optional[Tuple[str, str]] = None
     for p in parts:
         a, b = p["lines"]
-        body = [ln for ln in lines[a - 1:b] if not is_fence(ln)]
+        body = [ln for ln in lines[a - 1 : b] if not is_fence(ln)]
         text = "\n".join(body)
         kind = p["kind"]
         p["used"], p["why"] = True, ""
@@ -368,8 +443,11 @@ def _facts(lines: List[str], parts: List[Dict[str, Any]]) -> Tuple[Dict[str, Any
             if "error" in dq:
                 errors.append(f"{dq.get('failed_call', 'cuda')} returned {dq.get('error_code')}\n-> {dq['error']}")
         elif kind in ("pip-list", "pip-freeze", "conda-list"):
-            reader = {"pip-list": packages.read_pip_list, "pip-freeze": packages.read_pip_freeze,
-                      "conda-list": packages.read_conda_list}[kind]
+            reader = {
+                "pip-list": packages.read_pip_list,
+                "pip-freeze": packages.read_pip_freeze,
+                "conda-list": packages.read_conda_list,
+            }[kind]
             dists.extend(reader(body))
             tools.append("conda" if kind == "conda-list" else "pip")
         elif kind == "nvcc":
@@ -412,8 +490,14 @@ def _merge_devices(have: List[Dict[str, Any]], new: List[Dict[str, Any]]) -> Non
             same.setdefault(k, v)
 
 
-def _assemble(base: Optional[Dict[str, Any]], nvml: Dict[str, Any], dq: Dict[str, Any], dists: List[Dict[str, Any]],
-              tools: List[str], nvcc: Optional[Tuple[str, str]]) -> Dict[str, Any]:
+def _assemble(
+    base: Optional[Dict[str, Any]],
+    nvml: Dict[str, Any],
+    dq: Dict[str, Any],
+    dists: List[Dict[str, Any]],
+    tools: List[str],
+    nvcc: Optional[Tuple[str, str]],
+) -> Dict[str, Any]:
     facts = base if base is not None else new_facts("text")
     if base is None:
         facts["tool"] = {"version": __version__, "source": "pasted text"}
@@ -444,6 +528,7 @@ def _assemble(base: Optional[Dict[str, Any]], nvml: Dict[str, Any], dq: Dict[str
 
 def summary(parts: List[Dict[str, Any]]) -> str:
     """One line: which parts were read and which were ignored, by line range."""
+
     def rng(p: Dict[str, Any]) -> str:
         a, b = p["lines"]
         return f"{a}" if a == b else f"{a}-{b}"

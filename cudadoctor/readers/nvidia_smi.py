@@ -27,14 +27,29 @@ from typing import Any, Dict, List, Optional, Tuple
 from ..devices import CLOCK_EVENT_REASONS
 
 #: Cell values that mean "no value" (never a reading).
-_NONE_VALUES = {"n/a", "[n/a]", "err!", "[err!]", "[not supported]", "not supported", "unknown error",
-                "[unknown error]", "[insufficient permissions]", "insufficient permissions", "[gpu is lost]",
-                "gpu is lost", "[requires root]", "requires root", "unknown", "[unknown]", ""}
+_NONE_VALUES = {
+    "n/a",
+    "[n/a]",
+    "err!",
+    "[err!]",
+    "[not supported]",
+    "not supported",
+    "unknown error",
+    "[unknown error]",
+    "[insufficient permissions]",
+    "insufficient permissions",
+    "[gpu is lost]",
+    "gpu is lost",
+    "[requires root]",
+    "requires root",
+    "unknown",
+    "[unknown]",
+    "",
+}
 
 #: What nvidia-smi prints when NVML could not start, and the probe's status word for it.
 INIT_FAILURES = (
-    (re.compile(r"NVIDIA-SMI has failed because it couldn'?t communicate with the NVIDIA driver", re.I),
-     "driver-not-loaded", 9),
+    (re.compile(r"NVIDIA-SMI has failed because it couldn'?t communicate with the NVIDIA driver", re.I), "driver-not-loaded", 9),
     (re.compile(r"Failed to initialize NVML:\s*Driver/library version mismatch", re.I), "driver-library-mismatch", 18),
     (re.compile(r"Failed to initialize NVML:\s*GPU access blocked by the operating system", re.I), "operating-system", 17),
     (re.compile(r"Failed to initialize NVML:\s*Insufficient Permissions", re.I), "no-permission", 4),
@@ -42,18 +57,29 @@ INIT_FAILURES = (
     (re.compile(r"NVIDIA-SMI couldn'?t find libnvidia-ml\.so", re.I), "library-missing", 12),
 )
 _NO_DEVICES = re.compile(r"^\s*No devices were found\s*$", re.I)
-_HANDLE_ERR = re.compile(r"Unable to determine the device handle for GPU\s*(?:(\d{1,3})\s*:\s*)?"
-                         r"([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s*:\s*(\S.*)$", re.I)
+_HANDLE_ERR = re.compile(
+    r"Unable to determine the device handle for GPU\s*(?:(\d{1,3})\s*:\s*)?"
+    r"([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s*:\s*(\S.*)$",
+    re.I,
+)
 
-_HEADER = re.compile(r"NVIDIA-SMI\s+(?P<smi>\S+)\s+(?:Driver|KMD)\s+Version:\s*(?P<driver>\S+)"
-                     r"(?:\s+CUDA(?:\s+UMD)?\s+Version:\s*(?P<cuda>\S+))?", re.I)
+_HEADER = re.compile(
+    r"NVIDIA-SMI\s+(?P<smi>\S+)\s+(?:Driver|KMD)\s+Version:\s*(?P<driver>\S+)"
+    r"(?:\s+CUDA(?:\s+UMD)?\s+Version:\s*(?P<cuda>\S+))?",
+    re.I,
+)
 _BUS = re.compile(r"^([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s+(\S+)$")
 _ROW1 = re.compile(r"^(?P<index>\d{1,3})\s+(?P<rest>\S.*)$")
 _ROW1_MODES = ("On", "Off", "WDDM", "TCC", "MCDM", "N/A")
 _MEM = re.compile(r"(\d+)\s*MiB\s*/\s*(\d+)\s*MiB")
-_BANNER_MODES = {"default": "Default", "e. process": "Exclusive_Process", "e. thread": "Exclusive_Thread",
-                 "prohibited": "Prohibited", "exclusive_process": "Exclusive_Process",
-                 "exclusive_thread": "Exclusive_Thread"}
+_BANNER_MODES = {
+    "default": "Default",
+    "e. process": "Exclusive_Process",
+    "e. thread": "Exclusive_Thread",
+    "prohibited": "Prohibited",
+    "exclusive_process": "Exclusive_Process",
+    "exclusive_thread": "Exclusive_Thread",
+}
 _REASON_BITS = {label.lower(): bit for bit, _, label in CLOCK_EVENT_REASONS}
 MIB = 1024 * 1024
 
@@ -81,9 +107,12 @@ def _cuda_int(cuda: Optional[str]) -> Optional[int]:
 
 def looks_like(text: str) -> bool:
     """Does this text hold nvidia-smi output (banner, -q, or its failure messages)?"""
-    return bool(_HEADER.search(text) or re.search(r"=+\s*NVSMI LOG\s*=+", text)
-                or any(rx.search(text) for rx, _, _ in INIT_FAILURES)
-                or re.search(r"^\s*Attached GPUs\s*:\s*\d", text, re.M))
+    return bool(
+        _HEADER.search(text)
+        or re.search(r"=+\s*NVSMI LOG\s*=+", text)
+        or any(rx.search(text) for rx, _, _ in INIT_FAILURES)
+        or re.search(r"^\s*Attached GPUs\s*:\s*\d", text, re.M)
+    )
 
 
 def parse(text: str) -> Dict[str, Any]:
@@ -111,8 +140,10 @@ def parse(text: str) -> Dict[str, Any]:
         bus, message = m.group(2), m.group(3).strip()
         if not any(_same_bus(d.get("pci_bus_id"), bus) for d in devices):
             code = 15 if "lost" in message.lower() else 999
-            lost: Dict[str, Any] = {"pci_bus_id": bus, "error": {"code": code, "message": message[:200],
-                                                                 "call": "nvmlDeviceGetHandleByIndex"}}
+            lost: Dict[str, Any] = {
+                "pci_bus_id": bus,
+                "error": {"code": code, "message": message[:200], "call": "nvmlDeviceGetHandleByIndex"},
+            }
             if m.group(1):
                 lost["index"] = int(m.group(1))  # "for GPU0: 0000:C1:00.0" (newer drivers name the index)
             devices.append(lost)
@@ -129,7 +160,9 @@ def parse(text: str) -> Dict[str, Any]:
     nvml.pop("complete", None)
     if nvml:
         nvml.setdefault("status", "ok")
-        nvml["source"] = "nvidia-smi " + "+".join(s for s, ok in (("banner", banner.get("seen")), ("-q", query.get("seen"))) if ok)
+        nvml["source"] = "nvidia-smi " + "+".join(
+            s for s, ok in (("banner", banner.get("seen")), ("-q", query.get("seen"))) if ok
+        )
         nvml.pop("seen", None)
         cuda = nvml.get("cuda_driver_version")
         if _cuda_int(cuda) is not None:
@@ -213,8 +246,9 @@ def _banner(lines: List[str]) -> Dict[str, Any]:
     return out
 
 
-def _banner_gpu_row(cells: List[str], cur: Optional[Dict[str, Any]], row: int,
-                    devices: List[Dict[str, Any]]) -> Tuple[Optional[Dict[str, Any]], int]:
+def _banner_gpu_row(
+    cells: List[str], cur: Optional[Dict[str, Any]], row: int, devices: List[Dict[str, Any]]
+) -> Tuple[Optional[Dict[str, Any]], int]:
     if len(cells) < 3:
         return cur, row
     m = _ROW1.match(cells[0])
@@ -299,8 +333,7 @@ def _banner_process(joined: str, devices: List[Dict[str, Any]]) -> None:
     procs = dev.setdefault("processes", [])
     if "C" not in m.group("type"):
         return  # a graphics-only process: NVML's compute list does not hold it
-    item: Dict[str, Any] = {"pid": int(m.group("pid")),
-                            "used_memory_bytes": int(mem[:-3]) * MIB if mem.endswith("MiB") else None}
+    item: Dict[str, Any] = {"pid": int(m.group("pid")), "used_memory_bytes": int(mem[:-3]) * MIB if mem.endswith("MiB") else None}
     for key, k in (("gi", "gpu_instance_id"), ("ci", "compute_instance_id")):
         if m.group(key) and m.group(key).isdigit():
             item[k] = int(m.group(key))
@@ -314,8 +347,7 @@ def _banner_mig(cells: List[str], devices: List[Dict[str, Any]]) -> None:
     dev = next((d for d in devices if d.get("index") == int(m.group(1))), None)
     if dev is None:
         return
-    mig: Dict[str, Any] = {"index": int(m.group(4)), "gpu_instance_id": int(m.group(2)),
-                           "compute_instance_id": int(m.group(3))}
+    mig: Dict[str, Any] = {"index": int(m.group(4)), "gpu_instance_id": int(m.group(2)), "compute_instance_id": int(m.group(3))}
     mem = _MEM.search(cells[1]) if len(cells) > 1 else None
     if mem:
         mig["memory"] = {"used_bytes": int(mem.group(1)) * MIB, "total_bytes": int(mem.group(2)) * MIB}
@@ -419,21 +451,31 @@ def _query_device(d: Dict[str, Any], path: List[str], val: str) -> None:
     key, sect = path[-1], (path[0] if len(path) > 1 else "")
     where = " / ".join(path[:-1])
     simple = {
-        ("", "product name"): ("name", value), ("", "gpu uuid"): ("uuid", value), ("", "serial number"): ("serial", value),
-        ("", "minor number"): ("minor_number", _int), ("", "persistence mode"): ("persistence_mode", _yes),
+        ("", "product name"): ("name", value),
+        ("", "gpu uuid"): ("uuid", value),
+        ("", "serial number"): ("serial", value),
+        ("", "minor number"): ("minor_number", _int),
+        ("", "persistence mode"): ("persistence_mode", _yes),
         ("", "compute mode"): ("compute_mode", lambda v: value(v)),
         ("", "performance state"): ("performance_state", lambda v: _int((value(v) or "").lstrip("P"))),
-        ("mig mode", "current"): ("mig_mode.current", _yes), ("mig mode", "pending"): ("mig_mode.pending", _yes),
-        ("ecc mode", "current"): ("ecc_mode.current", _yes), ("ecc mode", "pending"): ("ecc_mode.pending", _yes),
-        ("fb memory usage", "total"): ("memory.total_bytes", _mib), ("fb memory usage", "used"): ("memory.used_bytes", _mib),
+        ("mig mode", "current"): ("mig_mode.current", _yes),
+        ("mig mode", "pending"): ("mig_mode.pending", _yes),
+        ("ecc mode", "current"): ("ecc_mode.current", _yes),
+        ("ecc mode", "pending"): ("ecc_mode.pending", _yes),
+        ("fb memory usage", "total"): ("memory.total_bytes", _mib),
+        ("fb memory usage", "used"): ("memory.used_bytes", _mib),
         ("fb memory usage", "free"): ("memory.free_bytes", _mib),
-        ("utilization", "gpu"): ("utilization.gpu", _int), ("utilization", "memory"): ("utilization.memory", _int),
+        ("utilization", "gpu"): ("utilization.gpu", _int),
+        ("utilization", "memory"): ("utilization.memory", _int),
         ("temperature", "gpu current temp"): ("temperature_c", _int),
         ("temperature", "gpu shutdown temp"): ("temperature_shutdown_c", _int),
         ("temperature", "gpu slowdown temp"): ("temperature_slowdown_c", _int),
-        ("clocks", "graphics"): ("clocks.graphics", _int), ("clocks", "sm"): ("clocks.sm", _int),
-        ("clocks", "memory"): ("clocks.memory", _int), ("max clocks", "graphics"): ("max_clocks.graphics", _int),
-        ("max clocks", "sm"): ("max_clocks.sm", _int), ("max clocks", "memory"): ("max_clocks.memory", _int),
+        ("clocks", "graphics"): ("clocks.graphics", _int),
+        ("clocks", "sm"): ("clocks.sm", _int),
+        ("clocks", "memory"): ("clocks.memory", _int),
+        ("max clocks", "graphics"): ("max_clocks.graphics", _int),
+        ("max clocks", "sm"): ("max_clocks.sm", _int),
+        ("max clocks", "memory"): ("max_clocks.memory", _int),
         ("retired pages", "pending"): ("retired_pages.pending", _yes),
         ("retired pages", "pending page blacklist"): ("retired_pages.pending", _yes),
         ("retired pages", "pending page retirement"): ("retired_pages.pending", _yes),
@@ -524,9 +566,15 @@ def _query_power(d: Dict[str, Any], key: str, val: str) -> None:
     if not m:
         return
     mw = round(float(m.group(1)) * 1000)
-    target = {"power draw": "power.usage_mw", "instantaneous power draw": None, "average power draw": "power.usage_mw",
-              "power limit": "power.limit_mw", "current power limit": "power.limit_mw",
-              "default power limit": "power.default_limit_mw", "enforced power limit": "power.enforced_limit_mw"}.get(key)
+    target = {
+        "power draw": "power.usage_mw",
+        "instantaneous power draw": None,
+        "average power draw": "power.usage_mw",
+        "power limit": "power.limit_mw",
+        "current power limit": "power.limit_mw",
+        "default power limit": "power.default_limit_mw",
+        "enforced power limit": "power.enforced_limit_mw",
+    }.get(key)
     if target and _dig(d, target) is None:
         _put(d, target, mw)
 

@@ -44,7 +44,6 @@ def _conda_line(rest: str) -> Optional[Dict[str, Any]]:
     return d
 
 
-
 # ---------------------------------------------------------------------------------------------
 # Whole package listings as pasted (not inside collect_env).
 
@@ -80,8 +79,7 @@ def read_pip_freeze(lines: List[str]) -> List[Dict[str, Any]]:
             continue
         d = _pip_line(re.sub(r"^([A-Za-z0-9][A-Za-z0-9._-]*)\[[^\]]*\]", r"\1", s))
         if d is None and s.startswith("-e "):
-            d = {"name": s[3:].strip().rstrip("/").split("/")[-1][:100], "editable": True, "installer": "pip",
-                 "listed_by": "pip"}
+            d = {"name": s[3:].strip().rstrip("/").split("/")[-1][:100], "editable": True, "installer": "pip", "listed_by": "pip"}
         if d is not None:
             if s.startswith("-e "):
                 d["editable"] = True
@@ -96,6 +94,8 @@ def read_conda_list(lines: List[str]) -> List[Dict[str, Any]]:
 
 def to_facts(dists: List[Dict[str, Any]], tools: List[str]) -> Dict[str, Any]:
     """The ``packages`` section collect_env's reader writes: distributions, listings, complete."""
-    return {"distributions": dists, "listings": {t: ("listed" if any(d["listed_by"] == t for d in dists) else "none")
-                                                 for t in tools},
-            "complete": True}
+    return {
+        "distributions": dists,
+        "listings": {t: ("listed" if any(d["listed_by"] == t for d in dists) else "none") for t in tools},
+        "complete": True,
+    }

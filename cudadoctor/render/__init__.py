@@ -13,7 +13,9 @@ def render(report: Report, fmt: str, verbose: bool = False, color: bool = False)
 
         return render_json(report)
     if fmt == "junit":
-        from .junit import render_junit; return render_junit(report)  # noqa: E702
+        from .junit import render_junit
+
+        return render_junit(report)  # noqa: E702
     if fmt == "markdown":
         from .markdown import render_markdown
 

@@ -17,8 +17,6 @@ from ..document import dumps, envelope
 Row = Tuple[str, str, str]  # (section, label, value)
 
 
-
-
 def _unknown(d: Dict[str, Any], *keys: str) -> str:
     for k in keys:
         why = (d.get("unknown") or {}).get(k)
@@ -80,10 +78,14 @@ def _ecc_text(d: Dict[str, Any]) -> str:
         s += f" (pending {_onoff(d['ecc_pending'])} after reset)"
     e = d.get("ecc_errors")
     if e:
+
         def n(k: str) -> str:
             return str(e.get(k)) if e.get(k) is not None else "?"
-        s += (f"; errors since driver load: {n('volatile_corrected')} corrected, {n('volatile_uncorrected')} uncorrected;"
-              f" lifetime: {n('aggregate_corrected')} corrected, {n('aggregate_uncorrected')} uncorrected")
+
+        s += (
+            f"; errors since driver load: {n('volatile_corrected')} corrected, {n('volatile_uncorrected')} uncorrected;"
+            f" lifetime: {n('aggregate_corrected')} corrected, {n('aggregate_uncorrected')} uncorrected"
+        )
     elif d.get("ecc_enabled"):
         s += "; error counts " + _unknown(d, "ecc_errors")
     return s
@@ -94,11 +96,15 @@ def _repair_text(d: Dict[str, Any]) -> str:
     rr = d.get("remapped_rows")
     if isinstance(rr, dict):
         state = "FAILED" if rr.get("failure") else ("pending (reset due)" if rr.get("pending") else "nothing pending")
-        parts.append(f"rows remapped: {rr.get('correctable', '?')} correctable, {rr.get('uncorrectable', '?')} uncorrectable — {state}")
+        parts.append(
+            f"rows remapped: {rr.get('correctable', '?')} correctable, {rr.get('uncorrectable', '?')} uncorrectable — {state}"
+        )
     rp = d.get("retired_pages")
     if isinstance(rp, dict):
-        parts.append(f"retired pages: {rp.get('single_bit', '?')} single-bit, {rp.get('double_bit', '?')} double-bit"
-                     + (" — retirement pending (reset due)" if rp.get("pending") else ""))
+        parts.append(
+            f"retired pages: {rp.get('single_bit', '?')} single-bit, {rp.get('double_bit', '?')} double-bit"
+            + (" — retirement pending (reset due)" if rp.get("pending") else "")
+        )
     if not parts:
         return _unknown(d, "remapped_rows", "retired_pages")
     return "; ".join(parts)
@@ -129,7 +135,11 @@ def _pcie_text(d: Dict[str, Any]) -> str:
 
 
 def _power_text(d: Dict[str, Any]) -> str:
-    use, lim, dflt = d.get("power_usage_w"), d.get("power_enforced_limit_w") or d.get("power_limit_w"), d.get("power_default_limit_w")
+    use, lim, dflt = (
+        d.get("power_usage_w"),
+        d.get("power_enforced_limit_w") or d.get("power_limit_w"),
+        d.get("power_default_limit_w"),
+    )
     if use is None and lim is None:
         return _unknown(d, "power_usage_w", "power_limit_w")
     s = f"{use if use is not None else '?'} W drawn, limit {lim if lim is not None else '?'} W"
@@ -167,8 +177,10 @@ def _procs_text(d: Dict[str, Any]) -> str:
         return _unknown(d, "processes")
     if not p:
         return "none"
-    return ", ".join(f"pid {x.get('pid')}" + (f" ({_gib(x.get('used_memory_bytes'))})" if isinstance(x.get("used_memory_bytes"), int) else "")
-                     for x in p[:8]) + (f" and {len(p) - 8} more" if len(p) > 8 else "")
+    return ", ".join(
+        f"pid {x.get('pid')}" + (f" ({_gib(x.get('used_memory_bytes'))})" if isinstance(x.get("used_memory_bytes"), int) else "")
+        for x in p[:8]
+    ) + (f" and {len(p) - 8} more" if len(p) > 8 else "")
 
 
 def _mig_text(d: Dict[str, Any]) -> List[str]:
@@ -188,10 +200,13 @@ def _mig_text(d: Dict[str, Any]) -> List[str]:
         for m in inst:
             k = m.get("kernel_ok")
             kt = "kernel ran" if k is True else ("kernel FAILED" if k is False else "not used by torch")
-            out.append(f"  GI {m.get('gpu_instance_id', '?')} CI {m.get('compute_instance_id', '?')}: "
-                       f"{m.get('multiprocessors') or '?'} SMs, {_gib(m.get('memory_total_bytes'))}"
-                       + (f", torch cuda:{m['torch_index']}" if m.get("torch_index") is not None else "") + f", {kt}"
-                       + (f" — {m.get('uuid')}" if m.get("uuid") else ""))
+            out.append(
+                f"  GI {m.get('gpu_instance_id', '?')} CI {m.get('compute_instance_id', '?')}: "
+                f"{m.get('multiprocessors') or '?'} SMs, {_gib(m.get('memory_total_bytes'))}"
+                + (f", torch cuda:{m['torch_index']}" if m.get("torch_index") is not None else "")
+                + f", {kt}"
+                + (f" — {m.get('uuid')}" if m.get("uuid") else "")
+            )
     return out
 
 
@@ -219,7 +234,11 @@ def device_rows(d: Dict[str, Any], show_serials: bool = False) -> List[Row]:
     def add(section: str, label: str, value: str) -> None:
         rows.append((section, label, value))
 
-    add("Identity", "NVML index / torch index", f"{d.get('index')} / " + (f"cuda:{d['torch_index']}" if d.get("torch_index") is not None else _unknown(d, "torch_index")))
+    add(
+        "Identity",
+        "NVML index / torch index",
+        f"{d.get('index')} / " + (f"cuda:{d['torch_index']}" if d.get("torch_index") is not None else _unknown(d, "torch_index")),
+    )
     add("Identity", "UUID", _v(d, "uuid"))
     add("Identity", "Serial", "hidden (use --show-serials)" if d.get("serial_hidden") else _v(d, "serial"))
     add("Identity", "PCI bus id", _v(d, "pci_bus_id"))
@@ -228,26 +247,61 @@ def device_rows(d: Dict[str, Any], show_serials: bool = False) -> List[Row]:
     sm_src = " (from NVML's core count)" if (d.get("sources") or {}).get("multiprocessors") == "derived" else ""
     add("Compute", "Multiprocessors", _v(d, "multiprocessors") + sm_src)
     cps = d.get("cores_per_sm")
-    add("Compute", "CUDA cores", (f"{d['cuda_cores']}" + (f" ({cps} per multiprocessor)" if cps else "")) if d.get("cuda_cores") is not None else _unknown(d, "cuda_cores", "cores_per_sm"))
-    add("Compute", "SM clock", (f"{d['sm_clock_mhz']} MHz now" if d.get("sm_clock_mhz") is not None else "now " + _unknown(d, "sm_clock_mhz"))
-        + (f", max {d['sm_clock_max_mhz']} MHz" if d.get("sm_clock_max_mhz") is not None else ", max " + _unknown(d, "sm_clock_max_mhz")))
+    add(
+        "Compute",
+        "CUDA cores",
+        (f"{d['cuda_cores']}" + (f" ({cps} per multiprocessor)" if cps else ""))
+        if d.get("cuda_cores") is not None
+        else _unknown(d, "cuda_cores", "cores_per_sm"),
+    )
+    add(
+        "Compute",
+        "SM clock",
+        (f"{d['sm_clock_mhz']} MHz now" if d.get("sm_clock_mhz") is not None else "now " + _unknown(d, "sm_clock_mhz"))
+        + (
+            f", max {d['sm_clock_max_mhz']} MHz"
+            if d.get("sm_clock_max_mhz") is not None
+            else ", max " + _unknown(d, "sm_clock_max_mhz")
+        ),
+    )
     add("Compute", "Warp size", _v(d, "warp_size"))
     add("Compute", "Max threads per block", _v(d, "max_threads_per_block"))
     add("Compute", "Max threads per multiprocessor", _v(d, "max_threads_per_multiprocessor"))
     add("Compute", "Registers per block", _v(d, "registers_per_block"))
     add("Compute", "Registers per multiprocessor", _v(d, "registers_per_multiprocessor"))
     tot, free = d.get("memory_total_bytes"), d.get("memory_free_bytes")
-    add("Memory", "Total global memory", f"{_gib(tot)} ({tot // 2**20} MiB)" if isinstance(tot, int) else _unknown(d, "memory_total_bytes"))
+    add(
+        "Memory",
+        "Total global memory",
+        f"{_gib(tot)} ({tot // 2**20} MiB)" if isinstance(tot, int) else _unknown(d, "memory_total_bytes"),
+    )
     add("Memory", "Free", f"{_gib(free)}" if isinstance(free, int) else _unknown(d, "memory_free_bytes"))
     add("Memory", "Memory bus width", _v(d, "memory_bus_width_bits", lambda x: f"{x}-bit"))
-    add("Memory", "Memory clock", (f"max {d['memory_clock_max_mhz']} MHz" if d.get("memory_clock_max_mhz") is not None else "max " + _unknown(d, "memory_clock_max_mhz"))
-        + (f", now {d['memory_clock_mhz']} MHz" if d.get("memory_clock_mhz") is not None else ""))
+    add(
+        "Memory",
+        "Memory clock",
+        (
+            f"max {d['memory_clock_max_mhz']} MHz"
+            if d.get("memory_clock_max_mhz") is not None
+            else "max " + _unknown(d, "memory_clock_max_mhz")
+        )
+        + (f", now {d['memory_clock_mhz']} MHz" if d.get("memory_clock_mhz") is not None else ""),
+    )
     bw = d.get("memory_bandwidth_gbs")
-    add("Memory", "Theoretical bandwidth",
-        f"{bw:g} GB/s = 2 × {d.get('memory_clock_max_mhz')} MHz × {d.get('memory_bus_width_bits')} bit / 8" if bw is not None else _unknown(d, "memory_bandwidth_gbs"))
+    add(
+        "Memory",
+        "Theoretical bandwidth",
+        f"{bw:g} GB/s = 2 × {d.get('memory_clock_max_mhz')} MHz × {d.get('memory_bus_width_bits')} bit / 8"
+        if bw is not None
+        else _unknown(d, "memory_bandwidth_gbs"),
+    )
     add("Memory", "L2 cache", _v(d, "l2_cache_bytes", _size))
     optin = d.get("shared_memory_per_block_optin_bytes")
-    add("Memory", "Shared memory per block", _v(d, "shared_memory_per_block_bytes", _size) + (f" (up to {_size(optin)} opt-in)" if optin else ""))
+    add(
+        "Memory",
+        "Shared memory per block",
+        _v(d, "shared_memory_per_block_bytes", _size) + (f" (up to {_size(optin)} opt-in)" if optin else ""),
+    )
     add("Memory", "Shared memory per multiprocessor", _v(d, "shared_memory_per_multiprocessor_bytes", _size))
     add("Health", "ECC", _ecc_text(d))
     add("Health", "Memory repair", _repair_text(d))
@@ -256,7 +310,13 @@ def device_rows(d: Dict[str, Any], show_serials: bool = False) -> List[Row]:
     add("Health", "Power", _power_text(d))
     add("Health", "Performance state", _v(d, "performance_state"))
     util = d.get("utilization_gpu_percent")
-    add("Health", "Utilisation", f"GPU {util}%, memory {d.get('utilization_memory_percent', '?')}%" if util is not None else _unknown(d, "utilization_gpu_percent"))
+    add(
+        "Health",
+        "Utilisation",
+        f"GPU {util}%, memory {d.get('utilization_memory_percent', '?')}%"
+        if util is not None
+        else _unknown(d, "utilization_gpu_percent"),
+    )
     add("Health", "Compute processes", _procs_text(d))
     add("Modes", "Compute mode", _v(d, "compute_mode"))
     add("Modes", "Persistence mode", _v(d, "persistence_mode", _onoff))
@@ -272,7 +332,7 @@ def device_rows(d: Dict[str, Any], show_serials: bool = False) -> List[Row]:
 
 
 def _title(d: Dict[str, Any]) -> str:
-    return f"Device {d.get('index')}: \"{_clean(d.get('name') or 'unknown GPU')}\""
+    return f'Device {d.get("index")}: "{_clean(d.get("name") or "unknown GPU")}"'
 
 
 def _result_line(d: Dict[str, Any]) -> str:
@@ -283,7 +343,10 @@ def _result_line(d: Dict[str, Any]) -> str:
 def _header(model: Dict[str, Any]) -> str:
     parts = []
     if model.get("driver_version"):
-        parts.append(f"NVIDIA driver {model['driver_version']}" + (f" (CUDA ≤ {model['cuda_driver_version']})" if model.get("cuda_driver_version") else ""))
+        parts.append(
+            f"NVIDIA driver {model['driver_version']}"
+            + (f" (CUDA ≤ {model['cuda_driver_version']})" if model.get("cuda_driver_version") else "")
+        )
     t = model.get("torch") or {}
     if t.get("version"):
         parts.append(f"PyTorch {t['version']}" + (f" (CUDA {t['cuda']})" if t.get("cuda") else ""))
@@ -308,7 +371,7 @@ def _peer_text(model: Dict[str, Any]) -> List[str]:
                 cells.append("    -")
             else:
                 star = "*" if (p.get("nvlink") or [[None]])[a][b] else ""
-                cells.append(f"{({'yes': 'Y', 'no': 'N'}.get(v, '?') + star):>5}")
+                cells.append(f"{ ({'yes': 'Y', 'no': 'N'}.get(v, '?') + star):>5}")
         out.append(f"  {str(idx[a]):>4} " + "".join(cells))
     return out
 
@@ -324,9 +387,12 @@ def _nvlink_lines(model: Dict[str, Any]) -> List[str]:
             continue
         peers = ", ".join(f"{n}×GPU {g}" for g, n in sorted(r["to_gpu"].items(), key=lambda kv: int(kv[0])))
         dest = "; ".join(x for x in ((f"{r['to_nvswitch']} to NVSwitch" if r["to_nvswitch"] else ""), peers) if x)
-        out.append(f"  GPU {r['index']}: {r['active']} of {r['links']} links active"
-                   + (f" (NVLink {'/'.join(str(v) for v in r['versions'])})" if r["versions"] else "")
-                   + (f" — {dest}" if dest else "") + (f"; inactive links {r['inactive']}" if r["inactive"] and r["active"] else ""))
+        out.append(
+            f"  GPU {r['index']}: {r['active']} of {r['links']} links active"
+            + (f" (NVLink {'/'.join(str(v) for v in r['versions'])})" if r["versions"] else "")
+            + (f" — {dest}" if dest else "")
+            + (f"; inactive links {r['inactive']}" if r["inactive"] and r["active"] else "")
+        )
     return out
 
 
@@ -337,7 +403,9 @@ def render_text(model: Dict[str, Any], show_serials: bool = False) -> str:
         out.append(_clean(model.get("problem") or "No NVIDIA GPU found."))
         t = model.get("torch") or {}
         if t.get("version"):
-            out.append(f"PyTorch {t['version']}" + (f" (CUDA {t['cuda']})" if t.get("cuda") else " (CPU-only build)") + " is installed.")
+            out.append(
+                f"PyTorch {t['version']}" + (f" (CUDA {t['cuda']})" if t.get("cuda") else " (CPU-only build)") + " is installed."
+            )
         out += ["", "Result = FAIL (no NVIDIA GPU). Run `cudadoctor check` for the fix."]
         return "\n".join(out) + "\n"
     out.append(_header(model))
@@ -348,7 +416,9 @@ def render_text(model: Dict[str, Any], show_serials: bool = False) -> str:
         out.append("")
         out.append(_title(d))
         if d.get("handle_error"):
-            out.append(f"  NVML cannot open this GPU: {_clean(d['handle_error'].get('message'))} (code {d['handle_error'].get('code')})")
+            out.append(
+                f"  NVML cannot open this GPU: {_clean(d['handle_error'].get('message'))} (code {d['handle_error'].get('code')})"
+            )
         else:
             section = None
             for sec, label, value in device_rows(d, show_serials):
@@ -363,13 +433,15 @@ def render_text(model: Dict[str, Any], show_serials: bool = False) -> str:
         out.append(f"  {_result_line(d)}")
     for t in model.get("torch_only_devices") or []:
         out.append("")
-        out.append(f"PyTorch device cuda:{t.get('index')} \"{_clean(t.get('name'))}\" matches no GPU NVML lists")
+        out.append(f'PyTorch device cuda:{t.get("index")} "{_clean(t.get("name"))}" matches no GPU NVML lists')
     out += _peer_text(model)
     out += _nvlink_lines(model)
     results = [d.get("result") for d in devices]
     out.append("")
-    out.append(f"Result = {'FAIL' if 'FAIL' in results else ('PASS' if all(r == 'PASS' for r in results) else 'UNKNOWN')}: "
-               f"{results.count('PASS')} PASS, {results.count('FAIL')} FAIL, {results.count('UNKNOWN')} UNKNOWN of {len(devices)} GPU{'s' if len(devices) != 1 else ''}")
+    out.append(
+        f"Result = {'FAIL' if 'FAIL' in results else ('PASS' if all(r == 'PASS' for r in results) else 'UNKNOWN')}: "
+        f"{results.count('PASS')} PASS, {results.count('FAIL')} FAIL, {results.count('UNKNOWN')} UNKNOWN of {len(devices)} GPU{'s' if len(devices) != 1 else ''}"
+    )
     return "\n".join(out) + "\n"
 
 
@@ -419,6 +491,7 @@ def render_devices(model: Dict[str, Any], fmt: str, show_serials: bool = False) 
 
 
 # ---------------------------------------------------------------- the Devices section of `check`
+
 
 def _compact(d: Dict[str, Any]) -> str:
     parts = [_clean(d.get("name") or "unknown GPU")]

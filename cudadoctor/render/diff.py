@@ -42,8 +42,10 @@ def render_text(d: Dict[str, Any]) -> str:
         out.append("")
         out.append("Known on one side only (not compared):")
         for x in d["unknown"]:
-            out.append(f"  {_clean(x['label'])}: A: {_clean(x['a'] if x['a'] is not None else 'unknown')} · "
-                       f"B: {_clean(x['b'] if x['b'] is not None else 'unknown')}")
+            out.append(
+                f"  {_clean(x['label'])}: A: {_clean(x['a'] if x['a'] is not None else 'unknown')} · "
+                f"B: {_clean(x['b'] if x['b'] is not None else 'unknown')}"
+            )
     if d["same"]:
         out.append("")
         out.append("Same on both: " + ", ".join(_clean(s) for s in d["same"]))
@@ -70,7 +72,12 @@ def render_markdown(d: Dict[str, Any]) -> str:
         out.append(f"- **{tag}**: {md_code(side['name'])}" + (f" — {md_escape(summ)}" if summ else ""))
     out.append("")
     if d["differences"]:
-        out += ["### Differences that can matter (most likely cause first)", "", "| # | What | A | B | Why it can matter |", "|---|---|---|---|---|"]
+        out += [
+            "### Differences that can matter (most likely cause first)",
+            "",
+            "| # | What | A | B | Why it can matter |",
+            "|---|---|---|---|---|",
+        ]
         for i, x in enumerate(d["differences"], 1):
             out.append(f"| {i} | {md_escape(x['label'])} | {md_escape(x['a'])} | {md_escape(x['b'])} | {md_escape(x['why'])} |")
         out.append("")
@@ -85,8 +92,10 @@ def render_markdown(d: Dict[str, Any]) -> str:
     if d["unknown"]:
         out += ["### Known on one side only (not compared)", ""]
         for x in d["unknown"]:
-            out.append(f"- {md_escape(x['label'])}: A: {md_escape(x['a'] if x['a'] is not None else 'unknown')} · "
-                       f"B: {md_escape(x['b'] if x['b'] is not None else 'unknown')}")
+            out.append(
+                f"- {md_escape(x['label'])}: A: {md_escape(x['a'] if x['a'] is not None else 'unknown')} · "
+                f"B: {md_escape(x['b'] if x['b'] is not None else 'unknown')}"
+            )
         out.append("")
     if d["same"]:
         out += ["Same on both: " + ", ".join(md_escape(s) for s in d["same"]), ""]

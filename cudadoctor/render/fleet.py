@@ -48,17 +48,24 @@ def _smoke_text(sm: Optional[Dict[str, Any]], limit: Optional[int]) -> List[str]
     out: List[str] = []
     hosts = len(sm["hosts"])
     ws = "/".join(str(w) for w in sm["world_sizes"])
-    out.append(f"Smoke ({plural(sm['runs'], 'run')} on {plural(hosts, 'host')}"
-               + (f", world size {ws}" if ws else "") + f"): {sm['passed']:,} passed, "
-               f"{sm['failed']:,} failed" + (f", {sm['errors']:,} could not run" if sm["errors"] else ""))
+    out.append(
+        f"Smoke ({plural(sm['runs'], 'run')} on {plural(hosts, 'host')}"
+        + (f", world size {ws}" if ws else "")
+        + f"): {sm['passed']:,} passed, "
+        f"{sm['failed']:,} failed" + (f", {sm['errors']:,} could not run" if sm["errors"] else "")
+    )
     for st in sm["failed_stages"]:
-        out.append(f"  ✗ {_clean(st['stage'])}  {plural(st['count'], 'run')}: {_names(st['ranks'], limit)}"
-                   + (f" — {_clean(st['message'])}" if st["message"] else ""))
+        out.append(
+            f"  ✗ {_clean(st['stage'])}  {plural(st['count'], 'run')}: {_names(st['ranks'], limit)}"
+            + (f" — {_clean(st['message'])}" if st["message"] else "")
+        )
     bw = sm["bandwidth"]
     if bw:
         b = bw["busbw_gbps"]
-        out.append(f"  all_reduce bus bandwidth: min {b['min']:g}, median {b['median']:g}, max {b['max']:g} GB/s; "
-                   "slowest: " + ", ".join(f"{_clean(x['rank'])} {x['busbw_gbps']:g}" for x in bw["slowest"][:3]))
+        out.append(
+            f"  all_reduce bus bandwidth: min {b['min']:g}, median {b['median']:g}, max {b['max']:g} GB/s; "
+            "slowest: " + ", ".join(f"{_clean(x['rank'])} {x['busbw_gbps']:g}" for x in bw["slowest"][:3])
+        )
     out.append("")
     return out
 
@@ -66,9 +73,12 @@ def _smoke_text(sm: Optional[Dict[str, Any]], limit: Optional[int]) -> List[str]
 def render_text(result: Dict[str, Any], verbose: bool = False) -> str:
     s = result["summary"]
     limit = None if verbose else 12
-    out = [f"cudadoctor fleet — {plural(s['nodes'], 'node')}"
-           + (f" and {plural(s['smoke_runs'], 'smoke run')}" if s.get("smoke_runs") else "")
-           + f" from {plural(s['files'], 'file')}", ""]
+    out = [
+        f"cudadoctor fleet — {plural(s['nodes'], 'node')}"
+        + (f" and {plural(s['smoke_runs'], 'smoke run')}" if s.get("smoke_runs") else "")
+        + f" from {plural(s['files'], 'file')}",
+        "",
+    ]
     configs = result["configurations"]
     if configs:
         top = configs[0]
@@ -96,8 +106,10 @@ def render_text(result: Dict[str, Any], verbose: bool = False) -> str:
         out.append("Findings by code:")
         width = max(len(f["code"]) for f in result["findings"])
         for f in result["findings"]:
-            out.append(f"  {_SEV_SYMBOL.get(f['severity'], '?')} {f['code']:<{width}}  {f['severity']:<7} "
-                       f"{plural(f['count'], 'node')}: {_names(f['nodes'], limit)}")
+            out.append(
+                f"  {_SEV_SYMBOL.get(f['severity'], '?')} {f['code']:<{width}}  {f['severity']:<7} "
+                f"{plural(f['count'], 'node')}: {_names(f['nodes'], limit)}"
+            )
         out.append("  (cudadoctor explain CODE tells what a code means and how to fix it)")
         out.append("")
     elif s["nodes"]:
@@ -117,8 +129,10 @@ def render_text(result: Dict[str, Any], verbose: bool = False) -> str:
         out.append("")
     dup = sorted({n["name"] for n in result["nodes"] if n["node"] != n["name"]})
     if dup:
-        out.append(f"Note: {plural(len(dup), 'node name')} {'appears' if len(dup) == 1 else 'appear'} in more than one file ({_names(dup, 5)}); "
-                   "shown with the file name (--latest keeps the newest per name).")
+        out.append(
+            f"Note: {plural(len(dup), 'node name')} {'appears' if len(dup) == 1 else 'appear'} in more than one file ({_names(dup, 5)}); "
+            "shown with the file name (--latest keeps the newest per name)."
+        )
         out.append("")
     sym = "✓" if s["exit_code"] == 0 else "✗"
     out.append(f"{sym} {_clean(s['text'])}")
@@ -135,12 +149,20 @@ def render_markdown(result: Dict[str, Any], verbose: bool = False) -> str:
         return ", ".join(e(n) for n in shown) + (f", … (+{more:,} more)" if more else "")
 
     sym = "✅" if s["exit_code"] == 0 else "❌"
-    out = ["## cudadoctor fleet report", "", f"**{sym} {e(s['text'])}.** "
-           f"{plural(s['nodes'], 'node')} from {plural(s['files'], 'file')}.", ""]
+    out = [
+        "## cudadoctor fleet report",
+        "",
+        f"**{sym} {e(s['text'])}.** {plural(s['nodes'], 'node')} from {plural(s['files'], 'file')}.",
+        "",
+    ]
     configs = result["configurations"]
     if configs:
-        out += ["### Configurations", "", "| Nodes | " + " | ".join(lbl for _, lbl in KEYS) + " | Differs from majority |",
-                "|---:|" + "---|" * len(KEYS) + "---|"]
+        out += [
+            "### Configurations",
+            "",
+            "| Nodes | " + " | ".join(lbl for _, lbl in KEYS) + " | Differs from majority |",
+            "|---:|" + "---|" * len(KEYS) + "---|",
+        ]
         for c in configs:
             cells = [e(c["config"][k]) for k in KEY_NAMES]
             diff = "majority" if c["majority"] else e(", ".join(LABELS[k] for k in c["differs"]))
@@ -158,8 +180,12 @@ def render_markdown(result: Dict[str, Any], verbose: bool = False) -> str:
         out.append("")
     sm = result.get("smoke")
     if sm:
-        out += ["### Smoke", "", f"{sm['runs']:,} runs: {sm['passed']:,} passed, {sm['failed']:,} failed, "
-                f"{sm['errors']:,} could not run.", ""]
+        out += [
+            "### Smoke",
+            "",
+            f"{sm['runs']:,} runs: {sm['passed']:,} passed, {sm['failed']:,} failed, {sm['errors']:,} could not run.",
+            "",
+        ]
         if sm["failed_stages"]:
             out += ["| Failed stage | Runs | Which | First message |", "|---|---:|---|---|"]
             for e_ in sm["failed_stages"]:
@@ -195,12 +221,39 @@ def render_csv(result: Dict[str, Any]) -> str:
     devs = {d["node"]: d["differs"] for d in result["deviating_nodes"]}
     for n in result["nodes"]:
         status = "error" if n["errors"] else ("deviates" if n["deviates"] else ("warning" if n["warnings"] else "ok"))
-        w.writerow([_cell(x) for x in (
-            n["node"], n["file"], status, n["errors"], n["warnings"], *(n["config"][k] for k in KEY_NAMES),
-            ";".join(devs.get(n["node"], {})), ";".join(n["codes"]), "")])
+        w.writerow(
+            [
+                _cell(x)
+                for x in (
+                    n["node"],
+                    n["file"],
+                    status,
+                    n["errors"],
+                    n["warnings"],
+                    *(n["config"][k] for k in KEY_NAMES),
+                    ";".join(devs.get(n["node"], {})),
+                    ";".join(n["codes"]),
+                    "",
+                )
+            ]
+        )
     for r in (result.get("smoke") or {}).get("results", []):
-        w.writerow([_cell(x) for x in (r["rank"], r["file"], "smoke-" + r["status"], "", "", *([""] * len(KEY_NAMES)), "",
-                                       r["failed_stage"] or "", r["message"] if r["status"] != "pass" else "")])
+        w.writerow(
+            [
+                _cell(x)
+                for x in (
+                    r["rank"],
+                    r["file"],
+                    "smoke-" + r["status"],
+                    "",
+                    "",
+                    *([""] * len(KEY_NAMES)),
+                    "",
+                    r["failed_stage"] or "",
+                    r["message"] if r["status"] != "pass" else "",
+                )
+            ]
+        )
     for u in result["unreadable"]:
         w.writerow([_cell(x) for x in ("", u["file"], "unreadable", "", "", *([""] * len(KEY_NAMES)), "", "", u["reason"])])
     return buf.getvalue()

@@ -55,8 +55,9 @@ def _names(names: Sequence[str], limit: int = NAMES_SHOWN) -> str:
 def _table(head: Sequence[str], rows: List[Sequence[str]], numeric: Sequence[int] = ()) -> str:
     out = ["<table><thead><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr></thead><tbody>"]
     for r in rows:
-        out.append("<tr>" + "".join(f"<td class=n>{c}</td>" if i in numeric else f"<td>{c}</td>" for i, c in enumerate(r))
-                   + "</tr>")
+        out.append(
+            "<tr>" + "".join(f"<td class=n>{c}</td>" if i in numeric else f"<td>{c}</td>" for i, c in enumerate(r)) + "</tr>"
+        )
     out.append("</tbody></table>")
     return "".join(out)
 
@@ -80,17 +81,30 @@ def render_html(result: Dict[str, Any]) -> str:
         f"<p class=note>cudadoctor {e(__version__)} · generated {e((result.get('tool') or {}).get('generated_at', ''))} · "
         "node names are as the reports give them (pseudonyms unless the reports were made with --show-pii)</p>",
     ]
-    return ("<!DOCTYPE html><html lang=en><head><meta charset=utf-8>"
-            "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">"
-            f"<title>cudadoctor fleet</title><style>{_CSS}</style></head><body>"
-            + "\n".join(b for b in body if b) + "</body></html>\n")
+    return (
+        "<!DOCTYPE html><html lang=en><head><meta charset=utf-8>"
+        "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">"
+        f"<title>cudadoctor fleet</title><style>{_CSS}</style></head><body>"
+        + "\n".join(b for b in body if b)
+        + "</body></html>\n"
+    )
 
 
 def _counts(s: Dict[str, Any]) -> str:
-    rows = [(lbl, f"{s.get(k, 0):,}") for k, lbl in (
-        ("nodes", "nodes"), ("majority_nodes", "in the majority configuration"), ("deviating", "deviating"),
-        ("with_errors", "with errors"), ("with_warnings", "with warnings"), ("configurations", "configurations"),
-        ("unreadable", "unreadable files"), ("smoke_runs", "smoke runs"), ("smoke_failed", "smoke runs failed"))]
+    rows = [
+        (lbl, f"{s.get(k, 0):,}")
+        for k, lbl in (
+            ("nodes", "nodes"),
+            ("majority_nodes", "in the majority configuration"),
+            ("deviating", "deviating"),
+            ("with_errors", "with errors"),
+            ("with_warnings", "with warnings"),
+            ("configurations", "configurations"),
+            ("unreadable", "unreadable files"),
+            ("smoke_runs", "smoke runs"),
+            ("smoke_failed", "smoke runs failed"),
+        )
+    ]
     return _table(["", "count"], rows, numeric=(1,))
 
 
@@ -108,12 +122,15 @@ def _deviating(result: Dict[str, Any]) -> str:
     configs = result.get("configurations") or []
     if len(configs) <= 1:
         return "<h2 id=deviating>Deviating nodes</h2><p>All nodes share one configuration.</p>" if configs else ""
-    out = [f"<h2 id=deviating>Deviating nodes ({(result.get('summary') or {}).get('deviating', 0):,}, "
-           f"in {len(configs) - 1:,} other configurations)</h2>"]
+    out = [
+        f"<h2 id=deviating>Deviating nodes ({(result.get('summary') or {}).get('deviating', 0):,}, "
+        f"in {len(configs) - 1:,} other configurations)</h2>"
+    ]
     rows = []
     for c in configs[1:]:
-        what = "; ".join(f"{e(LABELS.get(k, k))} <b>{e(v['value'])}</b> (majority {e(v['majority'])})"
-                         for k, v in c["differs"].items())
+        what = "; ".join(
+            f"{e(LABELS.get(k, k))} <b>{e(v['value'])}</b> (majority {e(v['majority'])})" for k, v in c["differs"].items()
+        )
         rows.append((f"{c['count']:,}", what, f"<span class='names deviates'>{_names(c['nodes'])}</span>"))
     out.append(_table(["nodes", "differs from the majority in", "which"], rows, numeric=(0,)))
     return "".join(out)
@@ -123,22 +140,42 @@ def _findings(result: Dict[str, Any]) -> str:
     fs = result.get("findings") or []
     if not fs:
         return "<h2 id=findings>Findings by code</h2><p>No findings on any node.</p>"
-    rows = [(f"<code>{e(f['code'])}</code>", f"<span class={e(f['severity'])}>{e(f['severity'])}</span>", e(f.get("title", "")),
-             f"{f['count']:,}", f"<span class=names>{_names(f['nodes'])}</span>") for f in fs]
-    return ("<h2 id=findings>Findings by code</h2>" + _table(["code", "severity", "title", "nodes", "which"], rows, numeric=(3,))
-            + "<p class=note>cudadoctor explain CODE tells what a code means and how to fix it.</p>")
+    rows = [
+        (
+            f"<code>{e(f['code'])}</code>",
+            f"<span class={e(f['severity'])}>{e(f['severity'])}</span>",
+            e(f.get("title", "")),
+            f"{f['count']:,}",
+            f"<span class=names>{_names(f['nodes'])}</span>",
+        )
+        for f in fs
+    ]
+    return (
+        "<h2 id=findings>Findings by code</h2>"
+        + _table(["code", "severity", "title", "nodes", "which"], rows, numeric=(3,))
+        + "<p class=note>cudadoctor explain CODE tells what a code means and how to fix it.</p>"
+    )
 
 
 def _smoke(result: Dict[str, Any]) -> str:
     sm = result.get("smoke")
     if not sm:
         return ""
-    out = [f"<h2 id=smoke>Smoke ({sm['runs']:,} runs: {sm['passed']:,} passed, {sm['failed']:,} failed, "
-           f"{sm['errors']:,} could not run)</h2>"]
+    out = [
+        f"<h2 id=smoke>Smoke ({sm['runs']:,} runs: {sm['passed']:,} passed, {sm['failed']:,} failed, "
+        f"{sm['errors']:,} could not run)</h2>"
+    ]
     if sm.get("failed_stages"):
-        out.append(_table(["failed stage", "runs", "which", "first message"],
-                          [(e(x["stage"]), f"{x['count']:,}", f"<span class=names>{_names(x['ranks'])}</span>", e(x["message"]))
-                           for x in sm["failed_stages"]], numeric=(1,)))
+        out.append(
+            _table(
+                ["failed stage", "runs", "which", "first message"],
+                [
+                    (e(x["stage"]), f"{x['count']:,}", f"<span class=names>{_names(x['ranks'])}</span>", e(x["message"]))
+                    for x in sm["failed_stages"]
+                ],
+                numeric=(1,),
+            )
+        )
     return "".join(out)
 
 
@@ -160,12 +197,22 @@ def _attention(result: Dict[str, Any]) -> str:
     rows = []
     for n in nodes[:ATTENTION_ROWS]:
         differs = ", ".join(e(LABELS.get(k, k)) for k in devs.get(n["node"], {}))
-        rows.append((f"<span class=names>{e(n['node'])}</span>", _status(n), f"{n.get('errors', 0)}", f"{n.get('warnings', 0)}",
-                     " ".join(f"<code>{e(c)}</code>" for c in n.get("codes") or []), differs))
+        rows.append(
+            (
+                f"<span class=names>{e(n['node'])}</span>",
+                _status(n),
+                f"{n.get('errors', 0)}",
+                f"{n.get('warnings', 0)}",
+                " ".join(f"<code>{e(c)}</code>" for c in n.get("codes") or []),
+                differs,
+            )
+        )
     more = len(nodes) - len(rows)
-    return (f"<h2 id=attention>Nodes that need attention ({len(nodes):,})</h2>"
-            + _table(["node", "status", "errors", "warnings", "codes", "deviates in"], rows, numeric=(2, 3))
-            + (f"<p class=note>… {more:,} more: see --format csv.</p>" if more else ""))
+    return (
+        f"<h2 id=attention>Nodes that need attention ({len(nodes):,})</h2>"
+        + _table(["node", "status", "errors", "warnings", "codes", "deviates in"], rows, numeric=(2, 3))
+        + (f"<p class=note>… {more:,} more: see --format csv.</p>" if more else "")
+    )
 
 
 def _all_nodes(result: Dict[str, Any]) -> str:
@@ -173,9 +220,11 @@ def _all_nodes(result: Dict[str, Any]) -> str:
     if not nodes:
         return ""
     ok = [n["node"] for n in nodes if not (n.get("errors") or n.get("warnings") or n.get("deviates"))]
-    return (f"<h2 id=nodes>Per-node health</h2><p>{len(ok):,} of {len(nodes):,} nodes are healthy and in the majority "
-            f"configuration.</p><details><summary>All {len(ok):,} healthy nodes</summary>"
-            f"<p class=names>{', '.join(e(x) for x in ok)}</p></details>")
+    return (
+        f"<h2 id=nodes>Per-node health</h2><p>{len(ok):,} of {len(nodes):,} nodes are healthy and in the majority "
+        f"configuration.</p><details><summary>All {len(ok):,} healthy nodes</summary>"
+        f"<p class=names>{', '.join(e(x) for x in ok)}</p></details>"
+    )
 
 
 def _unreadable(result: Dict[str, Any]) -> str:
@@ -188,15 +237,21 @@ def _unreadable(result: Dict[str, Any]) -> str:
 
 def _plots(plots: Optional[List[Tuple[str, str]]]) -> str:
     if plots is None:
-        return ("<h2 id=plots>Plots</h2><p class=note id=no-plots>Plots need the optional plotting library: "
-                "<code>pip install 'cudadoctor[html]'</code> (matplotlib). The tables below have the same numbers.</p>")
+        return (
+            "<h2 id=plots>Plots</h2><p class=note id=no-plots>Plots need the optional plotting library: "
+            "<code>pip install 'cudadoctor[html]'</code> (matplotlib). The tables below have the same numbers.</p>"
+        )
     if not plots:
         return ""
-    return ("<h2 id=plots>Plots</h2><div class=plots>"
-            + "".join(f"<figure class=plot id='plot-{e(key)}'>{svg}</figure>" for key, svg in plots) + "</div>")
+    return (
+        "<h2 id=plots>Plots</h2><div class=plots>"
+        + "".join(f"<figure class=plot id='plot-{e(key)}'>{svg}</figure>" for key, svg in plots)
+        + "</div>"
+    )
 
 
 # ------------------------------------------------------------------------------------ plots
+
 
 def figures(result: Dict[str, Any]) -> Optional[List[Tuple[str, str]]]:
     """(key, inline SVG) for each plot there is data for; None when matplotlib is not installed."""
@@ -210,7 +265,10 @@ def figures(result: Dict[str, Any]) -> Optional[List[Tuple[str, str]]]:
     matplotlib.rcParams.update({"svg.fonttype": "none", "font.size": 9, "svg.hashsalt": "cudadoctor"})
     out: List[Tuple[str, str]] = []
     nodes = result.get("nodes") or []
-    for key, title, label in (("driver", "NVIDIA driver versions", "driver"), ("torch", "torch versions (CUDA variant)", "torch")):
+    for key, title, label in (
+        ("driver", "NVIDIA driver versions", "driver"),
+        ("torch", "torch versions (CUDA variant)", "torch"),
+    ):
         counts = _distribution(nodes, key)
         if counts:
             out.append((f"{label}-versions", _svg(plt, _bars(plt, counts, title))))
@@ -218,13 +276,15 @@ def figures(result: Dict[str, Any]) -> Optional[List[Tuple[str, str]]]:
     if heat:
         out.append(("health-codes", _svg(plt, heat)))
     runs = ((result.get("smoke") or {}).get("results")) or []
-    for key, title, unit in (("samples_per_s", "smoke throughput per node", "samples/s"),
-                             ("busbw_gbps", "all_reduce bus bandwidth per rank", "GB/s"),
-                             ("h2d_gbps", "host→device bandwidth (pinned) per node", "GB/s")):
+    for key, title, unit in (
+        ("samples_per_s", "smoke throughput per node", "samples/s"),
+        ("busbw_gbps", "all_reduce bus bandwidth per rank", "GB/s"),
+        ("h2d_gbps", "host→device bandwidth (pinned) per node", "GB/s"),
+    ):
         pts = [(str(r.get("rank")), float(r[key])) for r in runs if isinstance(r.get(key), (int, float))]
         if pts:
             fig, names = _per_node(plt, pts, title, unit)
-            caption = (f"outliers (red): {_names(names, 50)}" if names else "no outliers")
+            caption = f"outliers (red): {_names(names, 50)}" if names else "no outliers"
             out.append((key.replace("_", "-"), _svg(plt, fig) + f"<figcaption class='note outliers'>{caption}</figcaption>"))
     return out
 
@@ -234,7 +294,7 @@ def _svg(plt: Any, fig: Any) -> str:
     fig.savefig(buf, format="svg", bbox_inches="tight")
     plt.close(fig)
     text = buf.getvalue()
-    return text[text.index("<svg"):]  # no XML prolog or DOCTYPE inside the page
+    return text[text.index("<svg") :]  # no XML prolog or DOCTYPE inside the page
 
 
 def _distribution(nodes: List[Dict[str, Any]], key: str) -> List[Tuple[str, int]]:

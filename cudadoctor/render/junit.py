@@ -68,8 +68,12 @@ def render_junit(report: Report) -> str:
     suite = ET.SubElement(suites, "testsuite", name="cudadoctor check", timestamp=_x(report.generated_at or ""))
     props = ET.SubElement(suite, "properties")
     v = report.verdict()
-    for name, value in (("cudadoctor.version", __version__), ("verdict", v["state"]), ("verdict.text", v["text"]),
-                        ("python", (report.facts.get("tool") or {}).get("python_target") or "")):
+    for name, value in (
+        ("cudadoctor.version", __version__),
+        ("verdict", v["state"]),
+        ("verdict.text", v["text"]),
+        ("python", (report.facts.get("tool") or {}).get("python_target") or ""),
+    ):
         ET.SubElement(props, "property", name=name, value=_x(value))
     counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     total = 0.0
@@ -77,8 +81,9 @@ def render_junit(report: Report) -> str:
     for run in report.checks:
         counts["tests"] += 1
         total += run.duration_s
-        case = ET.SubElement(suite, "testcase", name=_x(run.name), classname=_x(run.source.replace(":", ".")),
-                             time=f"{run.duration_s:.6f}")
+        case = ET.SubElement(
+            suite, "testcase", name=_x(run.name), classname=_x(run.source.replace(":", ".")), time=f"{run.duration_s:.6f}"
+        )
         found = [f for c in run.codes for f in by_code.get(c, [])]
         seen.update(run.codes)
         errors = [f for f in found if f.severity == "error"]

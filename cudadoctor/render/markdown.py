@@ -57,7 +57,11 @@ def md_code(s: object, limit: int = 300) -> str:
     text = clean(s)[:limit]
     longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
     ticks = "`" * (longest + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") or (text.startswith(" ") and text.endswith(" ") and text.strip()) else ""
+    pad = (
+        " "
+        if text.startswith("`") or text.endswith("`") or (text.startswith(" ") and text.endswith(" ") and text.strip())
+        else ""
+    )
     return f"{ticks}{pad}{text}{pad}{ticks}" if text else "(empty)"
 
 
@@ -87,7 +91,9 @@ def render_markdown(report: Report, verbose: bool = False) -> str:
         out.append("### Findings")
         out.append("")
         for f in report.findings:
-            out.append(f"#### {SYMBOLS['crashed' if f.code == 'check-crashed' else f.severity]} `{f.code}` ({f.severity}): {md_escape(f.title)}")
+            out.append(
+                f"#### {SYMBOLS['crashed' if f.code == 'check-crashed' else f.severity]} `{f.code}` ({f.severity}): {md_escape(f.title)}"
+            )
             out.append("")
             if f.fix.commands:
                 out.append("Fix:")
@@ -124,6 +130,9 @@ def render_markdown(report: Report, verbose: bool = False) -> str:
     if privacy:
         out += [f"🔒 {md_escape(privacy)}", ""]
     kb = report.to_dict()["tool"].get("kb_date")
-    out.append(f"<sub>cudadoctor {__version__} · schema {report.to_dict()['schema_version']}"
-               + (f" · knowledge base {md_escape(kb)}" if kb else "") + "</sub>")
+    out.append(
+        f"<sub>cudadoctor {__version__} · schema {report.to_dict()['schema_version']}"
+        + (f" · knowledge base {md_escape(kb)}" if kb else "")
+        + "</sub>"
+    )
     return "\n".join(out) + "\n"

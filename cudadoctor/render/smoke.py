@@ -1,5 +1,6 @@
 """Text and markdown rendering of smoke outputs: a single-GPU result (kind ``cudadoctor-smoke``) and a
 distributed job report (kind ``cudadoctor-smoke-job``); JSON is the document itself (document.dumps)."""
+
 from __future__ import annotations
 
 from typing import List
@@ -8,6 +9,7 @@ from ..document import clean, dumps
 
 from ..smoke.distributed import ENV_PREFIXES
 from ..smoke.distributed import STAGES as JOB_STAGES
+
 MARK = {"pass": "✓", "fail": "✗", "skip": "–"}
 
 
@@ -25,8 +27,14 @@ def _numbers(result: dict) -> list[tuple[str, str]]:
         src = d["source"]
         if src == "synthetic":
             src += " (generated seven-segment digits, NOT MNIST)"
-        out.append(("data", f"{src}" + (f" from {d['path']}" if d.get("path") else "")
-                    + (f", load {d['load_s']} s" if d.get("load_s") is not None else "")))
+        out.append(
+            (
+                "data",
+                f"{src}"
+                + (f" from {d['path']}" if d.get("path") else "")
+                + (f", load {d['load_s']} s" if d.get("load_s") is not None else ""),
+            )
+        )
     if d.get("torchvision") and d["torchvision"] != "ok":
         out.append(("torchvision", d["torchvision"]))
     for s in result.get("stages", []):
@@ -34,19 +42,30 @@ def _numbers(result: dict) -> list[tuple[str, str]]:
         dev = s.get("device") or ""
         if s["name"] == "training" and "test_accuracy" in ev:
             t = ev.get("time_to_target_s")
-            out.append((f"training {dev}", f"test accuracy {ev['test_accuracy']:.4f} (bar {ev.get('accuracy_bar')}) "
-                        f"after {ev.get('epochs')} epochs, {ev.get('steps')} steps"
-                        + (f", {t:.2f} s to the bar" if t is not None else ", bar not reached")
-                        + f", {_fmt_num(ev.get('samples_per_s'), ' samples/s', 0)}"))
+            out.append(
+                (
+                    f"training {dev}",
+                    f"test accuracy {ev['test_accuracy']:.4f} (bar {ev.get('accuracy_bar')}) "
+                    f"after {ev.get('epochs')} epochs, {ev.get('steps')} steps"
+                    + (f", {t:.2f} s to the bar" if t is not None else ", bar not reached")
+                    + f", {_fmt_num(ev.get('samples_per_s'), ' samples/s', 0)}",
+                )
+            )
         if s["name"] == "throughput" and ev:
             line = f"CPU {_fmt_num(ev.get('cpu_samples_per_s'), ' samples/s', 0)}"
             if ev.get("device_samples_per_s") is not None:
-                line = (f"{dev} {_fmt_num(ev['device_samples_per_s'], ' samples/s', 0)}, " + line
-                        + f", speedup {ev.get('speedup')}x")
+                line = (
+                    f"{dev} {_fmt_num(ev['device_samples_per_s'], ' samples/s', 0)}, " + line + f", speedup {ev.get('speedup')}x"
+                )
             out.append((f"throughput {dev}", line))
         if s["name"] == "transfers" and "h2d_pinned_gbps" in ev:
-            out.append((f"transfers {dev}", f"H2D pinned {ev['h2d_pinned_gbps']} / pageable {ev['h2d_pageable_gbps']} "
-                        f"GB/s, D2H pinned {ev['d2h_pinned_gbps']} / pageable {ev['d2h_pageable_gbps']} GB/s"))
+            out.append(
+                (
+                    f"transfers {dev}",
+                    f"H2D pinned {ev['h2d_pinned_gbps']} / pageable {ev['h2d_pageable_gbps']} "
+                    f"GB/s, D2H pinned {ev['d2h_pinned_gbps']} / pageable {ev['d2h_pageable_gbps']} GB/s",
+                )
+            )
     if result.get("elapsed_s") is not None:
         out.append(("total", f"{result['elapsed_s']:.1f} s (child process, incl. Python/torch start-up)"))
     return out
@@ -98,11 +117,17 @@ def _md_cell(s) -> str:
 
 
 def render_markdown(result: dict) -> str:
-    lines = [f"## cudadoctor smoke — {_md_cell(result.get('device'))}: **{_md_cell(str(result.get('status')).upper())}**", "",
-             "| | stage | device | time (s) | result |", "|---|---|---|---:|---|"]
+    lines = [
+        f"## cudadoctor smoke — {_md_cell(result.get('device'))}: **{_md_cell(str(result.get('status')).upper())}**",
+        "",
+        "| | stage | device | time (s) | result |",
+        "|---|---|---|---:|---|",
+    ]
     for s in result.get("stages", []):
-        lines.append(f"| {MARK.get(s['verdict'], '?')} | {_md_cell(s['name'])} | {_md_cell(s.get('device'))} | "
-                     f"{s.get('duration_s', 0):.2f} | {_md_cell(s.get('message', ''))} |")
+        lines.append(
+            f"| {MARK.get(s['verdict'], '?')} | {_md_cell(s['name'])} | {_md_cell(s.get('device'))} | "
+            f"{s.get('duration_s', 0):.2f} | {_md_cell(s.get('message', ''))} |"
+        )
     nums = _numbers(result)
     if nums:
         lines += ["", "| | |", "|---|---|"] + [f"| {_md_cell(k)} | {_md_cell(v)} |" for k, v in nums]
@@ -116,8 +141,14 @@ def render_markdown(result: dict) -> str:
             if d.get("fix"):
                 lines += ["", fence("\n".join(d["fix"]), "sh")]
         if e.get("kind") in ("crash", "timeout") and e.get("stderr_tail"):
-            lines += ["", "<details><summary>last output of the workload</summary>", "", fence(e["stderr_tail"]),
-                      "", "</details>"]
+            lines += [
+                "",
+                "<details><summary>last output of the workload</summary>",
+                "",
+                fence(e["stderr_tail"]),
+                "",
+                "</details>",
+            ]
     return "\n".join(lines) + "\n"
 
 
@@ -149,8 +180,10 @@ def _net_line(rep: dict) -> str:
 
 
 def _headline(rep: dict) -> str:
-    return (f"cudadoctor smoke --distributed ({rep.get('backend')}, {rep.get('world_size')} ranks, device "
-            f"{rep.get('device')}): {str(rep.get('status')).upper()}")
+    return (
+        f"cudadoctor smoke --distributed ({rep.get('backend')}, {rep.get('world_size')} ranks, device "
+        f"{rep.get('device')}): {str(rep.get('status')).upper()}"
+    )
 
 
 def _collective_lines(rep: dict) -> List[str]:
@@ -161,21 +194,28 @@ def _collective_lines(rep: dict) -> List[str]:
         ok = [v for v in verdicts if v and v["verdict"] == "pass"]
         if ok and len(ok) == rep.get("world_size"):
             ev = ok[0].get("evidence") or {}
-            extra = f": sum of {ev.get('contribution')} = {ev.get('expected')}" if name == "all-reduce" else \
-                f": {ev.get('elements')} elements, pattern {ev.get('pattern')}"
+            extra = (
+                f": sum of {ev.get('contribution')} = {ev.get('expected')}"
+                if name == "all-reduce"
+                else f": {ev.get('elements')} elements, pattern {ev.get('pattern')}"
+            )
             out.append(f"{what} on every rank{extra}")
     tr = rep.get("training")
     if tr:
-        out.append(f"DDP training on every rank: test accuracy {tr.get('test_accuracy', 0):.4f} (bar "
-                   f"{tr.get('accuracy_bar')}) after {tr.get('epochs')} epochs, {tr.get('steps')} steps of "
-                   f"{tr.get('batch')} over {tr.get('ranks')} ranks; replicas identical")
+        out.append(
+            f"DDP training on every rank: test accuracy {tr.get('test_accuracy', 0):.4f} (bar "
+            f"{tr.get('accuracy_bar')}) after {tr.get('epochs')} epochs, {tr.get('steps')} steps of "
+            f"{tr.get('batch')} over {tr.get('ranks')} ranks; replicas identical"
+        )
     return out
 
 
 def _bw_rows(rep: dict) -> List[List[str]]:
     bw = rep.get("bandwidth") or {}
-    return [[_size(r["bytes"]), f"{r['time_us']:.1f}", f"{r['algbw_gbps']:.3g}", f"{r['busbw_gbps']:.3g}",
-             str(r["iters"])] for r in bw.get("rows") or []]
+    return [
+        [_size(r["bytes"]), f"{r['time_us']:.1f}", f"{r['algbw_gbps']:.3g}", f"{r['busbw_gbps']:.3g}", str(r["iters"])]
+        for r in bw.get("rows") or []
+    ]
 
 
 def _failure_lines(rep: dict) -> List[str]:
@@ -201,16 +241,20 @@ def _failure_lines(rep: dict) -> List[str]:
 def job_text(rep: dict) -> str:
     lines = [_headline(rep)]
     m = rep.get("master") or {}
-    lines.append(f"  master {m.get('addr')}:{m.get('port')}, {_net_line(rep)}; launcher "
-                 f"{(rep.get('launcher') or {}).get('kind')}")
+    lines.append(
+        f"  master {m.get('addr')}:{m.get('port')}, {_net_line(rep)}; launcher {(rep.get('launcher') or {}).get('kind')}"
+    )
     env = {k: v for k, v in (rep.get("env") or {}).items() if k.startswith(ENV_PREFIXES)}
     lines.append("  " + (", ".join(f"{k}={v}" for k, v in env.items()) if env else "no NCCL_*/GLOO_* variables set"))
     lines.append("")
     lines.append("  rank  host             runs on  " + " ".join(f"{s[:9]:<9}" for s in JOB_STAGES) + "  result")
     for r in rep.get("ranks") or []:
         marks = _stage_marks(r)
-        lines.append(f"  {r.get('rank'):>4}  {str(r.get('hostname') or '?')[:16]:<16} {str(r.get('device') or '?'):<8} "
-                     + " ".join(f"{mk:<9}" for mk in marks) + f"  {r.get('status')}")
+        lines.append(
+            f"  {r.get('rank'):>4}  {str(r.get('hostname') or '?')[:16]:<16} {str(r.get('device') or '?'):<8} "
+            + " ".join(f"{mk:<9}" for mk in marks)
+            + f"  {r.get('status')}"
+        )
     coll = _collective_lines(rep)
     if coll:
         lines.append("")
@@ -218,16 +262,19 @@ def job_text(rep: dict) -> str:
     bw = rep.get("bandwidth")
     if bw:
         lines.append("")
-        lines.append(f"  all_reduce bandwidth ({bw.get('dtype')}, in place, {bw.get('world_size')} ranks; "
-                     f"busbw = algbw x {bw.get('busbw_factor')}; GB/s = 1e9 B/s; slowest rank's mean time):")
+        lines.append(
+            f"  all_reduce bandwidth ({bw.get('dtype')}, in place, {bw.get('world_size')} ranks; "
+            f"busbw = algbw x {bw.get('busbw_factor')}; GB/s = 1e9 B/s; slowest rank's mean time):"
+        )
         lines.append(f"  {'size':>8}  {'time (us)':>10}  {'algbw GB/s':>10}  {'busbw GB/s':>10}  {'iters':>5}")
         for row in _bw_rows(rep):
             lines.append(f"  {row[0]:>8}  {row[1]:>10}  {row[2]:>10}  {row[3]:>10}  {row[4]:>5}")
         lines.append(f"  note: {bw.get('note')}")
     lines += _failure_lines(rep)
     lines.append("")
-    lines.append(f"  total {rep.get('elapsed_s', 0):.1f} s on rank 0 (bounded waits: --rank-timeout "
-                 f"{rep.get('rank_timeout_s'):g} s)")
+    lines.append(
+        f"  total {rep.get('elapsed_s', 0):.1f} s on rank 0 (bounded waits: --rank-timeout {rep.get('rank_timeout_s'):g} s)"
+    )
     return "\n".join(clean(ln) for ln in lines) + "\n"  # host names, messages: untrusted text
 
 

@@ -100,7 +100,9 @@ def torch_line(fx: Facts) -> Optional[str]:
         parts.append("CPU-only build")
     cudnn = fx.int("torch.cudnn_version")
     if cudnn:
-        parts.append(f"cuDNN {cudnn // 10000 if cudnn >= 10000 else cudnn // 1000}.{(cudnn % 10000) // 100 if cudnn >= 10000 else (cudnn % 1000) // 100}.{cudnn % 100}")
+        parts.append(
+            f"cuDNN {cudnn // 10000 if cudnn >= 10000 else cudnn // 1000}.{(cudnn % 10000) // 100 if cudnn >= 10000 else (cudnn % 1000) // 100}.{cudnn % 100}"
+        )
     avail = fx.bool("torch.cuda_available")
     if avail is not None:
         parts.append(f"cuda.is_available() = {avail}")
@@ -148,8 +150,11 @@ LINES = {
 
 
 #: Words that say an area's subject is missing or broken: never beside ✓ (see coherent()).
-FAILURE_WORDS = re.compile(r"\b(?:not available|not installed|import failed|failed|crashed|timed out|not found|missing|"
-                           r"unknown|error)\b", re.I)
+FAILURE_WORDS = re.compile(
+    r"\b(?:not available|not installed|import failed|failed|crashed|timed out|not found|missing|"
+    r"unknown|error)\b",
+    re.I,
+)
 
 
 def coherent(key: str, status: str, detail: Optional[str], fx: Facts) -> str:

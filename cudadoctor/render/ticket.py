@@ -47,8 +47,10 @@ def _smoke_lines(smoke: Dict[str, Any]) -> str:
         out += ["", "| Stage | Result | Device | Time (s) | Message |", "|---|---|---|---:|---|"]
         for st in stages:
             dur = st.get("duration_s")
-            out.append(f"| {md_escape(st.get('name', '?'))} | {md_escape(st.get('verdict', '?'))} | {md_escape(st.get('device', ''))} | "
-                       f"{md_escape(f'{dur:.2f}' if isinstance(dur, (int, float)) else '')} | {md_escape(st.get('message', ''))} |")
+            out.append(
+                f"| {md_escape(st.get('name', '?'))} | {md_escape(st.get('verdict', '?'))} | {md_escape(st.get('device', ''))} | "
+                f"{md_escape(f'{dur:.2f}' if isinstance(dur, (int, float)) else '')} | {md_escape(st.get('message', ''))} |"
+            )
     err = smoke.get("error")
     if isinstance(err, dict):
         out += ["", f"Error ({md_escape(err.get('kind', '?'))}):", "", fence(str(err.get("message") or ""))]

@@ -9,8 +9,13 @@ from ..triage import dumps
 from .markdown import fence, md_code, md_escape
 
 _SEV = {"error": "✗", "warning": "!", "info": "i"}
-_ROLE = {"final": "the final error", "exception": "an earlier error", "warning": "a warning",
-         "context": "a log line", "frame": "a traceback frame"}
+_ROLE = {
+    "final": "the final error",
+    "exception": "an earlier error",
+    "warning": "a warning",
+    "context": "a log line",
+    "frame": "a traceback frame",
+}
 
 
 def _distinct(matches: List[Dict[str, Any]], n: int = 2) -> List[Dict[str, Any]]:
@@ -31,13 +36,18 @@ def render_text(res: Dict[str, Any]) -> str:
         out.append("Run `cudadoctor check --error-file FILE` on the affected machine for a full diagnosis,")
         out.append("or `cudadoctor report` to make a report for a support ticket.")
     for i, c in enumerate(cands, 1):
-        conf = c["confidence"] + (", confirmed by the facts" if c["confirmed_by_facts"] else
-                                  ", not reported by the checks on these facts" if c["confirmed_by_facts"] is False else "")
+        conf = c["confidence"] + (
+            ", confirmed by the facts"
+            if c["confirmed_by_facts"]
+            else ", not reported by the checks on these facts"
+            if c["confirmed_by_facts"] is False
+            else ""
+        )
         out.append(f"{i}. {_SEV.get(c['severity'], '?')} {c['code']}: {_clean(c['title'])}  [{conf}]")
         if c.get("root_cause_of"):
             out.append(f"     root cause: the facts show this, and it explains {c['root_cause_of']} named by the error")
         for m in _distinct(c["matches"]):
-            out.append(f"     matched: \"{_clean(m['text'])}\" (line {m['line']}, {_ROLE.get(m['role'], m['role'])})")
+            out.append(f'     matched: "{_clean(m["text"])}" (line {m["line"]}, {_ROLE.get(m["role"], m["role"])})')
         fix = c["fix"]
         if fix["commands"]:
             out.append("     fix: " + _clean(fix["commands"][0]))
@@ -71,8 +81,13 @@ def render_markdown(res: Dict[str, Any]) -> str:
     if not cands:
         out += ["No known error signature matched this text.", ""]
     for i, c in enumerate(cands, 1):
-        conf = c["confidence"] + (", confirmed by the facts" if c["confirmed_by_facts"] else
-                                  ", not reported by the checks on these facts" if c["confirmed_by_facts"] is False else "")
+        conf = c["confidence"] + (
+            ", confirmed by the facts"
+            if c["confirmed_by_facts"]
+            else ", not reported by the checks on these facts"
+            if c["confirmed_by_facts"] is False
+            else ""
+        )
         out += [f"### {i}. `{c['code']}` ({c['severity']}): {md_escape(c['title'])}", "", f"Confidence: {md_escape(conf)}.", ""]
         if c.get("root_cause_of"):
             out += [f"Root cause: the facts show this, and it explains `{c['root_cause_of']}` named by the error.", ""]

@@ -4,6 +4,7 @@ STANDALONE (standard library; torch and torchvision passed in by the caller): lo
 workload children (workload.py, dist_workload.py), which may run under another interpreter than
 cudadoctor's. Network is used only by :func:`download_mnist` (--download).
 """
+
 import gzip
 import hashlib
 import os
@@ -36,7 +37,6 @@ MNIST_MIRRORS = (
     "https://ossci-datasets.s3.amazonaws.com/mnist/",
     "http://yann.lecun.com/exdb/mnist/",
 )
-
 
 
 class DataError(Exception):
@@ -92,9 +92,11 @@ def _parse_idx_header(buf, path):
         raise DataError("data-corrupt", f"{path}: file too short for an IDX header ({len(buf)} bytes)", path=path)
     zero, code, ndim = buf[0] << 8 | buf[1], buf[2], buf[3]
     if zero != 0 or code not in IDX_TYPES or not 1 <= ndim <= 8:
-        raise DataError("data-corrupt",
-                        f"{path}: not an IDX file (magic bytes {bytes(buf[:4]).hex()}; expected 0000 + type code "
-                        f"+ number of dimensions)", path=path)
+        raise DataError(
+            "data-corrupt",
+            f"{path}: not an IDX file (magic bytes {bytes(buf[:4]).hex()}; expected 0000 + type code + number of dimensions)",
+            path=path,
+        )
     hdr = 4 + 4 * ndim
     if len(buf) < hdr:
         raise DataError("data-corrupt", f"{path}: truncated IDX header ({len(buf)} of {hdr} bytes)", path=path)
@@ -113,23 +115,28 @@ def read_idx(path):
             with open(path, "rb") as f:
                 buf = f.read()
     except FileNotFoundError:
-        raise DataError("data-missing", f"{path}: no such file", path=path)
+        raise DataError("data-missing", f"{path}: no such file", path=path) from None
     except (EOFError, OSError, zlib.error) as e:  # gzip.BadGzipFile is an OSError
-        raise DataError("data-corrupt", f"{path}: cannot decompress/read ({type(e).__name__}: {e}); "
-                        "the file is truncated or damaged", path=path)
+        raise DataError(
+            "data-corrupt",
+            f"{path}: cannot decompress/read ({type(e).__name__}: {e}); the file is truncated or damaged",
+            path=path,
+        ) from e
     (fmt, size, name), shape, hdr = _parse_idx_header(buf, path)
     count = 1
     for d in shape:
         count *= d
     want = hdr + count * size
     if len(buf) < want:
-        raise DataError("data-corrupt",
-                        f"{path}: truncated: header says shape {list(shape)} ({want} bytes) but the file has "
-                        f"{len(buf)} bytes", path=path)
+        raise DataError(
+            "data-corrupt",
+            f"{path}: truncated: header says shape {list(shape)} ({want} bytes) but the file has {len(buf)} bytes",
+            path=path,
+        )
     if len(buf) > want:
-        raise DataError("data-corrupt",
-                        f"{path}: {len(buf) - want} unexpected trailing bytes after the {list(shape)} array",
-                        path=path)
+        raise DataError(
+            "data-corrupt", f"{path}: {len(buf) - want} unexpected trailing bytes after the {list(shape)} array", path=path
+        )
     return IdxArray(tuple(shape), name, memoryview(buf)[hdr:], path)
 
 
@@ -144,11 +151,13 @@ def check_idx_header(path):
     want = hdr + count * size
     have = os.path.getsize(path)
     if have != want:
-        raise DataError("data-corrupt",
-                        f"{path}: {'truncated' if have < want else 'oversized'}: header says shape {list(shape)} "
-                        f"({want} bytes) but the file has {have} bytes", path=path)
+        raise DataError(
+            "data-corrupt",
+            f"{path}: {'truncated' if have < want else 'oversized'}: header says shape {list(shape)} "
+            f"({want} bytes) but the file has {have} bytes",
+            path=path,
+        )
     return shape
-
 
 
 def default_roots():
@@ -158,8 +167,13 @@ def default_roots():
         roots.append(env)
     home = os.path.expanduser("~")
     xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(home, ".cache")
-    roots += [os.path.join(os.getcwd(), "data"), os.path.join(home, "data"), os.path.join(home, "datasets"),
-              os.path.join(xdg, "cudadoctor", "data"), os.path.join(home, ".torch", "datasets")]
+    roots += [
+        os.path.join(os.getcwd(), "data"),
+        os.path.join(home, "data"),
+        os.path.join(home, "datasets"),
+        os.path.join(xdg, "cudadoctor", "data"),
+        os.path.join(home, ".torch", "datasets"),
+    ]
     out = []
     for r in roots:
         r = os.path.abspath(r)
@@ -192,8 +206,13 @@ def locate_mnist(data_dir=None):
     roots = [os.path.abspath(os.path.expanduser(data_dir))] if data_dir else default_roots()
     looked, partial = [], []
     for root in roots:
-        for d in (os.path.join(root, "MNIST", "raw"), os.path.join(root, "mnist", "raw"),
-                  os.path.join(root, "MNIST"), os.path.join(root, "raw"), root):
+        for d in (
+            os.path.join(root, "MNIST", "raw"),
+            os.path.join(root, "mnist", "raw"),
+            os.path.join(root, "MNIST"),
+            os.path.join(root, "raw"),
+            root,
+        ):
             looked.append(d)
             if not os.path.isdir(d):
                 continue
@@ -204,13 +223,16 @@ def locate_mnist(data_dir=None):
                 missing = [MNIST_FILES[k] for k in MNIST_FILES if k not in found]
                 partial.append(f"{d} has only {len(found)} of 4 files (missing: {', '.join(missing)})")
     where = "--data-dir " + roots[0] if data_dir else "the usual places"
-    msg = (f"MNIST not found in {where}. Looked in:\n  " + "\n  ".join(looked)
-           + ("\n" + "\n".join(partial) if partial else "")
-           + "\nFix it either way:\n"
-           "  1. point to an existing copy:  --data-dir DIR  (DIR/MNIST/raw/train-images-idx3-ubyte[.gz] ..., "
-           "the torchvision layout)\n"
-           f"  2. download it (network):     --download  (into {download_root(data_dir)})\n"
-           "  (or --synthetic to verify the GPU on generated data without MNIST)")
+    msg = (
+        f"MNIST not found in {where}. Looked in:\n  "
+        + "\n  ".join(looked)
+        + ("\n" + "\n".join(partial) if partial else "")
+        + "\nFix it either way:\n"
+        "  1. point to an existing copy:  --data-dir DIR  (DIR/MNIST/raw/train-images-idx3-ubyte[.gz] ..., "
+        "the torchvision layout)\n"
+        f"  2. download it (network):     --download  (into {download_root(data_dir)})\n"
+        "  (or --synthetic to verify the GPU on generated data without MNIST)"
+    )
     raise DataError("data-missing", msg, looked_in=looked)
 
 
@@ -220,6 +242,7 @@ def download_mnist(root):
     raw = os.path.join(root, "MNIST", "raw")
     os.makedirs(raw, exist_ok=True)
     import urllib.request
+
     for name, md5 in MNIST_GZ_MD5.items():
         dest = os.path.join(raw, name)
         if os.path.isfile(dest) and _md5(dest) == md5:
@@ -254,6 +277,7 @@ def torchvision_status():
     try:
         import torchvision
         import torchvision.datasets  # noqa: F401
+
         return torchvision, "ok"
     except ModuleNotFoundError as e:
         if e.name == "torchvision":
@@ -279,11 +303,11 @@ def load_mnist(torch, files):
     xtr, ytr, xte, yte = arrays
     for imgs, labels, ik, lk in ((xtr, ytr, "train_images", "train_labels"), (xte, yte, "test_images", "test_labels")):
         if imgs.dim() != 3 or tuple(imgs.shape[1:]) != (28, 28):
-            raise DataError("data-corrupt", f"{files[ik]}: expected N x 28 x 28 images, found {list(imgs.shape)}",
-                            path=files[ik])
+            raise DataError("data-corrupt", f"{files[ik]}: expected N x 28 x 28 images, found {list(imgs.shape)}", path=files[ik])
         if labels.dim() != 1 or labels.shape[0] != imgs.shape[0]:
-            raise DataError("data-corrupt", f"{files[lk]}: {list(labels.shape)} labels for {imgs.shape[0]} images",
-                            path=files[lk])
+            raise DataError(
+                "data-corrupt", f"{files[lk]}: {list(labels.shape)} labels for {imgs.shape[0]} images", path=files[lk]
+            )
         lo, hi = int(labels.min()), int(labels.max())
         if lo < 0 or hi > 9:
             raise DataError("data-corrupt", f"{files[lk]}: label values {lo}..{hi} outside 0..9", path=files[lk])
@@ -297,8 +321,13 @@ def load_mnist(torch, files):
 
 # Seven-segment "digits": learnable, digit-like, no data needed.
 _SEGMENTS = {  # (row0, row1, col0, col1) on a 28x28 canvas, inclusive-exclusive
-    "a": (4, 7, 8, 20), "b": (4, 14, 17, 20), "c": (13, 24, 17, 20), "d": (21, 24, 8, 20),
-    "e": (13, 24, 8, 11), "f": (4, 14, 8, 11), "g": (12, 15, 8, 20),
+    "a": (4, 7, 8, 20),
+    "b": (4, 14, 17, 20),
+    "c": (13, 24, 17, 20),
+    "d": (21, 24, 8, 20),
+    "e": (13, 24, 8, 11),
+    "f": (4, 14, 8, 11),
+    "g": (12, 15, 8, 20),
 }
 _DIGIT_SEGMENTS = ["abcdef", "bc", "abged", "abgcd", "fgbc", "afgcd", "afgedc", "abc", "abcdefg", "abcdfg"]
 
@@ -323,14 +352,18 @@ def synthetic_digits(torch, n, seed):
     return (imgs.clamp(0, 1) * 255).round().to(torch.uint8), labels
 
 
-
-
 def locate(cfg, info):
     """Before torch is imported, so that a missing data set fails fast: where the data is, into ``info``
     (the result's data block). Raises DataError."""
     if cfg.get("synthetic"):
-        info.update({"source": "synthetic", "path": None, "accuracy_bar": ACCURACY_BAR_SYNTHETIC,
-                     "description": "seven-segment digits 0-9, random shift +-4 px, stroke intensity, noise"})
+        info.update(
+            {
+                "source": "synthetic",
+                "path": None,
+                "accuracy_bar": ACCURACY_BAR_SYNTHETIC,
+                "description": "seven-segment digits 0-9, random shift +-4 px, stroke intensity, noise",
+            }
+        )
     elif cfg.get("download"):
         info["downloaded_to"] = download_root(cfg.get("data_dir"))
     else:

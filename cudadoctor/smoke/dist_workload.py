@@ -11,6 +11,7 @@ goes to the store (progress/<rank>), so that rank 0 can name a rank that never j
 thread ends this process, after recording why, when a collective outlives the rank timeout or when
 another rank failed (the store's ``abort``): no rank waits for a dead peer.
 """
+
 import argparse
 import importlib.util
 import json
@@ -29,7 +30,7 @@ if wl is None:
     _spec.loader.exec_module(wl)
 kit, data = wl.kit, wl.data
 STAGES = ("device", "init", "all-reduce", "broadcast", "training", "bandwidth")
-WATCHDOG_GRACE_S = 10.0   # the process group's own timeout fires first; this catches what ignores it
+WATCHDOG_GRACE_S = 10.0  # the process group's own timeout fires first; this catches what ignores it
 KIB, MIB = 1024, 1024 * 1024
 
 
@@ -83,8 +84,13 @@ class Watchdog(threading.Thread):
             abort = None if expired else self.ds.abort_from_other()
             if expired or abort:
                 try:
-                    self.ds.stop(*(("timeout", f"{what} did not return within {seconds:g} s (watchdog)") if expired
-                                   else ("aborted", f"rank {abort.get('rank')} failed: {abort.get('reason')}")))
+                    self.ds.stop(
+                        *(
+                            ("timeout", f"{what} did not return within {seconds:g} s (watchdog)")
+                            if expired
+                            else ("aborted", f"rank {abort.get('rank')} failed: {abort.get('reason')}")
+                        )
+                    )
                 finally:
                     os._exit(4)
 
@@ -126,11 +132,24 @@ class DistSmoke:
         cur = self.rec.r.get("current") or {}
         name = cur.get("name") or "?"
         started = cur.get("started_unix") or time.time()
-        self.rec.r["stages"].append({
-            "name": name, "device": cur.get("device"), "verdict": "fail", "duration_s": round(time.time() - started, 4),
-            "message": f"stopped in stage '{name}': {message}", "evidence": {"watchdog": kind}})
-        self.rec.r.update({"current": None, "state": "finished", "status": "fail",
-                           "error": {"kind": kind, "message": f"stopped in stage '{name}': {message}", "stage": name}})
+        self.rec.r["stages"].append(
+            {
+                "name": name,
+                "device": cur.get("device"),
+                "verdict": "fail",
+                "duration_s": round(time.time() - started, 4),
+                "message": f"stopped in stage '{name}': {message}",
+                "evidence": {"watchdog": kind},
+            }
+        )
+        self.rec.r.update(
+            {
+                "current": None,
+                "state": "finished",
+                "status": "fail",
+                "error": {"kind": kind, "message": f"stopped in stage '{name}': {message}", "stage": name},
+            }
+        )
         self.rec.save()
         import faulthandler
 
@@ -174,25 +193,40 @@ class DistSmoke:
     def st_init(self):
         torch, dist = self.torch, self.dist
         backend = self.cfg["backend"]
-        ev = {"backend": backend, "gloo_available": dist.is_gloo_available(),
-              "nccl_available": dist.is_nccl_available(), "timeout_s": self.timeout}
+        ev = {
+            "backend": backend,
+            "gloo_available": dist.is_gloo_available(),
+            "nccl_available": dist.is_nccl_available(),
+            "timeout_s": self.timeout,
+        }
         if backend == "nccl":
             try:
                 ev["nccl_version"] = ".".join(str(x) for x in torch.cuda.nccl.version())
             except Exception as e:
                 ev["nccl_version"] = f"unknown ({type(e).__name__})"
         if not ev[f"{backend}_available"]:
-            raise kit.Fail(f"torch {torch.__version__} was built without {backend.upper()} support "
-                           f"(torch.distributed.is_{backend}_available() is False)", ev)
+            raise kit.Fail(
+                f"torch {torch.__version__} was built without {backend.upper()} support "
+                f"(torch.distributed.is_{backend}_available() is False)",
+                ev,
+            )
         kw = {"device_id": self.dev} if backend == "nccl" else {}
         t0 = time.perf_counter()
-        self.collective("init", dist.init_process_group, backend=backend, store=dist.PrefixStore("pg/", self.store),
-                        rank=self.rank, world_size=self.world, timeout=timedelta(seconds=self.timeout), **kw)
-        ev.update({"init_s": round(time.perf_counter() - t0, 3), "world_size": dist.get_world_size(),
-                   "rank": dist.get_rank()})
+        self.collective(
+            "init",
+            dist.init_process_group,
+            backend=backend,
+            store=dist.PrefixStore("pg/", self.store),
+            rank=self.rank,
+            world_size=self.world,
+            timeout=timedelta(seconds=self.timeout),
+            **kw,
+        )
+        ev.update({"init_s": round(time.perf_counter() - t0, 3), "world_size": dist.get_world_size(), "rank": dist.get_rank()})
         if ev["world_size"] != self.world or ev["rank"] != self.rank:
-            raise kit.Fail(f"process group says rank {ev['rank']} of {ev['world_size']}, launcher said "
-                           f"{self.rank} of {self.world}", ev)
+            raise kit.Fail(
+                f"process group says rank {ev['rank']} of {ev['world_size']}, launcher said {self.rank} of {self.world}", ev
+            )
         return "pass", f"{backend} process group of {self.world} ranks in {ev['init_s']:.2f} s", ev
 
     def _pattern(self, numel, contribution):
@@ -206,8 +240,14 @@ class DistSmoke:
             contribution += 1  # test hook: this rank contributes a wrong value
         expected_sum = n * (n + 1) // 2
         sizes = [256, (4 * MIB) // 4 + 3]  # 1 KiB, and 4 MiB + 3 elements (several chunks, ragged end)
-        ev = {"op": "all_reduce(SUM)", "dtype": "float32", "contribution": "(rank+1)*(1 + i%7)",
-              "expected": f"{expected_sum}*(1 + i%7)", "sizes_elements": sizes, "checks": []}
+        ev = {
+            "op": "all_reduce(SUM)",
+            "dtype": "float32",
+            "contribution": "(rank+1)*(1 + i%7)",
+            "expected": f"{expected_sum}*(1 + i%7)",
+            "sizes_elements": sizes,
+            "checks": [],
+        }
         for numel in sizes:
             x = self._pattern(numel, contribution).to(self.dev)
             self.collective(f"all-reduce {numel * 4} B", dist.all_reduce, x, op=dist.ReduceOp.SUM)
@@ -216,11 +256,17 @@ class DistSmoke:
             ev["checks"].append(chk)
             if not chk["exact"]:
                 j = chk["first_wrong_index"]
-                raise kit.Fail(f"all_reduce of {numel} float32 is WRONG on rank {self.rank}: element {j} is "
-                               f"{chk['got']:g}, expected {chk['expected']:g} (sum of (rank+1)*{j % 7 + 1} over "
-                               f"{n} ranks); {chk['wrong_elements']} of {numel} elements wrong", ev)
-        return "pass", (f"sum over {n} ranks exact on rank {self.rank} ({len(sizes)} sizes, "
-                        f"element 0 = {expected_sum} = n(n+1)/2)"), ev
+                raise kit.Fail(
+                    f"all_reduce of {numel} float32 is WRONG on rank {self.rank}: element {j} is "
+                    f"{chk['got']:g}, expected {chk['expected']:g} (sum of (rank+1)*{j % 7 + 1} over "
+                    f"{n} ranks); {chk['wrong_elements']} of {numel} elements wrong",
+                    ev,
+                )
+        return (
+            "pass",
+            (f"sum over {n} ranks exact on rank {self.rank} ({len(sizes)} sizes, element 0 = {expected_sum} = n(n+1)/2)"),
+            ev,
+        )
 
     def st_broadcast(self):
         torch, dist = self.torch, self.dist
@@ -232,9 +278,12 @@ class DistSmoke:
         self.sync()
         ev = dict(_compare(x.cpu(), want), op="broadcast(src=0)", dtype="float32", pattern="(i * 2654435761) % 65521")
         if not ev["exact"]:
-            raise kit.Fail(f"broadcast from rank 0 is WRONG on rank {self.rank}: element {ev['first_wrong_index']} is "
-                           f"{ev['got']:g}, expected {ev['expected']:g}; {ev['wrong_elements']} of {numel} elements "
-                           "wrong", ev)
+            raise kit.Fail(
+                f"broadcast from rank 0 is WRONG on rank {self.rank}: element {ev['first_wrong_index']} is "
+                f"{ev['got']:g}, expected {ev['expected']:g}; {ev['wrong_elements']} of {numel} elements "
+                "wrong",
+                ev,
+            )
         return "pass", f"{numel} elements from rank 0 received exactly on rank {self.rank}", ev
 
     def _fingerprints(self, model):
@@ -263,16 +312,32 @@ class DistSmoke:
         self.progress("training", "calling")
         ddp = DDP(kit.mlp(torch.nn).to(self.dev), device_ids=[self.dev.index] if self.dev.type == "cuda" else None)
         t_fit = time.perf_counter()
-        ev = kit.fit(torch, ddp, tensors, bar, self.cfg.get("epochs") or kit.DEFAULT_MAX_EPOCHS,
-                     shard=(self.rank, self.world), all_reduce=dist.all_reduce)
+        ev = kit.fit(
+            torch,
+            ddp,
+            tensors,
+            bar,
+            self.cfg.get("epochs") or kit.DEFAULT_MAX_EPOCHS,
+            shard=(self.rank, self.world),
+            all_reduce=dist.all_reduce,
+        )
         self.progress("training", "done")
         fps = self._fingerprints(ddp.module)
-        ev.update({"setup_s": round(t_fit - t0, 3), "ranks": self.world, "per_rank_batch": len(range(self.rank, kit.BATCH, self.world)),
-                   "replicas_identical": all(f == fps[0] for f in fps)})
+        ev.update(
+            {
+                "setup_s": round(t_fit - t0, 3),
+                "ranks": self.world,
+                "per_rank_batch": len(range(self.rank, kit.BATCH, self.world)),
+                "replicas_identical": all(f == fps[0] for f in fps),
+            }
+        )
         if not ev["replicas_identical"]:
             odd = [r for r, f in enumerate(fps) if f != fps[0]]
-            raise kit.Fail(f"replicas diverged after {ev['steps']} DDP steps (rank(s) {odd} differ from rank 0): "
-                           "gradients were not averaged the same everywhere", ev)
+            raise kit.Fail(
+                f"replicas diverged after {ev['steps']} DDP steps (rank(s) {odd} differ from rank 0): "
+                "gradients were not averaged the same everywhere",
+                ev,
+            )
         what = "synthetic seven-segment digits" if self.cfg.get("synthetic") else "MNIST"
         verdict, message, ev = kit.judge(ev, f"{what} on {self.world} ranks (DDP)")
         return verdict, message + ", replicas identical", ev
@@ -311,19 +376,43 @@ class DistSmoke:
             self.collective(f"bandwidth {nbytes} B barrier", dist.barrier)
             dt, t = self._timed(x, nbytes, iters)
             algbw = nbytes / t / 1e9
-            rows.append({"bytes": nbytes, "elements": nbytes // 4, "warmup": warm, "iters": iters,
-                         "time_us": round(t * 1e6, 2), "rank_time_us": round(dt * 1e6, 2),
-                         "algbw_gbps": _sig(algbw), "busbw_gbps": _sig(algbw * busbw_factor(n))})
+            rows.append(
+                {
+                    "bytes": nbytes,
+                    "elements": nbytes // 4,
+                    "warmup": warm,
+                    "iters": iters,
+                    "time_us": round(t * 1e6, 2),
+                    "rank_time_us": round(dt * 1e6, 2),
+                    "algbw_gbps": _sig(algbw),
+                    "busbw_gbps": _sig(algbw * busbw_factor(n)),
+                }
+            )
         if not bool((buf == 0).all()):
             raise kit.Fail("the zero-filled sweep buffer is not zero after the sweep", {"rows": rows})
         best = max(rows, key=lambda r: r["busbw_gbps"])
-        ev = {"op": "all_reduce(SUM), in place", "dtype": "float32", "world_size": n,
-              "busbw_factor": round(busbw_factor(n), 6), "unit": "GB/s = 1e9 bytes/s",
-              "time": "mean per operation of the timed iterations, slowest rank (max over ranks)",
-              "rows": rows, "peak_busbw_gbps": best["busbw_gbps"], "peak_at_bytes": best["bytes"],
-              "busbw_gbps": rows[-1]["busbw_gbps"], "algbw_gbps": rows[-1]["algbw_gbps"], "bytes": rows[-1]["bytes"]}
-        return "pass", (f"{len(rows)} sizes {_size(sizes[0])}..{_size(sizes[-1])}; peak busbw "
-                        f"{best['busbw_gbps']:.3g} GB/s at {_size(best['bytes'])}"), ev
+        ev = {
+            "op": "all_reduce(SUM), in place",
+            "dtype": "float32",
+            "world_size": n,
+            "busbw_factor": round(busbw_factor(n), 6),
+            "unit": "GB/s = 1e9 bytes/s",
+            "time": "mean per operation of the timed iterations, slowest rank (max over ranks)",
+            "rows": rows,
+            "peak_busbw_gbps": best["busbw_gbps"],
+            "peak_at_bytes": best["bytes"],
+            "busbw_gbps": rows[-1]["busbw_gbps"],
+            "algbw_gbps": rows[-1]["algbw_gbps"],
+            "bytes": rows[-1]["bytes"],
+        }
+        return (
+            "pass",
+            (
+                f"{len(rows)} sizes {_size(sizes[0])}..{_size(sizes[-1])}; peak busbw "
+                f"{best['busbw_gbps']:.3g} GB/s at {_size(best['bytes'])}"
+            ),
+            ev,
+        )
 
 
 def _compare(got, want):
@@ -351,11 +440,14 @@ def _size(b):
 def _connect(ds, cfg, dist):
     """The job's store (the parent already checked in to it); a failure is a failure of this rank."""
     try:
-        ds.store = dist.PrefixStore(cfg["prefix"], dist.TCPStore(
-            cfg["master_addr"], int(cfg["master_port"]), None, False, timedelta(seconds=ds.timeout)))
+        ds.store = dist.PrefixStore(
+            cfg["prefix"], dist.TCPStore(cfg["master_addr"], int(cfg["master_port"]), None, False, timedelta(seconds=ds.timeout))
+        )
     except Exception as e:
-        ds.rec.r["error"] = {"kind": "store", "message": f"cannot reach the store at {cfg['master_addr']}:"
-                                                         f"{cfg['master_port']}: {type(e).__name__}: {e}"}
+        ds.rec.r["error"] = {
+            "kind": "store",
+            "message": f"cannot reach the store at {cfg['master_addr']}:{cfg['master_port']}: {type(e).__name__}: {e}",
+        }
 
 
 def main(argv=None):
@@ -367,8 +459,12 @@ def main(argv=None):
     rec = kit.Recorder(args.out, cfg.get("device"))
     rec.r.update({"rank": cfg["rank"], "progress": None})
     kit.child_setup(cfg)
-    rec.r["env"] = {"python": sys.version.split()[0], "executable": sys.executable, "pid": os.getpid(),
-                    "hostname": socket.gethostname()}
+    rec.r["env"] = {
+        "python": sys.version.split()[0],
+        "executable": sys.executable,
+        "pid": os.getpid(),
+        "hostname": socket.gethostname(),
+    }
     ds = DistSmoke(cfg, rec)
     rec.r["plan"] = [[s, ds.device_name] for s in STAGES]
     try:
@@ -385,8 +481,14 @@ def main(argv=None):
         torch.set_num_threads(int(cfg["threads"]))
     _connect(ds, cfg, dist)
     ds.watchdog.start()
-    fns = {"device": ds.st_device, "init": ds.st_init, "all-reduce": ds.st_all_reduce,
-           "broadcast": ds.st_broadcast, "training": ds.st_training, "bandwidth": ds.st_bandwidth}
+    fns = {
+        "device": ds.st_device,
+        "init": ds.st_init,
+        "all-reduce": ds.st_all_reduce,
+        "broadcast": ds.st_broadcast,
+        "training": ds.st_training,
+        "bandwidth": ds.st_bandwidth,
+    }
     # Collectives must be called in the same order on every rank: after a failed stage this rank stops
     # (and its parent tells the others) instead of pairing its next collective with another stage's.
     for i, name in enumerate(STAGES):
@@ -394,7 +496,7 @@ def main(argv=None):
             rec.skip_rest(STAGES[i:], ds.device_name, "not run: the store is unreachable")
             break
         if kit.run_stage(rec, name, ds.device_name, fns[name], ds.rank) == "fail":
-            rec.skip_rest(STAGES[i + 1:], ds.device_name, f"not run: stage '{name}' did not pass on this rank")
+            rec.skip_rest(STAGES[i + 1 :], ds.device_name, f"not run: stage '{name}' did not pass on this rank")
             break
     if dist.is_initialized():
         try:

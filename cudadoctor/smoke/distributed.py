@@ -6,6 +6,7 @@ stage of this rank), posts its row, and tells the others to stop (``abort``) whe
 waits at most --rank-timeout for every row and makes the report (job.combine). docs/smoke.md has the
 protocol. Only the store comes from torch here (no CUDA, no collectives).
 """
+
 from __future__ import annotations
 
 import json
@@ -32,11 +33,28 @@ DEFAULT_PORT = 29500
 POLL_S = 0.1
 KIB, MIB = 1024, 1024 * 1024
 
-LAUNCH_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK", "GROUP_WORLD_SIZE",
-               "ROLE_RANK", "ROLE_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "TORCHELASTIC_RUN_ID",
-               "TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_MAX_RESTARTS", "TORCHELASTIC_USE_AGENT_STORE",
-               "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_JOB_ID", "CUDA_VISIBLE_DEVICES",
-               "OMP_NUM_THREADS")
+LAUNCH_VARS = (
+    "RANK",
+    "WORLD_SIZE",
+    "LOCAL_RANK",
+    "LOCAL_WORLD_SIZE",
+    "GROUP_RANK",
+    "GROUP_WORLD_SIZE",
+    "ROLE_RANK",
+    "ROLE_WORLD_SIZE",
+    "MASTER_ADDR",
+    "MASTER_PORT",
+    "TORCHELASTIC_RUN_ID",
+    "TORCHELASTIC_RESTART_COUNT",
+    "TORCHELASTIC_MAX_RESTARTS",
+    "TORCHELASTIC_USE_AGENT_STORE",
+    "SLURM_PROCID",
+    "SLURM_NTASKS",
+    "SLURM_LOCALID",
+    "SLURM_JOB_ID",
+    "CUDA_VISIBLE_DEVICES",
+    "OMP_NUM_THREADS",
+)
 ENV_PREFIXES = ("NCCL_", "TORCH_NCCL_", "GLOO_", "TORCH_DISTRIBUTED_", "TP_SOCKET_IFNAME", "UCX_", "FI_")
 
 RUN_HINT = "torchrun --standalone --nproc-per-node N -m cudadoctor smoke --distributed"
@@ -47,6 +65,7 @@ class LaunchError(Exception):
 
 
 # -- Where this rank stands: the one launch parser (torchrun's variables, else Slurm's)
+
 
 def _int(env: Mapping[str, str], *names: str) -> Optional[int]:
     for n in names:
@@ -65,8 +84,10 @@ def launch_info(environ: Mapping[str, str]) -> Dict[str, Any]:
     SLURM_LOCALID; MASTER_ADDR must then be exported by the job script). LaunchError if unusable."""
     rank, world = _int(environ, "RANK", "SLURM_PROCID"), _int(environ, "WORLD_SIZE", "SLURM_NTASKS")
     if rank is None or world is None:
-        raise LaunchError("--distributed runs as one rank of a launch: RANK/WORLD_SIZE (or SLURM_PROCID/"
-                          f"SLURM_NTASKS) are not set. Start it with: {RUN_HINT} (or srun)")
+        raise LaunchError(
+            "--distributed runs as one rank of a launch: RANK/WORLD_SIZE (or SLURM_PROCID/"
+            f"SLURM_NTASKS) are not set. Start it with: {RUN_HINT} (or srun)"
+        )
     local = _int(environ, "LOCAL_RANK", "SLURM_LOCALID")
     if local is None and world != 1:
         raise LaunchError("LOCAL_RANK (or SLURM_LOCALID) is not set: which GPU is this rank's?")
@@ -74,26 +95,38 @@ def launch_info(environ: Mapping[str, str]) -> Dict[str, Any]:
         raise LaunchError(f"RANK={rank} is not in 0..WORLD_SIZE-1 (WORLD_SIZE={world})")
     addr = (environ.get("MASTER_ADDR") or "").strip() or ("127.0.0.1" if world == 1 else "")
     if not addr:
-        raise LaunchError("MASTER_ADDR is not set: under srun export it in the job script, e.g. "
-                          "export MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n1)")
+        raise LaunchError(
+            "MASTER_ADDR is not set: under srun export it in the job script, e.g. "
+            'export MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n1)'
+        )
     port = _int(environ, "MASTER_PORT")
     port = DEFAULT_PORT if port is None else port
     if not 0 < port < 65536:
         raise LaunchError(f"MASTER_PORT={port} is not a TCP port")
     torchrun = bool(environ.get("TORCHELASTIC_RUN_ID"))
-    return {"rank": rank, "world_size": world, "local_rank": local or 0, "master_addr": addr, "master_port": port,
-            "agent_store": environ.get("TORCHELASTIC_USE_AGENT_STORE") == "True",
-            "run_id": environ.get("TORCHELASTIC_RUN_ID") or environ.get("SLURM_JOB_ID") or "none",
-            "attempt": environ.get("TORCHELASTIC_RESTART_COUNT") or "0",
-            "launcher": "torchrun" if torchrun else "slurm" if environ.get("SLURM_PROCID") else "environment variables"}
+    return {
+        "rank": rank,
+        "world_size": world,
+        "local_rank": local or 0,
+        "master_addr": addr,
+        "master_port": port,
+        "agent_store": environ.get("TORCHELASTIC_USE_AGENT_STORE") == "True",
+        "run_id": environ.get("TORCHELASTIC_RUN_ID") or environ.get("SLURM_JOB_ID") or "none",
+        "attempt": environ.get("TORCHELASTIC_RESTART_COUNT") or "0",
+        "launcher": "torchrun" if torchrun else "slurm" if environ.get("SLURM_PROCID") else "environment variables",
+    }
 
 
 # -- Network interface, NCCL/Gloo variables (pure or stdlib); the store
 
+
 def relevant_env(environ) -> Dict[str, str]:
     """NCCL_*, TORCH_NCCL_*, GLOO_* ... and the launcher's variables (secret-looking names dropped)."""
-    return {k: scrub_value(str(environ[k])[:1024]) for k in sorted(environ)
-            if not SECRET_NAME.search(k) and (k in LAUNCH_VARS or k.startswith(ENV_PREFIXES))}
+    return {
+        k: scrub_value(str(environ[k])[:1024])
+        for k in sorted(environ)
+        if not SECRET_NAME.search(k) and (k in LAUNCH_VARS or k.startswith(ENV_PREFIXES))
+    }
 
 
 class Store:
@@ -102,9 +135,17 @@ class Store:
 
         self.prefix = f"cudadoctor-smoke/{info['run_id']}/{info['attempt']}/"
         self.hosting = info["rank"] == 0 and not info["agent_store"]  # under srun rank 0 hosts it
-        self.s = PrefixStore(self.prefix, TCPStore(info["master_addr"], info["master_port"], info["world_size"]
-                                                   if self.hosting else None, self.hosting,
-                                                   timedelta(seconds=timeout_s), wait_for_workers=False))
+        self.s = PrefixStore(
+            self.prefix,
+            TCPStore(
+                info["master_addr"],
+                info["master_port"],
+                info["world_size"] if self.hosting else None,
+                self.hosting,
+                timedelta(seconds=timeout_s),
+                wait_for_workers=False,
+            ),
+        )
 
     def set(self, key: str, value: Any) -> None:
         self.s.set(key, json.dumps(value, default=str))
@@ -128,6 +169,7 @@ class Store:
 
 
 # -- One rank
+
 
 class Terminated(BaseException):
     """SIGTERM (the launcher ending the job). A BaseException so that no `except Exception` around a store
@@ -195,9 +237,18 @@ class Rank:
             time.sleep(POLL_S)
 
     def _row(self, status, stages, error, **extra) -> Dict[str, Any]:
-        row = {"rank": self.r, "local_rank": self.info["local_rank"], "hostname": self.hostname, "pid": os.getpid(),
-               "device": self.device_name, "status": status, "stages": stages, "error": error, "network": self.net,
-               "elapsed_s": round(time.monotonic() - self.t0, 3)}
+        row = {
+            "rank": self.r,
+            "local_rank": self.info["local_rank"],
+            "hostname": self.hostname,
+            "pid": os.getpid(),
+            "device": self.device_name,
+            "status": status,
+            "stages": stages,
+            "error": error,
+            "network": self.net,
+            "elapsed_s": round(time.monotonic() - self.t0, 3),
+        }
         row.update(extra)
         return row
 
@@ -205,28 +256,45 @@ class Rank:
         """Connect and check in; on failure, a failed row."""
         try:
             self.store = Store(self.info, self.T)
-            self.store.set(f"arrived/{self.r}", {"hostname": self.hostname, "pid": os.getpid(), "t": time.time(),
-                                                 "local_rank": self.info["local_rank"]})
+            self.store.set(
+                f"arrived/{self.r}",
+                {"hostname": self.hostname, "pid": os.getpid(), "t": time.time(), "local_rank": self.info["local_rank"]},
+            )
             return None
         except Terminated:
             raise
         except Exception as e:
             text = str(e).strip()
-            msg = (f"cannot reach the job's store at {self.info['master_addr']}:{self.info['master_port']} within "
-                   f"{self.T:g} s: {type(e).__name__}: {text.splitlines()[0] if text else ''}")
+            msg = (
+                f"cannot reach the job's store at {self.info['master_addr']}:{self.info['master_port']} within "
+                f"{self.T:g} s: {type(e).__name__}: {text.splitlines()[0] if text else ''}"
+            )
             return self._row("fail", [], {"kind": "store", "message": msg})
 
     def child(self) -> dict:
         """Run dist_workload.py under the watchdog (its own timeout; SIGTERM from the launcher). A failed or
         killed child is a failed stage of this rank."""
-        cfg = dict(self.cfg, rank=self.r, world_size=self.n, local_rank=self.info["local_rank"],
-                   backend=self.backend, master_addr=self.info["master_addr"], master_port=self.info["master_port"],
-                   prefix=self.store.prefix, sweep=_sweep_cfg())
+        cfg = dict(
+            self.cfg,
+            rank=self.r,
+            world_size=self.n,
+            local_rank=self.info["local_rank"],
+            backend=self.backend,
+            master_addr=self.info["master_addr"],
+            master_port=self.info["master_port"],
+            prefix=self.store.prefix,
+            sweep=_sweep_cfg(),
+        )
         with tempfile.TemporaryDirectory(prefix="cudadoctor-dist-") as tmp:
             out = os.path.join(tmp, "result.json")
             env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONFAULTHANDLER="1")
-            w = run_watched([self.python, str(CHILD), "--config", json.dumps(cfg), "--out", out], env, False,
-                            self.cfg["timeout_s"], catch_sigterm=True)
+            w = run_watched(
+                [self.python, str(CHILD), "--config", json.dumps(cfg), "--out", out],
+                env,
+                False,
+                self.cfg["timeout_s"],
+                catch_sigterm=True,
+            )
             if isinstance(w, str):
                 return self._row("fail", [], {"kind": "bad-interpreter", "message": f"cannot run {self.python}: {w}"})
             res = _read_result(out) or {}
@@ -237,8 +305,7 @@ class Rank:
 
     def _assemble(self, res: dict, w) -> dict:
         stages = list(res.get("stages") or [])
-        extra = {"progress": res.get("progress"), "env": res.get("env") or {}, "exit_code": w.rc,
-                 "data": res.get("data")}
+        extra = {"progress": res.get("progress"), "env": res.get("env") or {}, "exit_code": w.rc, "data": res.get("data")}
         tail = w.stderr_tail
         if res.get("state") == "finished":  # every stage has its verdict, whatever happened afterwards
             status, err = res.get("status") or "fail", res.get("error")
@@ -251,19 +318,38 @@ class Rank:
                 extra["notes"] = [f"the workload was {how} after its last stage, while leaving the process group"]
             return self._row(status, stages, err, stderr_tail=tail if status != "pass" else "", **extra)
         # no current stage: before the first one, or after the last one (tearing down the process group)
-        name, dev, what, kind, dur, ev = died_in_stage(res or None, w.rc, w.timed_out, w.killed, self.cfg["timeout_s"],
-                                                       w.elapsed, tail, "teardown" if stages else "device",
-                                                       self.device_name, w.terminated)
+        name, dev, what, kind, dur, ev = died_in_stage(
+            res or None,
+            w.rc,
+            w.timed_out,
+            w.killed,
+            self.cfg["timeout_s"],
+            w.elapsed,
+            tail,
+            "teardown" if stages else "device",
+            self.device_name,
+            w.terminated,
+        )
         err = {"kind": kind, "stage": name, "message": what}
         own = _stage_error(stages)
         if own and (kind in job.SECONDARY or own["kind"] not in job.SECONDARY):
             err = dict(own, then=what)  # it had already failed on its own before it was stopped
-        stages.append({"name": name, "device": dev, "verdict": "fail", "duration_s": round(dur, 3), "message": what,
-                       "evidence": ev})
+        stages.append(
+            {"name": name, "device": dev, "verdict": "fail", "duration_s": round(dur, 3), "message": what, "evidence": ev}
+        )
         done = {s["name"] for s in stages}
-        stages += [{"name": s, "device": dev, "verdict": "skip", "duration_s": 0.0,
-                    "message": f"not run: the workload stopped in '{name}'", "evidence": {}}
-                   for s in STAGES if s not in done]
+        stages += [
+            {
+                "name": s,
+                "device": dev,
+                "verdict": "skip",
+                "duration_s": 0.0,
+                "message": f"not run: the workload stopped in '{name}'",
+                "evidence": {},
+            }
+            for s in STAGES
+            if s not in done
+        ]
         return self._row("fail", stages, err, stderr_tail=tail, **extra)
 
     # -- rank 0 ---------------------------------------------------------------------------------------
@@ -283,9 +369,18 @@ class Rank:
             except Terminated:  # SIGTERM is ignored from now on: read again, quickly
                 self.terminated = True
                 self._read_all(results, arrived, progress)
-        ctx = {"rank": self.r, "world_size": self.n, "device": self.device, "backend": self.backend,
-               "rank_timeout_s": self.T, "info": self.info, "network": self.net, "env": relevant_env(self.env),
-               "terminated": self.terminated, "elapsed_s": round(time.monotonic() - self.t0, 3)}
+        ctx = {
+            "rank": self.r,
+            "world_size": self.n,
+            "device": self.device,
+            "backend": self.backend,
+            "rank_timeout_s": self.T,
+            "info": self.info,
+            "network": self.net,
+            "env": relevant_env(self.env),
+            "terminated": self.terminated,
+            "elapsed_s": round(time.monotonic() - self.t0, 3),
+        }
         return job.combine(ctx, results, arrived, progress, time.time(), started)
 
     def _read_all(self, results, arrived, progress) -> None:
@@ -372,8 +467,7 @@ class Rank:
         except Exception:
             pass
         if own["status"] != "pass":  # no host name here: every output is redacted; the rank names it
-            sys.stderr.write(f"cudadoctor smoke --distributed: rank {self.r}: FAIL: "
-                             f"{(own.get('error') or {}).get('message')}\n")
+            sys.stderr.write(f"cudadoctor smoke --distributed: rank {self.r}: FAIL: {(own.get('error') or {}).get('message')}\n")
         if verdict is None:
             sys.stderr.write(f"cudadoctor smoke --distributed: rank {self.r}: no report from rank 0\n")
             return None, 1, own
@@ -394,8 +488,7 @@ def run_distributed(cfg: Dict[str, Any], python: Optional[str] = None, environ=N
             return rank.run()
         except Terminated:
             rank.terminated = True
-            own = rank.own or rank._row("fail", [], {"kind": "terminated",
-                                                     "message": "terminated by the launcher (SIGTERM)"})
+            own = rank.own or rank._row("fail", [], {"kind": "terminated", "message": "terminated by the launcher (SIGTERM)"})
             if rank.r == 0 and rank.store is not None:
                 return rank.gather(own, 0), 1, own
             return None, 1, own

@@ -4,6 +4,7 @@ Rank 0 gathers each rank's row (its stages, status, error and last progress mark
 the progress marks, and :func:`combine` makes ONE report (kind ``cudadoctor-smoke-job``): the ranks,
 the ranks at fault (:func:`blame`), the bandwidth sweep and the training, and the verdict.
 """
+
 from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
@@ -23,14 +24,24 @@ def _progress_text(p: Optional[dict], now: float) -> str:
 
 def latest_progress(a: Optional[dict], b: Optional[dict]) -> Optional[dict]:
     """The further of two progress marks (by step number, then calling < done)."""
+
     def key(p):
         return (p.get("seq") or 0, 1 if p.get("state") == "calling" else 2)
+
     marks = [p for p in (a, b) if isinstance(p, dict)]
     return max(marks, key=key) if marks else None
 
 
-def blame(world_size: int, arrived: Dict[int, dict], results: Dict[int, dict], progress: Dict[int, dict],
-          now: float, rank_timeout: float, terminated: bool = False, started: bool = True) -> List[Dict[str, Any]]:
+def blame(
+    world_size: int,
+    arrived: Dict[int, dict],
+    results: Dict[int, dict],
+    progress: Dict[int, dict],
+    now: float,
+    rank_timeout: float,
+    terminated: bool = False,
+    started: bool = True,
+) -> List[Dict[str, Any]]:
     """The ranks at fault, each {"rank", "kind", "reason"}; ranks that only failed because of them are not listed.
 
     At fault: ranks that never checked in; ranks with no result; ranks with a failure of their own (device,
@@ -43,16 +54,28 @@ def blame(world_size: int, arrived: Dict[int, dict], results: Dict[int, dict], p
     out: List[Dict[str, Any]] = []
     for r in range(world_size):
         if r not in arrived and r not in results:
-            out.append({"rank": r, "kind": "never-arrived",
-                        "reason": f"rank {r} never checked in within {rank_timeout:g} s (not started, crashed "
-                                  "before connecting, or cannot reach MASTER_ADDR:MASTER_PORT)"})
+            out.append(
+                {
+                    "rank": r,
+                    "kind": "never-arrived",
+                    "reason": f"rank {r} never checked in within {rank_timeout:g} s (not started, crashed "
+                    "before connecting, or cannot reach MASTER_ADDR:MASTER_PORT)",
+                }
+            )
         elif r not in results and started:
-            why = ("the launcher ended the job before it reported (its worker process probably died)"
-                   if terminated else f"no result within {rank_timeout:g} s (stalled, or its worker process died)")
+            why = (
+                "the launcher ended the job before it reported (its worker process probably died)"
+                if terminated
+                else f"no result within {rank_timeout:g} s (stalled, or its worker process died)"
+            )
             host = (arrived.get(r) or {}).get("hostname")
-            out.append({"rank": r, "kind": "no-result",
-                        "reason": f"rank {r}{' on ' + host if host else ''}: {why}; "
-                                  f"{_progress_text(progress.get(r), now)}"})
+            out.append(
+                {
+                    "rank": r,
+                    "kind": "no-result",
+                    "reason": f"rank {r}{' on ' + host if host else ''}: {why}; {_progress_text(progress.get(r), now)}",
+                }
+            )
     failing = [r for r, res in results.items() if res.get("status") != "pass"]
     if not failing and not out:
         return out
@@ -73,9 +96,14 @@ def blame(world_size: int, arrived: Dict[int, dict], results: Dict[int, dict], p
         named.add(r)
     for r in behind:
         if r not in named:
-            out.append({"rank": r, "kind": "stalled",
-                        "reason": f"rank {r} stalled: it never reached the collective the others waited in "
-                                  f"(step {furthest}); {_progress_text(marks.get(r), now)}"})
+            out.append(
+                {
+                    "rank": r,
+                    "kind": "stalled",
+                    "reason": f"rank {r} stalled: it never reached the collective the others waited in "
+                    f"(step {furthest}); {_progress_text(marks.get(r), now)}",
+                }
+            )
     return sorted(out, key=lambda c: c["rank"])
 
 
@@ -88,34 +116,51 @@ def shared_gpus(results: Dict[int, dict]) -> List[Dict[str, Any]]:
         uuid = ((dev or {}).get("evidence") or {}).get("uuid")
         if uuid:
             seen.setdefault((res.get("hostname"), uuid), []).append(r)
-    return [{"rank": ranks[1], "kind": "shared-gpu",
-             "reason": f"ranks {', '.join(map(str, ranks))} on {host} use the same GPU (UUID {uuid}): check "
-                       "CUDA_VISIBLE_DEVICES and that each rank selects cuda:LOCAL_RANK"}
-            for (host, uuid), ranks in seen.items() if len(ranks) > 1]
+    return [
+        {
+            "rank": ranks[1],
+            "kind": "shared-gpu",
+            "reason": f"ranks {', '.join(map(str, ranks))} on {host} use the same GPU (UUID {uuid}): check "
+            "CUDA_VISIBLE_DEVICES and that each rank selects cuda:LOCAL_RANK",
+        }
+        for (host, uuid), ranks in seen.items()
+        if len(ranks) > 1
+    ]
 
 
 def _missing_row(r: int, arrived: dict, progress: dict, culprits: list, started: bool) -> dict:
     reason = next((c["reason"] for c in culprits if c["rank"] == r), None)
     status = "missing"
     if reason is None:
-        status, reason = (("not-started", "not started: the job stopped before it began") if not started
-                          else ("missing", "no result"))
-    return {"rank": r, "status": status, "hostname": (arrived.get(r) or {}).get("hostname"), "stages": [],
-            "progress": progress.get(r), "error": {"kind": status, "message": reason}}
+        status, reason = (
+            ("not-started", "not started: the job stopped before it began") if not started else ("missing", "no result")
+        )
+    return {
+        "rank": r,
+        "status": status,
+        "hostname": (arrived.get(r) or {}).get("hostname"),
+        "stages": [],
+        "progress": progress.get(r),
+        "error": {"kind": status, "message": reason},
+    }
 
 
 def _stage_evidence(row: dict, name: str) -> Optional[dict]:
-    return next((dict(s.get("evidence") or {}) for s in row.get("stages") or []
-                 if s.get("name") == name and s.get("verdict") == "pass"), None)
+    return next(
+        (dict(s.get("evidence") or {}) for s in row.get("stages") or [] if s.get("name") == name and s.get("verdict") == "pass"),
+        None,
+    )
 
 
 def _bandwidth(own: dict, backend: str, device: str) -> Optional[dict]:
     bw = _stage_evidence(own, "bandwidth")
     if bw is not None:
-        bw["note"] = (f"{backend} on {'CPU tensors' if device == 'cpu' else 'GPUs'}"
-                      + (" over TCP: these numbers measure the CPUs, memory and the TCP stack (loopback when all "
-                         "ranks are on one machine), not a GPU interconnect" if backend == "gloo" else
-                         ": compare busbw with the bottleneck link (NVLink, PCIe, network)"))
+        bw["note"] = f"{backend} on {'CPU tensors' if device == 'cpu' else 'GPUs'}" + (
+            " over TCP: these numbers measure the CPUs, memory and the TCP stack (loopback when all "
+            "ranks are on one machine), not a GPU interconnect"
+            if backend == "gloo"
+            else ": compare busbw with the bottleneck link (NVLink, PCIe, network)"
+        )
     return bw
 
 
@@ -123,42 +168,76 @@ def _error(status: str, culprits: list, results: Dict[int, dict]) -> Optional[di
     if status == "pass":
         return None
     if culprits:
-        return {"kind": "rank-failure", "ranks": sorted({c["rank"] for c in culprits}),
-                "message": "; ".join(c["reason"] for c in culprits)}
+        return {
+            "kind": "rank-failure",
+            "ranks": sorted({c["rank"] for c in culprits}),
+            "message": "; ".join(c["reason"] for c in culprits),
+        }
     msgs = sorted({(r.get("error") or {}).get("message", "") for r in results.values() if r.get("status") != "pass"})
-    return {"kind": "collective", "ranks": [],
-            "message": "every rank reached the same step; the collective itself failed: " + " | ".join(msgs)}
+    return {
+        "kind": "collective",
+        "ranks": [],
+        "message": "every rank reached the same step; the collective itself failed: " + " | ".join(msgs),
+    }
 
 
-def combine(job: Dict[str, Any], results: Dict[int, dict], arrived: Dict[int, dict], progress: Dict[int, dict],
-            now: float, started: bool = True) -> Dict[str, Any]:
+def combine(
+    job: Dict[str, Any],
+    results: Dict[int, dict],
+    arrived: Dict[int, dict],
+    progress: Dict[int, dict],
+    now: float,
+    started: bool = True,
+) -> Dict[str, Any]:
     """The job report. ``job``: rank (this one, 0), world_size, device, backend, rank_timeout_s, info (the
     launch), network, env, terminated, elapsed_s."""
     n, T = job["world_size"], job["rank_timeout_s"]
     culprits = blame(n, arrived, results, progress, now, T, job["terminated"], started)
     shared = shared_gpus(results)
     culprits += shared
-    status = "pass" if (len(results) == n and all(r.get("status") == "pass" for r in results.values())
-                        and not shared) else "fail"
+    status = "pass" if (len(results) == n and all(r.get("status") == "pass" for r in results.values()) and not shared) else "fail"
     own = results.get(job["rank"]) or {}
     info = job["info"]
-    return envelope("cudadoctor-smoke-job", {
-        "status": status, "device": job["device"], "backend": job["backend"], "world_size": n, "rank_timeout_s": T,
-        "master": {"addr": info["master_addr"], "port": info["master_port"]},
-        "launcher": {"kind": info["launcher"], "run_id": info["run_id"], "restart_count": info["attempt"],
-                     "agent_store": info["agent_store"]},
-        "network": job["network"], "env": job["env"],
-        "ranks": [results.get(r) or _missing_row(r, arrived, progress, culprits, started) for r in range(n)],
-        "culprits": culprits, "bandwidth": _bandwidth(own, job["backend"], job["device"]),
-        "training": _stage_evidence(own, "training"), "data": own.get("data"),
-        "error": _error(status, culprits, results), "terminated_by_launcher": job["terminated"],
-        "elapsed_s": job["elapsed_s"], "generated_unix": now,
-    })
+    return envelope(
+        "cudadoctor-smoke-job",
+        {
+            "status": status,
+            "device": job["device"],
+            "backend": job["backend"],
+            "world_size": n,
+            "rank_timeout_s": T,
+            "master": {"addr": info["master_addr"], "port": info["master_port"]},
+            "launcher": {
+                "kind": info["launcher"],
+                "run_id": info["run_id"],
+                "restart_count": info["attempt"],
+                "agent_store": info["agent_store"],
+            },
+            "network": job["network"],
+            "env": job["env"],
+            "ranks": [results.get(r) or _missing_row(r, arrived, progress, culprits, started) for r in range(n)],
+            "culprits": culprits,
+            "bandwidth": _bandwidth(own, job["backend"], job["device"]),
+            "training": _stage_evidence(own, "training"),
+            "data": own.get("data"),
+            "error": _error(status, culprits, results),
+            "terminated_by_launcher": job["terminated"],
+            "elapsed_s": job["elapsed_s"],
+            "generated_unix": now,
+        },
+    )
 
 
 def rank_document(row: Dict[str, Any], info: Dict[str, Any], backend: str) -> Dict[str, Any]:
     """One rank's own file (--per-rank, kind ``cudadoctor-smoke-rank``): its row and where it stood in the job."""
-    d = {"rank": row.get("rank"), "world_size": info["world_size"], "local_rank": info["local_rank"],
-         "host": row.get("hostname"), "backend": backend, "master_addr": info["master_addr"],
-         "master_port": info["master_port"], "run_id": info["run_id"]}
+    d = {
+        "rank": row.get("rank"),
+        "world_size": info["world_size"],
+        "local_rank": info["local_rank"],
+        "host": row.get("hostname"),
+        "backend": backend,
+        "master_addr": info["master_addr"],
+        "master_port": info["master_port"],
+        "run_id": info["run_id"],
+    }
     return envelope("cudadoctor-smoke-rank", dict(row, distributed=d))

@@ -11,6 +11,7 @@ With ``shard=(rank, world)`` every rank takes every world-th sample of each glob
 same permutation everywhere) and DistributedDataParallel averages the gradients, which is the
 single-process step on the whole batch.
 """
+
 import faulthandler
 import importlib.util
 import json
@@ -46,8 +47,17 @@ class Recorder:
 
     def __init__(self, out, device):
         self.out = out
-        self.r = {"state": "running", "device": device, "status": None, "plan": [], "current": None,
-                  "stages": [], "data": {}, "env": {}, "error": None}
+        self.r = {
+            "state": "running",
+            "device": device,
+            "status": None,
+            "plan": [],
+            "current": None,
+            "stages": [],
+            "data": {},
+            "env": {},
+            "error": None,
+        }
 
     def save(self):
         tmp = f"{self.out}.tmp{os.getpid()}"
@@ -62,8 +72,16 @@ class Recorder:
         self.save()
 
     def end(self, name, device, verdict, duration, message, evidence):
-        self.r["stages"].append({"name": name, "device": device, "verdict": verdict,
-                                 "duration_s": round(duration, 4), "message": message, "evidence": evidence})
+        self.r["stages"].append(
+            {
+                "name": name,
+                "device": device,
+                "verdict": verdict,
+                "duration_s": round(duration, 4),
+                "message": message,
+                "evidence": evidence,
+            }
+        )
         self.r["current"] = None
         self.save()
 
@@ -126,6 +144,7 @@ def child_setup(cfg):
 
 # -- Fault injection (tests): CUDADOCTOR_SMOKE_FAULT=<stage>:<kind>[@<rank>][,...]
 
+
 def fault_for(stage, rank=None, spec=None):
     """The fault kind injected at ``stage`` (for ``rank``, when the entry names one), or None.
     Kinds: raise, hang, abort, segv, exit (the child ends with code 17), kill (the rank's worker and
@@ -162,6 +181,7 @@ def inject_fault(stage, rank=None):
 
 
 # -- The network and its training
+
 
 class Progress:
     """A progress bar on stderr (the parent forwards it when asked), at most ten updates a second."""
@@ -216,12 +236,14 @@ def resident(data, dev):
 
 def check_residency(torch, dev, model, tensors):
     """(ok, reason): every parameter and tensor lives on dev (same type and index)."""
+
     def same(d):
         if d.type != dev.type:
             return False
         if dev.type == "cuda":
             return (d.index or 0) == (dev.index or 0)
         return True
+
     bad = [f"parameter {n} on {p.device}" for n, p in model.named_parameters() if not same(p.device)]
     bad += [f"tensor #{i} on {t.device}" for i, t in enumerate(tensors) if not same(t.device)]
     if not bad and dev.type == "cuda":
@@ -241,7 +263,7 @@ def _accuracy(torch, net, xte, yte, shard, all_reduce):
     with torch.no_grad():
         correct = torch.zeros((), dtype=torch.long, device=xs.device)
         for i in range(0, xs.shape[0], 5000):
-            correct += (net(xs[i:i + 5000]).argmax(1) == ys[i:i + 5000]).sum()
+            correct += (net(xs[i : i + 5000]).argmax(1) == ys[i : i + 5000]).sum()
     net.train()
     counts = torch.stack([correct, torch.tensor(xs.shape[0], device=xs.device)])
     if all_reduce is not None:
@@ -270,7 +292,7 @@ def fit(torch, model, data, bar, max_epochs, progress=None, shard=(0, 1), all_re
     while step < max_steps and reached_at is None:
         perm = torch.randperm(n, device=dev)  # the same on every rank: the same seed
         for i in range(0, n - BATCH + 1, BATCH):
-            idx = perm[i:i + BATCH][rank::world]
+            idx = perm[i : i + BATCH][rank::world]
             loss = torch.nn.functional.cross_entropy(model(xtr[idx]), ytr[idx], label_smoothing=0.1)
             opt.zero_grad(set_to_none=True)
             loss.backward()
@@ -282,8 +304,14 @@ def fit(torch, model, data, bar, max_epochs, progress=None, shard=(0, 1), all_re
             progress.update(step, f"acc {acc:.4f}" if history else "")
             if step in evals or (step > budget and (step - budget) % max(1, steps_per_epoch // 4) == 0):
                 acc = _accuracy(torch, net, xte, yte, shard, all_reduce)
-                history.append({"step": step, "epoch": round(step / steps_per_epoch, 3), "test_accuracy": acc,
-                                "elapsed_s": round(time.perf_counter() - t_train, 3)})
+                history.append(
+                    {
+                        "step": step,
+                        "epoch": round(step / steps_per_epoch, 3),
+                        "test_accuracy": acc,
+                        "elapsed_s": round(time.perf_counter() - t_train, 3),
+                    }
+                )
                 if acc >= bar:
                     reached_at = time.perf_counter()
                     break
@@ -300,11 +328,21 @@ def fit(torch, model, data, bar, max_epochs, progress=None, shard=(0, 1), all_re
     progress.close(f"acc {acc:.4f}")
     lh = losses[:step].tolist()
     k = max(1, min(10, step // 4))
-    ev = {"batch": BATCH, "optimizer": f"Adam(lr={LR}, betas=(0.9, 0.99)), one-cycle over {budget} steps",
-          "accuracy_bar": bar, "max_epochs": max_epochs, "steps": step, "epochs": round(step / steps_per_epoch, 3),
-          "test_accuracy": acc, "history": history, "loss_first": sum(lh[:k]) / k, "loss_last": sum(lh[-k:]) / k,
-          "train_s": round(t_end - t_train, 3), "samples_per_s": round(step * BATCH / (t_end - t_train), 1),
-          "losses_finite": all(math.isfinite(v) for v in lh)}
+    ev = {
+        "batch": BATCH,
+        "optimizer": f"Adam(lr={LR}, betas=(0.9, 0.99)), one-cycle over {budget} steps",
+        "accuracy_bar": bar,
+        "max_epochs": max_epochs,
+        "steps": step,
+        "epochs": round(step / steps_per_epoch, 3),
+        "test_accuracy": acc,
+        "history": history,
+        "loss_first": sum(lh[:k]) / k,
+        "loss_last": sum(lh[-k:]) / k,
+        "train_s": round(t_end - t_train, 3),
+        "samples_per_s": round(step * BATCH / (t_end - t_train), 1),
+        "losses_finite": all(math.isfinite(v) for v in lh),
+    }
     if reached_at is not None:
         ev["time_to_target_s"] = round(reached_at - t_train, 3)
     return ev
@@ -319,5 +357,11 @@ def judge(ev, what):
         raise Fail(f"loss did not fall: {first:.3f} -> {last:.3f}", ev)
     if acc < bar:
         raise Fail(f"test accuracy {acc:.4f} < {bar} on {what} after {ev['steps']} steps ({ev['epochs']} epochs)", ev)
-    return "pass", (f"{what}: test accuracy {acc:.4f} >= {bar} after {ev['epochs']} epochs in "
-                    f"{ev['time_to_target_s']:.2f} s; loss {first:.2f} -> {last:.2f}"), ev
+    return (
+        "pass",
+        (
+            f"{what}: test accuracy {acc:.4f} >= {bar} after {ev['epochs']} epochs in "
+            f"{ev['time_to_target_s']:.2f} s; loss {first:.2f} -> {last:.2f}"
+        ),
+        ev,
+    )

@@ -4,6 +4,7 @@ Standard library only; never imports torch. The child writes its result file
 progressively; whatever it finished before a crash or a hang is kept, and the
 stage it was in becomes a failed stage saying what happened.
 """
+
 from __future__ import annotations
 
 import json
@@ -20,7 +21,7 @@ from ..probes import proc
 WORKLOAD = Path(__file__).resolve().with_name("workload.py")
 STAGES = ("device", "agreement", "training", "throughput", "mixed-precision", "cudnn", "transfers")
 KILL_GRACE_S = REAP_BOUND_S = proc.GRACE_S  # SIGTERM -> SIGKILL -> giving up: the supervisor's one grace period
-STDERR_TAIL = 6000      # characters of the child's stderr kept for evidence
+STDERR_TAIL = 6000  # characters of the child's stderr kept for evidence
 
 
 def _signal_name(num: int) -> str:
@@ -28,7 +29,6 @@ def _signal_name(num: int) -> str:
         return signal.Signals(num).name
     except ValueError:
         return f"signal {num}"
-
 
 
 def _read_result(path: str) -> dict | None:
@@ -40,12 +40,26 @@ def _read_result(path: str) -> dict | None:
 
 
 def _stage(name, device, verdict, message, duration=0.0, evidence=None):
-    return {"name": name, "device": device, "verdict": verdict, "duration_s": round(duration, 4),
-            "message": message, "evidence": evidence or {}}
+    return {
+        "name": name,
+        "device": device,
+        "verdict": verdict,
+        "duration_s": round(duration, 4),
+        "message": message,
+        "evidence": evidence or {},
+    }
 
 
-def run_smoke(python: str, device: str, data_dir: str | None, download: bool, synthetic: bool,
-              epochs: int | None, timeout_s: float, progress: bool) -> dict:
+def run_smoke(
+    python: str,
+    device: str,
+    data_dir: str | None,
+    download: bool,
+    synthetic: bool,
+    epochs: int | None,
+    timeout_s: float,
+    progress: bool,
+) -> dict:
     """Run the smoke workload with `python` in a child process and return the result (kind cudadoctor-smoke).
 
     status: "pass" (no stage failed), "fail" (a stage failed, including a crash or a timeout of the child,
@@ -53,11 +67,27 @@ def run_smoke(python: str, device: str, data_dir: str | None, download: bool, sy
     "data-corrupt", "download-failed", "bad-interpreter", "internal").
     """
     device = device or "cuda"
-    cfg = {"device": device, "data_dir": data_dir, "download": bool(download), "synthetic": bool(synthetic),
-           "epochs": epochs, "progress": bool(progress), "timeout_s": timeout_s}
-    base = envelope("cudadoctor-smoke", {"device": device, "status": "error", "stages": [],
+    cfg = {
+        "device": device,
+        "data_dir": data_dir,
+        "download": bool(download),
+        "synthetic": bool(synthetic),
+        "epochs": epochs,
+        "progress": bool(progress),
+        "timeout_s": timeout_s,
+    }
+    base = envelope(
+        "cudadoctor-smoke",
+        {
+            "device": device,
+            "status": "error",
+            "stages": [],
             "data": {"source": "synthetic" if synthetic else None, "path": None, "torchvision": None},
-            "error": None, "timeout_s": timeout_s, "python": python})
+            "error": None,
+            "timeout_s": timeout_s,
+            "python": python,
+        },
+    )
     with tempfile.TemporaryDirectory(prefix="cudadoctor-smoke-") as tmp:
         out = os.path.join(tmp, "result.json")
         cmd = [python, str(WORKLOAD), "--config", json.dumps(cfg), "--out", out]
@@ -77,20 +107,24 @@ def _assemble(base, child, rc, timed_out, killed, elapsed, timeout_s, stderr_tai
     if child:
         r["stages"] = child.get("stages", [])
         d = child.get("data") or {}
-        r["data"] = {"source": d.get("source"), "path": d.get("path"), "torchvision": d.get("torchvision"),
-                     **{k: v for k, v in d.items() if k not in ("source", "path", "torchvision", "dir")}}
+        r["data"] = {
+            "source": d.get("source"),
+            "path": d.get("path"),
+            "torchvision": d.get("torchvision"),
+            **{k: v for k, v in d.items() if k not in ("source", "path", "torchvision", "dir")},
+        }
         r["env"] = child.get("env", {})
         r["error"] = child.get("error")
     finished = bool(child) and child.get("state") == "finished"
     if finished and not timed_out and rc is not None and rc >= 0:
         r["status"] = child.get("status") or "error"
         if r["status"] == "error" and not r["error"]:
-            r["error"] = {"kind": "internal", "message": "workload reported an error without details",
-                          "stderr_tail": stderr_tail}
+            r["error"] = {"kind": "internal", "message": "workload reported an error without details", "stderr_tail": stderr_tail}
         return r
     # the child died or hung: the stage it was in fails with what happened
     stage_name, stage_dev, what, kind, dur, ev = died_in_stage(
-        child, rc, timed_out, killed, timeout_s, elapsed, stderr_tail, "device", r["device"])
+        child, rc, timed_out, killed, timeout_s, elapsed, stderr_tail, "device", r["device"]
+    )
     hint = _hint(stderr_tail)
     if hint:
         ev["hint"] = hint
@@ -102,8 +136,14 @@ def _assemble(base, child, rc, timed_out, killed, elapsed, timeout_s, stderr_tai
         if (name, dev) not in done:
             r["stages"].append(_stage(name, dev, "skip", f"not run: the workload died in '{stage_name}'"))
     r["status"] = "fail"
-    r["error"] = {"kind": kind, "message": what, "stage": stage_name, "device": stage_dev,
-                  "signal": ev["signal"], "stderr_tail": stderr_tail}
+    r["error"] = {
+        "kind": kind,
+        "message": what,
+        "stage": stage_name,
+        "device": stage_dev,
+        "signal": ev["signal"],
+        "stderr_tail": stderr_tail,
+    }
     return r
 
 
@@ -160,12 +200,10 @@ def run_watched(cmd, env, progress, timeout_s, catch_sigterm=False):
         raise
     finally:
         _restore(previous)
-    return Watched(r.returncode, r.status == "timeout", r.stopped or None, terminated, time.monotonic() - t0,
-                   r.stderr_tail)
+    return Watched(r.returncode, r.status == "timeout", r.stopped or None, terminated, time.monotonic() - t0, r.stderr_tail)
 
 
-def died_in_stage(child, rc, timed_out, killed, timeout_s, elapsed, stderr_tail, default_stage, default_device,
-                  terminated=None):
+def died_in_stage(child, rc, timed_out, killed, timeout_s, elapsed, stderr_tail, default_stage, default_device, terminated=None):
     """For a workload child that died or hung: (stage, device, what happened, kind, duration, evidence).
 
     The stage is the one the child had marked as under way in its result file.
@@ -176,8 +214,10 @@ def died_in_stage(child, rc, timed_out, killed, timeout_s, elapsed, stderr_tail,
     started = current.get("started_unix")
     dur = (time.time() - started) if started else elapsed
     if terminated:
-        what = (f"stopped by the launcher ({terminated}) in stage '{stage_name}', after {elapsed:.1f} s: "
-                "another rank probably failed first (see its report)")
+        what = (
+            f"stopped by the launcher ({terminated}) in stage '{stage_name}', after {elapsed:.1f} s: "
+            "another rank probably failed first (see its report)"
+        )
         kind = "terminated"
     elif timed_out:
         what = f"timed out after {timeout_s:g} s in stage '{stage_name}' ({killed})"
@@ -186,11 +226,18 @@ def died_in_stage(child, rc, timed_out, killed, timeout_s, elapsed, stderr_tail,
         what = f"child killed by signal {-rc} ({_signal_name(-rc)}) in stage '{stage_name}'"
         kind = "crash"
     else:
-        what = (f"child exited with code {rc} in stage '{stage_name}' without finishing"
-                if child else f"child exited with code {rc} before writing any result")
+        what = (
+            f"child exited with code {rc} in stage '{stage_name}' without finishing"
+            if child
+            else f"child exited with code {rc} before writing any result"
+        )
         kind = "crash"
-    ev = {"exit_code": rc, "signal": -rc if (rc is not None and rc < 0) else None, "timed_out": timed_out,
-          "stderr_tail": stderr_tail}
+    ev = {
+        "exit_code": rc,
+        "signal": -rc if (rc is not None and rc < 0) else None,
+        "timed_out": timed_out,
+        "stderr_tail": stderr_tail,
+    }
     return stage_name, stage_dev, what, kind, dur, ev
 
 

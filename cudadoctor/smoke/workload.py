@@ -16,6 +16,7 @@ finished stages:
 torch is imported lazily so that this module can be imported (e.g. for the IDX reader) by an
 interpreter without torch.
 """
+
 import argparse
 import copy
 import importlib.util
@@ -48,10 +49,10 @@ class Smoke:
         self.rec = rec
         self.progress = bool(cfg.get("progress"))
         self.torch = self.nn = self.tv = None
-        self.data = None          # dict of CPU tensors
+        self.data = None  # dict of CPU tensors
         self.data_error = None
         self.cpu_throughput = None
-        self.dead = {}            # device -> reason
+        self.dead = {}  # device -> reason
         self.seed = int(cfg.get("seed", 0))
 
     def mlp(self):
@@ -63,8 +64,9 @@ class Smoke:
 
     def stage(self, name, device, fn):
         if device in self.dead:
-            return kit.run_stage(self.rec, name, device, lambda: _raise(
-                Skip(f"device unusable after an earlier error: {self.dead[device]}")))
+            return kit.run_stage(
+                self.rec, name, device, lambda: _raise(Skip(f"device unusable after an earlier error: {self.dead[device]}"))
+            )
         verdict = kit.run_stage(self.rec, name, device, fn)
         if verdict == "fail" and device.startswith("cuda") and "traceback" in self.rec.r["stages"][-1]["evidence"]:
             try:
@@ -88,23 +90,28 @@ class Smoke:
 
     def st_device(self, device):
         torch = self.torch
-        ev = {"torch": torch.__version__, "torch_cuda": torch.version.cuda,
-              "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES")}
+        ev = {
+            "torch": torch.__version__,
+            "torch_cuda": torch.version.cuda,
+            "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
+        }
         if device == "cpu":
             x = torch.arange(1024, dtype=torch.float32)
             ok = float((x * 2).sum()) == 1024 * 1023.0
-            ev.update({"threads": torch.get_num_threads(), "machine": platform.machine(),
-                       "processor": platform.processor() or None})
+            ev.update(
+                {"threads": torch.get_num_threads(), "machine": platform.machine(), "processor": platform.processor() or None}
+            )
             if not ok:
                 raise Fail("tiny CPU kernel gave a wrong result", ev)
             return "pass", f"CPU, {torch.get_num_threads()} threads (torch {torch.__version__})", ev
         if torch.version.cuda is None:
-            raise Fail(f"torch {torch.__version__} is a CPU-only build: it cannot use any NVIDIA GPU "
-                       f"(install a CUDA build of torch)", ev)
+            raise Fail(
+                f"torch {torch.__version__} is a CPU-only build: it cannot use any NVIDIA GPU (install a CUDA build of torch)", ev
+            )
         try:
             torch.cuda.init()
         except Exception as e:
-            raise Fail(f"CUDA failed to initialise: {type(e).__name__}: {str(e).strip()}", ev)
+            raise Fail(f"CUDA failed to initialise: {type(e).__name__}: {str(e).strip()}", ev) from e
         n = torch.cuda.device_count()
         ev["device_count"] = n
         idx = torch.device(device).index or 0
@@ -113,9 +120,16 @@ class Smoke:
         dev = torch.device("cuda", idx)
         p = torch.cuda.get_device_properties(dev)
         free, total = torch.cuda.mem_get_info(dev)
-        ev.update({"name": p.name, "capability": f"{p.major}.{p.minor}", "total_memory_mib": p.total_memory >> 20,
-                   "free_memory_mib": free >> 20, "multiprocessors": p.multi_processor_count,
-                   "arch_list": torch.cuda.get_arch_list()})
+        ev.update(
+            {
+                "name": p.name,
+                "capability": f"{p.major}.{p.minor}",
+                "total_memory_mib": p.total_memory >> 20,
+                "free_memory_mib": free >> 20,
+                "multiprocessors": p.multi_processor_count,
+                "arch_list": torch.cuda.get_arch_list(),
+            }
+        )
         t0 = time.perf_counter()
         x = torch.arange(1 << 20, device=dev, dtype=torch.float32)
         s = float((x * 2).sum())  # host sync: the kernel really ran
@@ -130,8 +144,7 @@ class Smoke:
         if dev.type != "cuda":
             return False
         cap = torch.cuda.get_device_capability(dev)
-        return cap[0] >= 8 and (torch.backends.cuda.matmul.allow_tf32
-                                or torch.get_float32_matmul_precision() != "highest")
+        return cap[0] >= 8 and (torch.backends.cuda.matmul.allow_tf32 or torch.get_float32_matmul_precision() != "highest")
 
     def st_agreement(self, device):
         torch, nn = self.torch, self.nn
@@ -154,8 +167,12 @@ class Smoke:
         mcpu = copy.deepcopy(ref)
         o32, l32, g32 = run(mcpu, x, y)
         err_cpu = max([rel_err(o32, o64)] + [rel_err(a, b) for a, b in zip(g32, g64)])
-        ev = {"batch": 256, "reference": "float64 on CPU", "metric": "max|a-b| / max|reference| over outputs and "
-              "every parameter gradient", "cpu_float32_vs_float64": err_cpu}
+        ev = {
+            "batch": 256,
+            "reference": "float64 on CPU",
+            "metric": "max|a-b| / max|reference| over outputs and every parameter gradient",
+            "cpu_float32_vs_float64": err_cpu,
+        }
         tol32 = 1e-4
         if dev.type == "cpu":
             ev["tolerance"] = tol32
@@ -169,14 +186,29 @@ class Smoke:
         self.sync(dev)
         err_dev64 = max([rel_err(od, o64)] + [rel_err(a, b) for a, b in zip(gd, g64)])
         err_devcpu = max([rel_err(od, o32)] + [rel_err(a, b) for a, b in zip(gd, g32)])
-        ev.update({"tf32_matmul": tf32, "tolerance": tol, "device_vs_float64": err_dev64,
-                   "device_vs_cpu_float32": err_devcpu, "loss_cpu": float(l32), "loss_device": float(ld)})
+        ev.update(
+            {
+                "tf32_matmul": tf32,
+                "tolerance": tol,
+                "device_vs_float64": err_dev64,
+                "device_vs_cpu_float32": err_devcpu,
+                "loss_cpu": float(l32),
+                "loss_device": float(ld),
+            }
+        )
         bad = [k for k in ("device_vs_float64", "device_vs_cpu_float32") if not (ev[k] <= tol)]
         if bad:
-            raise Fail(f"{device} disagrees with the CPU: " + ", ".join(f"{k}={ev[k]:.2e}" for k in bad)
-                       + f" > tolerance {tol:.0e}", ev)
-        return "pass", (f"outputs+gradients match CPU: {err_devcpu:.1e} (vs float64 {err_dev64:.1e}) <= {tol:.0e}"
-                        f"{' (TF32 on)' if tf32 else ''}"), ev
+            raise Fail(
+                f"{device} disagrees with the CPU: " + ", ".join(f"{k}={ev[k]:.2e}" for k in bad) + f" > tolerance {tol:.0e}", ev
+            )
+        return (
+            "pass",
+            (
+                f"outputs+gradients match CPU: {err_devcpu:.1e} (vs float64 {err_dev64:.1e}) <= {tol:.0e}"
+                f"{' (TF32 on)' if tf32 else ''}"
+            ),
+            ev,
+        )
 
     def st_training(self, device):
         torch = self.torch
@@ -188,8 +220,11 @@ class Smoke:
         tensors = kit.resident(cpu, dev)
         torch.manual_seed(self.seed)
         model = self.mlp().to(dev)
-        where = {"params": sorted({str(p.device) for p in model.parameters()}), "train_data": str(tensors[0].device),
-                 "test_data": str(tensors[2].device)}
+        where = {
+            "params": sorted({str(p.device) for p in model.parameters()}),
+            "train_data": str(tensors[0].device),
+            "test_data": str(tensors[2].device),
+        }
         ok, why = check_residency(torch, dev, model, tensors)
         if not ok:  # a run that silently used the CPU is a failure
             raise Fail(f"training would not run on {device}: {why}", {"tensor_devices": where})
@@ -219,7 +254,7 @@ class Smoke:
                 self.sync(dev)
                 t0 = time.perf_counter()
             j = (i % 4) * batch
-            loss = nn.functional.cross_entropy(model(x[j:j + batch]), y[j:j + batch])
+            loss = nn.functional.cross_entropy(model(x[j : j + batch]), y[j : j + batch])
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
@@ -236,8 +271,13 @@ class Smoke:
         if self.cpu_throughput is None:
             self.cpu_throughput = self._steps_per_s(torch.device("cpu"), steps, 3, batch)
         cpu, cpu_s = self.cpu_throughput
-        ev = {"steps": steps, "batch": batch, "what": "MLP forward+backward+Adam step",
-              "cpu_samples_per_s": round(cpu, 1), "cpu_s": round(cpu_s, 3)}
+        ev = {
+            "steps": steps,
+            "batch": batch,
+            "what": "MLP forward+backward+Adam step",
+            "cpu_samples_per_s": round(cpu, 1),
+            "cpu_s": round(cpu_s, 3),
+        }
         if dev.type == "cpu":
             ev["speedup"] = None
             return "pass", f"CPU {cpu:,.0f} samples/s (nothing to compare against)", ev
@@ -261,15 +301,15 @@ class Smoke:
         model = self.mlp().to(dev)
         opt = torch.optim.Adam(model.parameters(), lr=1e-3)
         scaler = torch.amp.GradScaler(dev.type) if use_scaler else None
-        x = kit.normalise(cpu["xtr"][:BATCH * 4], dev)
-        y = cpu["ytr"][:BATCH * 4].to(dev)
+        x = kit.normalise(cpu["xtr"][: BATCH * 4], dev)
+        y = cpu["ytr"][: BATCH * 4].to(dev)
         losses = []
         out_dtype = None
         for i in range(8):
             j = (i % 4) * BATCH
             with torch.autocast(device_type=dev.type, dtype=dtype):
-                out = model(x[j:j + BATCH])
-                loss = nn.functional.cross_entropy(out, y[j:j + BATCH])
+                out = model(x[j : j + BATCH])
+                loss = nn.functional.cross_entropy(out, y[j : j + BATCH])
             out_dtype = out.dtype
             opt.zero_grad(set_to_none=True)
             if scaler:
@@ -282,17 +322,26 @@ class Smoke:
             losses.append(loss.detach().float())
         losses = torch.stack(losses).tolist()
         finite_params = all(bool(torch.isfinite(p).all()) for p in model.parameters())
-        ev = {"dtype": str(dtype).replace("torch.", ""), "grad_scaler": use_scaler, "steps": 8,
-              "autocast_output_dtype": str(out_dtype).replace("torch.", ""), "losses": losses,
-              "params_finite": finite_params}
+        ev = {
+            "dtype": str(dtype).replace("torch.", ""),
+            "grad_scaler": use_scaler,
+            "steps": 8,
+            "autocast_output_dtype": str(out_dtype).replace("torch.", ""),
+            "losses": losses,
+            "params_finite": finite_params,
+        }
         if scaler:
             ev["final_scale"] = float(scaler.get_scale())
         if out_dtype != dtype:
             raise Fail(f"autocast did not engage: output dtype {out_dtype}, expected {dtype}", ev)
         if not finite_params or not all(math.isfinite(v) for v in losses):
             raise Fail("mixed precision produced non-finite values", ev)
-        return "pass", f"{ev['dtype']} autocast{' + GradScaler' if use_scaler else ''}: 8 steps finite, " \
-                       f"loss {losses[0]:.2f} -> {losses[-1]:.2f}", ev
+        return (
+            "pass",
+            f"{ev['dtype']} autocast{' + GradScaler' if use_scaler else ''}: 8 steps finite, "
+            f"loss {losses[0]:.2f} -> {losses[-1]:.2f}",
+            ev,
+        )
 
     def st_cudnn(self, device):
         torch, nn = self.torch, self.nn
@@ -300,16 +349,31 @@ class Smoke:
         if dev.type == "cpu":
             raise Skip("cuDNN is NVIDIA's GPU library; the CPU path uses oneDNN/native kernels")
         cudnn = torch.backends.cudnn
-        ev = {"available": cudnn.is_available(), "enabled": cudnn.enabled,
-              "version": cudnn.version() if cudnn.is_available() else None, "allow_tf32": cudnn.allow_tf32}
+        ev = {
+            "available": cudnn.is_available(),
+            "enabled": cudnn.enabled,
+            "version": cudnn.version() if cudnn.is_available() else None,
+            "allow_tf32": cudnn.allow_tf32,
+        }
         if not ev["available"] or not ev["enabled"]:
-            raise Fail("cuDNN is not available to this torch build" if not ev["available"]
-                       else "cuDNN is disabled (torch.backends.cudnn.enabled = False)", ev)
+            raise Fail(
+                "cuDNN is not available to this torch build"
+                if not ev["available"]
+                else "cuDNN is disabled (torch.backends.cudnn.enabled = False)",
+                ev,
+            )
         cpu = self.get_data()
         torch.manual_seed(self.seed + 2)
-        net = nn.Sequential(nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-                            nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-                            nn.Flatten(), nn.Linear(32 * 7 * 7, 10))
+        net = nn.Sequential(
+            nn.Conv2d(1, 16, 3, padding=1),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Conv2d(16, 32, 3, padding=1),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Flatten(),
+            nn.Linear(32 * 7 * 7, 10),
+        )
         x_cpu = ((cpu["xtr"][:64].float() / 255 - MEAN) / STD).unsqueeze(1)
         y_cpu = cpu["ytr"][:64]
         with torch.no_grad():
@@ -326,13 +390,18 @@ class Smoke:
         tf32 = bool(cudnn.allow_tf32) and torch.cuda.get_device_capability(dev)[0] >= 8
         tol = 2e-2 if tf32 else 1e-4
         err = rel_err(out, ref)
-        ev.update({"conv_output_vs_cpu": err, "tolerance": tol, "loss": float(loss),
-                   "grads_finite": all(bool(torch.isfinite(p.grad).all()) for p in netd.parameters())})
+        ev.update(
+            {
+                "conv_output_vs_cpu": err,
+                "tolerance": tol,
+                "loss": float(loss),
+                "grads_finite": all(bool(torch.isfinite(p.grad).all()) for p in netd.parameters()),
+            }
+        )
         if not ev["cudnn_acceptable_input"]:
             raise Fail("cuDNN declined the conv input (torch.backends.cudnn.is_acceptable is False)", ev)
         if not (err <= tol) or not ev["grads_finite"]:
-            raise Fail(f"conv net on {device} disagrees with the CPU ({err:.1e} > {tol:.0e}) or has non-finite "
-                       "gradients", ev)
+            raise Fail(f"conv net on {device} disagrees with the CPU ({err:.1e} > {tol:.0e}) or has non-finite gradients", ev)
         return "pass", f"conv net step via cuDNN {ev['version']}; output vs CPU {err:.1e} <= {tol:.0e}", ev
 
     def st_transfers(self, device):
@@ -368,10 +437,11 @@ class Smoke:
         if ev["h2d_pinned_gbps"] < 3:
             notes.append("pinned H2D below 3 GB/s: check the PCIe link (x1/x4 slot, Gen1 fallback, riser)")
         ev["notes"] = notes
-        msg = (f"H2D pinned {ev['h2d_pinned_gbps']} / pageable {ev['h2d_pageable_gbps']} GB/s, "
-               f"D2H pinned {ev['d2h_pinned_gbps']} / pageable {ev['d2h_pageable_gbps']} GB/s; round trip intact")
+        msg = (
+            f"H2D pinned {ev['h2d_pinned_gbps']} / pageable {ev['h2d_pageable_gbps']} GB/s, "
+            f"D2H pinned {ev['d2h_pinned_gbps']} / pageable {ev['d2h_pageable_gbps']} GB/s; round trip intact"
+        )
         return "pass", msg + (f" ({notes[0]})" if notes else ""), ev
-
 
 
 def _raise(e):
@@ -402,8 +472,9 @@ def _prepare(cfg, rec):
     smoke = Smoke(cfg, rec)
     smoke.torch, smoke.nn = torch, torch.nn
     smoke.tv, info["torchvision"] = data.torchvision_status()
-    rec.r["env"].update({"torch": torch.__version__, "torch_cuda": torch.version.cuda,
-                         "torchvision": getattr(smoke.tv, "__version__", None)})
+    rec.r["env"].update(
+        {"torch": torch.__version__, "torch_cuda": torch.version.cuda, "torchvision": getattr(smoke.tv, "__version__", None)}
+    )
     if cfg.get("threads"):
         torch.set_num_threads(int(cfg["threads"]))
     if cfg.get("download") and not cfg.get("synthetic"):
@@ -434,9 +505,15 @@ def main(argv=None):
     devices = _devices(smoke.torch, cfg["device"])
     rec.r["plan"] = [[s, d] for d in devices for s in STAGES]
     rec.save()
-    fns = {"device": smoke.st_device, "agreement": smoke.st_agreement, "training": smoke.st_training,
-           "throughput": smoke.st_throughput, "mixed-precision": smoke.st_mixed, "cudnn": smoke.st_cudnn,
-           "transfers": smoke.st_transfers}
+    fns = {
+        "device": smoke.st_device,
+        "agreement": smoke.st_agreement,
+        "training": smoke.st_training,
+        "throughput": smoke.st_throughput,
+        "mixed-precision": smoke.st_mixed,
+        "cudnn": smoke.st_cudnn,
+        "transfers": smoke.st_transfers,
+    }
     for dev in devices:
         if smoke.stage("device", dev, lambda: fns["device"](dev)) != "pass":
             rec.skip_rest(STAGES[1:], dev, "device stage failed")

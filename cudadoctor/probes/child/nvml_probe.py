@@ -49,8 +49,15 @@ TEMPERATURE_GPU = 0
 THRESHOLD_SHUTDOWN, THRESHOLD_SLOWDOWN = 0, 1
 RETIRE_SINGLE_BIT, RETIRE_DOUBLE_BIT = 0, 1
 P2P_READ, P2P_NVLINK = 0, 2
-P2P_STATUS = {0: "ok", 1: "chipset-not-supported", 2: "gpu-not-supported", 3: "topology-not-supported",
-              4: "disabled-by-regkey", 5: "not-supported", 6: "unknown"}
+P2P_STATUS = {
+    0: "ok",
+    1: "chipset-not-supported",
+    2: "gpu-not-supported",
+    3: "topology-not-supported",
+    4: "disabled-by-regkey",
+    5: "not-supported",
+    6: "unknown",
+}
 NVLINK_REMOTE = {0: "gpu", 1: "ibmnpu", 2: "nvswitch", 255: "unknown"}
 MAX_NVLINKS = 36  # NVML_NVLINK_MAX_LINKS in current bindings (H100: 18 used)
 MAX_PROCESSES = 64
@@ -159,8 +166,7 @@ def _clock_reasons(nv, h):
         except nv.NVMLError as e:
             if getattr(e, "value", None) not in (13,):  # FUNCTION_NOT_FOUND: driver older than the binding
                 raise
-    return {"mask": int(nv.nvmlDeviceGetCurrentClocksThrottleReasons(h)),
-            "api": "nvmlDeviceGetCurrentClocksThrottleReasons"}
+    return {"mask": int(nv.nvmlDeviceGetCurrentClocksThrottleReasons(h)), "api": "nvmlDeviceGetCurrentClocksThrottleReasons"}
 
 
 def _processes(nv, h):
@@ -194,10 +200,12 @@ def _mig_devices(nv, h, parent_index):
 
         def attrs():
             a = nv.nvmlDeviceGetAttributes(mh)
-            return {"multiprocessor_count": int(a.multiprocessorCount),
-                    "gpu_instance_slice_count": int(a.gpuInstanceSliceCount),
-                    "compute_instance_slice_count": int(a.computeInstanceSliceCount),
-                    "memory_size_mb": int(a.memorySizeMB)}
+            return {
+                "multiprocessor_count": int(a.multiprocessorCount),
+                "gpu_instance_slice_count": int(a.gpuInstanceSliceCount),
+                "compute_instance_slice_count": int(a.computeInstanceSliceCount),
+                "memory_size_mb": int(a.memorySizeMB),
+            }
 
         m.field("attributes", attrs)
         out.append(m.d)
@@ -220,9 +228,11 @@ def _nvlinks(nv, h):
             continue
         item = {"link": link, "active": bool(state)}
         if state:
-            for key, fn in (("version", lambda: int(nv.nvmlDeviceGetNvLinkVersion(h, link))),
-                            ("remote_pci_bus_id", lambda: text(nv.nvmlDeviceGetNvLinkRemotePciInfo(h, link).busId)),
-                            ("remote_type", lambda: NVLINK_REMOTE.get(int(nv.nvmlDeviceGetNvLinkRemoteDeviceType(h, link)), "unknown"))):
+            for key, fn in (
+                ("version", lambda: int(nv.nvmlDeviceGetNvLinkVersion(h, link))),
+                ("remote_pci_bus_id", lambda: text(nv.nvmlDeviceGetNvLinkRemotePciInfo(h, link).busId)),
+                ("remote_type", lambda: NVLINK_REMOTE.get(int(nv.nvmlDeviceGetNvLinkRemoteDeviceType(h, link)), "unknown")),
+            ):
                 try:
                     item[key] = fn()
                 except Exception:
@@ -275,8 +285,7 @@ def collect_device(nv, i, devices):
     if f("ecc_mode", ecc) and dev.value("ecc_mode.current"):
         for cname, counter in (("volatile", VOLATILE_ECC), ("aggregate", AGGREGATE_ECC)):
             for ename, etype in (("corrected", ERR_CORRECTED), ("uncorrected", ERR_UNCORRECTED)):
-                f("ecc_errors.%s.%s" % (cname, ename),
-                  lambda t=etype, c=counter: int(nv.nvmlDeviceGetTotalEccErrors(h, t, c)))
+                f("ecc_errors.%s.%s" % (cname, ename), lambda t=etype, c=counter: int(nv.nvmlDeviceGetTotalEccErrors(h, t, c)))
     f("retired_pages.pending", lambda: bool(nv.nvmlDeviceGetRetiredPagesPendingStatus(h)))
     if dev.value("retired_pages.pending") is not None:  # pre-Ampere datacenter GPUs only
         f("retired_pages.single_bit", lambda: len(nv.nvmlDeviceGetRetiredPages(h, RETIRE_SINGLE_BIT)))

@@ -90,8 +90,12 @@ def cwd_shadows(cwd):
             except OSError:
                 continue
             item = {"name": name, "entry": entry, "kind": kind, "path": p}
-            if kind == "package" and name == "torch" and os.path.isfile(os.path.join(cwd, "setup.py")) \
-                    and os.path.isdir(os.path.join(cwd, "aten")):
+            if (
+                kind == "package"
+                and name == "torch"
+                and os.path.isfile(os.path.join(cwd, "setup.py"))
+                and os.path.isdir(os.path.join(cwd, "aten"))
+            ):
                 item["pytorch_source_tree"] = True
             out.append(item)
     return out
@@ -197,14 +201,16 @@ def distributions():
             requires = [r for r in (reqs or []) if RELEVANT.match(norm(re.split(r"[ ;<>=!~\[(]", r)[0]))]
         except Exception:
             pass
-        found.append({
-            "name": name,
-            "version": version,
-            "location": loc,
-            "installer": installer,
-            "editable": editable,
-            "requires": requires[:40],
-        })
+        found.append(
+            {
+                "name": name,
+                "version": version,
+                "location": loc,
+                "installer": installer,
+                "editable": editable,
+                "requires": requires[:40],
+            }
+        )
     return found, None
 
 
@@ -239,8 +245,17 @@ def torch_sources():
 
 # --- how the environment is managed (for fix commands in its own installer's terms) -------------
 
-CONDA_NAMES = ("pytorch", "pytorch-gpu", "pytorch-cpu", "pytorch-cuda", "cpuonly", "torchvision", "torchaudio",
-               "cuda-version", "python")
+CONDA_NAMES = (
+    "pytorch",
+    "pytorch-gpu",
+    "pytorch-cpu",
+    "pytorch-cuda",
+    "cpuonly",
+    "torchvision",
+    "torchaudio",
+    "cuda-version",
+    "python",
+)
 
 
 def manager_info(cwd):
@@ -311,7 +326,10 @@ def uv_project(cwd):
                 env = os.environ.get("UV_PROJECT_ENVIRONMENT") or os.path.join(d, ".venv")
                 env = env if os.path.isabs(env) else os.path.join(d, env)
                 return {
-                    "root": d, "lock": lock, "tool_uv": tool_uv, "pyproject": bool(text),
+                    "root": d,
+                    "lock": lock,
+                    "tool_uv": tool_uv,
+                    "pyproject": bool(text),
                     "is_this_env": os.path.realpath(env) == os.path.realpath(sys.prefix),
                     "indexes": re.findall(r"^\s*url\s*=\s*[\"']([^\"']+)[\"']", text, re.M)[:20],
                 }
@@ -336,7 +354,8 @@ def main():
             by_name.setdefault(norm(d["name"]), []).append(d)
         result["duplicates"] = [
             {"name": ds[0]["name"], "versions": [d["version"] for d in ds], "locations": [d["location"] for d in ds]}
-            for ds in by_name.values() if len(ds) > 1
+            for ds in by_name.values()
+            if len(ds) > 1
         ]
     result["torch_sources"] = torch_sources()
     try:

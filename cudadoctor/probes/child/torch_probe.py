@@ -17,14 +17,53 @@ import traceback
 import warnings
 
 CUDA_LIB_MARKERS = (
-    "libcuda.", "libcudart", "libcublas", "libcublaslt", "libcudnn", "libnvrtc", "libnvjitlink",
-    "libcusparse", "libcufft", "libcurand", "libcusolver", "libnccl", "libnvtoolsext", "libnvtx",
-    "libcupti", "libnvidia-ml", "libtorch_cuda", "libc10_cuda", "libcufile", "libnvshmem",
-    "libcudss", "libnvperf", "libnvidia-ptxjitcompiler", "libnvidia-nvvm", "libcaffe2_nvrtc",
+    "libcuda.",
+    "libcudart",
+    "libcublas",
+    "libcublaslt",
+    "libcudnn",
+    "libnvrtc",
+    "libnvjitlink",
+    "libcusparse",
+    "libcufft",
+    "libcurand",
+    "libcusolver",
+    "libnccl",
+    "libnvtoolsext",
+    "libnvtx",
+    "libcupti",
+    "libnvidia-ml",
+    "libtorch_cuda",
+    "libc10_cuda",
+    "libcufile",
+    "libnvshmem",
+    "libcudss",
+    "libnvperf",
+    "libnvidia-ptxjitcompiler",
+    "libnvidia-nvvm",
+    "libcaffe2_nvrtc",
     # Windows DLL names
-    "cudart64", "cublas64", "cublaslt64", "cudnn", "nvrtc64", "nvjitlink", "cusparse64", "cufft64",
-    "curand64", "cusolver64", "nvcuda.dll", "nvml.dll", "c10_cuda.dll", "torch_cuda.dll", "zlibwapi",
-    "libomp140", "fbgemm.dll", "msvcp140", "vcruntime140", "nvtoolsext64", "caffe2_nvrtc",
+    "cudart64",
+    "cublas64",
+    "cublaslt64",
+    "cudnn",
+    "nvrtc64",
+    "nvjitlink",
+    "cusparse64",
+    "cufft64",
+    "curand64",
+    "cusolver64",
+    "nvcuda.dll",
+    "nvml.dll",
+    "c10_cuda.dll",
+    "torch_cuda.dll",
+    "zlibwapi",
+    "libomp140",
+    "fbgemm.dll",
+    "msvcp140",
+    "vcruntime140",
+    "nvtoolsext64",
+    "caffe2_nvrtc",
 )
 
 result = {"probe": "torch", "stage": "start", "status": "running", "python": sys.version.split()[0], "pid": os.getpid()}
@@ -148,6 +187,7 @@ def peer_access(torch, n):
 def read_version_py(pkg_dir):
     """__version__ and the CUDA variant from a package's version.py, read as text."""
     import re
+
     out = {}
     try:
         with open(os.path.join(pkg_dir, "version.py")) as f:
@@ -171,6 +211,7 @@ def load_extension(torch, name, pkg_dir):
     where the import would only say "operator torchvision::nms does not exist".
     """
     import glob
+
     info = {"method": "extension", "location": os.path.join(pkg_dir, "__init__.py")}
     info.update(read_version_py(pkg_dir))
     if name == "torchvision":
@@ -194,6 +235,7 @@ def load_extension(torch, name, pkg_dir):
         info["extension_error"] = str(e)[:1000]
         try:  # the loader's own words: undefined symbol, missing library...
             import ctypes
+
             ctypes.CDLL(libs[0])
         except OSError as e2:
             info["loader_error"] = str(e2)[:1000]
@@ -292,6 +334,7 @@ def main():
         result["arch_list_error"] = exc_info(e)["message"]
     try:
         import torch._C as _C
+
         cv = _C._cudnn.getCompileVersion() if hasattr(_C, "_cudnn") else None
         result["cudnn_compiled"] = ".".join(str(x) for x in cv) if cv else None
     except Exception:

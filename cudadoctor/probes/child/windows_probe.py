@@ -26,7 +26,9 @@ import sys
 import time
 
 VC_RUNTIME = ("msvcp140.dll", "vcruntime140.dll", "vcruntime140_1.dll", "msvcp140_1.dll", "concrt140.dll")
-CUDA_DLL = re.compile(r"^(cudart64_|cublas64_|cublaslt64_|cudnn|cufft64_|curand64_|cusolver64_|cusparse64_|nvrtc64_|nvjitlink|zlibwapi)", re.I)
+CUDA_DLL = re.compile(
+    r"^(cudart64_|cublas64_|cublaslt64_|cudnn|cufft64_|curand64_|cusolver64_|cusparse64_|nvrtc64_|nvjitlink|zlibwapi)", re.I
+)
 
 
 class PEError(ValueError):
@@ -38,7 +40,7 @@ def pe_imports(data):
     if len(data) < 0x40 or data[:2] != b"MZ":
         raise PEError("not a PE file (no MZ header)")
     (e_lfanew,) = struct.unpack_from("<I", data, 0x3C)
-    if e_lfanew + 24 > len(data) or data[e_lfanew:e_lfanew + 4] != b"PE\0\0":
+    if e_lfanew + 24 > len(data) or data[e_lfanew : e_lfanew + 4] != b"PE\0\0":
         raise PEError("not a PE file (no PE signature)")
     coff = e_lfanew + 4
     _machine, nsections, _, _, _, opt_size, _ = struct.unpack_from("<HHIIIHH", data, coff)
@@ -157,8 +159,14 @@ def probe(torch_dir, system32, path_dirs, cuda_path=None, read=None):
     read = read or (lambda p: open(p, "rb").read())
     out = {"torch_dir": torch_dir, "system32": system32}
     sys_files = listdir_lower(system32)
-    out["vc_runtime"] = {n: ({"path": os.path.join(system32, sys_files[n]), "version": file_version(os.path.join(system32, sys_files[n]))}
-                             if n in sys_files else None) for n in VC_RUNTIME}
+    out["vc_runtime"] = {
+        n: (
+            {"path": os.path.join(system32, sys_files[n]), "version": file_version(os.path.join(system32, sys_files[n]))}
+            if n in sys_files
+            else None
+        )
+        for n in VC_RUNTIME
+    }
     cuda_dirs = []
     for d in path_dirs:
         files = sorted(v for k, v in listdir_lower(d).items() if k.endswith(".dll") and CUDA_DLL.match(k))
@@ -207,8 +215,14 @@ def probe(torch_dir, system32, path_dirs, cuda_path=None, read=None):
     unlisted = None
     if record is not None:
         unlisted = [n for n in dlls if ("torch/lib/" + n).lower() not in record]
-    out["torch_lib"] = {"dlls": len(dlls), "missing": missing[:100], "from_path": from_path[:100],
-                        "unreadable": unreadable[:20], "not_in_record": unlisted, "search_dirs": search}
+    out["torch_lib"] = {
+        "dlls": len(dlls),
+        "missing": missing[:100],
+        "from_path": from_path[:100],
+        "unreadable": unreadable[:20],
+        "not_in_record": unlisted,
+        "search_dirs": search,
+    }
     return out
 
 
