@@ -184,14 +184,15 @@ def test_conda_pytorch_channel_still_used_where_it_published():
     facts = json.loads((FIXTURES / "facts" / "live-torch2141-cu130-nodriver.json").read_text())
     facts["packages"]["distributions"] = [{"name": "pytorch", "version": "2.1.0", "installer": "conda"}]
     from cudadoctor.checks._fixes import install_commands
+    from cudadoctor.interpret import environment
 
     fx = Facts(facts)
-    assert install_commands(fx, "2.1.0", "cu118", companions=[]) == [
+    assert install_commands(environment(fx), "2.1.0", "cu118", companions=[]) == [
         "conda remove --force cpuonly  # only if installed: it pins the CPU build",
         "conda install pytorch==2.1.0 pytorch-cuda=11.8 -c pytorch -c nvidia"]
-    assert install_commands(fx, "2.7.1", "cu128", companions=["torchvision"]) == [
+    assert install_commands(environment(fx), "2.7.1", "cu128", companions=["torchvision"]) == [
         'conda install -c conda-forge pytorch-gpu=2.7 torchvision=0.22 "cuda-version<=12.8"']
-    assert install_commands(fx, "2.7.1", "cpu", companions=[]) == ["conda install -c conda-forge pytorch-cpu=2.7"]
+    assert install_commands(environment(fx), "2.7.1", "cpu", companions=[]) == ["conda install -c conda-forge pytorch-cpu=2.7"]
 
 
 def test_every_shared_case_fix_matches_its_manager():

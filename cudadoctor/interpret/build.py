@@ -11,10 +11,17 @@ import re
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
-from cudadoctor import kb as _kb
 from cudadoctor.facts import Facts
 
 from .versions import cuda_of_variant, mm_str, release_of, variant_of_cuda, variant_of_tag
+
+
+def _kb():
+    """The knowledge base, imported on first use: kb reads interpret.versions, so a top-level import
+    here is a cycle (harmless in one thread, a half-initialised module when two threads import)."""
+    from cudadoctor import kb
+
+    return kb
 
 
 def dist_version(fx: Facts, *names: str) -> Optional[str]:
@@ -108,7 +115,7 @@ def build_arch_list(fx: Facts) -> Tuple[Optional[List[str]], Optional[str]]:
         return list(live), "torch.cuda.get_arch_list()"
     rel, var = torch_release(fx), variant(fx)
     if rel and var and var.startswith("cu"):
-        a = _kb.arch_list(rel, var)
+        a = _kb().arch_list(rel, var)
         if a:
             return list(a.get("sass", [])) + list(a.get("ptx", [])), f"kb: official torch {mm_str(rel)} {var} wheel"
     return None, None
@@ -119,7 +126,7 @@ def arch_bound(fx: Facts) -> Tuple[Optional[List[str]], Optional[str]]:
     unknown (release unknown, a nightly or a source build): a GPU newer than every one of them cannot run
     a build made with that CUDA. (None, None) for a non-CUDA or unknown variant."""
     var = variant(fx)
-    b = _kb.variant_archs(var) if var and var.startswith("cu") else None
+    b = _kb().variant_archs(var) if var and var.startswith("cu") else None
     if not b:
         return None, None
     rels = b["releases"]

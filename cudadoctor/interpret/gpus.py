@@ -9,8 +9,15 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List, Optional
 
-from cudadoctor import kb as _kb
 from cudadoctor.facts import Facts
+
+
+def _kb():
+    """The knowledge base, imported on first use: kb reads interpret.versions, so a top-level import
+    here is a cycle (harmless in one thread, a half-initialised module when two threads import)."""
+    from cudadoctor import kb
+
+    return kb
 
 
 def cap_str(v: Any) -> Optional[str]:
@@ -58,7 +65,7 @@ def gpus(fx: Facts) -> List[Dict[str, Any]]:
             }
     for g in out.values():
         if g["capability"] is None and g.get("name"):
-            cap = _kb.compute_capability(str(g["name"]))
+            cap = _kb().compute_capability(str(g["name"]))
             if cap:
                 g["capability"], g["capability_source"] = cap, "kb (by GPU name)"
     return list(out.values())
@@ -92,8 +99,8 @@ def arch_runs(capability: Optional[str], arch_list: Optional[List[str]]) -> Opti
     """How a GPU of ``capability`` runs a build of ``arch_list``: 'sass', 'ptx' or None (no / unknown)."""
     if not (capability and arch_list):
         return None
-    return _kb.arch_runs(capability, arch_list)
+    return _kb().arch_runs(capability, arch_list)
 
 
 def cores_per_sm(capability: Optional[str]) -> Optional[int]:
-    return _kb.cores_per_sm(capability) if capability else None
+    return _kb().cores_per_sm(capability) if capability else None
