@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from conftest import run_cli
 from cudadoctor.cli import cli
 from cudadoctor.commands.smoke import exit_code_for
 from cudadoctor.render import smoke as smoke_render
@@ -122,6 +123,11 @@ def test_render_text_and_markdown(cpu_result):
     assert [ln[0] for ln in stage_lines] == ["✓", "✓", "✓", "✓", "✓", "–", "–"]
     assert all(" s  " in ln for ln in stage_lines)
     assert "test accuracy 0." in text and "samples/s" in text
+    history = next(ln for ln in lines if "history" in ln)  # the sparklines of loss and accuracy
+    loss = history.split("loss ", 1)[1].split()[0]
+    assert len(loss) >= 2 and set(loss) <= set(smoke_render._BARS) and loss[0] > loss[-1], history
+    assert "accuracy " in history
+    assert smoke_render.sparkline([3, 2, 1]) == "█▅▁" and smoke_render.sparkline([1]) == "" and smoke_render.sparkline(None) == ""
     md = smoke_render.render(cpu_result, "markdown")
     assert "| ✓ | training | cpu |" in md
     assert json.loads(smoke_render.render(cpu_result, "json")) == cpu_result
@@ -434,3 +440,12 @@ def test_workload_siblings_import_only_stdlib_and_torch():
         imported = {ln.split()[1].split(".")[0] for ln in src.splitlines()
                     if ln.strip().startswith(("import ", "from ")) and not ln.startswith("#")}
         assert imported <= set(sys.stdlib_module_names) | {"torch", "torchvision"}, (name, imported)
+
+
+def test_smoke_to_a_file_says_why_it_failed_on_stderr(tmp_path):
+    """-o FILE: the reason (here: MNIST not found, and where) is on stderr too, not only in the file."""
+    out = tmp_path / "smoke.json"
+    r = run_cli("smoke", "--device", "cpu", "--data-dir", str(tmp_path / "nowhere"), "-o", str(out))
+    assert r.returncode != 0 and out.exists()
+    line = r.stderr.strip().splitlines()[-1]
+    assert line.startswith("cudadoctor smoke: wrote") and "nowhere" in line, r.stderr

@@ -15,7 +15,8 @@ from ..render.prometheus import smoke_metrics
 from ..render.smoke import render
 from ..smoke.runner import run_smoke
 from ._privacy import show_pii_option, warn_show_pii
-from ._shared import BadInput, emit, format_option, output_option, python_option
+from ._shared import BadInput, emit, failure_reason, format_option, output_option, python_option
+from ._shared import written as wrote
 
 DEFAULT_TIMEOUT_S = 300.0
 
@@ -178,17 +179,20 @@ def smoke_cmd(
             progress = sys.stderr.isatty()
         except (AttributeError, ValueError):
             progress = False
+    from ..probes.interpreter import choose
+
+    python = choose(python)[0]  # as check does: an isolated install trains with the user's active environment
     result = None
     if device != "cpu":
         # A GPU that cannot be used is diagnosed the way `check` does, with its fix, instead of
         # training on nothing: the same probes, the same checks.
-        result = diagnosis_gate(python or sys.executable, device)
+        result = diagnosis_gate(python, device)
     if result is None:
-        result = run_smoke(python or sys.executable, device, data_dir, download, synthetic, epochs, timeout, progress)
+        result = run_smoke(python, device, data_dir, download, synthetic, epochs, timeout, progress)
     result = (Redactor(pii=False) if show_pii else redactor_for([], live=True)).redact(result)
     written = emit(smoke_metrics(result) if fmt == "prometheus" else render(result, fmt), output)
     if written:
-        click.echo(f"cudadoctor smoke: {result.get('status')} (report written to {written})", err=True)
+        wrote(written, str(result.get("status")), failure_reason(result), "smoke")
     raise SystemExit(exit_code_for(result))
 
 

@@ -51,6 +51,16 @@ def _numbers(result: dict) -> list[tuple[str, str]]:
                     + f", {_fmt_num(ev.get('samples_per_s'), ' samples/s', 0)}",
                 )
             )
+            curves = [
+                (label, sparkline(v))
+                for label, v in (
+                    ("loss", ev.get("loss_curve")),
+                    ("accuracy", [h.get("test_accuracy") for h in ev.get("history") or [] if isinstance(h, dict)]),
+                )
+                if sparkline(v)
+            ]
+            if curves:
+                out.append((f"history {dev}", "   ".join(f"{label} {line}" for label, line in curves)))
         if s["name"] == "throughput" and ev:
             line = f"CPU {_fmt_num(ev.get('cpu_samples_per_s'), ' samples/s', 0)}"
             if ev.get("device_samples_per_s") is not None:
@@ -86,6 +96,21 @@ def _error_lines(result: dict) -> list[str]:
         lines.append("last output of the workload:")
         lines += ["  " + ln for ln in e["stderr_tail"].splitlines()[-15:]]
     return lines
+
+
+_BARS = "▁▂▃▄▅▆▇█"
+
+
+def sparkline(values: object) -> str:
+    """A one-line picture of a series (``▇▅▃▂▁``); empty when there is nothing to draw."""
+    if not isinstance(values, list):
+        return ""
+    nums = [float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool) and v == v]
+    if len(nums) < 2:
+        return ""
+    lo, hi = min(nums), max(nums)
+    span = (hi - lo) or 1.0
+    return "".join(_BARS[min(len(_BARS) - 1, int((v - lo) / span * len(_BARS)))] for v in nums)
 
 
 def render_text(result: dict) -> str:

@@ -255,6 +255,15 @@ def check_residency(torch, dev, model, tensors):
     return (not bad), "; ".join(bad[:5])
 
 
+def _curve(values: list, points: int = 24) -> list:
+    """The loss history in at most ``points`` bucket means (for the sparkline and the JSON)."""
+    if not values:
+        return []
+    n = min(points, len(values))
+    edges = [round(i * len(values) / n) for i in range(n + 1)]
+    return [round(sum(values[a:b]) / (b - a), 4) for a, b in zip(edges, edges[1:]) if b > a]
+
+
 def _accuracy(torch, net, xte, yte, shard, all_reduce):
     """Test accuracy; with a shard, of this rank's share, summed over the ranks by ``all_reduce``."""
     rank, world = shard
@@ -337,6 +346,7 @@ def fit(torch, model, data, bar, max_epochs, progress=None, shard=(0, 1), all_re
         "epochs": round(step / steps_per_epoch, 3),
         "test_accuracy": acc,
         "history": history,
+        "loss_curve": _curve(lh),
         "loss_first": sum(lh[:k]) / k,
         "loss_last": sum(lh[-k:]) / k,
         "train_s": round(t_end - t_train, 3),
