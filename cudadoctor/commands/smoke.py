@@ -176,7 +176,7 @@ def smoke_cmd(
         )
     if progress is None:
         try:
-            progress = sys.stderr.isatty()
+            progress = sys.stderr.isatty() and not os.environ.get("NO_COLOR")  # nothing extra in pipes, files, NO_COLOR
         except (AttributeError, ValueError):
             progress = False
     from ..probes.interpreter import choose
