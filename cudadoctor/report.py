@@ -103,12 +103,31 @@ class Report:
         )
 
 
+def _for_installer(facts: Dict[str, Any], findings: List[Finding]) -> List[Finding]:
+    """The built-in findings' ``python -m pip`` commands in the terms of the environment's manager
+    (uv, conda, a venv for an OS-managed Python): checks/_installer.adapt_commands, one place for all."""
+    from dataclasses import replace
+
+    from .checks._installer import adapt_commands
+
+    fx = Facts(facts)
+    out = []
+    for f in findings:
+        if f.source.startswith("cudadoctor:") and f.fix.commands:
+            cmds = adapt_commands(fx, f.fix.commands)
+            if cmds != tuple(f.fix.commands):
+                f = replace(f, fix=replace(f.fix, commands=cmds))
+        out.append(f)
+    return out
+
+
 def diagnose(facts: Dict[str, Any], registry: Registry, timings: Optional[Dict[str, float]] = None) -> Report:
     t = time.perf_counter()
     findings, runs = run_checks(registry, Facts(facts))
     from .errortext import adjudicate  # the error-text engine: the top cause, as triage names it
 
     findings, diagnosis = adjudicate(facts, findings, runs, registry)
+    findings = _for_installer(facts, findings)
     tm = dict(timings or {})
     tm["checks_s"] = time.perf_counter() - t
     return Report(

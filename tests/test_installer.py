@@ -70,6 +70,10 @@ def arch_fix(facts: dict) -> list:
     return list(f.fix.commands)
 
 
+def all_commands(facts: dict) -> list:
+    return [c for f in diagnose(copy.deepcopy(facts), REG).findings for c in f.fix.commands]
+
+
 # --- the probe records what says how the environment is managed --------------------------------
 
 def test_probe_plain_venv_records_nothing_special(tmp_path):
@@ -131,6 +135,8 @@ def test_uv_project_gets_uv_add_with_the_variants_index(tmp_path):
     assert cmds[0].startswith("uv add torch==2.11.0 --index pytorch-cu128=https://download.pytorch.org/whl/cu128  #")
     assert cmds[1].startswith("uv sync")
     assert not any("pip" in c.split("#")[0] for c in cmds)
+    # the other findings' commands too (checks/_installer.adapt_commands): nothing runs pip in a uv project
+    assert not any("python -m pip" in c for c in all_commands(facts))
 
 
 def test_uv_venv_gets_uv_pip(tmp_path):
@@ -138,6 +144,7 @@ def test_uv_venv_gets_uv_pip(tmp_path):
     facts = case_facts(probe(env / "bin" / "python", tmp_path), torch_installer="uv")
     assert manager(Facts(facts)) == "uv-venv"
     assert arch_fix(facts) == ["uv pip install torch==2.11.0 --index-url https://download.pytorch.org/whl/cu128"]
+    assert not any("python -m pip" in c for c in all_commands(facts))
     # torch that `uv pip` put into a venv python made: the same
     plain = case_facts({"venv": True, "manager": {}}, torch_installer="uv")
     assert manager(Facts(plain)) == "uv-venv"

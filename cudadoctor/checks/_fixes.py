@@ -49,7 +49,7 @@ def newest_patch(series: str) -> str:
 
 def python_rejected(series: str, python: Optional[str]) -> bool:
     """True only when the knowledge base says release ``series`` has no wheels for ``python``."""
-    return bool(python) and kb.python_supported(series, python) is False
+    return python is not None and python != "" and kb.python_supported(series, python) is False
 
 
 def runnable_variants(release: str, driver: Optional[str], os_name: str) -> List[str]:
@@ -235,7 +235,8 @@ def arch_candidates(env: Environment, cap: str, driver: Optional[str], release: 
     """(series, variant) whose official wheel runs on `cap`, filtered by driver and Python; this release first."""
     out = []
     for series, var in kb.releases_with_arch(cap):
-        if driver and kb.driver_supports_cuda(driver, kb.cuda_of_variant(var), env.driver_os) is False:
+        cuda = kb.cuda_of_variant(var)
+        if driver and cuda and kb.driver_supports_cuda(driver, cuda, env.driver_os) is False:
             continue
         if python_rejected(series, env.python):
             continue
@@ -314,7 +315,8 @@ def arch_fix(
     cands = arch_candidates(env, cap, driver, release) if cap else []
     cmds, why = _arch_commands(env, cap, sm, release, driver, too_old, cands)
     if cands and not driver:
-        need = kb.min_driver_for_cuda(kb.cuda_of_variant(cands[0][1]), env.driver_os)
+        cuda = kb.cuda_of_variant(cands[0][1])
+        need = kb.min_driver_for_cuda(cuda, env.driver_os) if cuda else None
         if need:
             cmds.append(f"# the {cands[0][1]} build needs NVIDIA driver >= {need} (check: nvidia-smi)")
     return cmds, why
@@ -324,11 +326,12 @@ def _python_commands(env: Environment, lo: Optional[str], hi: Optional[str], req
     """Create an environment with a Python the wanted torch has wheels for."""
     py = env.python
     cmds: List[str] = []
-    if req and release_of(req):
-        rng = (kb.torch_release(release_of(req)) or {}).get("python") or {}
+    rel = release_of(req) if req else None
+    if rel:
+        rng = (kb.torch_release(rel) or {}).get("python") or {}
         lo, hi = rng.get("min") or lo, rng.get("max") or hi
-    pyt = mm(py)
-    target = hi if (pyt and hi and pyt > mm(hi)) else lo if (pyt and lo and pyt < mm(lo)) else None
+    pyt, top, bottom = mm(py), mm(hi) if hi else None, mm(lo) if lo else None
+    target = hi if (pyt and top and pyt > top) else lo if (pyt and bottom and pyt < bottom) else None
     if not py:
         cmds.append(
             "python -c \"import sys, platform, struct; print(sys.version, platform.machine(), struct.calcsize('P') * 8, 'bit')\""
@@ -337,7 +340,7 @@ def _python_commands(env: Environment, lo: Optional[str], hi: Optional[str], req
         cmds += [
             f"# create the environment with Python {target} (supported by the torch you want):",
             f"uv venv --python {target} .venv  # or: conda create -n torch python={target}; or python{target} -m venv .venv",
-            f".venv/bin/python -m pip install torch{('==' + release_of(req)) if req else ''} torchvision",
+            f".venv/bin/python -m pip install torch{('==' + rel) if rel else ''} torchvision",
         ]
     else:
         cmds.append(

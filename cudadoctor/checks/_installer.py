@@ -18,12 +18,15 @@ manager                   command
 ``uv-venv``               a venv uv made, or torch that ``uv pip`` installed: ``uv pip install``
 ========================  ======================================================================
 
-Where each build is published is kb/installers.json (sources and date there).
+Where each build is published is kb/installers.json (sources and date there). The other fix
+commands the checks write as ``python -m pip ...`` are rewritten for the same manager by
+:func:`adapt_commands` (applied to every built-in finding by report.diagnose).
 """
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence
+import re
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from cudadoctor.facts import Facts
 from cudadoctor.interpret import conda_torch, mm, os_key
@@ -164,3 +167,321 @@ def install_for_manager(
             pip_command(release, variant, companions, reinstall).replace("python -m pip", f"{venv_py} -m pip", 1),
         ]
     return None
+
+
+# ---------------------------------------------------------------- every other fix command
+#
+# The checks write their non-torch commands (a cuDNN pin, numpy<2, an extension rebuild, an
+# uninstall) as ``python -m pip ...``. adapt_commands() rewrites each such occurrence — at the start
+# of a command, after env vars (``TORCH_CUDA_ARCH_LIST="9.0" python -m pip ...``) or inside a comment
+# (``# or: python -m pip install ...``) — for the manager; report.diagnose applies it to the built-in
+# findings, so no check writes installer-specific commands itself. What is already written for the
+# manager (``uv ...``, ``.venv/bin/python -m pip``, ``conda ...``) is left alone.
+
+_PIP_AT = re.compile(r"(?<![\w/\\.-])python -m pip (?=\S)")
+_VALUED = {"--index-url", "-i", "--extra-index-url", "-f", "--find-links", "--no-binary", "--only-binary"}
+_VALUED |= {"-r", "--requirement", "-c", "--constraint", "--format"}
+_STOP = ("#", "|", ";", "&", ">", "2>", "(", ")")
+_VARIANT = re.compile(r"^(cu\d+|cpu|rocm[\d.]+|xpu)$")
+
+
+def _scan(text: str, i: int) -> Tuple[List[str], int]:
+    """Shell words from ``i`` up to a comment, pipe, redirection or ``(``: (words, where they end).
+
+    Quotes, ``$( ... )`` and ``<placeholder with spaces>`` stay inside one word."""
+    words: List[str] = []
+    end = i
+    n = len(text)
+    while True:
+        while i < n and text[i] == " ":
+            i += 1
+        if i >= n or text.startswith(_STOP, i):
+            return words, end
+        j, depth, quote = i, 0, ""
+        while j < n and (quote or depth or text[j] != " "):
+            c = text[j]
+            if quote:
+                quote = "" if c == quote else quote
+            elif c in "\"'":
+                quote = c
+            elif text.startswith("$(", j) or c == "<":
+                depth += 1
+            elif (c == ")" or c == ">") and depth:
+                depth -= 1
+            j += 1
+        words.append(text[i:j])
+        i = end = j
+
+
+Opt = Tuple[str, Optional[str]]
+
+
+class _PipArgs:
+    """One pip command line: subcommand, then its words in order, each an option (name, value) or a spec."""
+
+    def __init__(self, sub: str, words: Sequence[str]) -> None:
+        self.sub = sub
+        self.items: List[Tuple[Optional[Opt], str]] = []  # (option, "") or (None, spec)
+        it = iter(words)
+        for w in it:
+            if not w.startswith("-"):
+                self.items.append((None, w))
+                continue
+            k, eq, v = w.partition("=")
+            if k in _VALUED and not (sub == "show" and k == "-f"):  # pip show -f: --files
+                self.items.append(((k, v if eq else next(it, "")), ""))
+            else:
+                self.items.append(((w, None), ""))
+
+    @property
+    def specs(self) -> List[str]:
+        return [s for o, s in self.items if o is None]
+
+    @property
+    def opts(self) -> List[Opt]:
+        return [o for o, _ in self.items if o is not None]
+
+    def has(self, *flags: str) -> bool:
+        return any(k in flags for k, _ in self.opts)
+
+    def value(self, *flags: str) -> Optional[str]:
+        return next((v for k, v in self.opts if k in flags), None)
+
+    def line(self, head: str, opt_map: Callable[[str, Optional[str]], List[Opt]], keep: Sequence[str] = ()) -> str:
+        """``head`` + the words in their order, each option through ``opt_map`` ([] drops it), the specs
+        in ``keep`` (all when empty)."""
+        out = [head]
+        for o, s in self.items:
+            if o is None:
+                out += [s] if not keep or s in keep else []
+            else:
+                for k, v in opt_map(*o):
+                    out += [k] if v is None else [k, v]
+        return " ".join(out)
+
+
+def _name(spec: str) -> Optional[str]:
+    """The normalised project name of a requirement ('Foo_Bar[x]==1' -> 'foo-bar'); None for a placeholder."""
+    m = re.match(r"[\"']?([A-Za-z0-9][A-Za-z0-9._-]*)", spec)
+    return re.sub(r"[._]+", "-", m.group(1)).lower() if m else None
+
+
+def _spec_names(specs: Sequence[str]) -> List[str]:
+    return [n for n in (_name(s) for s in specs) if n]
+
+
+def _reinstalled(commands: Sequence[str]) -> set:
+    """Names a fix installs (pip install): an uninstall of one of them is the first half of a reinstall."""
+    out: set = set()
+    for c in commands:
+        for m in _PIP_AT.finditer(c):
+            words, _ = _scan(c, m.end())
+            if words and words[0] == "install":
+                out.update(_spec_names(_PipArgs("install", words[1:]).specs))
+    return out
+
+
+def _uv_pip(a: _PipArgs) -> str:
+    """pip's arguments in uv pip's terms (uv pip uninstall has no -y; uv spells the cache and reinstall flags)."""
+    ren = {"--force-reinstall": "--reinstall", "--no-cache-dir": "--no-cache", "-f": "--find-links"}
+    drop = {"-y", "--yes"} | ({"-v", "--verbose"} if a.sub == "list" else set())  # uv's -v is its own log level
+
+    def opt(k: str, v: Optional[str]) -> List[Opt]:
+        if k in drop:
+            return []
+        if k == "--pre":
+            return [("--prerelease", "allow")]
+        if a.sub == "show" and k == "-f":
+            return [("--files", None)]
+        return [(ren.get(k, k), v)]
+
+    return a.line(f"uv pip {a.sub}", opt)
+
+
+def _index_option(url: str) -> str:
+    """``--index NAME=URL`` for uv add: a named index is written to [[tool.uv.index]] and the packages
+    added with it are pinned to it in [tool.uv.sources] (uv docs, kb/installers.json)."""
+    t = _table().get("uv") or {}
+    prefix = str(t.get("index", "https://download.pytorch.org/whl/{variant}")).split("{", 1)[0]
+    tail = url[len(prefix) :].strip("/") if url.startswith(prefix) else ""
+    if not tail or not re.fullmatch(r"[\w./-]+", tail):
+        return f"--index {url}"  # a placeholder the user fills in: uv names it after its host
+    name = str(t.get("index_name", "pytorch-{variant}")).format(variant=tail.replace("/", "-"))
+    return f"--index {name}={url}"
+
+
+def _uv_add(a: _PipArgs) -> str:
+    """pip install in a uv project's terms: ``uv add`` records the requirement in pyproject.toml and
+    uv.lock and syncs, so the next ``uv sync``/``uv run`` keeps it (a ``uv pip install`` it would undo).
+    --force-reinstall is uv add's --reinstall-package for the named packages, applied by the sync uv add
+    runs; --no-deps has no uv add equivalent (the lock resolves every dependency) and is dropped."""
+    names = [_name(x) or x for x in a.specs]  # a placeholder (<that package>) stands for its name
+
+    def opt(k: str, v: Optional[str]) -> List[Opt]:
+        if k in ("--index-url", "-i", "--extra-index-url") and v:
+            return [(_index_option(v), None)]
+        if k in ("--force-reinstall", "--upgrade", "-U"):
+            return [("--reinstall-package" if k == "--force-reinstall" else "--upgrade-package", n) for n in names]
+        if k == "--no-cache-dir":
+            return [("--no-cache", None)]
+        if k == "--no-binary" and v:
+            return [("--no-binary", None)] if v == ":all:" else [("--no-binary-package", p) for p in v.split(",")]
+        if k == "--pre":
+            return [("--prerelease", "allow")]
+        return [] if k in ("--no-deps", "-y", "--yes") else [(k, v)]
+
+    return a.line("uv add", opt)
+
+
+def _uv_project(a: _PipArgs, reinstalled: set) -> str:
+    if a.sub == "install":
+        return _uv_add(a)
+    if a.sub == "uninstall":
+        names = _spec_names(a.specs)
+        if names and set(names) <= reinstalled:
+            # the first half of a reinstall: take it out of .venv now; the uv add after it installs the
+            # locked version afresh (a sync installs what uv.lock lists and the environment lacks)
+            return _uv_pip(a)
+        # a removal: uv remove drops the requirement from pyproject.toml and uv.lock, and its exact sync
+        # uninstalls it (uv pip uninstall alone would be undone by the next uv sync). uv remove refuses a
+        # package that is not a direct dependency: then `uv tree --invert --package NAME` names who needs it.
+        return "uv remove " + " ".join(a.specs)
+    return _uv_pip(a)
+
+
+def _conda_names() -> Dict[str, str]:
+    return {str(k).lower(): str(v) for k, v in ((_table().get("conda_names") or {}).get("names") or {}).items()}
+
+
+def _conda_owns(fx: Facts, name: str) -> bool:
+    """conda installed this package here: its distribution says installer conda, or conda-meta lists it
+    (names mapped pip -> conda by kb/installers.json). A copy pip or uv installed is pip's; a library that
+    has a conda name but no pip copy here (nvidia-cudnn-cu12 -> cudnn) is the one conda's pytorch uses."""
+    cname = _conda_names().get(name, name)
+    dists = [d for d in fx.dicts("packages.distributions") if _name(str(d.get("name", ""))) in (name, cname)]
+    installers = {str(d.get("installer") or "").lower() for d in dists}
+    if installers - {"conda"}:
+        return False  # pip's (or unknown): pip's command acts on pip's copy
+    if "conda" in installers or cname in (fx.dict("python.manager.conda_packages") or {}):
+        return True
+    return name in _conda_names() and not dists
+
+
+def _conda_spec(spec: str, names: Dict[str, str]) -> str:
+    """'nvidia-cudnn-cu12==9.1.0.70' -> 'cudnn==9.1.0.70'; 'x==1.2.*' -> 'x=1.2' (conda's prefix match)."""
+    bare = spec.strip("\"'")
+    n = _name(bare) or bare
+    rest = re.sub(r"^[A-Za-z0-9._-]+(\[[^\]]*\])?", "", bare)
+    if rest.startswith("==") and rest.endswith(".*"):
+        rest = "=" + rest[2:-2]
+    return names.get(n, n) + rest if "$(" in rest else _q(names.get(n, n) + rest)
+
+
+def _conda_torch(fx: Facts, a: _PipArgs, torch_spec: str, companions: List[str]) -> Optional[List[str]]:
+    """torch from conda: conda-forge's build of the release/variant the pip command names."""
+    from cudadoctor.interpret import variant
+
+    m = re.match(r"torch==([\d.]+)(?:\+(\w+))?$", torch_spec.strip("\"'"))
+    url = a.value("--index-url", "-i") or ""
+    tail = url.rstrip("/").rsplit("/", 1)[-1] or (m.group(2) if m else None) or ""
+    var = tail if _VARIANT.match(tail) else None if url else variant(fx)
+    cmds = conda_forge_commands(fx, m.group(1) if m else None, var, companions)
+    if cmds and a.has("--force-reinstall"):
+        cmds[-1] = cmds[-1].replace("conda install ", "conda install --force-reinstall ", 1)
+    return cmds
+
+
+def _conda(fx: Facts, a: _PipArgs, reinstalled: set, env_prefix: bool) -> Optional[List[str]]:
+    """The packages conda installed, with conda; the rest stay pip's. None: the line stays as it is."""
+    if a.sub not in ("install", "uninstall") or env_prefix or a.has("--no-binary", "--no-build-isolation", "--pre"):
+        return None  # reads, builds from source and nightlies (PyTorch's pip index only) are pip's
+    ours = [s for s in a.specs if _name(s) and _conda_owns(fx, str(_name(s)))]
+    if not ours:
+        return None
+    names = _conda_names()
+    rest = [s for s in a.specs if s not in ours]
+    out: List[str] = []
+    chan = str((_table().get("conda_names") or {}).get("channel", "conda-forge"))
+    if a.sub == "uninstall":
+        cn = [names.get(str(_name(s)), str(_name(s))) for s in ours]
+        force = "--force " if set(_spec_names(ours)) <= reinstalled else ""  # only it: the install after it puts it back
+        out.append(f"conda remove {force}{' '.join(cn)}")
+    else:
+        torch = [s for s in ours if _name(s) == "torch" and re.fullmatch(r"torch(==[\d.]+(\+\w+)?)?", s.strip("\"'"))]
+        comps = [s for s in ours if _name(s) in ("torchvision", "torchaudio")] if torch else []
+        if torch:
+            tc = _conda_torch(fx, a, torch[0], _spec_names(comps))
+            if tc is None:
+                return None  # no conda-forge build assumed here: pip inside the env, as _fixes plans
+            out += tc
+        other = [s for s in ours if s not in torch and s not in comps]
+        if other:
+            force = "--force-reinstall " if a.has("--force-reinstall") else ""
+            out.append(f"conda install -c {chan} {force}" + " ".join(_conda_spec(s, names) for s in other))
+    if rest:
+        out.append(a.line(f"python -m pip {a.sub}", lambda k, v: [(k, v)], keep=rest))
+    return out
+
+
+def _torch_mixed(fx: Facts) -> bool:
+    """torch in several copies, not all conda's (a pip torch beside conda's, or another copy on sys.path):
+    the check's pip commands act on the pip copy Python imports, so they stay pip's."""
+    torches = [d for d in fx.dicts("packages.distributions") if str(d.get("name", "")).lower() in ("torch", "pytorch")]
+    installers = {str(d.get("installer") or "").lower() for d in torches}
+    return len(fx.dicts("packages.torch_sources")) > 1 or (len(torches) > 1 and installers != {"conda"})
+
+
+def _conda_fix(commands: Sequence[str]) -> bool:
+    """A fix that already runs conda was written for conda by its check: its pip lines are deliberate
+    (a package pip installed, pip inside the env after conda's channel stopped, pip as the alternative)."""
+    return any(re.match(r"\s*conda (install|remove|create|update)\b", c.split("#", 1)[0]) for c in commands)
+
+
+def _rewrite(fx: Facts, m: str, cmd: str, reinstalled: set) -> str:
+    """Every ``python -m pip`` in one command, for manager ``m``."""
+    out, pos = [], 0
+    venv_py = ".venv\\Scripts\\python" if os_key(fx) == "windows" else ".venv/bin/python"
+    for hit in _PIP_AT.finditer(cmd):
+        if hit.start() < pos:
+            continue
+        words, end = _scan(cmd, hit.end())
+        if not words:
+            continue
+        a = _PipArgs(words[0], words[1:])
+        new: Optional[List[str]] = None
+        if m == "uv-venv":
+            new = [_uv_pip(a)]
+        elif m == "uv-project":
+            new = [_uv_project(a, reinstalled)]
+        elif m == "pip-system-managed" and a.sub in ("install", "uninstall"):  # show/list read the system's
+            new = [cmd[hit.start() : end].replace("python -m pip", f"{venv_py} -m pip", 1)]
+        elif m == "conda":
+            before = cmd[: hit.start()]
+            new = _conda(fx, a, reinstalled, bool(re.search(r"\b[A-Za-z_]\w*=\S+\s+$", before)))
+        if new is None:
+            continue
+        first = not cmd[: hit.start()].strip() or bool(re.fullmatch(r"\s*([A-Za-z_]\w*=\S+\s+)+", cmd[: hit.start()]))
+        out.append(cmd[pos : hit.start()] + ("\n".join(new) if first else " && ".join(new)))
+        pos = end
+    return "".join(out) + cmd[pos:] if out else cmd
+
+
+def adapt_commands(fx: Facts, commands: Sequence[str]) -> Tuple[str, ...]:
+    """``commands`` with every ``python -m pip ...`` written for the environment's manager (see above).
+
+    pip and conda-pip: unchanged. uv-venv: ``uv pip``. uv-project: ``uv add`` / ``uv remove`` (or
+    ``uv pip uninstall`` where the fix reinstalls), reads with ``uv pip``. conda: the packages conda
+    installed with conda, the rest with pip. pip-system-managed: installs with the venv's pip, after one
+    ``python3 -m venv .venv``. Pure; a command already written for the manager comes back as it was."""
+    m = manager(fx)
+    if m in PIP_LIKE or (m == "conda" and (_conda_fix(commands) or _torch_mixed(fx))):
+        return tuple(commands)
+    reinstalled = _reinstalled(commands)
+    out: List[str] = []
+    for c in commands:
+        out += _rewrite(fx, m, c, reinstalled).split("\n")
+    if m == "pip-system-managed" and out != list(commands):
+        if not any("-m venv" in c or "uv venv" in c for c in out):
+            at = next(i for i, (a, b) in enumerate(zip(out, commands)) if a != b)
+            out.insert(at, "python3 -m venv .venv  # this Python's packages are managed by the OS (PEP 668): use a venv")
+    return tuple(out)
