@@ -116,6 +116,11 @@ class Facts:
         return self.str("user_error.text") or ""
 
 
+def as_object(v: Any) -> Dict[str, Any]:
+    """``v`` when it is a JSON object, else {}: for reading a part of a document that may be missing or malformed."""
+    return v if isinstance(v, dict) else {}
+
+
 def normalize_name(name: str) -> str:
     return name.lower().replace("_", "-").replace(".", "-")
 

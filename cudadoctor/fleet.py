@@ -29,7 +29,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import __version__
 from . import kb as _kb
-from .facts import REPORT_KIND, Facts, FactsError, decode_json, facts_of, sanitize
+from .facts import REPORT_KIND, Facts, FactsError, as_object, decode_json, facts_of, sanitize
 from .interpret import local_tag, mm_str
 from .model import SEVERITIES, severity_rank
 from .smokedoc import smoke_numbers
@@ -178,11 +178,6 @@ def parse(data: bytes) -> Tuple[Dict[str, Any], Dict[str, Any]]:
         raise UnreadableFile(str(e)) from None
 
 
-def _obj(v: Any) -> Dict[str, Any]:
-    """A JSON object of a document, or {} for anything else there."""
-    return v if isinstance(v, dict) else {}
-
-
 def _short(v: Any) -> str:
     s = repr(v)
     return s if len(s) <= 60 else s[:57] + "..."
@@ -220,16 +215,16 @@ def smoke_run(path: str, doc: Dict[str, Any]) -> SmokeRun:
         raise UnreadableFile("smoke result without a list of stages")
     if not all(isinstance(x, dict) and isinstance(x.get("name"), str) and isinstance(x.get("verdict"), str) for x in stages):
         raise UnreadableFile("smoke result with a malformed stage")
-    d = _obj(doc.get("distributed"))
+    d = as_object(doc.get("distributed"))
     rank = d.get("rank") if isinstance(d.get("rank"), int) and not isinstance(d.get("rank"), bool) else None
     world = d.get("world_size") if isinstance(d.get("world_size"), int) and not isinstance(d.get("world_size"), bool) else None
     host = d.get("host") if isinstance(d.get("host"), str) and d["host"].strip() else None
     failed = next((x for x in stages if x["verdict"] == "fail"), None)
-    err = _obj(doc.get("error"))
+    err = as_object(doc.get("error"))
     message = str(failed.get("message", "")) if failed else str(err.get("message") or "")
     busbw = None
     for x in stages:
-        v = _obj(x.get("evidence")).get("busbw_gbps")
+        v = as_object(x.get("evidence")).get("busbw_gbps")
         if x["name"] == "bandwidth" and isinstance(v, (int, float)) and not isinstance(v, bool):
             busbw = float(v)
     return SmokeRun(
@@ -248,7 +243,7 @@ def smoke_runs(path: str, doc: Dict[str, Any]) -> List[SmokeRun]:
     """The runs in one smoke output: one, or one per rank of a job report."""
     if doc.get("kind") not in SMOKE_JOB_KINDS:
         run = smoke_run(path, doc)
-        d = _obj(doc.get("distributed"))
+        d = as_object(doc.get("distributed"))
         run.job = f"rank:{d['run_id']}" if doc.get("kind") == "cudadoctor-smoke-rank" and d.get("run_id") else None
         return [run]
     ranks = doc.get("ranks")
@@ -449,7 +444,7 @@ def read_node(path: str, diagnose: Optional[Diagnoser] = None, recheck: bool = F
     doc, facts = parse(read_bytes(path))
     fx = Facts(facts)
     is_report = doc.get("kind") == REPORT_KIND
-    tool = _obj(doc.get("tool")) if is_report else {}
+    tool = as_object(doc.get("tool")) if is_report else {}
     rediagnosed = False
     if is_report and not recheck:
         findings, titles = _report_findings(doc)
