@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import sys
 import types
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 __all__ = ["check", "devices", "smoke", "CheckResult", "DevicesResult", "SmokeResult"]
 
@@ -332,4 +332,4 @@ def make_callable(module_name: str) -> None:
         mod.__class__ = _CallableModule
 
 
-_CALLS = {"cudadoctor.devices": devices, "cudadoctor.smoke": smoke}
+_CALLS: Dict[str, Callable[..., Any]] = {"cudadoctor.devices": devices, "cudadoctor.smoke": smoke}

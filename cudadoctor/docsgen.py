@@ -16,7 +16,8 @@ from .render.catalogue import explain_markdown
 
 def pages() -> Dict[str, str]:
     reg = registry.load(plugins=False)
-    out = {name: explain_markdown(code) for name, (code, source) in reg.codes.items() if source.startswith("cudadoctor:")}
+    builtin = {name: code for name, (code, source) in reg.codes.items() if source.startswith("cudadoctor:")}
+    out = {name: explain_markdown(code) for name, code in builtin.items()}
     index = [
         "# Finding codes",
         "",
@@ -25,8 +26,8 @@ def pages() -> Dict[str, str]:
         "| code | severity | area | title |",
         "|---|---|---|---|",
     ]
-    for name in sorted(out):
-        c = reg.code(name)
+    for name in sorted(builtin):
+        c = builtin[name]
         index.append(f"| [`{name}`]({name}.md) | {c.severity} | {c.area} | {c.title} |")
     out["README"] = "\n".join(index) + "\n"
     return out

@@ -11,6 +11,7 @@ crash.
 
 from __future__ import annotations
 
+import builtins
 import json
 import os
 import re
@@ -35,12 +36,15 @@ class FactsError(ValueError):
 class Facts:
     """Read-only view of a facts dict with typed dotted-path access."""
 
+    # The getters are named after the types they return (``str``, ``bool``, ``list``, ``dict``), which
+    # shadows those builtins in this class body: annotations here spell them ``builtins.str`` etc.
+
     __slots__ = ("data",)
 
-    def __init__(self, data: Dict[str, Any]):
+    def __init__(self, data: Dict[builtins.str, Any]):
         self.data = data
 
-    def get(self, path: str, default: Any = None) -> Any:
+    def get(self, path: builtins.str, default: Any = None) -> Any:
         cur: Any = self.data
         for part in path.split("."):
             if isinstance(cur, dict):
@@ -54,52 +58,52 @@ class Facts:
                 return default
         return default if cur is None else cur
 
-    def str(self, path: str) -> Optional[str]:
+    def str(self, path: builtins.str) -> Optional[builtins.str]:
         v = self.get(path)
         return v if isinstance(v, str) and v != "" else None
 
-    def bool(self, path: str) -> Optional[bool]:
+    def bool(self, path: builtins.str) -> Optional[builtins.bool]:
         v = self.get(path)
         return v if isinstance(v, bool) else None
 
-    def int(self, path: str) -> Optional[int]:
+    def int(self, path: builtins.str) -> Optional[int]:
         v = self.get(path)
         return v if isinstance(v, int) and not isinstance(v, bool) else None
 
-    def num(self, path: str) -> Optional[float]:
+    def num(self, path: builtins.str) -> Optional[float]:
         v = self.get(path)
         return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
-    def list(self, path: str) -> Optional[List[Any]]:
+    def list(self, path: builtins.str) -> Optional[List[Any]]:
         v = self.get(path)
         return v if isinstance(v, list) else None
 
-    def dicts(self, path: str) -> List[Dict[str, Any]]:
+    def dicts(self, path: builtins.str) -> List[Dict[builtins.str, Any]]:
         """The dict items of a list (anything else in it is skipped); [] when unknown."""
         return [x for x in (self.list(path) or []) if isinstance(x, dict)]
 
-    def dict(self, path: str) -> Optional[Dict[str, Any]]:
+    def dict(self, path: builtins.str) -> Optional[Dict[builtins.str, Any]]:
         v = self.get(path)
         return v if isinstance(v, dict) else None
 
-    def __contains__(self, path: str) -> bool:
+    def __contains__(self, path: builtins.str) -> builtins.bool:
         return self.get(path, _MISSING) is not _MISSING
 
     # Small derived views used by several checks. They only read facts.
 
     @property
-    def origin(self) -> str:
+    def origin(self) -> builtins.str:
         return self.str("origin") or "live"
 
-    def env(self, name: str) -> Optional[str]:
+    def env(self, name: builtins.str) -> Optional[builtins.str]:
         """An environment variable as recorded (None when not set or not recorded)."""
         v = self.get("environment.vars." + name)
         return v if isinstance(v, str) else None
 
-    def env_recorded(self) -> bool:
+    def env_recorded(self) -> builtins.bool:
         return self.dict("environment.vars") is not None
 
-    def distribution(self, name: str) -> Optional[Dict[str, Any]]:
+    def distribution(self, name: builtins.str) -> Optional[Dict[builtins.str, Any]]:
         """The installed distribution ``name`` (normalised name match), first found."""
         want = normalize_name(name)
         for d in self.dicts("packages.distributions"):
@@ -107,9 +111,14 @@ class Facts:
                 return d
         return None
 
-    def user_error(self) -> str:
+    def user_error(self) -> builtins.str:
         """The error text the user saw, when given (``--error``), else ''."""
         return self.str("user_error.text") or ""
+
+
+def as_object(v: Any) -> Dict[str, Any]:
+    """``v`` when it is a JSON object, else {}: for reading a part of a document that may be missing or malformed."""
+    return v if isinstance(v, dict) else {}
 
 
 def normalize_name(name: str) -> str:
@@ -165,7 +174,7 @@ def decode_json(data: Union[str, bytes]) -> Any:
         pos = getattr(e, "pos", None)
         # The text ended inside a value: the error is at the end, or a string never closed.
         truncated = pos is not None and (not text[pos:].strip() or msg.startswith("Unterminated string"))
-        where = f" at line {e.lineno} column {e.colno}" if hasattr(e, "lineno") else ""
+        where = f" at line {e.lineno} column {e.colno}" if isinstance(e, json.JSONDecodeError) else ""
         raise FactsError(f"{'truncated JSON' if truncated else 'not valid JSON'} ({msg}{where})") from None
 
 

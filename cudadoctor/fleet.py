@@ -29,7 +29,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import __version__
 from . import kb as _kb
-from .facts import REPORT_KIND, Facts, FactsError, decode_json, facts_of, sanitize
+from .facts import REPORT_KIND, Facts, FactsError, as_object, decode_json, facts_of, sanitize
 from .interpret import local_tag, mm_str
 from .model import SEVERITIES, severity_rank
 from .smokedoc import smoke_numbers
@@ -211,19 +211,20 @@ def smoke_run(path: str, doc: Dict[str, Any]) -> SmokeRun:
     if status not in ("pass", "fail", "error"):
         raise UnreadableFile(f"smoke result with status {_short(status)}")
     stages = doc.get("stages")
+    if not isinstance(stages, list):
+        raise UnreadableFile("smoke result without a list of stages")
     if not all(isinstance(x, dict) and isinstance(x.get("name"), str) and isinstance(x.get("verdict"), str) for x in stages):
         raise UnreadableFile("smoke result with a malformed stage")
-    d = doc.get("distributed") if isinstance(doc.get("distributed"), dict) else {}
+    d = as_object(doc.get("distributed"))
     rank = d.get("rank") if isinstance(d.get("rank"), int) and not isinstance(d.get("rank"), bool) else None
     world = d.get("world_size") if isinstance(d.get("world_size"), int) and not isinstance(d.get("world_size"), bool) else None
-    host = d.get("host") if isinstance(d.get("host"), str) and d.get("host").strip() else None
+    host = d.get("host") if isinstance(d.get("host"), str) and d["host"].strip() else None
     failed = next((x for x in stages if x["verdict"] == "fail"), None)
-    err = doc.get("error") if isinstance(doc.get("error"), dict) else {}
+    err = as_object(doc.get("error"))
     message = str(failed.get("message", "")) if failed else str(err.get("message") or "")
     busbw = None
     for x in stages:
-        ev = x.get("evidence") if isinstance(x.get("evidence"), dict) else {}
-        v = ev.get("busbw_gbps")
+        v = as_object(x.get("evidence")).get("busbw_gbps")
         if x["name"] == "bandwidth" and isinstance(v, (int, float)) and not isinstance(v, bool):
             busbw = float(v)
     return SmokeRun(
@@ -242,7 +243,7 @@ def smoke_runs(path: str, doc: Dict[str, Any]) -> List[SmokeRun]:
     """The runs in one smoke output: one, or one per rank of a job report."""
     if doc.get("kind") not in SMOKE_JOB_KINDS:
         run = smoke_run(path, doc)
-        d = doc.get("distributed") if isinstance(doc.get("distributed"), dict) else {}
+        d = as_object(doc.get("distributed"))
         run.job = f"rank:{d['run_id']}" if doc.get("kind") == "cudadoctor-smoke-rank" and d.get("run_id") else None
         return [run]
     ranks = doc.get("ranks")
@@ -443,7 +444,7 @@ def read_node(path: str, diagnose: Optional[Diagnoser] = None, recheck: bool = F
     doc, facts = parse(read_bytes(path))
     fx = Facts(facts)
     is_report = doc.get("kind") == REPORT_KIND
-    tool = doc.get("tool") if is_report and isinstance(doc.get("tool"), dict) else {}
+    tool = as_object(doc.get("tool")) if is_report else {}
     rediagnosed = False
     if is_report and not recheck:
         findings, titles = _report_findings(doc)
@@ -530,8 +531,8 @@ def read_all(
             # A shape no test foresaw: this file is unusable, the others are not.
             bad.append(Unreadable(sanitize(path), sanitize(f"could not be interpreted ({type(e).__name__}: {str(e)[:120]})")))
     # a rank given both in its job's report and in its own --per-rank file is counted once
-    seen = {(r.job[4:], r.rank) for r in smoke if (r.job or "").startswith("job:")}
-    smoke = [r for r in smoke if not ((r.job or "").startswith("rank:") and (r.job[5:], r.rank) in seen)]
+    seen = {(r.job[4:], r.rank) for r in smoke if r.job and r.job.startswith("job:")}
+    smoke = [r for r in smoke if not (r.job and r.job.startswith("rank:") and (r.job[5:], r.rank) in seen)]
     return nodes, bad, smoke
 
 

@@ -40,6 +40,7 @@ from collections import Counter
 from dataclasses import replace
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
+from .facts import as_object
 from .probes.system import SECRET_NAME
 
 KEY_ENV = "CUDADOCTOR_PSEUDONYM_KEY"
@@ -442,18 +443,14 @@ def redactor_for(
         if env.get("HOSTNAME"):
             hosts.add(env["HOSTNAME"])
     for doc in docs:
-        facts = doc.get("facts") if isinstance(doc.get("facts"), dict) else doc
-        system = facts.get("system") if isinstance(facts.get("system"), dict) else {}
-        h = system.get("hostname")
+        inner = doc.get("facts")
+        facts = inner if isinstance(inner, dict) else doc
+        h = as_object(facts.get("system")).get("hostname")
         if isinstance(h, str) and h:
             hosts.add(h)
         # The owner of the recorded interpreter's home is "the user" of that document.
-        py = facts.get("python") if isinstance(facts.get("python"), dict) else {}
-        for p in (
-            py.get("executable"),
-            py.get("prefix"),
-            (facts.get("tool") or {}).get("python_target") if isinstance(facts.get("tool"), dict) else None,
-        ):
+        py = as_object(facts.get("python"))
+        for p in (py.get("executable"), py.get("prefix"), as_object(facts.get("tool")).get("python_target")):
             if isinstance(p, str):
                 m = _POSIX_HOME.search(p) or _WIN_HOME.search(p)
                 if m and m.group("name").lower() not in _NOT_USERS:

@@ -535,5 +535,11 @@ def test_malformed_smoke_result_is_listed(tmp_path, templates):
     (tmp_path / "s.json").write_text(json.dumps(doc))
     doc["status"], doc["stages"] = "pass", [{"name": 1}]
     (tmp_path / "t.json").write_text(json.dumps(doc))
+    del doc["stages"]  # was "could not be interpreted (TypeError)"
+    (tmp_path / "u.json").write_text(json.dumps(doc))
     bad = {Path(u["file"]).name: u["reason"] for u in fleet.run([str(tmp_path)])["unreadable"]}
-    assert bad == {"s.json": "smoke result with status 'maybe'", "t.json": "smoke result with a malformed stage"}
+    assert bad == {
+        "s.json": "smoke result with status 'maybe'",
+        "t.json": "smoke result with a malformed stage",
+        "u.json": "smoke result without a list of stages",
+    }

@@ -45,6 +45,29 @@ def test_arch_and_release_tables_agree():
             assert variant in rel["variants"], (series, variant)
 
 
+def test_every_version_in_the_tables_parses():
+    """The look-ups sort and compare table versions without a None guard (kb._tv): each must parse."""
+    drivers = kb._load("cuda_drivers")
+    # A driver minimum may be null (unknown, e.g. CUDA 13 on Windows): the look-ups skip those.
+    written = [d for row in drivers["toolkit_min_driver"].values() for d in row.values() if d is not None]
+    written += [d for row in drivers["minor_compat_floor"].values() for d in row.values() if d is not None]
+    written += list(drivers["toolkit_min_driver"]) + [cuda for _branch, cuda in drivers["driver_branch_cuda"]]
+    rel = kb._load("torch_releases")
+    written += list(rel["platform_last"].values()) + list(rel["releases"])
+    for r in rel["releases"].values():
+        written += list(r["patches"]) + [r["python"]["min"], r["python"]["max"]]
+    written += list(kb._load("torch_arch_lists")["builds"])
+    assert len(written) > 100
+    for v in written:
+        assert isinstance(v, str) and kb.parse_version(v), v
+
+
+def test_a_table_version_that_does_not_parse_is_named():
+    with pytest.raises(ValueError, match="'n/a' where a version belongs"):
+        kb._tv("n/a")
+    assert kb._tv("535.104.05") == (535, 104, 5) and kb._tmm("13") == (13, 0)
+
+
 def test_gpu_table_has_no_silent_collisions():
     ambiguous = {kb._norm_gpu(n) for n in kb._load("gpu_compute_capability")["ambiguous"]}
     seen = {}

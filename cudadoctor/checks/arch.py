@@ -139,6 +139,8 @@ def _extension_finding(
     """torch itself has kernels for this GPU: the failing kernel belongs to something built separately
     (a CUDA extension: flash-attn, xformers, bitsandbytes, the user's own ops)."""
     cap = g.get("capability")
+    if not isinstance(cap, str):  # gpus() and _text_cap() give "8.6" or None
+        return None
     runs = arch_runs(cap, archs)
     if not runs:
         return None

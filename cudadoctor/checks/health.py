@@ -384,7 +384,8 @@ def pcie_link_degraded(fx: Facts) -> Iterator[Finding]:
         util = Facts(d).int("utilization.gpu")
         i = d.get("index")
         ev = dict(_who(d), width_current=wc, width_max=wm, gen_current=gc, gen_max=gm, utilization_gpu=util)
-        bus = d.get("pci_bus_id") if isinstance(d.get("pci_bus_id"), str) else "BUS"
+        bus_id = d.get("pci_bus_id")
+        bus = bus_id if isinstance(bus_id, str) else "BUS"
         confirm = (
             f"nvidia-smi -q -d PCIE -i {i}  # while a job runs on the GPU",
             f"sudo lspci -vv -s {bus[-12:] if bus != 'BUS' else bus} | grep -E 'LnkCap|LnkSta'",

@@ -7,7 +7,7 @@ cuda-compat-driver-mismatch.
 from __future__ import annotations
 
 import re
-from typing import Iterator, List
+from typing import Dict, Iterator, List
 
 from cudadoctor.facts import Facts
 from cudadoctor.interpret import gpus, kernel_module, ld_library_path, loaded_libraries
@@ -211,7 +211,10 @@ def nouveau_bound(fx: Facts) -> Iterator[Finding]:
     loaded = kernel_module(fx, "nouveau") is True and kernel_module(fx) is not True
     if not (said or loaded):
         return
-    evidence = {"system.kernel_modules.nouveau": kernel_module(fx, "nouveau"), "system.kernel_modules.nvidia": kernel_module(fx)}
+    evidence: Dict[str, object] = {
+        "system.kernel_modules.nouveau": kernel_module(fx, "nouveau"),
+        "system.kernel_modules.nvidia": kernel_module(fx),
+    }
     if said:
         evidence[said[0]] = said[1]
     cmds = [

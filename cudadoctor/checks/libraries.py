@@ -23,7 +23,6 @@ from cudadoctor.interpret import (
     ld_preload,
     loaded_libraries,
     mm,
-    mm_str,
     torch_cuda,
     torch_release,
     torch_version,
@@ -196,7 +195,7 @@ def cudnn_mismatch(fx: Facts) -> Iterator[Finding]:
         )
         if m:
             g = [int(x) for x in m.groups()]
-            compiled, runtime = tuple(g[:3]), tuple(g[3:])
+            compiled, runtime = (g[0], g[1], g[2]), (g[3], g[4], g[5])
     incompatible = bool(compiled and runtime and not _cudnn_compatible(compiled, runtime))
     cudnn_err = fx.str("torch.cudnn_error.message")
     if not (said or incompatible or cudnn_err):
@@ -231,11 +230,12 @@ def cudnn_mismatch(fx: Facts) -> Iterator[Finding]:
     pkg = _cudnn_pip_package(cuda)
     conda = conda_torch(fx) or (fx.bool("python.conda") is True)
     pin = fmt_cudnn(compiled) if compiled else None
+    pip_spec = want or (pin + ".*" if pin else None)
     if conda and pin:
         cmds.append(f"conda install cudnn={pin}  # the cuDNN torch was compiled against")
-    elif pkg and (want or pin) and (vtuple_ge(torch_release(fx), (1, 13))):
+    elif pkg and pip_spec and (vtuple_ge(torch_release(fx), (1, 13))):
         cmds.append(
-            f"{PIP} install --force-reinstall --no-deps {pkg}=={want or pin + '.*'}  # the cuDNN torch {torch_release(fx)} {variant(fx)} ships with"
+            f"{PIP} install --force-reinstall --no-deps {pkg}=={pip_spec}  # the cuDNN torch {torch_release(fx)} {variant(fx)} ships with"
         )
     elif pin:
         cmds.append(f"conda install cudnn={pin}  # in a conda env; otherwise put cuDNN {pin} first on the loader path")
@@ -248,9 +248,10 @@ def cudnn_mismatch(fx: Facts) -> Iterator[Finding]:
     if compiled and runtime:
         detail = f": built for {fmt_cudnn(compiled)}, found {fmt_cudnn(runtime)}"
     elif cudnn_err or said:
-        detail = f": {(cudnn_err or said[1]).splitlines()[0][:160]}"
+        detail = f": {(cudnn_err or (said[1] if said else '')).splitlines()[0][:160]}"
+    tv = torch_version(fx)
     yield CUDNN_MISMATCH.finding(
-        title=f"cuDNN does not match torch{(' ' + torch_version(fx)) if torch_version(fx) else ''}{detail}",
+        title=f"cuDNN does not match torch{(' ' + tv) if tv else ''}{detail}",
         evidence=evidence,
         fix=Fix(tuple(cmds), "torch must load the cuDNN it was compiled against (same major, same or newer minor)."),
     )
@@ -410,16 +411,19 @@ def _path_risk(fx: Facts, risky_dirs: bool, problems: List[str], evidence: Dict[
 
 def _windows_path_dlls(fx: Facts, problems: List[str], evidence: Dict[str, object], cmds: List[str]) -> None:
     """Windows: DLLs torch's own set lacks, resolved from PATH (a system CUDA/cuDNN, an old torch)."""
+    from_path: List[Dict[str, object]] = []
     for fp in (fx.dict("windows.torch_lib") or {}).get("from_path") or []:
         if isinstance(fp, dict) and _WIN_CUDA.match(str(fp.get("dll", ""))):
             problems.append(
                 f"{fp.get('dll')} (needed by {fp.get('needed_by')}) is loaded from {fp.get('found_in')} on PATH, "
                 "not from torch's packages"
             )
-            evidence.setdefault("windows.torch_lib.from_path", []).append(fp)  # type: ignore[union-attr]
+            from_path.append(fp)
             cmds.append(
                 f"# remove {fp.get('found_in')} from PATH (System settings > Environment Variables), then open a new terminal"
             )
+    if from_path:
+        evidence["windows.torch_lib.from_path"] = from_path
 
 
 def _said_shadowing(fx: Facts, said: Tuple[str, str], problems: List[str], evidence: Dict[str, object], cmds: List[str]) -> None:
@@ -460,7 +464,7 @@ def stub_libcuda(fx: Facts) -> Iterator[Finding]:
     conf = [p for p in (fx.list("system.ld_so_conf_cuda") or []) if isinstance(p, str) and "stubs" in p]
     if not (said or loaded or on_path or conf):
         return
-    evidence = {
+    evidence: Dict[str, object] = {
         "stub_loaded": loaded or None,
         "LD_LIBRARY_PATH_stub_entries": on_path or None,
         "ld_so_conf_stub_entries": conf or None,
@@ -524,8 +528,7 @@ def cuda_toolkit_mismatch(fx: Facts) -> Iterator[Finding]:
     }
     if said:
         evidence[said[0]] = said[1]
-    want = mm_str(cuda)
-    have = mm_str(nvcc)
+    want, have = f"{b[0]}.{b[1]}", f"{a[0]}.{a[1]}"  # mm_str(cuda), mm_str(nvcc)
     cmds = [
         f"# build extensions with a CUDA {want} toolkit: install it side by side, then point the build at it",
         f"sudo apt-get install cuda-toolkit-{want.replace('.', '-')}  # from NVIDIA's CUDA repository; or: conda install -c nvidia/label/cuda-{want}.0 cuda-toolkit",
@@ -535,7 +538,7 @@ def cuda_toolkit_mismatch(fx: Facts) -> Iterator[Finding]:
     rel = torch_release(fx)
     info = release_info(rel)
     tv = f"cu{a[0]}{a[1]}"
-    if info and tv in info.get("variants", []):
+    if rel and info and tv in info.get("variants", []):
         driver = driver_version(fx)
         runs = (not driver) or tv in runnable_variants(rel, driver, driver_os(fx))
         if runs:

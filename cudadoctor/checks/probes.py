@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Dict, Iterator
 
 from cudadoctor.facts import Facts
 from cudadoctor.model import Code, Finding, Fix, check
@@ -60,7 +60,7 @@ def probe_failed(fx: Facts) -> Iterator[Finding]:
         if name == "torch" and fx.str("torch.status") == "import-failed":
             continue  # torch-import-failed reports it, with more detail
         stage = fx.str("torch.failed_stage") if name == "torch" else None
-        evidence = {"probe": name, "status": status, "message": message[:500]}
+        evidence: Dict[str, object] = {"probe": name, "status": status, "message": message[:500]}
         if stage:
             evidence["stage"] = stage
         tail = fx.str("torch.failure.stderr_tail") if name == "torch" else None

@@ -9,7 +9,7 @@ from typing import Any, Dict, Optional
 import click
 
 from .. import exitcodes
-from ..facts import FactsError, load_facts, read_input
+from ..facts import FactsError, as_object, load_facts, read_input
 
 
 class BadInput(click.ClickException):
@@ -82,7 +82,7 @@ def failure_reason(result: Dict[str, Any]) -> Optional[str]:
     """Why a result document (a smoke result, a distributed report) failed, in one line; None if it did not."""
     if not isinstance(result, dict) or result.get("status") in (None, "pass", "ok"):
         return None
-    err = result.get("error") if isinstance(result.get("error"), dict) else {}
+    err = as_object(result.get("error"))
     if err.get("message"):
         return one_line(err["message"])
     for st in result.get("stages") or []:

@@ -209,21 +209,22 @@ def find_matches(
 LAYERS = ("system", "driver", "gpu", "libraries", "torch", "packages", "toolkit")
 
 
-def _promote_root_cause(cands: List[Candidate], report: Any, registry: Any) -> List[Candidate]:
+def _promote_root_cause(cands: List[Candidate], findings: Optional[Sequence[Finding]], registry: Any) -> List[Candidate]:
     """Put a lower-layer error the facts show ahead of the text's code when the facts confirm that code.
 
     The text names the symptom ("operator torchvision::nms does not exist": torchvision does not
     match torch); when the facts confirm it and also show an error in a layer below it (two torch
     installs, the wrong one imported), the lower one is the root cause: fixing it fixes both.
-    A code the facts do not confirm is never demoted this way.
+    A code the facts do not confirm is never demoted this way. ``findings``: what the checks reported
+    on the facts (None without facts).
     """
-    if report is None or not cands or cands[0].confirmed is not True:
+    if findings is None or not cands or cands[0].confirmed is not True:
         return cands
     top = cands[0]
     top_layer = LAYERS.index(top.code.area) if top.code.area in LAYERS else len(LAYERS)
     named = {c.code.code for c in cands}
-    roots = []
-    for f in report.findings:
+    roots: List[Candidate] = []
+    for f in findings:
         code = registry.code(f.code)
         if code is None or f.severity != "error" or f.code in named or code.area not in LAYERS:
             continue
@@ -261,8 +262,8 @@ def rank(
     matches: Dict[str, List[Match]] = {}
     problems: List[str] = []
     for where, text in texts:
-        ms, probs = find_matches(codes, normalize(text), where, sigs)
-        for code_name, lst in ms.items():
+        found, probs = find_matches(codes, normalize(text), where, sigs)
+        for code_name, lst in found.items():
             matches.setdefault(code_name, []).extend(lst)
         problems += [p for p in probs if p not in problems]
     own = [f for f in findings if getattr(f, "check", "") != ENGINE_CHECK]
@@ -304,13 +305,7 @@ def rank(
                     cand.score *= 0.85
         cands.append(cand)
     cands.sort(key=lambda c: (-c.score, severity_rank(c.code.severity), c.code.code))
-
-    class _View:  # what _promote_root_cause reads
-        pass
-
-    view = _View()
-    view.findings = own
-    cands = _promote_root_cause(cands, view if with_facts else None, registry)
+    cands = _promote_root_cause(cands, own if with_facts else None, registry)
     return cands, problems
 
 
@@ -333,7 +328,7 @@ def triage(text: str, registry: Any, report: Any = None, top: int = 5) -> Dict[s
     lines = norm.split("\n")
     roles = line_roles(lines)
     final = [lines[i].strip() for i, r in enumerate(roles) if r == "final"]
-    others = []
+    others: List[Dict[str, Any]] = []
     if report is not None:
         matched = {c.code.code for c in cands}  # includes promoted root causes
         for f in report.findings:

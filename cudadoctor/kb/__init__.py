@@ -94,6 +94,21 @@ def _mm(v: object) -> tuple[int, int] | None:
     return _versions.mm(v)
 
 
+def _tv(s: object) -> tuple[int, ...]:
+    """parse_version of a version written in the shipped tables, which always has one (tests/test_kb.py
+    checks every table); a table edited wrongly fails here by name, not as a comparison with None."""
+    v = parse_version(s)
+    if v is None:
+        raise ValueError(f"cudadoctor.kb: a table holds {s!r} where a version belongs")
+    return v
+
+
+def _tmm(s: object) -> tuple[int, int]:
+    """_mm of a version written in the shipped tables (see _tv)."""
+    t = _tv(s)
+    return (t[0], t[1] if len(t) > 1 else 0)
+
+
 def _series(v: str) -> str | None:
     mm = _mm(v)
     return f"{mm[0]}.{mm[1]}" if mm else None
@@ -188,10 +203,10 @@ def driver_supports_cuda(driver: str, cuda: str, os: str = "linux") -> bool | No
     t = _load("cuda_drivers")
     floor = (t["minor_compat_floor"].get(str(mm[0])) or {}).get(osk)
     if floor:
-        return dv >= parse_version(floor)
+        return dv >= _tv(floor)
     row = t["toolkit_min_driver"].get(f"{mm[0]}.{mm[1]}")
     if row and row.get(osk):
-        return dv >= parse_version(row[osk])
+        return dv >= _tv(row[osk])
     return None
 
 
@@ -204,13 +219,13 @@ def _releases() -> dict:
 
 def _series_sorted() -> list[str]:
     """Known release series, newest first."""
-    return sorted(_releases(), key=parse_version, reverse=True)
+    return sorted(_releases(), key=_tv, reverse=True)
 
 
 def newest_release() -> str:
     """Newest torch release known to the tables, as its newest patch version (e.g. "2.15.0")."""
     s = _series_sorted()[0]
-    return max(_releases()[s]["patches"], key=parse_version)
+    return max(_releases()[s]["patches"], key=_tv)
 
 
 def torch_release(version: str) -> dict | None:
@@ -232,7 +247,7 @@ def torch_release(version: str) -> dict | None:
     if len(t) >= 3:
         patch = ".".join(str(x) for x in t[:3])
     else:
-        patch = max(r["patches"], key=parse_version)
+        patch = max(r["patches"], key=_tv)
     pair = r["patches"].get(patch)
     tv, ta = pair if pair else [r["torchvision"], r["torchaudio"]]
     if pair and tv is None:
@@ -268,7 +283,7 @@ def torch_for_torchvision(tv_version: str) -> str | None:
     fallback = None
     for series in _series_sorted():
         r = _releases()[series]
-        for patch, (tv, _ta) in sorted(r["patches"].items(), key=lambda kv: parse_version(kv[0])):
+        for patch, (tv, _ta) in sorted(r["patches"].items(), key=lambda kv: _tv(kv[0])):
             if tv == want:
                 return patch
         if r["torchvision"] and _series(r["torchvision"]) == tv_series and fallback is None:
@@ -282,7 +297,7 @@ def python_supported(torch_version: str, python_version: str) -> bool | None:
     py = _mm(python_version)
     if not r or not py:
         return None
-    return _mm(r["python"]["min"]) <= py <= _mm(r["python"]["max"])
+    return _tmm(r["python"]["min"]) <= py <= _tmm(r["python"]["max"])
 
 
 def newest_torch_for_python(python_version: str, platform: str = "linux-x86_64") -> str | None:
@@ -293,10 +308,10 @@ def newest_torch_for_python(python_version: str, platform: str = "linux-x86_64")
     """
     last = _load("torch_releases").get("platform_last", {}).get(platform)
     for series in _series_sorted():
-        if last and parse_version(series) > parse_version(last):
+        if last and _tv(series) > _tv(last):
             continue
         r = torch_release(series)
-        if python_supported(series, python_version):
+        if r and python_supported(series, python_version):
             return r["version"]
     return None
 
@@ -324,7 +339,7 @@ def variant_archs(variant: str) -> dict | None:
     build made with that CUDA: the CUDA version bounds the architectures even when the release is unknown.
     """
     builds = _load("torch_arch_lists")["builds"]
-    releases = sorted((s for s in builds if variant in builds[s]), key=parse_version)
+    releases = sorted((s for s in builds if variant in builds[s]), key=_tv)
     if not releases or not isinstance(variant, str):
         return None
     archs = sorted(
@@ -386,7 +401,7 @@ def releases_with_arch(capability: str) -> list[tuple[str, str]]:
     """
     out = []
     builds = _load("torch_arch_lists")["builds"]
-    for series in sorted(builds, key=parse_version, reverse=True):
+    for series in sorted(builds, key=_tv, reverse=True):
         for variant in sorted(builds[series], key=lambda v: _mm(cuda_of_variant(v)) or (0, 0), reverse=True):
             if arch_runs(capability, builds[series][variant]):
                 out.append((series, variant))
@@ -398,9 +413,9 @@ def variants_for_driver(torch_version: str, driver: str, os: str = "linux") -> l
     r = torch_release(torch_version)
     if not r:
         return []
-    cuda = [v for v in r["variants"] if cuda_of_variant(v)]
-    ok = [v for v in cuda if driver_supports_cuda(driver, cuda_of_variant(v), os)]
-    return sorted(ok, key=lambda v: _mm(cuda_of_variant(v)), reverse=True)
+    cuda = [(v, c) for v in r["variants"] if (c := cuda_of_variant(v))]
+    ok = [(v, c) for v, c in cuda if driver_supports_cuda(driver, c, os)]
+    return [v for v, _c in sorted(ok, key=lambda vc: _tmm(vc[1]), reverse=True)]
 
 
 # ---------------------------------------------------------------- GPUs

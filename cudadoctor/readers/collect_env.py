@@ -105,7 +105,7 @@ def _bool(value: Optional[str]) -> Optional[bool]:
 
 def _version(value: Optional[str]) -> Optional[str]:
     """A version-looking token ('2.6.0+cu126', '10.1.243'), else None."""
-    if _unknown(value):
+    if value is None or _unknown(value):
         return None
     v = value.strip().split()[0] if value.strip() else ""
     return v if _VERSION.match(v) else None
@@ -243,7 +243,7 @@ def _system(facts: Dict[str, Any], f: Dict[str, str], r: _Reader) -> None:
     s = facts["system"]
     os_raw = f.get("OS")
     plat = f.get("Python platform")
-    plat = None if _unknown(plat) else plat.strip()
+    plat = None if plat is None or _unknown(plat) else plat.strip()
     if os_raw is not None and not _unknown(os_raw) and os_raw.strip() != "None":
         v = os_raw.strip()
         m = _LINUX_DESC.match(v)

@@ -52,7 +52,7 @@ def _names(names: Sequence[str], limit: int = NAMES_SHOWN) -> str:
     return shown + (f", … (+{more:,} more)" if more else "")
 
 
-def _table(head: Sequence[str], rows: List[Sequence[str]], numeric: Sequence[int] = ()) -> str:
+def _table(head: Sequence[str], rows: Sequence[Sequence[str]], numeric: Sequence[int] = ()) -> str:
     out = ["<table><thead><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr></thead><tbody>"]
     for r in rows:
         out.append(

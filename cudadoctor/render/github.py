@@ -7,8 +7,7 @@ packages/core/src/command.ts): in the message ``%`` → ``%25``, CR → ``%0D``,
 property value also ``:`` → ``%3A`` and ``,`` → ``%2C``.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: it would bind the name of annotations() below.
 import os
 from typing import List, Mapping, Optional
 

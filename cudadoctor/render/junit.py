@@ -48,7 +48,7 @@ def _not_applicable(report: Report, codes: List[str], area_status: Dict[str, str
     """Why the check had nothing to judge, or "" when it had."""
     if _ABOUT_ABSENCE.intersection(codes):
         return ""
-    areas = {report.registry.code(c).area for c in codes if report.registry.code(c)}
+    areas = {code.area for c in codes if (code := report.registry.code(c))}
     if not areas or not all(area_status.get(a) in ("none", "unknown") for a in areas):
         return ""
     return "not applicable: " + "; ".join(f"{a}: {area_detail.get(a, 'unknown')}" for a in sorted(areas))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from ..facts import Facts
 from ..model import AREAS, severity_rank
@@ -23,8 +23,9 @@ def system_line(fx: Facts) -> Optional[str]:
     osname = " ".join(x for x in (fx.str("system.os"), fx.str("system.kernel"), fx.str("system.arch")) if x)
     if osname:
         parts.append(osname)
-    if fx.str("system.distro"):
-        parts.append(fx.str("system.distro"))
+    distro = fx.str("system.distro")
+    if distro:
+        parts.append(distro)
     py = fx.str("python.version")
     if py:
         kind = "conda" if fx.bool("python.conda") else ("venv" if fx.bool("python.venv") else None)
@@ -70,7 +71,7 @@ def driver_line(fx: Facts) -> Optional[str]:
 def gpu_line(fx: Facts) -> Optional[str]:
     devs = fx.dicts("nvml.devices") or fx.dicts("torch.devices")
     if devs:
-        names = {}
+        names: Dict[str, int] = {}
         for d in devs:
             n = str(d.get("name") or "unknown GPU")
             cc = d.get("compute_capability") or d.get("capability")
@@ -170,7 +171,7 @@ def coherent(key: str, status: str, detail: Optional[str], fx: Facts) -> str:
 def areas(report: Report) -> List[Tuple[str, str, str, str]]:
     """[(area key, area label, status, detail)] in display order."""
     fx = Facts(report.facts)
-    worst = {}
+    worst: Dict[str, str] = {}
     for f in report.findings:
         a = report.area_of(f)
         st = "crashed" if f.code == "check-crashed" else f.severity
