@@ -12,7 +12,7 @@ import functools
 import json
 import re
 from dataclasses import dataclass
-from importlib import resources
+from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 CONFIDENCE_WEIGHT = {"high": 1.0, "medium": 0.85, "low": 0.65}
@@ -111,7 +111,8 @@ def parse(doc: Dict[str, Any]) -> Tuple[Signature, ...]:
 
 @functools.lru_cache(maxsize=None)
 def kb_document() -> Dict[str, Any]:
-    text = resources.files("cudadoctor.kb").joinpath("errors").joinpath("error_signatures.json").read_text(encoding="utf-8")
+    # A plain path (see kb._load: importlib.resources imported from two threads could deadlock).
+    text = (Path(__file__).parent.parent / "kb" / "errors" / "error_signatures.json").read_text(encoding="utf-8")
     return json.loads(text)
 
 

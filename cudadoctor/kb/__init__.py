@@ -1,7 +1,7 @@
 """Compatibility knowledge base: NVIDIA driver <-> CUDA, PyTorch releases, wheel arch lists, GPUs.
 
-Pure data look-ups over the JSON tables shipped in this package (read lazily with
-importlib.resources and cached). No network, no other I/O.
+Pure data look-ups over the JSON tables shipped in this package (read lazily from the package's
+folder and cached). No network, no other I/O.
 
 Conventions: versions are strings and compare as integer tuples ("535.104.05" -> (535, 104, 5));
 CUDA versions look like "12.4"; compute capabilities like "8.6"; wheel variants are local-version
@@ -15,9 +15,11 @@ from __future__ import annotations
 import functools
 import json
 import re
-from importlib import resources
+from pathlib import Path
 
 from cudadoctor.interpret import versions as _versions
+
+_HERE = Path(__file__).parent
 
 __all__ = [
     "tables",
@@ -56,7 +58,9 @@ TABLES = (
 
 @functools.lru_cache(maxsize=None)
 def _load(name: str) -> dict:
-    text = resources.files(__name__).joinpath(f"{name}.json").read_text(encoding="utf-8")
+    # A plain path, not importlib.resources: that package is imported lazily, and two of check's
+    # threads importing it at once ended in a _DeadlockError on its module lock (once in ~45 runs).
+    text = (_HERE / f"{name}.json").read_text(encoding="utf-8")
     return json.loads(text)
 
 
