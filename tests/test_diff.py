@@ -48,7 +48,7 @@ def test_cuda_torch_vs_cpu_torch_lists_variant_then_torchvision_pairing():
     assert not [k for k in keys(d) if any(n in k for n in ("hostname", "collected", "duration", "import_s", "memory"))]
     text = invoke("diff", str(FIXTURES / "facts" / CUDA), str(FIXTURES / "facts" / CPU)).output
     lines = text.splitlines()
-    first = [l for l in lines if l[:4].strip().rstrip(".").isdigit()]
+    first = [ln for ln in lines if ln[:4].strip().rstrip(".").isdigit()]
     assert first[0].endswith("PyTorch build") and first[1].endswith("torchvision (pairing with torch)"), first
 
 
@@ -114,6 +114,33 @@ def test_visibility_variables_rank_high_and_wheels_are_summarised():
     d = diff_of(a, b)
     assert keys(d) == ["env.CUDA_VISIBLE_DEVICES", "wheels.cuda"], keys(d)
     assert "nvidia-nvjitlink 13.5.37 → 13.0.39" in d["differences"][1]["why"]
+
+
+def test_libraries_on_one_side_many_wheels_and_other_packages():
+    a = load_fixture(CUDA)
+    b = copy.deepcopy(a)
+    libs = b["torch"]["loaded_libraries"]["libraries"]
+    libs[:] = [lib for lib in libs if not lib["name"].startswith("libnccl")]
+    libs.append({"name": "libcuda.so.1", "path": "/usr/lib/x86_64-linux-gnu/libcuda.so.1"})
+    wheels = [x for x in b["packages"]["distributions"] if x["name"].startswith(("nvidia-", "cuda-"))]
+    for dist in wheels:
+        dist["version"] += ".1"
+    b["packages"]["distributions"].append({"name": "Flash_Attn", "version": "2.6.3"})
+    d = diff_of(a, b)
+    assert keys(d) == ["libraries.loaded", "wheels.cuda", "package.flash-attn"], keys(d)
+    libs_row, wheels_row, pkg = d["differences"]
+    assert (libs_row["a"], libs_row["b"]) == ("libnccl", "libcuda")
+    assert "CUDA libraries loaded" not in d["same"]  # a one-sided library is a difference, not a same
+    assert wheels_row["a"] == wheels_row["b"] == f"{len(wheels)} wheels"
+    assert wheels_row["why"].count(" → ") == 12 and wheels_row["why"].endswith(f"; … {len(wheels) - 12} more")
+    assert (pkg["a"], pkg["b"], pkg["weight"]) == ("not installed", "2.6.3", 35)
+    # No CUDA library loaded on one side (a CPU build): compared by count, and the wheels as a summary.
+    b = copy.deepcopy(a)
+    b["torch"]["loaded_libraries"]["libraries"] = []
+    b["packages"]["distributions"] = [x for x in b["packages"]["distributions"] if not x["name"].startswith(("nvidia-", "cuda-"))]
+    d = diff_of(a, b)
+    rows = {x["key"]: (x["a"], x["b"], x["weight"]) for x in d["differences"]}
+    assert rows["libraries.count"] == (str(len(a["torch"]["loaded_libraries"]["libraries"])), "none", 60) and rows["wheels.cuda"][1:] == ("none", 61), rows
 
 
 def test_unknown_on_one_side_is_not_a_difference():

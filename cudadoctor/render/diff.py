@@ -1,8 +1,8 @@
-"""`cudadoctor diff` as text, Markdown or JSON: only reads the comparison (cudadoctor/diff.py)."""
+"""`cudadoctor diff` as text, Markdown or JSON: only reads the comparison (cudadoctor/diff/)."""
 
 from __future__ import annotations
 
-from typing import Any, Dict, List
+from typing import Any, Callable, Dict, List
 
 from ..diff import DIFF_KIND
 from ..document import clean as _clean
@@ -13,11 +13,8 @@ _SEV = {"error": "✗", "warning": "!", "info": "i"}
 
 
 def render_text(d: Dict[str, Any]) -> str:
-    a, b = d["a"], d["b"]
     out: List[str] = ["cudadoctor diff — what differs between two machines that can matter", ""]
-    for tag, side in (("A", a), ("B", b)):
-        summ = (side.get("summary") or {}).get("text", "")
-        out.append(f"  {tag}: {_clean(side['name'])}" + (f" — {_clean(summ)}" if summ else ""))
+    out += _sides(d, "  {tag}: ", _clean, _clean)
     out.append("")
     diffs = d["differences"]
     if diffs:
@@ -42,16 +39,29 @@ def render_text(d: Dict[str, Any]) -> str:
         out.append("")
         out.append("Known on one side only (not compared):")
         for x in d["unknown"]:
-            out.append(
-                f"  {_clean(x['label'])}: A: {_clean(x['a'] if x['a'] is not None else 'unknown')} · "
-                f"B: {_clean(x['b'] if x['b'] is not None else 'unknown')}"
-            )
+            out.append("  " + _unknown(x, _clean))
     if d["same"]:
         out.append("")
         out.append("Same on both: " + ", ".join(_clean(s) for s in d["same"]))
     out.append("")
     out.append(_verdict(d))
     return "\n".join(out) + "\n"
+
+
+def _sides(d: Dict[str, Any], head: str, name: Callable[[Any], str], text: Callable[[Any], str]) -> List[str]:
+    """One line per side: its name, and its verdict when it has one."""
+    out = []
+    for tag, side in (("A", d["a"]), ("B", d["b"])):
+        summ = (side.get("summary") or {}).get("text", "")
+        out.append(head.format(tag=tag) + name(side["name"]) + (f" — {text(summ)}" if summ else ""))
+    return out
+
+
+def _unknown(x: Dict[str, Any], esc: Callable[[Any], str]) -> str:
+    """A fact known on one side only."""
+    a = x["a"] if x["a"] is not None else "unknown"
+    b = x["b"] if x["b"] is not None else "unknown"
+    return f"{esc(x['label'])}: A: {esc(a)} · B: {esc(b)}"
 
 
 def _verdict(d: Dict[str, Any]) -> str:
@@ -65,11 +75,8 @@ def _verdict(d: Dict[str, Any]) -> str:
 
 
 def render_markdown(d: Dict[str, Any]) -> str:
-    a, b = d["a"], d["b"]
     out: List[str] = ["## cudadoctor diff", ""]
-    for tag, side in (("A", a), ("B", b)):
-        summ = (side.get("summary") or {}).get("text", "")
-        out.append(f"- **{tag}**: {md_code(side['name'])}" + (f" — {md_escape(summ)}" if summ else ""))
+    out += _sides(d, "- **{tag}**: ", md_code, md_escape)
     out.append("")
     if d["differences"]:
         out += [
@@ -92,10 +99,7 @@ def render_markdown(d: Dict[str, Any]) -> str:
     if d["unknown"]:
         out += ["### Known on one side only (not compared)", ""]
         for x in d["unknown"]:
-            out.append(
-                f"- {md_escape(x['label'])}: A: {md_escape(x['a'] if x['a'] is not None else 'unknown')} · "
-                f"B: {md_escape(x['b'] if x['b'] is not None else 'unknown')}"
-            )
+            out.append("- " + _unknown(x, md_escape))
         out.append("")
     if d["same"]:
         out += ["Same on both: " + ", ".join(md_escape(s) for s in d["same"]), ""]
