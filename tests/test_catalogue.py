@@ -7,6 +7,7 @@ fields a scenario is about. Error texts are quoted from the public issue threads
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 import json
 
 import pytest
@@ -609,9 +610,22 @@ def _from_text(tmp_path, text, error):
 def test_no_kernel_image_on_a_gpu_torch_supports_blames_an_extension(tmp_path):
     """A100 (sm_80) is in torch 2.4 cu121's list: the kernel that failed was built elsewhere."""
     fs = _from_text(tmp_path, _gen_text(), "RuntimeError: CUDA error: no kernel image is available for execution on the device")
-    f = [f for f in fs if f["code"] == "gpu-arch-unsupported"][0]
-    assert f["severity"] == "error" and "comes from a CUDA extension built without sm_80" in f["title"]
+    assert [f["code"] for f in fs if f["severity"] == "error"] == ["companion-arch-unsupported"]
+    f = [f for f in fs if f["code"] == "companion-arch-unsupported"][0]
+    assert "compute capability 8.0" in f["title"]
     assert any('TORCH_CUDA_ARCH_LIST="8.0"' in c for c in f["fix"]["commands"])
+
+
+def test_no_kernel_image_names_the_kernel_package_from_vllm_collect_env():
+    """vLLM's collect_env prints vLLM's version apart from the package lists; torch 2.7 cu126 has sm_61,
+    so the failing kernel is vLLM's own (vllm-project/vllm#19542, GTX 1080 Ti)."""
+    case = Path(__file__).parent / "data/holdout_cases/h08-vllm091-gtx1080ti-sm61"
+    r = CliRunner().invoke(
+        cli, ["check", "--from-collect-env", f"{case}.txt", "--error-file", f"{case}.error.txt", "--format", "json"]
+    )
+    fs = json.loads(r.output)["findings"]
+    assert [f["code"] for f in fs if f["severity"] == "error"] == ["companion-arch-unsupported"]
+    assert [f for f in fs if f["code"] == "companion-arch-unsupported"][0]["evidence"]["package"] == "vllm"
 
 
 def test_no_cuda_gpus_are_available_is_no_gpu_visible(tmp_path):

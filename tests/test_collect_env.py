@@ -246,7 +246,9 @@ def test_vllm_sections_complete_with_environment_variables():
     fx = Facts(f)
     assert fx.env_recorded() and fx.env("CUDA_VISIBLE_DEVICES") is None
     assert f["torch"]["hip"] == "7.2.53211" and f["torch"]["cuda"] is None and f["torch"]["cuda_available"] is True
-    assert dist(f, "torch")[0]["version"] == "2.11.0+gitd0c8b1f" and len(f["packages"]["distributions"]) == 14
+    assert dist(f, "torch")[0]["version"] == "2.11.0+gitd0c8b1f" and len(f["packages"]["distributions"]) == 15
+    # vLLM's own version line (not in the pip list) is a package too: it ships CUDA kernels of its own
+    assert dist(f, "vllm")[0]["version"].startswith("0.23.1rc1.dev998") and dist(f, "vllm")[0]["listed_by"] == "collect_env"
     assert f["packages"]["complete"] is True
     assert f["collect_env"]["fields"]["vLLM Version"].startswith("0.23.1rc1.dev998")
     assert len(f["collect_env"]["cpu_lines"]) == 38 and f["system"]["arch"] == "x86_64"
@@ -291,7 +293,9 @@ def test_pytorch_na_with_torch_listed_is_an_import_failure():
     assert f["torch"] == {"status": "import-failed",
                           "error": {"type": "Unknown", "message": "collect_env could not import torch", "how": "raised"}}
     g = parse_collect_env(NOT_IMPORTED.format(pip="[pip3] No relevant packages"))
-    assert g["torch"] == {}  # not installed, or installed where pip did not look: unknown
+    # collect_env runs pip in the same interpreter: N/A with a pip list that has no torch is no torch at all
+    # (pytorch/pytorch#114893: Python 3.12 before its wheels, `pip install torch` had found nothing)
+    assert g["torch"] == {"status": "not-installed"}
     assert g["packages"]["distributions"] == [] and g["packages"]["listings"]["pip"] == "none"
 
 
@@ -413,7 +417,8 @@ def test_shared_case_facts(path):
         assert "version" not in f["torch"] and "cuda" not in f["torch"]
         listed = [d["version"] for d in f["packages"]["distributions"] if d["name"] == "torch"]
         assert listed == ([want["torch"]] if want["torch"] else [])
-        assert f["torch"].get("status") == ("import-failed" if listed else None)
+        pip_printed = f["packages"].get("listings", {}).get("pip") in ("listed", "none")
+        assert f["torch"].get("status") == ("import-failed" if listed else "not-installed" if pip_printed else None)
     assert fx.bool("torch.cuda_available") == want["is_cuda_available"]
     if "is_debug_build" in want:
         assert f["torch"]["debug"] is want["is_debug_build"]

@@ -25,7 +25,7 @@ from cudadoctor.interpret import (
 )
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import PIP, error_match, kb
+from ._common import error_match, kb
 from ._fixes import arch_fix
 
 GPU_ARCH_UNSUPPORTED = Code(
@@ -133,40 +133,6 @@ def _classify(
     return bad, unknown
 
 
-def _extension_finding(
-    fx: Facts, said: Tuple[str, str], g: Dict[str, Any], archs: Optional[List[str]], source: Optional[str]
-) -> Optional[Finding]:
-    """torch itself has kernels for this GPU: the failing kernel belongs to something built separately
-    (a CUDA extension: flash-attn, xformers, bitsandbytes, the user's own ops)."""
-    cap = g.get("capability")
-    if not isinstance(cap, str):  # gpus() and _text_cap() give "8.6" or None
-        return None
-    runs = arch_runs(cap, archs)
-    if not runs:
-        return None
-    sm = f"sm_{cap.replace('.', '')}"
-    return GPU_ARCH_UNSUPPORTED.finding(
-        title=f"torch {torch_version(fx) or ''} has kernels for {g.get('name') or 'the GPU'} ({sm}), so the "
-        f"'no kernel image' error comes from a CUDA extension built without {sm}",
-        evidence={
-            "gpu": g.get("name"),
-            "capability": cap,
-            "torch.version": torch_version(fx),
-            "build_archs": archs,
-            "build_archs_source": source,
-            said[0]: said[1],
-        },
-        fix=Fix(
-            (
-                "# find the extension in the traceback (the module that launched the kernel), then rebuild it for this GPU:",
-                f'TORCH_CUDA_ARCH_LIST="{cap}" {PIP} install --no-build-isolation --no-cache-dir --force-reinstall <that package>',
-                "# or install a prebuilt wheel of it made for your torch, CUDA and GPU",
-            ),
-            f"torch's own build runs on {sm} ({runs}); an extension compiled for other architectures does not.",
-        ),
-    )
-
-
 def _unknown_list_finding(fx: Facts, unknown: List[Dict[str, Any]]) -> Optional[Finding]:
     """A GPU of known capability but no arch list to check it against (torch did not run a kernel)."""
     kernels_ran = any(d.get("kernel_ok") is True for d in fx.dicts("torch.devices"))
@@ -242,10 +208,8 @@ def gpu_arch_unsupported(fx: Facts) -> Iterator[Finding]:
         archs, source = bound, bound_source  # partial facts: the CUDA the build was made with is the evidence
     if not bad and said:
         g = devices[0] if devices else {"index": 0, "name": None, "capability": _text_cap(said[1]), "capability_source": None}
-        ext = _extension_finding(fx, said, g, archs, source)
-        if ext:
-            yield ext
-            return
+        if isinstance(g.get("capability"), str) and arch_runs(g["capability"], archs):
+            return  # torch has kernels for this GPU: a separately built package lacks them (companion-arch-unsupported)
         bad.append((g, said[1]))  # the error itself is the evidence; name the GPU when the facts know one
     if not bad:
         info = _unknown_list_finding(fx, unknown)

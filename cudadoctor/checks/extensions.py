@@ -8,13 +8,13 @@ and take the package, versions and GPU from the text and the facts.
 from __future__ import annotations
 
 import re
-from typing import Iterator, Optional
+from typing import Iterator, Optional, Tuple
 
 from cudadoctor.facts import Facts
-from cudadoctor.interpret import gpus, torch_version
+from cudadoctor.interpret import arch_runs, build_arch_list, gpus, torch_version
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import PIP, error_match, error_texts
+from ._common import PIP, error_match, error_texts, find_text
 
 EXTENSION_ABI_MISMATCH = Code(
     code="extension-abi-mismatch",
@@ -223,21 +223,43 @@ def extension_build_isolation(fx: Facts) -> Iterator[Finding]:
     )
 
 
+_NO_KERNEL = re.compile(r"no kernel image is available for execution on the device|CUDA_ERROR_NO_BINARY_FOR_GPU", re.I)
 _TORCH_OWN_ARCH = re.compile(
     r"is not compatible with the current PyTorch installation|The current PyTorch install supports CUDA capabilities", re.I
 )
 
 
+def _no_kernel_beside_torch(fx: Facts) -> Optional[Tuple[str, str]]:
+    """'no kernel image' while torch's own build has kernels for every GPU (known capability and arch
+    list): the kernel that failed belongs to a separately built package."""
+    said = find_text(fx, _NO_KERNEL.pattern)
+    archs, _source = build_arch_list(fx)
+    caps = [g.get("capability") for g in gpus(fx)]
+    if not said or not archs or not caps or not all(isinstance(c, str) and arch_runs(c, archs) for c in caps):
+        return None
+    return said
+
+
+def _kernel_package(fx: Facts) -> Optional[str]:
+    """An installed package that ships its own CUDA kernels (the first one listed), when the text names none."""
+    kernels = set(_DISTS.values()) - {"torchaudio"}
+    for d in fx.dicts("packages.distributions"):
+        name = str(d.get("name") or "").lower().replace("_", "-")
+        if name in kernels:
+            return name
+    return None
+
+
 @check(COMPANION_ARCH_UNSUPPORTED)
 def companion_arch_unsupported(fx: Facts) -> Iterator[Finding]:
     """A companion package's kernels do not cover this GPU while torch's do."""
-    said = error_match(fx, COMPANION_ARCH_UNSUPPORTED)
+    said = error_match(fx, COMPANION_ARCH_UNSUPPORTED) or _no_kernel_beside_torch(fx)
     if not said:
         return
     text = _all_text(fx)
     if _TORCH_OWN_ARCH.search(text):
         return  # torch itself lacks the architecture: gpu-arch-unsupported
-    pkg = _package(said[1]) or _package(text) or "<the package in the traceback>"
+    pkg = _package(said[1]) or _package(text) or _kernel_package(fx) or "<the package in the traceback>"
     caps = [g["capability"] for g in gpus(fx) if g.get("capability")]
     names = [g["name"] for g in gpus(fx) if g.get("name")]
     cap = caps[0] if caps else '<X.Y: python -c "import torch; print(torch.cuda.get_device_capability())">'

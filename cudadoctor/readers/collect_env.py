@@ -155,6 +155,7 @@ def _to_facts(r: _Reader) -> Dict[str, Any]:
     _gpu_and_driver(facts, f, r, hip_build)
     _toolkit(facts, f, r)
     _packages(facts, r, truncated)
+    _vllm(facts, f)
     _environment(facts, r, layout)
     if r.other:
         # What the user pasted around the report (their error, a traceback) is evidence too:
@@ -188,6 +189,8 @@ def _torch(facts: Dict[str, Any], f: Dict[str, str], r: _Reader, hip_build: bool
         if _listed_torch(r):
             t["status"] = "import-failed"
             t["error"] = {"type": "Unknown", "message": "collect_env could not import torch", "how": "raised"}
+        elif _distributions(r)[1].get("pip") in ("listed", "none"):
+            t["status"] = "not-installed"  # pip's list was printed and has no torch
     cuda_raw = f.get("CUDA used to build PyTorch")
     if cuda_raw is not None:
         c = cuda_raw.strip()
@@ -457,6 +460,16 @@ def _packages(facts: Dict[str, Any], r: _Reader, truncated: bool) -> None:
     pk["distributions"] = dists
     pk["listings"] = listings
     pk["complete"] = not truncated
+
+
+def _vllm(facts: Dict[str, Any], f: Dict[str, str]) -> None:
+    """vLLM's collect_env prints its own version apart from the package lists: a package with CUDA kernels of its own."""
+    version = _version(f.get("vLLM Version"))
+    if version is None:
+        return
+    dists = facts["packages"].setdefault("distributions", [])
+    if not any(_norm(str(d.get("name", ""))) == "vllm" for d in dists):
+        dists.append({"name": "vllm", "version": version, "listed_by": "collect_env"})
 
 
 def _environment(facts: Dict[str, Any], r: _Reader, layout: str) -> None:
