@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Optional
+from typing import Dict, Optional
 
 import click
 
@@ -21,7 +21,7 @@ from ._shared import written as wrote
 DEFAULT_TIMEOUT_S = 300.0
 
 # data problems are bad input (2) like any other missing/broken input file
-_ERROR_EXIT = {
+_ERROR_EXIT: Dict[Optional[str], int] = {
     "data-missing": exitcodes.BAD_INPUT,
     "data-corrupt": exitcodes.BAD_INPUT,
     "download-failed": exitcodes.BAD_INPUT,

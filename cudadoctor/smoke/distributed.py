@@ -1,10 +1,9 @@
 """`cudadoctor smoke --distributed`: one rank of a torchrun (or srun) job; rank 0 writes ONE job report.
 
-Each rank checks in to the job's TCPStore (rank 0 waits at most --rank-timeout and names who never
-came), runs dist_workload.py in a watched child (runner.run_watched: a crash or a hang is a failed
-stage of this rank), posts its row, and tells the others to stop (``abort``) when it failed; rank 0
-waits at most --rank-timeout for every row and makes the report (job.combine). docs/smoke.md has the
-protocol. Only the store comes from torch here (no CUDA, no collectives).
+Each rank checks in to the job's TCPStore, runs dist_workload.py in a watched child (a crash or a hang
+is a failed stage of this rank), posts its row, and tells the others to stop (``abort``) when it failed;
+rank 0 waits at most --rank-timeout for every check-in and row and makes the report (job.combine).
+docs/smoke.md has the protocol. Only the store comes from torch here (no CUDA, no collectives).
 """
 
 from __future__ import annotations
@@ -14,7 +13,6 @@ import os
 import signal
 import socket
 import sys
-import tempfile
 import time
 from datetime import timedelta
 from pathlib import Path
@@ -23,8 +21,8 @@ from typing import Any, Dict, List, Mapping, Optional
 from ..probes.network import network_info
 from ..probes.system import SECRET_NAME, scrub_value
 from . import job
-from .kit import fault_for
-from .runner import _read_result, _signal_name, died_in_stage, run_watched
+from .kit import fault_for, stage_row
+from .runner import Terminated, Watched, died_in_stage, raise_terminated, run_child
 
 CHILD = Path(__file__).resolve().with_name("dist_workload.py")
 STAGES = ("device", "init", "all-reduce", "broadcast", "training", "bandwidth")
@@ -33,27 +31,11 @@ DEFAULT_PORT = 29500
 POLL_S = 0.1
 KIB, MIB = 1024, 1024 * 1024
 
-LAUNCH_VARS = (
-    "RANK",
-    "WORLD_SIZE",
-    "LOCAL_RANK",
-    "LOCAL_WORLD_SIZE",
-    "GROUP_RANK",
-    "GROUP_WORLD_SIZE",
-    "ROLE_RANK",
-    "ROLE_WORLD_SIZE",
-    "MASTER_ADDR",
-    "MASTER_PORT",
-    "TORCHELASTIC_RUN_ID",
-    "TORCHELASTIC_RESTART_COUNT",
-    "TORCHELASTIC_MAX_RESTARTS",
-    "TORCHELASTIC_USE_AGENT_STORE",
-    "SLURM_PROCID",
-    "SLURM_NTASKS",
-    "SLURM_LOCALID",
-    "SLURM_JOB_ID",
-    "CUDA_VISIBLE_DEVICES",
-    "OMP_NUM_THREADS",
+# the launcher's variables (torchrun's, then Slurm's) and two that decide what a rank uses
+LAUNCH_VARS = tuple(
+    "RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE GROUP_RANK GROUP_WORLD_SIZE ROLE_RANK ROLE_WORLD_SIZE MASTER_ADDR "
+    "MASTER_PORT TORCHELASTIC_RUN_ID TORCHELASTIC_RESTART_COUNT TORCHELASTIC_MAX_RESTARTS TORCHELASTIC_USE_AGENT_STORE "
+    "SLURM_PROCID SLURM_NTASKS SLURM_LOCALID SLURM_JOB_ID CUDA_VISIBLE_DEVICES OMP_NUM_THREADS".split()
 )
 ENV_PREFIXES = ("NCCL_", "TORCH_NCCL_", "GLOO_", "TORCH_DISTRIBUTED_", "TP_SOCKET_IFNAME", "UCX_", "FI_")
 
@@ -171,21 +153,10 @@ class Store:
 # -- One rank
 
 
-class Terminated(BaseException):
-    """SIGTERM (the launcher ending the job). A BaseException so that no `except Exception` around a store
-    call swallows it."""
-
-
-def _on_sigterm(signum, frame):
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # once: the report must still be written after it
-    raise Terminated(_signal_name(signum))
-
-
 def _sweep_cfg() -> Dict[str, int]:
     """CUDADOCTOR_SMOKE_SWEEP=MAX_BYTES[:ITERS] shrinks the sweep (tests); default 1 KiB..64 MiB."""
-    spec = os.environ.get("CUDADOCTOR_SMOKE_SWEEP", "")
+    mx, _, it = os.environ.get("CUDADOCTOR_SMOKE_SWEEP", "").partition(":")
     cfg = {"min_bytes": KIB, "max_bytes": 64 * MIB}
-    mx, _, it = spec.partition(":")
     try:
         if mx:
             cfg["max_bytes"] = max(KIB, int(mx))
@@ -226,12 +197,18 @@ class Rank:
         self.terminated = False
         self.net = network_info(info["master_addr"], info["master_port"], self.backend, environ)
 
+    @property
+    def s(self) -> Store:
+        """The job's store, once connected."""
+        assert self.store is not None, "not connected to the store"
+        return self.store
+
     def _wait_keys(self, keys: List[str], seconds: float) -> List[str]:
         """Poll until every key exists or the time is up; returns the missing keys."""
         deadline = time.monotonic() + seconds
         missing = list(keys)
         while True:
-            missing = [k for k in missing if not self.store.has(k)]
+            missing = [k for k in missing if not self.s.has(k)]
             if not missing or time.monotonic() >= deadline:
                 return missing
             time.sleep(POLL_S)
@@ -282,28 +259,18 @@ class Rank:
             backend=self.backend,
             master_addr=self.info["master_addr"],
             master_port=self.info["master_port"],
-            prefix=self.store.prefix,
+            prefix=self.s.prefix,
             sweep=_sweep_cfg(),
         )
-        with tempfile.TemporaryDirectory(prefix="cudadoctor-dist-") as tmp:
-            out = os.path.join(tmp, "result.json")
-            env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONFAULTHANDLER="1")
-            w = run_watched(
-                [self.python, str(CHILD), "--config", json.dumps(cfg), "--out", out],
-                env,
-                False,
-                self.cfg["timeout_s"],
-                catch_sigterm=True,
-            )
-            if isinstance(w, str):
-                return self._row("fail", [], {"kind": "bad-interpreter", "message": f"cannot run {self.python}: {w}"})
-            res = _read_result(out) or {}
+        w, res = run_child(self.python, CHILD, cfg, False, self.cfg["timeout_s"], catch_sigterm=True)
+        if isinstance(w, str):
+            return self._row("fail", [], {"kind": "bad-interpreter", "message": f"cannot run {self.python}: {w}"})
         if w.terminated:
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
             self.terminated = True
-        return self._assemble(res, w)
+        return self._assemble(res or {}, w)
 
-    def _assemble(self, res: dict, w) -> dict:
+    def _assemble(self, res: dict, w: Watched) -> dict:
         stages = list(res.get("stages") or [])
         extra = {"progress": res.get("progress"), "env": res.get("env") or {}, "exit_code": w.rc, "data": res.get("data")}
         tail = w.stderr_tail
@@ -319,37 +286,15 @@ class Rank:
             return self._row(status, stages, err, stderr_tail=tail if status != "pass" else "", **extra)
         # no current stage: before the first one, or after the last one (tearing down the process group)
         name, dev, what, kind, dur, ev = died_in_stage(
-            res or None,
-            w.rc,
-            w.timed_out,
-            w.killed,
-            self.cfg["timeout_s"],
-            w.elapsed,
-            tail,
-            "teardown" if stages else "device",
-            self.device_name,
-            w.terminated,
+            res or None, w, self.cfg["timeout_s"], "teardown" if stages else "device", self.device_name
         )
         err = {"kind": kind, "stage": name, "message": what}
         own = _stage_error(stages)
         if own and (kind in job.SECONDARY or own["kind"] not in job.SECONDARY):
             err = dict(own, then=what)  # it had already failed on its own before it was stopped
-        stages.append(
-            {"name": name, "device": dev, "verdict": "fail", "duration_s": round(dur, 3), "message": what, "evidence": ev}
-        )
+        stages.append(stage_row(name, dev, "fail", what, round(dur, 3), ev))
         done = {s["name"] for s in stages}
-        stages += [
-            {
-                "name": s,
-                "device": dev,
-                "verdict": "skip",
-                "duration_s": 0.0,
-                "message": f"not run: the workload stopped in '{name}'",
-                "evidence": {},
-            }
-            for s in STAGES
-            if s not in done
-        ]
+        stages += [stage_row(s, dev, "skip", f"not run: the workload stopped in '{name}'") for s in STAGES if s not in done]
         return self._row("fail", stages, err, stderr_tail=tail, **extra)
 
     # -- rank 0 ---------------------------------------------------------------------------------------
@@ -362,7 +307,8 @@ class Rank:
                 self.terminated = True
             except Exception:
                 pass
-        results, arrived, progress = {self.r: own}, {self.r: {"hostname": self.hostname}}, {}
+        results, arrived = {self.r: own}, {self.r: {"hostname": self.hostname}}
+        progress: Dict[int, dict] = {}
         if self.store is not None:
             try:
                 self._read_all(results, arrived, progress)
@@ -386,10 +332,8 @@ class Rank:
     def _read_all(self, results, arrived, progress) -> None:
         for r in range(self.n):
             for name, d in (("result", results), ("arrived", arrived), ("progress", progress)):
-                if r in d:
-                    continue
                 try:
-                    v = self.store.get(f"{name}/{r}")
+                    v = None if r in d else self.s.get(f"{name}/{r}")
                 except Exception:
                     v = None
                 if v is not None:
@@ -399,8 +343,8 @@ class Rank:
         """Post this rank's row; a rank that failed (unless it was stopped) tells the others to stop."""
         try:
             if own["status"] != "pass" and (own.get("error") or {}).get("kind") not in ("aborted", "terminated"):
-                self.store.first_set("abort", {"rank": self.r, "reason": (own.get("error") or {}).get("message")})
-            self.store.set(f"result/{self.r}", own)
+                self.s.first_set("abort", {"rank": self.r, "reason": (own.get("error") or {}).get("message")})
+            self.s.set(f"result/{self.r}", own)
         except Exception:
             pass
 
@@ -422,16 +366,16 @@ class Rank:
         missing = self._wait_keys([f"arrived/{r}" for r in range(self.n)], self.T)
         if missing:
             reason = f"rank(s) {', '.join(k.split('/')[1] for k in missing)} never checked in within {self.T:g} s"
-            self.store.first_set("abort", {"rank": 0, "reason": reason})
+            self.s.first_set("abort", {"rank": 0, "reason": reason})
             own = self._row("fail", [], {"kind": "aborted", "message": f"not started: {reason}"})
             return self.gather(own, 0, started=False), 1, own
-        self.store.set("go", {"t": time.time()})
+        self.s.set("go", {"t": time.time()})
         own = self.own = self.child()
         self._post(own)
         rep = self.gather(own, 0 if self.terminated else self.T)
         try:
-            self.store.set("report", {"status": rep["status"]})
-            if self.store.hosting:  # keep the store up until the others have read the verdict
+            self.s.set("report", {"status": rep["status"]})
+            if self.s.hosting:  # keep the store up until the others have read the verdict
                 self._wait_keys([f"bye/{r}" for r in range(1, self.n)], min(self.T, 10.0))
         except (Exception, Terminated):
             pass
@@ -441,10 +385,10 @@ class Rank:
         """None when rank 0 said go, else why the job did not start."""
         deadline = time.monotonic() + 2 * self.T + 10
         while time.monotonic() < deadline:
-            if self.store.has("go"):
+            if self.s.has("go"):
                 return None
-            if self.store.has("abort"):
-                return f"rank 0 stopped the job before it started: {(self.store.get('abort') or {}).get('reason')}"
+            if self.s.has("abort"):
+                return f"rank 0 stopped the job before it started: {(self.s.get('abort') or {}).get('reason')}"
             time.sleep(POLL_S)
         return f"rank 0 did not start the job within {2 * self.T + 10:g} s"
 
@@ -460,8 +404,8 @@ class Rank:
         verdict = None
         try:
             self._wait_keys(["report"], self.T + 10)
-            verdict = self.store.get("report")
-            self.store.set(f"bye/{self.r}", 1)
+            verdict = self.s.get("report")
+            self.s.set(f"bye/{self.r}", 1)
         except Terminated:
             raise
         except Exception:
@@ -482,7 +426,7 @@ def run_distributed(cfg: Dict[str, Any], python: Optional[str] = None, environ=N
     import torch.distributed  # noqa: F401  (for the store: seconds on a busy node, before the clock starts)
 
     rank = Rank(info, cfg, python or sys.executable, environ)
-    old = signal.signal(signal.SIGTERM, _on_sigterm)
+    old = signal.signal(signal.SIGTERM, raise_terminated)
     try:
         try:
             return rank.run()
