@@ -32,10 +32,7 @@ MNIST_GZ_MD5 = {
     "t10k-images-idx3-ubyte.gz": "9fb629c4189551a2d022fa330f9573f3",
     "t10k-labels-idx1-ubyte.gz": "ec29112dd5afa0611ce80d1b7f02629c",
 }
-MNIST_MIRRORS = (
-    "https://ossci-datasets.s3.amazonaws.com/mnist/",
-    "http://yann.lecun.com/exdb/mnist/",
-)
+MNIST_MIRRORS = ("https://ossci-datasets.s3.amazonaws.com/mnist/", "http://yann.lecun.com/exdb/mnist/")
 
 
 class DataError(Exception):
@@ -77,7 +74,9 @@ class IdxArray:
         return list(struct.unpack(f">{len(self.data) // size}{fmt}", self.data))
 
 
-def _parse_idx_header(buf, path):
+def _parse_idx_header(buf, path, have):
+    """(dtype name, shape, header size) of the IDX file of ``have`` bytes that starts with ``buf``; DataError
+    ('data-corrupt') when the header is bad or the size is not the one it announces."""
     if len(buf) < 4:
         raise DataError("data-corrupt", f"{path}: file too short for an IDX header ({len(buf)} bytes)", path=path)
     zero, code, ndim = buf[0] << 8 | buf[1], buf[2], buf[3]
@@ -95,7 +94,12 @@ def _parse_idx_header(buf, path):
     for d in shape:
         count *= d
     _, size, name = IDX_TYPES[code]
-    return name, shape, hdr, hdr + count * size  # ..., the file's size
+    want = hdr + count * size
+    if have != want:
+        what = "truncated" if have < want else f"{have - want} unexpected trailing bytes"
+        says = f"header says shape {list(shape)} ({want} bytes) but the file has {have} bytes"
+        raise DataError("data-corrupt", f"{path}: {what}: {says}", path=path)
+    return name, shape, hdr
 
 
 def read_idx(path):
@@ -112,34 +116,15 @@ def read_idx(path):
             f"{path}: cannot decompress/read ({type(e).__name__}: {e}); the file is truncated or damaged",
             path=path,
         ) from e
-    name, shape, hdr, want = _parse_idx_header(buf, path)
-    if len(buf) < want:
-        raise DataError(
-            "data-corrupt",
-            f"{path}: truncated: header says shape {list(shape)} ({want} bytes) but the file has {len(buf)} bytes",
-            path=path,
-        )
-    if len(buf) > want:
-        raise DataError(
-            "data-corrupt", f"{path}: {len(buf) - want} unexpected trailing bytes after the {list(shape)} array", path=path
-        )
+    name, shape, hdr = _parse_idx_header(buf, path, len(buf))
     return IdxArray(tuple(shape), name, memoryview(buf)[hdr:], path)
 
 
 def check_idx_header(path):
-    """Cheap validation of an uncompressed IDX file (header + size from stat)."""
+    """Cheap validation of an uncompressed IDX file (its header, and its size from stat)."""
     with open(path, "rb") as f:
         head = f.read(4 + 4 * 8)
-    _, shape, _, want = _parse_idx_header(head, path)
-    have = os.path.getsize(path)
-    if have != want:
-        raise DataError(
-            "data-corrupt",
-            f"{path}: {'truncated' if have < want else 'oversized'}: header says shape {list(shape)} "
-            f"({want} bytes) but the file has {have} bytes",
-            path=path,
-        )
-    return shape
+    return _parse_idx_header(head, path, os.path.getsize(path))[1]
 
 
 def default_roots():
@@ -162,12 +147,9 @@ def _find_in_dir(d):
     """Return {key: path} for the MNIST files present in directory d (raw preferred over .gz)."""
     found = {}
     for key, base in MNIST_FILES.items():
-        for cand in (base, base + ".gz", base.replace("-idx", ".idx")):
-            p = os.path.join(d, cand)
-            if os.path.isfile(p):
-                found[key] = p
-                break
-    return found
+        cands = [os.path.join(d, c) for c in (base, base + ".gz", base.replace("-idx", ".idx"))]
+        found[key] = next((p for p in cands if os.path.isfile(p)), None)
+    return {k: p for k, p in found.items() if p}
 
 
 def locate_mnist(data_dir=None):

@@ -66,9 +66,8 @@ class Recorder:
             self.end(name, device, "skip", 0.0, why, {})
 
     def finish(self):
-        verdicts = [s["verdict"] for s in self.r["stages"]]
         if self.r["status"] is None:
-            self.r["status"] = "fail" if "fail" in verdicts else "pass"
+            self.r["status"] = "fail" if any(s["verdict"] == "fail" for s in self.r["stages"]) else "pass"
         self.r.update({"state": "finished", "current": None})
         self.save()
         faulthandler.cancel_dump_traceback_later()

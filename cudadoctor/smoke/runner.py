@@ -101,11 +101,8 @@ def _assemble(r: dict, child: dict | None, w: Watched, timeout_s: float) -> dict
     if child and child.get("state") == "finished" and not w.timed_out and w.rc is not None and w.rc >= 0:
         r["status"] = child.get("status") or "error"
         if r["status"] == "error" and not r["error"]:
-            r["error"] = {
-                "kind": "internal",
-                "message": "workload reported an error without details",
-                "stderr_tail": w.stderr_tail,
-            }
+            why = "workload reported an error without details"
+            r["error"] = {"kind": "internal", "message": why, "stderr_tail": w.stderr_tail}
         return r
     # the child died or hung: the stage it was in fails with what happened
     stage_name, stage_dev, what, kind, dur, ev = died_in_stage(child, w, timeout_s, "device", r["device"])

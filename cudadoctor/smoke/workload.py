@@ -38,9 +38,7 @@ class Smoke:
     def __init__(self, cfg, rec, torch):
         self.cfg, self.rec, self.torch, self.nn = cfg, rec, torch, torch.nn
         self.progress = bool(cfg.get("progress"))
-        self.data = None  # dict of CPU tensors
-        self.data_error = None
-        self.cpu_throughput = None
+        self.data = self.data_error = self.cpu_throughput = None  # the data: a dict of CPU tensors
         self.dead = {}  # device -> reason
         self.seed = int(cfg.get("seed", 0))
 
@@ -185,8 +183,7 @@ class Smoke:
         torch = self.torch
         dev = torch.device(device)
         cpu = self.get_data()
-        synthetic = bool(self.cfg.get("synthetic"))
-        bar = data.ACCURACY_BAR_SYNTHETIC if synthetic else data.ACCURACY_BAR_MNIST
+        synthetic, bar = bool(self.cfg.get("synthetic")), self.rec.r["data"]["accuracy_bar"]
         t_start = time.perf_counter()
         tensors = kit.resident(cpu, dev)
         torch.manual_seed(self.seed)
