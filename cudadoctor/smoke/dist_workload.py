@@ -3,11 +3,10 @@
 
 Run as:  python dist_workload.py --config '{...}' --out RESULT.json  (by cudadoctor/smoke/distributed.py)
 
-Standard library and torch, and its siblings by path (workload.py's device stage, kit.py, data.py);
-never cudadoctor. The stages run in the same order on every rank (docs/smoke.md). Around every
-collective the rank's progress mark goes to the store (progress/<rank>), so that rank 0 can name a rank
-that never joined; a watchdog thread ends this process, after recording why, when a collective outlives
-the rank timeout or when another rank failed (the store's ``abort``).
+Standard library and torch, and its siblings by path; never cudadoctor. The stages run in the same order
+on every rank (docs/smoke.md). Around every collective the rank's progress mark goes to the store, so that
+rank 0 can name a rank that never joined; a watchdog thread ends this process, after recording why, when
+a collective outlives the rank timeout or another rank failed (the store's ``abort``).
 """
 
 import contextlib
@@ -56,6 +55,21 @@ def busbw_factor(n):
     return 2.0 * (n - 1) / n if n > 0 else 0.0
 
 
+def rank_device(device, backend, local_rank, gpus, local_world=None):
+    """(this rank's device, why it cannot run or None): cuda:LOCAL_RANK; over Gloo, with more ranks on this
+    host than GPUs, cuda:(LOCAL_RANK % GPUs). NCCL cannot share a GPU between ranks. No GPU at all: the
+    device stage says why."""
+    if device == "cpu" or gpus < 1 or local_rank < gpus:
+        return ("cpu" if device == "cpu" else f"cuda:{local_rank}"), None
+    if backend == "gloo":
+        return f"cuda:{local_rank % gpus}", None
+    ranks = f"{local_world} ranks" if local_world else f"more than {gpus} ranks (local rank {local_rank})"
+    return (
+        f"cuda:{local_rank}",
+        f"NCCL cannot share a GPU between ranks: {ranks} on this host, {gpus} GPU(s) visible (use --backend gloo)",
+    )
+
+
 class Watchdog(threading.Thread):
     """Ends the process when an armed operation does not return in time, or when another rank set
     ``abort``, after recording why."""
@@ -95,8 +109,7 @@ class Watchdog(threading.Thread):
 
 class DistSmoke:
     def __init__(self, cfg, rec):
-        self.cfg = cfg
-        self.rec = rec
+        self.cfg, self.rec = cfg, rec
         self.rank = int(cfg["rank"])
         self.world = int(cfg["world_size"])
         self.local_rank = int(cfg.get("local_rank") or 0)
@@ -104,17 +117,25 @@ class DistSmoke:
         self.torch = self.dist = self.store = self.dev = None
         self.seq = 0
         self.watchdog = Watchdog(self)
-        self.device_name = "cpu" if cfg["device"] == "cpu" else f"cuda:{self.local_rank}"
+        self.device_name = "cpu" if cfg["device"] == "cpu" else f"cuda:{self.local_rank}"  # until place()
+        self.unplaceable = None
+
+    def place(self):
+        """This rank's device, now that torch can count the GPUs (see :func:`rank_device`)."""
+        gpus = kit.gpu_count(self.torch) if self.cfg["device"] != "cpu" else 0
+        local_world = self.cfg.get("local_world_size")
+        self.device_name, self.unplaceable = rank_device(
+            self.cfg["device"], self.cfg["backend"], self.local_rank, gpus, local_world
+        )
+        self.rec.r["rank_device"] = self.device_name
 
     # -- bookkeeping ------------------------------------------------------------------------------
     def progress(self, step, state):
         p = {"seq": self.seq, "step": step, "state": state, "t": time.time()}
         self.rec.r["progress"] = p
         if self.store is not None:
-            try:
+            with contextlib.suppress(Exception):  # the store is the parent's business; the collective will tell
                 self.store.set(f"progress/{self.rank}", json.dumps(p))
-            except Exception:
-                pass  # the store is the parent's business; the collective will tell
 
     def abort_from_other(self):
         try:
@@ -159,6 +180,8 @@ class DistSmoke:
     # -- stages -----------------------------------------------------------------------------------
     def st_device(self):
         torch = self.torch
+        if self.unplaceable:
+            raise kit.Fail(self.unplaceable, {"backend": self.cfg["backend"], "local_rank": self.local_rank})
         smoke = wl.Smoke({"device": self.device_name}, self.rec, torch)
         with self.marked("device"):
             verdict, message, ev = smoke.st_device(self.device_name)
@@ -187,18 +210,10 @@ class DistSmoke:
         if not ev[f"{backend}_available"]:
             why = f"torch.distributed.is_{backend}_available() is False"
             raise kit.Fail(f"torch {torch.__version__} was built without {backend.upper()} support ({why})", ev)
-        kw = {"device_id": self.dev} if backend == "nccl" else {}
+        pg = dict(backend=backend, store=dist.PrefixStore("pg/", self.store), rank=self.rank, world_size=self.world)
+        nccl = {"device_id": self.dev} if backend == "nccl" else {}  # NCCL: the communicator is created here
         t0 = time.perf_counter()
-        self.collective(
-            "init",
-            dist.init_process_group,
-            backend=backend,
-            store=dist.PrefixStore("pg/", self.store),
-            rank=self.rank,
-            world_size=self.world,
-            timeout=timedelta(seconds=self.timeout),
-            **kw,
-        )
+        self.collective("init", dist.init_process_group, timeout=timedelta(seconds=self.timeout), **pg, **nccl)
         ev.update({"init_s": round(time.perf_counter() - t0, 3), "world_size": dist.get_world_size(), "rank": dist.get_rank()})
         if ev["world_size"] != self.world or ev["rank"] != self.rank:
             says = f"process group says rank {ev['rank']} of {ev['world_size']}"
@@ -392,10 +407,8 @@ def _connect(ds, cfg, dist):
             cfg["prefix"], dist.TCPStore(cfg["master_addr"], int(cfg["master_port"]), None, False, timedelta(seconds=ds.timeout))
         )
     except Exception as e:
-        ds.rec.r["error"] = {
-            "kind": "store",
-            "message": f"cannot reach the store at {cfg['master_addr']}:{cfg['master_port']}: {type(e).__name__}: {e}",
-        }
+        where = f"{cfg['master_addr']}:{cfg['master_port']}"
+        ds.rec.r["error"] = {"kind": "store", "message": f"cannot reach the store at {where}: {type(e).__name__}: {e}"}
 
 
 def main(argv=None):
@@ -403,7 +416,6 @@ def main(argv=None):
     rec.r.update({"rank": cfg["rank"], "progress": None})
     rec.r["env"]["hostname"] = socket.gethostname()
     ds = DistSmoke(cfg, rec)
-    rec.r["plan"] = [[s, ds.device_name] for s in STAGES]
     try:
         data.locate(cfg, rec.r["data"])  # before torch: the training stage says what is missing
     except data.DataError as e:
@@ -413,6 +425,8 @@ def main(argv=None):
     import torch.distributed as dist  # noqa: E402
 
     ds.dist = dist
+    ds.place()
+    rec.r["plan"] = [[s, ds.device_name] for s in STAGES]
     _connect(ds, cfg, dist)
     ds.watchdog.start()
     # Collectives must be called in the same order on every rank: after a failed stage this rank stops
@@ -425,10 +439,8 @@ def main(argv=None):
             rec.skip_rest(STAGES[i + 1 :], ds.device_name, f"not run: stage '{name}' did not pass on this rank")
             break
     if dist.is_initialized():
-        try:
+        with contextlib.suppress(Exception):
             dist.destroy_process_group()
-        except Exception:
-            pass
     if rec.r["error"]:
         rec.r["status"] = "fail"
     return rec.finish()

@@ -8,6 +8,7 @@ docs/smoke.md has the protocol. Only the store comes from torch here (no CUDA, n
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -39,6 +40,7 @@ LAUNCH_VARS = tuple(
 )
 ENV_PREFIXES = ("NCCL_", "TORCH_NCCL_", "GLOO_", "TORCH_DISTRIBUTED_", "TP_SOCKET_IFNAME", "UCX_", "FI_")
 
+BACKENDS = ("auto", "nccl", "gloo")
 RUN_HINT = "torchrun --standalone --nproc-per-node N -m cudadoctor smoke --distributed"
 
 
@@ -90,6 +92,7 @@ def launch_info(environ: Mapping[str, str]) -> Dict[str, Any]:
         "rank": rank,
         "world_size": world,
         "local_rank": local or 0,
+        "local_world_size": _int(environ, "LOCAL_WORLD_SIZE"),
         "master_addr": addr,
         "master_port": port,
         "agent_store": environ.get("TORCHELASTIC_USE_AGENT_STORE") == "True",
@@ -97,6 +100,17 @@ def launch_info(environ: Mapping[str, str]) -> Dict[str, Any]:
         "attempt": environ.get("TORCHELASTIC_RESTART_COUNT") or "0",
         "launcher": "torchrun" if torchrun else "slurm" if environ.get("SLURM_PROCID") else "environment variables",
     }
+
+
+def choose_backend(device: str, requested: Optional[str]) -> str:
+    """The process group's backend: ``auto`` (or nothing) is NCCL for --device cuda and Gloo for the CPU;
+    Gloo may also run on GPUs (CUDA tensors). LaunchError for an unknown name or NCCL on the CPU."""
+    want = (requested or "auto").strip().lower()
+    if want not in BACKENDS:
+        raise LaunchError(f"backend {requested!r}: expected one of {', '.join(BACKENDS)}")
+    if want == "nccl" and device == "cpu":
+        raise LaunchError("the NCCL backend needs GPUs: --backend nccl goes with --device cuda")
+    return want if want != "auto" else "nccl" if device == "cuda" else "gloo"
 
 
 # -- Network interface, NCCL/Gloo variables (pure or stdlib); the store
@@ -117,17 +131,9 @@ class Store:
 
         self.prefix = f"cudadoctor-smoke/{info['run_id']}/{info['attempt']}/"
         self.hosting = info["rank"] == 0 and not info["agent_store"]  # under srun rank 0 hosts it
-        self.s = PrefixStore(
-            self.prefix,
-            TCPStore(
-                info["master_addr"],
-                info["master_port"],
-                info["world_size"] if self.hosting else None,
-                self.hosting,
-                timedelta(seconds=timeout_s),
-                wait_for_workers=False,
-            ),
-        )
+        size, wait = info["world_size"] if self.hosting else None, timedelta(seconds=timeout_s)
+        tcp = TCPStore(info["master_addr"], info["master_port"], size, self.hosting, wait, wait_for_workers=False)
+        self.s = PrefixStore(self.prefix, tcp)
 
     def set(self, key: str, value: Any) -> None:
         self.s.set(key, json.dumps(value, default=str))
@@ -157,13 +163,11 @@ def _sweep_cfg() -> Dict[str, int]:
     """CUDADOCTOR_SMOKE_SWEEP=MAX_BYTES[:ITERS] shrinks the sweep (tests); default 1 KiB..64 MiB."""
     mx, _, it = os.environ.get("CUDADOCTOR_SMOKE_SWEEP", "").partition(":")
     cfg = {"min_bytes": KIB, "max_bytes": 64 * MIB}
-    try:
+    with contextlib.suppress(ValueError):
         if mx:
             cfg["max_bytes"] = max(KIB, int(mx))
         if it:
             cfg["iters"] = max(1, int(it))
-    except ValueError:
-        pass
     return cfg
 
 
@@ -186,10 +190,9 @@ class Rank:
         self.cfg = cfg  # device, rank_timeout_s, timeout_s, data_dir, synthetic, epochs
         self.device = cfg["device"]
         self.device_name = "cpu" if self.device == "cpu" else f"cuda:{info['local_rank']}"
-        self.backend = "nccl" if self.device == "cuda" else "gloo"
+        self.backend = choose_backend(self.device, cfg.get("backend"))
         self.T = cfg["rank_timeout_s"]
-        self.python = python
-        self.env = environ
+        self.python, self.env = python, environ
         self.hostname = socket.gethostname()
         self.store: Optional[Store] = None
         self.own: Optional[dict] = None  # this rank's row, once its workload has ended
@@ -241,11 +244,9 @@ class Rank:
         except Terminated:
             raise
         except Exception as e:
-            text = str(e).strip()
-            msg = (
-                f"cannot reach the job's store at {self.info['master_addr']}:{self.info['master_port']} within "
-                f"{self.T:g} s: {type(e).__name__}: {text.splitlines()[0] if text else ''}"
-            )
+            where, text = f"{self.info['master_addr']}:{self.info['master_port']}", str(e).strip()
+            why = f"{type(e).__name__}: {text.splitlines()[0] if text else ''}"
+            msg = f"cannot reach the job's store at {where} within {self.T:g} s: {why}"
             return self._row("fail", [], {"kind": "store", "message": msg})
 
     def child(self) -> dict:
@@ -256,6 +257,7 @@ class Rank:
             rank=self.r,
             world_size=self.n,
             local_rank=self.info["local_rank"],
+            local_world_size=self.info.get("local_world_size"),
             backend=self.backend,
             master_addr=self.info["master_addr"],
             master_port=self.info["master_port"],
@@ -265,6 +267,7 @@ class Rank:
         w, res = run_child(self.python, CHILD, cfg, False, self.cfg["timeout_s"], catch_sigterm=True)
         if isinstance(w, str):
             return self._row("fail", [], {"kind": "bad-interpreter", "message": f"cannot run {self.python}: {w}"})
+        self.device_name = (res or {}).get("rank_device") or self.device_name  # as the workload placed it
         if w.terminated:
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
             self.terminated = True
@@ -299,10 +302,9 @@ class Rank:
 
     # -- rank 0 ---------------------------------------------------------------------------------------
     def gather(self, own: dict, wait_s: float, started: bool = True) -> dict:
-        keys = [f"result/{r}" for r in range(self.n) if r != self.r]
         if wait_s > 0 and self.store is not None:
             try:
-                self._wait_keys(keys, wait_s)
+                self._wait_keys([f"result/{r}" for r in range(self.n) if r != self.r], wait_s)
             except Terminated:
                 self.terminated = True
             except Exception:
@@ -341,12 +343,10 @@ class Rank:
 
     def _post(self, own: dict) -> None:
         """Post this rank's row; a rank that failed (unless it was stopped) tells the others to stop."""
-        try:
+        with contextlib.suppress(Exception):
             if own["status"] != "pass" and (own.get("error") or {}).get("kind") not in ("aborted", "terminated"):
                 self.s.first_set("abort", {"rank": self.r, "reason": (own.get("error") or {}).get("message")})
             self.s.set(f"result/{self.r}", own)
-        except Exception:
-            pass
 
     def run(self):
         """(job report or None, exit code, this rank's row). Only rank 0 returns a report."""
@@ -373,12 +373,10 @@ class Rank:
         own = self.own = self.child()
         self._post(own)
         rep = self.gather(own, 0 if self.terminated else self.T)
-        try:
+        with contextlib.suppress(Exception, Terminated):
             self.s.set("report", {"status": rep["status"]})
             if self.s.hosting:  # keep the store up until the others have read the verdict
                 self._wait_keys([f"bye/{r}" for r in range(1, self.n)], min(self.T, 10.0))
-        except (Exception, Terminated):
-            pass
         return rep, 0 if rep["status"] == "pass" else 1, own
 
     def _wait_go(self) -> Optional[str]:
@@ -437,7 +435,5 @@ def run_distributed(cfg: Dict[str, Any], python: Optional[str] = None, environ=N
                 return rank.gather(own, 0), 1, own
             return None, 1, own
     finally:
-        try:
+        with contextlib.suppress(ValueError, TypeError):
             signal.signal(signal.SIGTERM, old)
-        except (ValueError, TypeError):
-            pass

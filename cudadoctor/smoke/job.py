@@ -28,12 +28,8 @@ def _culprit(rank: int, kind: str, reason: str) -> Dict[str, Any]:
 
 def latest_progress(a: Optional[dict], b: Optional[dict]) -> Optional[dict]:
     """The further of two progress marks (by step number, then calling < done)."""
-
-    def key(p):
-        return (p.get("seq") or 0, 1 if p.get("state") == "calling" else 2)
-
     marks = [p for p in (a, b) if isinstance(p, dict)]
-    return max(marks, key=key) if marks else None
+    return max(marks, key=lambda p: (p.get("seq") or 0, p.get("state") != "calling")) if marks else None
 
 
 def blame(
@@ -163,7 +159,7 @@ def combine(
     launch), network, env, terminated, elapsed_s."""
     n, T = job["world_size"], job["rank_timeout_s"]
     culprits = blame(n, arrived, results, progress, now, T, job["terminated"], started)
-    shared = shared_gpus(results)
+    shared = shared_gpus(results) if job["backend"] == "nccl" else []  # Gloo may share a GPU on purpose
     culprits += shared
     status = "pass" if (len(results) == n and all(r.get("status") == "pass" for r in results.values()) and not shared) else "fail"
     own = results.get(job["rank"]) or {}
