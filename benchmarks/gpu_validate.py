@@ -167,9 +167,17 @@ class Validator:
         self.run("smoke-distributed-nccl-1", [*torchrun, "--nproc-per-node", "1", "-m", "cudadoctor", "smoke", "--distributed",
                                               "-o", str(self.out / "smoke-job.json"), *data], cudadoctor=False, timeout=240)
         self.record("smoke-job.json", "smoke-job.json")
-        gloo = dict(self.env, CUDADOCTOR_SMOKE_BACKEND="gloo")
+        # two ranks over Gloo with CUDA tensors: on a one-GPU machine both ranks share cuda:0
+        gloo_job = self.out / "smoke-job-gloo-2.json"
         self.run("smoke-distributed-gloo-2", [*torchrun, "--nproc-per-node", "2", "-m", "cudadoctor", "smoke", "--distributed",
-                                              *data], cudadoctor=False, env=gloo, timeout=240)
+                                              "--backend", "gloo", "--format", "json", "-o", str(gloo_job), *data],
+                 cudadoctor=False, timeout=240, judge=_gloo_job_judge(gloo_job))
+        self.record("smoke-job-gloo-2.json", "smoke-job-gloo-2.json")
+        # NCCL with more ranks than GPUs must fail at once, naming the counts (with 2+ GPUs it simply passes)
+        nccl_job = self.out / "smoke-job-nccl-2.json"
+        self.run("smoke-distributed-nccl-2", [*torchrun, "--nproc-per-node", "2", "-m", "cudadoctor", "smoke", "--distributed",
+                                              "--backend", "nccl", "--format", "json", "-o", str(nccl_job), *data],
+                 cudadoctor=False, timeout=240, judge=_nccl_two_ranks_judge(nccl_job))
 
     def speed(self) -> None:
         if not self.data_dir:
@@ -272,6 +280,28 @@ def _smoke_json_judge(p: subprocess.CompletedProcess) -> "tuple[str, str]":
             return (("pass" if stage.get("verdict") == "pass" else "fail"),
                     f"accuracy {ev.get('test_accuracy')}, {ev.get('process_time_to_target_s')} s from process start to the bar")
     return "fail", "no training stage in the smoke output"
+
+
+def _gloo_job_judge(path: Path) -> Callable[[subprocess.CompletedProcess], "tuple[str, str]"]:
+    def judge(p: subprocess.CompletedProcess) -> "tuple[str, str]":
+        rep = json.loads(path.read_text())
+        devices = [r.get("device") for r in rep.get("ranks", [])]
+        ok = p.returncode == 0 and rep.get("status") == "pass" and rep.get("backend") == "gloo"
+        ok = ok and len(devices) == 2 and all(str(d).startswith("cuda:") for d in devices)
+        return ("pass" if ok else "fail"), f"exit {p.returncode}, {rep.get('status')}, {rep.get('backend')} on {devices}"
+    return judge
+
+
+def _nccl_two_ranks_judge(path: Path) -> Callable[[subprocess.CompletedProcess], "tuple[str, str]"]:
+    def judge(p: subprocess.CompletedProcess) -> "tuple[str, str]":
+        rep = json.loads(path.read_text())
+        devices = [r.get("device") for r in rep.get("ranks", [])]
+        if rep.get("status") == "pass":  # two GPUs or more: each rank has its own
+            return ("pass" if len(set(devices)) == 2 else "fail"), f"passed on {devices}"
+        reasons = " ".join(c.get("reason", "") for c in rep.get("culprits", []))
+        ok = p.returncode == 1 and "NCCL cannot share a GPU between ranks" in reasons and rep.get("elapsed_s", 1e9) < 120
+        return ("pass" if ok else "fail"), f"exit {p.returncode}: {reasons[:200]}"
+    return judge
 
 
 def _pytest_judge(p: subprocess.CompletedProcess) -> "tuple[str, str]":

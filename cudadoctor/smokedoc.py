@@ -44,12 +44,14 @@ def smoke_numbers(doc: Mapping[str, Any]) -> Dict[str, Any]:
     verdicts: Dict[str, str] = {}
     for s in stages:
         name = str(s.get("name"))
-        e = s.get("evidence") if isinstance(s.get("evidence"), dict) else {}
-        for k, v in e.items():
+        e = s.get("evidence")
+        for k, v in e.items() if isinstance(e, dict) else ():
             ev.setdefault(name, {}).setdefault(k, v)
         if verdicts.get(name) != "fail":
             verdicts[name] = str(s.get("verdict"))
-    bw = doc.get("bandwidth") if isinstance(doc.get("bandwidth"), dict) else ev.get("bandwidth", {})
+    bw = doc.get("bandwidth")
+    if not isinstance(bw, dict):
+        bw = ev.get("bandwidth", {})
     tr, tp, tx = ev.get("training", {}), ev.get("throughput", {}), ev.get("transfers", {})
     return {
         "passed": {"pass": 1, "fail": 0}.get(str(doc.get("status"))),

@@ -127,7 +127,8 @@ def _names_host(text: str) -> bool:
 @needs_torch
 @needs_mnist
 def test_two_ranks_train_mnist_with_ddp_and_pass_with_exact_collectives_and_bandwidth(torchrun, tmp_path):
-    p, rep, wall = torchrun("--device", "cpu", "--rank-timeout", "30", "--data-dir", str(MNIST_ROOT), "--per-rank",
+    p, rep, wall = torchrun("--device", "cpu", "--backend", "gloo", "--rank-timeout", "30", "--data-dir", str(MNIST_ROOT),
+                            "--per-rank",
                             sweep="65536:3", env={"CUDADOCTOR_PSEUDONYM_KEY": "site-key-for-this-test"})
     assert p.returncode == 0, p.stdout + p.stderr[-3000:]
     assert rep["kind"] == "cudadoctor-smoke-job" and rep["schema_version"] == 2
@@ -324,6 +325,22 @@ def test_bad_options_are_one_line_and_exit_2(args, needle):
     assert p.stderr.count("\n") == 1, p.stderr
 
 
+@pytest.mark.parametrize("args,env,needle", [
+    (["--device", "cpu", "--backend", "nccl"], {}, "the NCCL backend needs GPUs: --backend nccl goes with --device cuda"),
+    (["--device", "cpu"], {"CUDADOCTOR_SMOKE_BACKEND": "mpi"}, "CUDADOCTOR_SMOKE_BACKEND: backend 'mpi': expected one of"),
+    (["--backend", "tcp"], {}, "Invalid value for '--backend'"),
+])
+def test_bad_backends_are_one_line_and_exit_2(args, env, needle):
+    p = _cli(*args, env={"RANK": "0", "WORLD_SIZE": "1", **env})
+    assert p.returncode == 2 and needle in p.stderr and "Traceback" not in p.stderr, p.stderr
+
+
+def test_backend_needs_distributed():
+    p = subprocess.run([sys.executable, "-m", "cudadoctor", "smoke", "--backend", "gloo"], capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 2 and "--backend goes with --distributed" in p.stderr
+
+
 def test_per_rank_and_rank_timeout_need_distributed():
     p = subprocess.run([sys.executable, "-m", "cudadoctor", "smoke", "--per-rank"], capture_output=True, text=True,
                        timeout=60)
@@ -476,6 +493,52 @@ def test_a_rank_that_dies_mid_stage():
         ("device", "pass"), ("init", "pass"), ("all-reduce", "pass"), ("broadcast", "pass"), ("bandwidth", "fail"),
         ("training", "skip")]
     assert "signal 9 (SIGKILL)" in row["error"]["message"] and row["stderr_tail"] == "Killed"
+
+
+def test_backend_choice():
+    assert [D.choose_backend(d, None) for d in ("cuda", "cpu")] == ["nccl", "gloo"]  # auto: today's behaviour
+    assert D.choose_backend("cuda", "gloo") == "gloo" and D.choose_backend("cuda", " NCCL ") == "nccl"
+    assert D.choose_backend("cpu", "auto") == "gloo" and D.choose_backend("cpu", "gloo") == "gloo"
+    for device, name, needle in (("cpu", "nccl", "needs GPUs"), ("cuda", "mpi", "expected one of auto, nccl, gloo")):
+        with pytest.raises(D.LaunchError, match=needle):
+            D.choose_backend(device, name)
+
+
+def test_rank_to_device_mapping():
+    place = _load_child().rank_device  # pure: (device, backend, local rank, GPUs visible, local world size)
+    assert place("cpu", "gloo", 3, 0) == ("cpu", None)
+    assert [place("cuda", b, r, 8)[0] for b in ("nccl", "gloo") for r in (0, 7)] == ["cuda:0", "cuda:7"] * 2
+    # Gloo with more ranks on a host than GPUs: ranks share them, round robin
+    assert [place("cuda", "gloo", r, 1, 2) for r in (0, 1)] == [("cuda:0", None), ("cuda:0", None)]
+    assert [place("cuda", "gloo", r, 2, 5)[0] for r in range(5)] == ["cuda:0", "cuda:1", "cuda:0", "cuda:1", "cuda:0"]
+    # no GPU at all: cuda:LOCAL_RANK, and the device stage says why (as before)
+    assert place("cuda", "gloo", 1, 0) == ("cuda:1", None) and place("cuda", "nccl", 1, 0) == ("cuda:1", None)
+
+
+def test_nccl_with_more_ranks_than_gpus_fails_early_naming_the_counts():
+    place = _load_child().rank_device
+    assert place("cuda", "nccl", 0, 1, 2) == ("cuda:0", None)  # rank 0 has its GPU; rank 1 is the one that cannot
+    dev, why = place("cuda", "nccl", 1, 1, 2)
+    assert dev == "cuda:1" and why == ("NCCL cannot share a GPU between ranks: 2 ranks on this host, 1 GPU(s) visible "
+                                       "(use --backend gloo)")
+    _, why = place("cuda", "nccl", 3, 2)  # no LOCAL_WORLD_SIZE (srun): the local rank says it
+    assert "more than 2 ranks (local rank 3) on this host, 2 GPU(s) visible" in why and "\n" not in why
+    assert D.launch_info({"RANK": "1", "WORLD_SIZE": "2", "LOCAL_RANK": "1", "LOCAL_WORLD_SIZE": "2",
+                          "MASTER_ADDR": "m"})["local_world_size"] == 2
+
+
+def test_gloo_ranks_sharing_a_gpu_on_purpose_are_not_at_fault():
+    def res(r):
+        return {"rank": r, "hostname": "n1", "status": "pass", "stages": [
+            {"name": "device", "verdict": "pass", "evidence": {"uuid": "GPU-aaa"}}]}
+    info = D.launch_info({"RANK": "0", "WORLD_SIZE": "2", "LOCAL_RANK": "0", "MASTER_ADDR": "m"})
+    ctx = {"rank": 0, "world_size": 2, "device": "cuda", "rank_timeout_s": 5, "info": info, "network": {}, "env": {},
+           "terminated": False, "elapsed_s": 1.0}
+    results = {0: res(0), 1: res(1)}
+    gloo = J.combine(dict(ctx, backend="gloo"), results, {0: {}, 1: {}}, {}, 100.0)
+    assert gloo["status"] == "pass" and gloo["backend"] == "gloo" and gloo["culprits"] == []
+    nccl = J.combine(dict(ctx, backend="nccl"), results, {0: {}, 1: {}}, {}, 100.0)
+    assert nccl["status"] == "fail" and [c["kind"] for c in nccl["culprits"]] == ["shared-gpu"]
 
 
 # blame(): who is at fault, on the shapes the real jobs above produce

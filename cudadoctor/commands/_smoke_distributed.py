@@ -48,8 +48,9 @@ def run_distributed_cmd(
     rank_timeout: Optional[float],
     per_rank: bool,
     show_pii: bool = False,
+    backend: Optional[str] = None,
 ) -> None:
-    from ..smoke.distributed import DEFAULT_RANK_TIMEOUT_S, LaunchError, launch_info, run_distributed
+    from ..smoke.distributed import DEFAULT_RANK_TIMEOUT_S, LaunchError, choose_backend, launch_info, run_distributed
     from ..smoke.job import rank_document
     from ..render.smoke import render
     from .smoke import exit_code_for, shareable_distributed
@@ -61,8 +62,14 @@ def run_distributed_cmd(
             "--download does not go with --distributed: download once (cudadoctor smoke --download "
             "--device cpu), then give every rank --data-dir"
         )
+    try:
+        # --backend, else CUDADOCTOR_SMOKE_BACKEND, else auto (NCCL for cuda, Gloo for cpu)
+        chosen = choose_backend(device, backend or os.environ.get("CUDADOCTOR_SMOKE_BACKEND"))
+    except LaunchError as e:
+        raise BadInput(str(e) if backend else f"CUDADOCTOR_SMOKE_BACKEND: {e}") from None
     cfg = {
         "device": device,
+        "backend": chosen,
         "rank_timeout_s": rank_timeout or DEFAULT_RANK_TIMEOUT_S,
         "timeout_s": timeout,
         "data_dir": os.path.abspath(os.path.expanduser(data_dir)) if data_dir else None,
@@ -78,7 +85,7 @@ def run_distributed_cmd(
     if per_rank:
         from ..document import dumps
 
-        doc = shareable_distributed(rank_document(row, info, "nccl" if device == "cuda" else "gloo"), show_pii)
+        doc = shareable_distributed(rank_document(row, info, chosen), show_pii)
         emit(dumps(doc), rank_path(output, info["rank"]))
         output = output.replace("{rank}", "job") if output else output
     if report is not None:  # rank 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Optional
+from typing import Dict, Optional
 
 import click
 
@@ -21,7 +21,7 @@ from ._shared import written as wrote
 DEFAULT_TIMEOUT_S = 300.0
 
 # data problems are bad input (2) like any other missing/broken input file
-_ERROR_EXIT = {
+_ERROR_EXIT: Dict[Optional[str], int] = {
     "data-missing": exitcodes.BAD_INPUT,
     "data-corrupt": exitcodes.BAD_INPUT,
     "download-failed": exitcodes.BAD_INPUT,
@@ -124,6 +124,14 @@ def _device(ctx, param, value: str) -> str:
     is_flag=True,
     help="With --distributed: every rank also writes its own file, FILE.rankN.json beside -o FILE.json (for `cudadoctor fleet`).",
 )
+@click.option(
+    "--backend",
+    type=click.Choice(["auto", "nccl", "gloo"]),
+    default=None,
+    help="With --distributed: the process group's backend [default: $CUDADOCTOR_SMOKE_BACKEND, else auto: NCCL for "
+    "--device cuda, Gloo for cpu]. Gloo with --device cuda runs on CUDA tensors; with more ranks on a host than "
+    "GPUs, ranks then share GPUs (cuda:LOCAL_RANK % GPUs).",
+)
 @click.option("--combined", is_flag=True, hidden=True)  # the old name of --distributed's default; a no-op
 @click.option(
     "--rank-timeout",
@@ -149,6 +157,7 @@ def smoke_cmd(
     combined: bool = False,
     rank_timeout: Optional[float] = None,
     show_pii: bool = False,
+    backend: Optional[str] = None,
 ) -> None:
     """Train the MNIST MLP on the GPU and check every stage: device, CPU agreement, training to 97%,
     throughput vs CPU, mixed precision, cuDNN and host<->device bandwidth.
@@ -163,6 +172,8 @@ def smoke_cmd(
         raise BadInput("--synthetic and --download exclude each other")
     if (combined or per_rank or rank_timeout is not None) and not distributed:
         raise BadInput("--per-rank and --rank-timeout go with --distributed")
+    if backend and not distributed:
+        raise BadInput("--backend goes with --distributed")
     if distributed and fmt == "prometheus":
         raise BadInput(
             "--format prometheus is for the single-GPU smoke; for --distributed, read its JSON with "
@@ -172,7 +183,7 @@ def smoke_cmd(
         from ._smoke_distributed import run_distributed_cmd
 
         run_distributed_cmd(
-            device, data_dir, download, synthetic, epochs, fmt, output, python, timeout, rank_timeout, per_rank, show_pii
+            device, data_dir, download, synthetic, epochs, fmt, output, python, timeout, rank_timeout, per_rank, show_pii, backend
         )
     if progress is None:
         try:

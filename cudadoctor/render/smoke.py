@@ -193,7 +193,7 @@ def _size(b: int) -> str:
 
 def _stage_marks(row: dict) -> List[str]:
     by = {s["name"]: s["verdict"] for s in row.get("stages") or []}
-    return [MARK.get(by.get(s), "?") if s in by else "·" for s in JOB_STAGES]
+    return [MARK.get(by[s], "?") if s in by else "·" for s in JOB_STAGES]
 
 
 def _net_line(rep: dict) -> str:

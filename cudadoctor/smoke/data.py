@@ -1,8 +1,7 @@
 """MNIST for the smoke workloads: find it, (optionally) download it, read it, or generate digits.
 
-STANDALONE (standard library; torch and torchvision passed in by the caller): loaded by path by the
-workload children (workload.py, dist_workload.py), which may run under another interpreter than
-cudadoctor's. Network is used only by :func:`download_mnist` (--download).
+STANDALONE (standard library; torch passed in): loaded by path by the workload children, which may run
+under another interpreter than cudadoctor's. Only :func:`download_mnist` (--download) uses the network.
 """
 
 import gzip
@@ -33,10 +32,7 @@ MNIST_GZ_MD5 = {
     "t10k-images-idx3-ubyte.gz": "9fb629c4189551a2d022fa330f9573f3",
     "t10k-labels-idx1-ubyte.gz": "ec29112dd5afa0611ce80d1b7f02629c",
 }
-MNIST_MIRRORS = (
-    "https://ossci-datasets.s3.amazonaws.com/mnist/",
-    "http://yann.lecun.com/exdb/mnist/",
-)
+MNIST_MIRRORS = ("https://ossci-datasets.s3.amazonaws.com/mnist/", "http://yann.lecun.com/exdb/mnist/")
 
 
 class DataError(Exception):
@@ -50,12 +46,8 @@ class DataError(Exception):
         self.looked_in = looked_in or []
 
     def to_dict(self):
-        d = {"kind": self.kind, "message": self.message}
-        if self.path:
-            d["path"] = self.path
-        if self.looked_in:
-            d["looked_in"] = self.looked_in
-        return d
+        extra = {"path": self.path, "looked_in": self.looked_in}
+        return {"kind": self.kind, "message": self.message, **{k: v for k, v in extra.items() if v}}
 
 
 # type code -> (struct format char, item size, name)
@@ -77,17 +69,14 @@ class IdxArray:
     def __init__(self, shape, dtype, data, path):
         self.shape, self.dtype, self.data, self.path = shape, dtype, data, path
 
-    def __len__(self):
-        return self.shape[0]
-
     def tolist(self):
         fmt, size, _ = next(v for v in IDX_TYPES.values() if v[2] == self.dtype)
-        if size == 1:
-            return list(self.data) if fmt == "B" else list(struct.unpack(f"{len(self.data)}b", self.data))
         return list(struct.unpack(f">{len(self.data) // size}{fmt}", self.data))
 
 
-def _parse_idx_header(buf, path):
+def _parse_idx_header(buf, path, have):
+    """(dtype name, shape, header size) of the IDX file of ``have`` bytes that starts with ``buf``; DataError
+    ('data-corrupt') when the header is bad or the size is not the one it announces."""
     if len(buf) < 4:
         raise DataError("data-corrupt", f"{path}: file too short for an IDX header ({len(buf)} bytes)", path=path)
     zero, code, ndim = buf[0] << 8 | buf[1], buf[2], buf[3]
@@ -101,19 +90,24 @@ def _parse_idx_header(buf, path):
     if len(buf) < hdr:
         raise DataError("data-corrupt", f"{path}: truncated IDX header ({len(buf)} of {hdr} bytes)", path=path)
     shape = struct.unpack(f">{ndim}I", bytes(buf[4:hdr]))
-    return IDX_TYPES[code], shape, hdr
+    count = 1
+    for d in shape:
+        count *= d
+    _, size, name = IDX_TYPES[code]
+    want = hdr + count * size
+    if have != want:
+        what = "truncated" if have < want else f"{have - want} unexpected trailing bytes"
+        says = f"header says shape {list(shape)} ({want} bytes) but the file has {have} bytes"
+        raise DataError("data-corrupt", f"{path}: {what}: {says}", path=path)
+    return name, shape, hdr
 
 
 def read_idx(path):
     """Read an IDX file (raw or .gz) and validate it. Raises DataError('data-corrupt')."""
     path = os.fspath(path)
     try:
-        if path.endswith(".gz"):
-            with gzip.open(path, "rb") as f:
-                buf = f.read()
-        else:
-            with open(path, "rb") as f:
-                buf = f.read()
+        with (gzip.open if path.endswith(".gz") else open)(path, "rb") as f:
+            buf = f.read()
     except FileNotFoundError:
         raise DataError("data-missing", f"{path}: no such file", path=path) from None
     except (EOFError, OSError, zlib.error) as e:  # gzip.BadGzipFile is an OSError
@@ -122,64 +116,24 @@ def read_idx(path):
             f"{path}: cannot decompress/read ({type(e).__name__}: {e}); the file is truncated or damaged",
             path=path,
         ) from e
-    (fmt, size, name), shape, hdr = _parse_idx_header(buf, path)
-    count = 1
-    for d in shape:
-        count *= d
-    want = hdr + count * size
-    if len(buf) < want:
-        raise DataError(
-            "data-corrupt",
-            f"{path}: truncated: header says shape {list(shape)} ({want} bytes) but the file has {len(buf)} bytes",
-            path=path,
-        )
-    if len(buf) > want:
-        raise DataError(
-            "data-corrupt", f"{path}: {len(buf) - want} unexpected trailing bytes after the {list(shape)} array", path=path
-        )
+    name, shape, hdr = _parse_idx_header(buf, path, len(buf))
     return IdxArray(tuple(shape), name, memoryview(buf)[hdr:], path)
 
 
 def check_idx_header(path):
-    """Cheap validation of an uncompressed IDX file (header + size from stat)."""
+    """Cheap validation of an uncompressed IDX file (its header, and its size from stat)."""
     with open(path, "rb") as f:
         head = f.read(4 + 4 * 8)
-    (fmt, size, name), shape, hdr = _parse_idx_header(head, path)
-    count = 1
-    for d in shape:
-        count *= d
-    want = hdr + count * size
-    have = os.path.getsize(path)
-    if have != want:
-        raise DataError(
-            "data-corrupt",
-            f"{path}: {'truncated' if have < want else 'oversized'}: header says shape {list(shape)} "
-            f"({want} bytes) but the file has {have} bytes",
-            path=path,
-        )
-    return shape
+    return _parse_idx_header(head, path, os.path.getsize(path))[1]
 
 
 def default_roots():
-    roots = []
-    env = os.environ.get("CUDADOCTOR_DATA_DIR")
-    if env:
-        roots.append(env)
+    """Where MNIST is looked for without --data-dir, in order: $CUDADOCTOR_DATA_DIR, ./data, ~/data,
+    ~/datasets, where --download puts it, ~/.torch/datasets."""
     home = os.path.expanduser("~")
-    xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(home, ".cache")
-    roots += [
-        os.path.join(os.getcwd(), "data"),
-        os.path.join(home, "data"),
-        os.path.join(home, "datasets"),
-        os.path.join(xdg, "cudadoctor", "data"),
-        os.path.join(home, ".torch", "datasets"),
-    ]
-    out = []
-    for r in roots:
-        r = os.path.abspath(r)
-        if r not in out:
-            out.append(r)
-    return out
+    roots = [os.environ.get("CUDADOCTOR_DATA_DIR"), os.path.join(os.getcwd(), "data"), os.path.join(home, "data")]
+    roots += [os.path.join(home, "datasets"), download_root(None), os.path.join(home, ".torch", "datasets")]
+    return list(dict.fromkeys(os.path.abspath(r) for r in roots if r))
 
 
 def download_root(data_dir):
@@ -193,12 +147,9 @@ def _find_in_dir(d):
     """Return {key: path} for the MNIST files present in directory d (raw preferred over .gz)."""
     found = {}
     for key, base in MNIST_FILES.items():
-        for cand in (base, base + ".gz", base.replace("-idx", ".idx")):
-            p = os.path.join(d, cand)
-            if os.path.isfile(p):
-                found[key] = p
-                break
-    return found
+        cands = [os.path.join(d, c) for c in (base, base + ".gz", base.replace("-idx", ".idx"))]
+        found[key] = next((p for p in cands if os.path.isfile(p)), None)
+    return {k: p for k, p in found.items() if p}
 
 
 def locate_mnist(data_dir=None):
@@ -206,13 +157,7 @@ def locate_mnist(data_dir=None):
     roots = [os.path.abspath(os.path.expanduser(data_dir))] if data_dir else default_roots()
     looked, partial = [], []
     for root in roots:
-        for d in (
-            os.path.join(root, "MNIST", "raw"),
-            os.path.join(root, "mnist", "raw"),
-            os.path.join(root, "MNIST"),
-            os.path.join(root, "raw"),
-            root,
-        ):
+        for d in (os.path.normpath(os.path.join(root, sub)) for sub in ("MNIST/raw", "mnist/raw", "MNIST", "raw", "")):
             looked.append(d)
             if not os.path.isdir(d):
                 continue
@@ -288,11 +233,8 @@ def torchvision_status():
 
 
 def load_mnist(torch, files):
-    """Load the four files (the IDX reader: raw or gzip) into uint8/long CPU tensors.
-    Returns (xtr, ytr, xte, yte, source, checksums)."""
-    for p in files.values():
-        if not p.endswith(".gz"):
-            check_idx_header(p)  # clear truncation errors before anyone else parses
+    """The four files (raw or gzip; their headers checked by :func:`found`) as uint8/long CPU tensors, and
+    whether each is the official file: (xtr, ytr, xte, yte, checksums)."""
     arrays = []
     for key in ("train_images", "train_labels", "test_images", "test_labels"):
         a = read_idx(files[key])
@@ -316,7 +258,7 @@ def load_mnist(torch, files):
         base = os.path.basename(p)
         ref = MNIST_RAW_MD5.get(base) or MNIST_GZ_MD5.get(base)
         checks[base] = "official" if ref and _md5(p) == ref else "differs from the official file"
-    return xtr, ytr.long(), xte, yte.long(), "idx", checks
+    return xtr, ytr, xte, yte, checks
 
 
 # Seven-segment "digits": learnable, digit-like, no data needed.
@@ -353,8 +295,8 @@ def synthetic_digits(torch, n, seed):
 
 
 def locate(cfg, info):
-    """Before torch is imported, so that a missing data set fails fast: where the data is, into ``info``
-    (the result's data block). Raises DataError."""
+    """Before torch is imported, so that a missing data set fails fast: where the data is (downloaded first
+    with --download), into ``info`` (the result's data block). Raises DataError."""
     if cfg.get("synthetic"):
         info.update(
             {
@@ -365,7 +307,9 @@ def locate(cfg, info):
             }
         )
     elif cfg.get("download"):
-        info["downloaded_to"] = download_root(cfg.get("data_dir"))
+        info["downloaded_to"] = root = download_root(cfg.get("data_dir"))
+        download_mnist(root)
+        found(info, *locate_mnist(root))
     else:
         found(info, *locate_mnist(cfg.get("data_dir")))
 
@@ -389,8 +333,8 @@ def load(torch, cfg, info):
     else:
         if "dir" not in info:
             raise DataError("data-missing", "no MNIST located (see the data error above)")
-        xtr, ytr, xte, yte, source, checks = load_mnist(torch, info["files"])
-        info.update({"source": source, "checksums": checks})
+        xtr, ytr, xte, yte, checks = load_mnist(torch, info["files"])
+        info.update({"source": "idx", "checksums": checks})
     info["n_train"], info["n_test"] = int(xtr.shape[0]), int(xte.shape[0])
     info["load_s"] = round(time.perf_counter() - t0, 3)
     return {"xtr": xtr, "ytr": ytr, "xte": xte, "yte": yte}

@@ -3,16 +3,13 @@
 
 Run as:  python dist_workload.py --config '{...}' --out RESULT.json  (by cudadoctor/smoke/distributed.py)
 
-Standard library and torch, and its siblings by path (workload.py's device stage, kit.py, data.py);
-never cudadoctor. Stages, in the same order on every rank (docs/smoke.md): device, init, all-reduce
-(exact sum), broadcast (exact), training (the MNIST network under DDP to the bar), bandwidth (algbw =
-bytes/time, busbw = algbw * 2(n-1)/n, as nccl-tests). Around every collective the rank's progress mark
-goes to the store (progress/<rank>), so that rank 0 can name a rank that never joined; a watchdog
-thread ends this process, after recording why, when a collective outlives the rank timeout or when
-another rank failed (the store's ``abort``): no rank waits for a dead peer.
+Standard library and torch, and its siblings by path; never cudadoctor. The stages run in the same order
+on every rank (docs/smoke.md). Around every collective the rank's progress mark goes to the store, so that
+rank 0 can name a rank that never joined; a watchdog thread ends this process, after recording why, when
+a collective outlives the rank timeout or another rank failed (the store's ``abort``).
 """
 
-import argparse
+import contextlib
 import importlib.util
 import json
 import os
@@ -24,10 +21,11 @@ from datetime import timedelta
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 _spec = importlib.util.spec_from_file_location("cudadoctor_smoke_workload", os.path.join(HERE, "workload.py"))
-wl = sys.modules.get(_spec.name)
-if wl is None:
-    wl = sys.modules[_spec.name] = importlib.util.module_from_spec(_spec)
-    _spec.loader.exec_module(wl)
+assert _spec is not None and _spec.loader is not None
+if _spec.name not in sys.modules:  # workload.py by path: it loads kit.py and data.py
+    sys.modules[_spec.name] = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(sys.modules[_spec.name])
+wl = sys.modules[_spec.name]
 kit, data = wl.kit, wl.data
 STAGES = ("device", "init", "all-reduce", "broadcast", "training", "bandwidth")
 WATCHDOG_GRACE_S = 10.0  # the process group's own timeout fires first; this catches what ignores it
@@ -57,6 +55,21 @@ def busbw_factor(n):
     return 2.0 * (n - 1) / n if n > 0 else 0.0
 
 
+def rank_device(device, backend, local_rank, gpus, local_world=None):
+    """(this rank's device, why it cannot run or None): cuda:LOCAL_RANK; over Gloo, with more ranks on this
+    host than GPUs, cuda:(LOCAL_RANK % GPUs). NCCL cannot share a GPU between ranks. No GPU at all: the
+    device stage says why."""
+    if device == "cpu" or gpus < 1 or local_rank < gpus:
+        return ("cpu" if device == "cpu" else f"cuda:{local_rank}"), None
+    if backend == "gloo":
+        return f"cuda:{local_rank % gpus}", None
+    ranks = f"{local_world} ranks" if local_world else f"more than {gpus} ranks (local rank {local_rank})"
+    return (
+        f"cuda:{local_rank}",
+        f"NCCL cannot share a GPU between ranks: {ranks} on this host, {gpus} GPU(s) visible (use --backend gloo)",
+    )
+
+
 class Watchdog(threading.Thread):
     """Ends the process when an armed operation does not return in time, or when another rank set
     ``abort``, after recording why."""
@@ -82,23 +95,21 @@ class Watchdog(threading.Thread):
                 expired = self.deadline is not None and time.monotonic() > self.deadline
                 what, seconds = self.what, self.seconds
             abort = None if expired else self.ds.abort_from_other()
-            if expired or abort:
-                try:
-                    self.ds.stop(
-                        *(
-                            ("timeout", f"{what} did not return within {seconds:g} s (watchdog)")
-                            if expired
-                            else ("aborted", f"rank {abort.get('rank')} failed: {abort.get('reason')}")
-                        )
-                    )
-                finally:
-                    os._exit(4)
+            if expired:
+                kind, why = "timeout", f"{what} did not return within {seconds:g} s (watchdog)"
+            elif abort:
+                kind, why = "aborted", f"rank {abort.get('rank')} failed: {abort.get('reason')}"
+            else:
+                continue
+            try:
+                self.ds.stop(kind, why)
+            finally:
+                os._exit(4)
 
 
 class DistSmoke:
     def __init__(self, cfg, rec):
-        self.cfg = cfg
-        self.rec = rec
+        self.cfg, self.rec = cfg, rec
         self.rank = int(cfg["rank"])
         self.world = int(cfg["world_size"])
         self.local_rank = int(cfg.get("local_rank") or 0)
@@ -106,17 +117,25 @@ class DistSmoke:
         self.torch = self.dist = self.store = self.dev = None
         self.seq = 0
         self.watchdog = Watchdog(self)
-        self.device_name = "cpu" if cfg["device"] == "cpu" else f"cuda:{self.local_rank}"
+        self.device_name = "cpu" if cfg["device"] == "cpu" else f"cuda:{self.local_rank}"  # until place()
+        self.unplaceable = None
+
+    def place(self):
+        """This rank's device, now that torch can count the GPUs (see :func:`rank_device`)."""
+        gpus = kit.gpu_count(self.torch) if self.cfg["device"] != "cpu" else 0
+        local_world = self.cfg.get("local_world_size")
+        self.device_name, self.unplaceable = rank_device(
+            self.cfg["device"], self.cfg["backend"], self.local_rank, gpus, local_world
+        )
+        self.rec.r["rank_device"] = self.device_name
 
     # -- bookkeeping ------------------------------------------------------------------------------
     def progress(self, step, state):
         p = {"seq": self.seq, "step": step, "state": state, "t": time.time()}
         self.rec.r["progress"] = p
         if self.store is not None:
-            try:
+            with contextlib.suppress(Exception):  # the store is the parent's business; the collective will tell
                 self.store.set(f"progress/{self.rank}", json.dumps(p))
-            except Exception:
-                pass  # the store is the parent's business; the collective will tell
 
     def abort_from_other(self):
         try:
@@ -131,63 +150,47 @@ class DistSmoke:
         """Record how this child is being stopped (from the watchdog thread)."""
         cur = self.rec.r.get("current") or {}
         name = cur.get("name") or "?"
-        started = cur.get("started_unix") or time.time()
-        self.rec.r["stages"].append(
-            {
-                "name": name,
-                "device": cur.get("device"),
-                "verdict": "fail",
-                "duration_s": round(time.time() - started, 4),
-                "message": f"stopped in stage '{name}': {message}",
-                "evidence": {"watchdog": kind},
-            }
+        message = f"stopped in stage '{name}': {message}"
+        self.rec.r.update({"state": "finished", "status": "fail", "error": {"kind": kind, "message": message, "stage": name}})
+        self.rec.end(
+            name, cur.get("device"), "fail", time.time() - (cur.get("started_unix") or time.time()), message, {"watchdog": kind}
         )
-        self.rec.r.update(
-            {
-                "current": None,
-                "state": "finished",
-                "status": "fail",
-                "error": {"kind": kind, "message": f"stopped in stage '{name}': {message}", "stage": name},
-            }
-        )
-        self.rec.save()
         import faulthandler
 
         faulthandler.dump_traceback(all_threads=True)  # where this rank was, for the report
         sys.stderr.flush()
 
-    def collective(self, step, fn, *args, **kw):
-        """One collective call: progress marks around it, armed watchdog."""
+    @contextlib.contextmanager
+    def marked(self, step, watch=None):
+        """Progress marks around one step; with ``watch`` (what it is), the watchdog armed for it."""
         self.seq += 1
         self.progress(step, "calling")
-        self.watchdog.arm(f"{step} (rank {self.rank})", self.timeout + WATCHDOG_GRACE_S)
+        if watch:
+            self.watchdog.arm(f"{watch} (rank {self.rank})", self.timeout + WATCHDOG_GRACE_S)
         try:
-            return fn(*args, **kw)
+            yield
         finally:
             self.watchdog.disarm()
             self.progress(step, "done")
 
-    def sync(self):
-        if self.dev.type == "cuda":
-            self.torch.cuda.synchronize(self.dev)
+    def collective(self, step, fn, *args, **kw):
+        with self.marked(step, watch=step):
+            return fn(*args, **kw)
 
     # -- stages -----------------------------------------------------------------------------------
     def st_device(self):
         torch = self.torch
-        smoke = wl.Smoke({"device": self.device_name}, self.rec)
-        smoke.torch, smoke.nn = torch, torch.nn
-        self.seq += 1
-        self.progress("device", "calling")
-        verdict, message, ev = smoke.st_device(self.device_name)
-        self.progress("device", "done")
+        if self.unplaceable:
+            raise kit.Fail(self.unplaceable, {"backend": self.cfg["backend"], "local_rank": self.local_rank})
+        smoke = wl.Smoke({"device": self.device_name}, self.rec, torch)
+        with self.marked("device"):
+            verdict, message, ev = smoke.st_device(self.device_name)
         self.dev = torch.device(self.device_name)
         if self.dev.type == "cuda":
             torch.cuda.set_device(self.dev)
             p = torch.cuda.get_device_properties(self.dev)
-            for attr in ("uuid", "pci_bus_id", "pci_device_id", "pci_domain_id"):
-                v = getattr(p, attr, None)
-                if v is not None:
-                    ev[attr] = str(v)
+            ids = {a: getattr(p, a, None) for a in ("uuid", "pci_bus_id", "pci_device_id", "pci_domain_id")}
+            ev.update({a: str(v) for a, v in ids.items() if v is not None})
         return verdict, f"rank {self.rank}: {message}", ev
 
     def st_init(self):
@@ -205,28 +208,16 @@ class DistSmoke:
             except Exception as e:
                 ev["nccl_version"] = f"unknown ({type(e).__name__})"
         if not ev[f"{backend}_available"]:
-            raise kit.Fail(
-                f"torch {torch.__version__} was built without {backend.upper()} support "
-                f"(torch.distributed.is_{backend}_available() is False)",
-                ev,
-            )
-        kw = {"device_id": self.dev} if backend == "nccl" else {}
+            why = f"torch.distributed.is_{backend}_available() is False"
+            raise kit.Fail(f"torch {torch.__version__} was built without {backend.upper()} support ({why})", ev)
+        pg = dict(backend=backend, store=dist.PrefixStore("pg/", self.store), rank=self.rank, world_size=self.world)
+        nccl = {"device_id": self.dev} if backend == "nccl" else {}  # NCCL: the communicator is created here
         t0 = time.perf_counter()
-        self.collective(
-            "init",
-            dist.init_process_group,
-            backend=backend,
-            store=dist.PrefixStore("pg/", self.store),
-            rank=self.rank,
-            world_size=self.world,
-            timeout=timedelta(seconds=self.timeout),
-            **kw,
-        )
+        self.collective("init", dist.init_process_group, timeout=timedelta(seconds=self.timeout), **pg, **nccl)
         ev.update({"init_s": round(time.perf_counter() - t0, 3), "world_size": dist.get_world_size(), "rank": dist.get_rank()})
         if ev["world_size"] != self.world or ev["rank"] != self.rank:
-            raise kit.Fail(
-                f"process group says rank {ev['rank']} of {ev['world_size']}, launcher said {self.rank} of {self.world}", ev
-            )
+            says = f"process group says rank {ev['rank']} of {ev['world_size']}"
+            raise kit.Fail(f"{says}, launcher said {self.rank} of {self.world}", ev)
         return "pass", f"{backend} process group of {self.world} ranks in {ev['init_s']:.2f} s", ev
 
     def _pattern(self, numel, contribution):
@@ -251,20 +242,19 @@ class DistSmoke:
         for numel in sizes:
             x = self._pattern(numel, contribution).to(self.dev)
             self.collective(f"all-reduce {numel * 4} B", dist.all_reduce, x, op=dist.ReduceOp.SUM)
-            self.sync()
+            kit.sync(self.torch, self.dev)
             chk = _compare(x.cpu(), self._pattern(numel, expected_sum))
             ev["checks"].append(chk)
             if not chk["exact"]:
                 j = chk["first_wrong_index"]
-                raise kit.Fail(
-                    f"all_reduce of {numel} float32 is WRONG on rank {self.rank}: element {j} is "
-                    f"{chk['got']:g}, expected {chk['expected']:g} (sum of (rank+1)*{j % 7 + 1} over "
-                    f"{n} ranks); {chk['wrong_elements']} of {numel} elements wrong",
-                    ev,
-                )
-        return (
-            "pass",
-            (f"sum over {n} ranks exact on rank {self.rank} ({len(sizes)} sizes, element 0 = {expected_sum} = n(n+1)/2)"),
+                self.wrong(f"all_reduce of {numel} float32", chk, f" (sum of (rank+1)*{j % 7 + 1} over {n} ranks)", ev)
+        sums = f"{len(sizes)} sizes, element 0 = {expected_sum} = n(n+1)/2"
+        return "pass", f"sum over {n} ranks exact on rank {self.rank} ({sums})", ev
+
+    def wrong(self, what, chk, why, ev):
+        raise kit.Fail(
+            f"{what} is WRONG on rank {self.rank}: element {chk['first_wrong_index']} is {chk['got']:g}, expected "
+            f"{chk['expected']:g}{why}; {chk['wrong_elements']} of {chk['elements']} elements wrong",
             ev,
         )
 
@@ -275,15 +265,10 @@ class DistSmoke:
         want = ((i * 2654435761) % 65521).to(torch.float32)  # integers < 2^16: exact in float32
         x = (want.clone() if self.rank == 0 else torch.full((numel,), -1.0)).to(self.dev)
         self.collective("broadcast", dist.broadcast, x, src=0)
-        self.sync()
+        kit.sync(self.torch, self.dev)
         ev = dict(_compare(x.cpu(), want), op="broadcast(src=0)", dtype="float32", pattern="(i * 2654435761) % 65521")
         if not ev["exact"]:
-            raise kit.Fail(
-                f"broadcast from rank 0 is WRONG on rank {self.rank}: element {ev['first_wrong_index']} is "
-                f"{ev['got']:g}, expected {ev['expected']:g}; {ev['wrong_elements']} of {numel} elements "
-                "wrong",
-                ev,
-            )
+            self.wrong("broadcast from rank 0", ev, "", ev)
         return "pass", f"{numel} elements from rank 0 received exactly on rank {self.rank}", ev
 
     def _fingerprints(self, model):
@@ -308,20 +293,11 @@ class DistSmoke:
         bar = self.rec.r["data"]["accuracy_bar"]
         tensors = kit.resident(cpu, self.dev)
         torch.manual_seed(int(self.cfg.get("seed", 0)))  # the same start, permutation and steps on every rank
-        self.seq += 1
-        self.progress("training", "calling")
-        ddp = DDP(kit.mlp(torch.nn).to(self.dev), device_ids=[self.dev.index] if self.dev.type == "cuda" else None)
-        t_fit = time.perf_counter()
-        ev = kit.fit(
-            torch,
-            ddp,
-            tensors,
-            bar,
-            self.cfg.get("epochs") or kit.DEFAULT_MAX_EPOCHS,
-            shard=(self.rank, self.world),
-            all_reduce=dist.all_reduce,
-        )
-        self.progress("training", "done")
+        with self.marked("training"):
+            ddp = DDP(kit.mlp(torch.nn).to(self.dev), device_ids=[self.dev.index] if self.dev.type == "cuda" else None)
+            t_fit = time.perf_counter()
+            epochs = self.cfg.get("epochs") or kit.DEFAULT_MAX_EPOCHS
+            ev = kit.fit(torch, ddp, tensors, bar, epochs, shard=(self.rank, self.world), all_reduce=dist.all_reduce)
         fps = self._fingerprints(ddp.module)
         ev.update(
             {
@@ -333,11 +309,8 @@ class DistSmoke:
         )
         if not ev["replicas_identical"]:
             odd = [r for r, f in enumerate(fps) if f != fps[0]]
-            raise kit.Fail(
-                f"replicas diverged after {ev['steps']} DDP steps (rank(s) {odd} differ from rank 0): "
-                "gradients were not averaged the same everywhere",
-                ev,
-            )
+            why = "gradients were not averaged the same everywhere"
+            raise kit.Fail(f"replicas diverged after {ev['steps']} DDP steps (rank(s) {odd} differ from rank 0): {why}", ev)
         what = "synthetic seven-segment digits" if self.cfg.get("synthetic") else "MNIST"
         verdict, message, ev = kit.judge(ev, f"{what} on {self.world} ranks (DDP)")
         return verdict, message + ", replicas identical", ev
@@ -345,16 +318,12 @@ class DistSmoke:
     def _timed(self, x, nbytes, iters):
         """Mean seconds per all_reduce of x on this rank, then the slowest rank's."""
         step = f"bandwidth {nbytes} B"
-        self.seq += 1
-        self.progress(step, "calling")
-        self.watchdog.arm(f"{step} x{iters} (rank {self.rank})", self.timeout + WATCHDOG_GRACE_S)
-        t0 = time.perf_counter()
-        for _ in range(iters):
-            self.dist.all_reduce(x)
-        self.sync()
-        dt = (time.perf_counter() - t0) / iters
-        self.watchdog.disarm()
-        self.progress(step, "done")
+        with self.marked(step, watch=f"{step} x{iters}"):
+            t0 = time.perf_counter()
+            for _ in range(iters):
+                self.dist.all_reduce(x)
+            kit.sync(self.torch, self.dev)
+            dt = (time.perf_counter() - t0) / iters
         timing = self.torch.full((1,), dt, dtype=self.torch.float64, device=self.dev)
         self.collective(step + " max-time", self.dist.all_reduce, timing, op=self.dist.ReduceOp.MAX)
         return dt, float(timing.item())
@@ -372,7 +341,7 @@ class DistSmoke:
             warm, iters = (1, int(sw["iters"])) if sw.get("iters") else sweep_iters(nbytes)
             for _ in range(warm):
                 self.collective(f"bandwidth {nbytes} B warm-up", dist.all_reduce, x)
-            self.sync()
+            kit.sync(self.torch, self.dev)
             self.collective(f"bandwidth {nbytes} B barrier", dist.barrier)
             dt, t = self._timed(x, nbytes, iters)
             algbw = nbytes / t / 1e9
@@ -405,14 +374,8 @@ class DistSmoke:
             "algbw_gbps": rows[-1]["algbw_gbps"],
             "bytes": rows[-1]["bytes"],
         }
-        return (
-            "pass",
-            (
-                f"{len(rows)} sizes {_size(sizes[0])}..{_size(sizes[-1])}; peak busbw "
-                f"{best['busbw_gbps']:.3g} GB/s at {_size(best['bytes'])}"
-            ),
-            ev,
-        )
+        peak = f"peak busbw {best['busbw_gbps']:.3g} GB/s at {_size(best['bytes'])}"
+        return "pass", f"{len(rows)} sizes {_size(sizes[0])}..{_size(sizes[-1])}; {peak}", ev
 
 
 def _compare(got, want):
@@ -444,65 +407,40 @@ def _connect(ds, cfg, dist):
             cfg["prefix"], dist.TCPStore(cfg["master_addr"], int(cfg["master_port"]), None, False, timedelta(seconds=ds.timeout))
         )
     except Exception as e:
-        ds.rec.r["error"] = {
-            "kind": "store",
-            "message": f"cannot reach the store at {cfg['master_addr']}:{cfg['master_port']}: {type(e).__name__}: {e}",
-        }
+        where = f"{cfg['master_addr']}:{cfg['master_port']}"
+        ds.rec.r["error"] = {"kind": "store", "message": f"cannot reach the store at {where}: {type(e).__name__}: {e}"}
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--config", required=True, help="JSON object")
-    ap.add_argument("--out", required=True)
-    args = ap.parse_args(argv)
-    cfg = json.loads(args.config)
-    rec = kit.Recorder(args.out, cfg.get("device"))
+    cfg, rec = kit.start(__doc__, argv)
     rec.r.update({"rank": cfg["rank"], "progress": None})
-    kit.child_setup(cfg)
-    rec.r["env"] = {
-        "python": sys.version.split()[0],
-        "executable": sys.executable,
-        "pid": os.getpid(),
-        "hostname": socket.gethostname(),
-    }
+    rec.r["env"]["hostname"] = socket.gethostname()
     ds = DistSmoke(cfg, rec)
-    rec.r["plan"] = [[s, ds.device_name] for s in STAGES]
     try:
         data.locate(cfg, rec.r["data"])  # before torch: the training stage says what is missing
     except data.DataError as e:
         rec.r["data"]["error"] = e.to_dict()
     rec.begin("device", ds.device_name)
-    import torch  # noqa: E402 (may crash: the parent records that as a failed device stage)
+    ds.torch = kit.import_torch(cfg, rec)
     import torch.distributed as dist  # noqa: E402
 
-    ds.torch, ds.dist = torch, dist
-    rec.r["env"].update({"torch": torch.__version__, "torch_cuda": torch.version.cuda})
-    if cfg.get("threads"):
-        torch.set_num_threads(int(cfg["threads"]))
+    ds.dist = dist
+    ds.place()
+    rec.r["plan"] = [[s, ds.device_name] for s in STAGES]
     _connect(ds, cfg, dist)
     ds.watchdog.start()
-    fns = {
-        "device": ds.st_device,
-        "init": ds.st_init,
-        "all-reduce": ds.st_all_reduce,
-        "broadcast": ds.st_broadcast,
-        "training": ds.st_training,
-        "bandwidth": ds.st_bandwidth,
-    }
     # Collectives must be called in the same order on every rank: after a failed stage this rank stops
     # (and its parent tells the others) instead of pairing its next collective with another stage's.
     for i, name in enumerate(STAGES):
         if ds.store is None:
             rec.skip_rest(STAGES[i:], ds.device_name, "not run: the store is unreachable")
             break
-        if kit.run_stage(rec, name, ds.device_name, fns[name], ds.rank) == "fail":
+        if kit.run_stage(rec, name, ds.device_name, getattr(ds, "st_" + name.replace("-", "_")), ds.rank) == "fail":
             rec.skip_rest(STAGES[i + 1 :], ds.device_name, f"not run: stage '{name}' did not pass on this rank")
             break
     if dist.is_initialized():
-        try:
+        with contextlib.suppress(Exception):
             dist.destroy_process_group()
-        except Exception:
-            pass
     if rec.r["error"]:
         rec.r["status"] = "fail"
     return rec.finish()

@@ -1,20 +1,19 @@
 """`cudadoctor smoke --distributed`: one rank of a torchrun (or srun) job; rank 0 writes ONE job report.
 
-Each rank checks in to the job's TCPStore (rank 0 waits at most --rank-timeout and names who never
-came), runs dist_workload.py in a watched child (runner.run_watched: a crash or a hang is a failed
-stage of this rank), posts its row, and tells the others to stop (``abort``) when it failed; rank 0
-waits at most --rank-timeout for every row and makes the report (job.combine). docs/smoke.md has the
-protocol. Only the store comes from torch here (no CUDA, no collectives).
+Each rank checks in to the job's TCPStore, runs dist_workload.py in a watched child (a crash or a hang
+is a failed stage of this rank), posts its row, and tells the others to stop (``abort``) when it failed;
+rank 0 waits at most --rank-timeout for every check-in and row and makes the report (job.combine).
+docs/smoke.md has the protocol. Only the store comes from torch here (no CUDA, no collectives).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import socket
 import sys
-import tempfile
 import time
 from datetime import timedelta
 from pathlib import Path
@@ -23,8 +22,8 @@ from typing import Any, Dict, List, Mapping, Optional
 from ..probes.network import network_info
 from ..probes.system import SECRET_NAME, scrub_value
 from . import job
-from .kit import fault_for
-from .runner import _read_result, _signal_name, died_in_stage, run_watched
+from .kit import fault_for, stage_row
+from .runner import Terminated, Watched, died_in_stage, raise_terminated, run_child
 
 CHILD = Path(__file__).resolve().with_name("dist_workload.py")
 STAGES = ("device", "init", "all-reduce", "broadcast", "training", "bandwidth")
@@ -33,30 +32,15 @@ DEFAULT_PORT = 29500
 POLL_S = 0.1
 KIB, MIB = 1024, 1024 * 1024
 
-LAUNCH_VARS = (
-    "RANK",
-    "WORLD_SIZE",
-    "LOCAL_RANK",
-    "LOCAL_WORLD_SIZE",
-    "GROUP_RANK",
-    "GROUP_WORLD_SIZE",
-    "ROLE_RANK",
-    "ROLE_WORLD_SIZE",
-    "MASTER_ADDR",
-    "MASTER_PORT",
-    "TORCHELASTIC_RUN_ID",
-    "TORCHELASTIC_RESTART_COUNT",
-    "TORCHELASTIC_MAX_RESTARTS",
-    "TORCHELASTIC_USE_AGENT_STORE",
-    "SLURM_PROCID",
-    "SLURM_NTASKS",
-    "SLURM_LOCALID",
-    "SLURM_JOB_ID",
-    "CUDA_VISIBLE_DEVICES",
-    "OMP_NUM_THREADS",
+# the launcher's variables (torchrun's, then Slurm's) and two that decide what a rank uses
+LAUNCH_VARS = tuple(
+    "RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE GROUP_RANK GROUP_WORLD_SIZE ROLE_RANK ROLE_WORLD_SIZE MASTER_ADDR "
+    "MASTER_PORT TORCHELASTIC_RUN_ID TORCHELASTIC_RESTART_COUNT TORCHELASTIC_MAX_RESTARTS TORCHELASTIC_USE_AGENT_STORE "
+    "SLURM_PROCID SLURM_NTASKS SLURM_LOCALID SLURM_JOB_ID CUDA_VISIBLE_DEVICES OMP_NUM_THREADS".split()
 )
 ENV_PREFIXES = ("NCCL_", "TORCH_NCCL_", "GLOO_", "TORCH_DISTRIBUTED_", "TP_SOCKET_IFNAME", "UCX_", "FI_")
 
+BACKENDS = ("auto", "nccl", "gloo")
 RUN_HINT = "torchrun --standalone --nproc-per-node N -m cudadoctor smoke --distributed"
 
 
@@ -108,6 +92,7 @@ def launch_info(environ: Mapping[str, str]) -> Dict[str, Any]:
         "rank": rank,
         "world_size": world,
         "local_rank": local or 0,
+        "local_world_size": _int(environ, "LOCAL_WORLD_SIZE"),
         "master_addr": addr,
         "master_port": port,
         "agent_store": environ.get("TORCHELASTIC_USE_AGENT_STORE") == "True",
@@ -115,6 +100,17 @@ def launch_info(environ: Mapping[str, str]) -> Dict[str, Any]:
         "attempt": environ.get("TORCHELASTIC_RESTART_COUNT") or "0",
         "launcher": "torchrun" if torchrun else "slurm" if environ.get("SLURM_PROCID") else "environment variables",
     }
+
+
+def choose_backend(device: str, requested: Optional[str]) -> str:
+    """The process group's backend: ``auto`` (or nothing) is NCCL for --device cuda and Gloo for the CPU;
+    Gloo may also run on GPUs (CUDA tensors). LaunchError for an unknown name or NCCL on the CPU."""
+    want = (requested or "auto").strip().lower()
+    if want not in BACKENDS:
+        raise LaunchError(f"backend {requested!r}: expected one of {', '.join(BACKENDS)}")
+    if want == "nccl" and device == "cpu":
+        raise LaunchError("the NCCL backend needs GPUs: --backend nccl goes with --device cuda")
+    return want if want != "auto" else "nccl" if device == "cuda" else "gloo"
 
 
 # -- Network interface, NCCL/Gloo variables (pure or stdlib); the store
@@ -135,17 +131,9 @@ class Store:
 
         self.prefix = f"cudadoctor-smoke/{info['run_id']}/{info['attempt']}/"
         self.hosting = info["rank"] == 0 and not info["agent_store"]  # under srun rank 0 hosts it
-        self.s = PrefixStore(
-            self.prefix,
-            TCPStore(
-                info["master_addr"],
-                info["master_port"],
-                info["world_size"] if self.hosting else None,
-                self.hosting,
-                timedelta(seconds=timeout_s),
-                wait_for_workers=False,
-            ),
-        )
+        size, wait = info["world_size"] if self.hosting else None, timedelta(seconds=timeout_s)
+        tcp = TCPStore(info["master_addr"], info["master_port"], size, self.hosting, wait, wait_for_workers=False)
+        self.s = PrefixStore(self.prefix, tcp)
 
     def set(self, key: str, value: Any) -> None:
         self.s.set(key, json.dumps(value, default=str))
@@ -171,28 +159,15 @@ class Store:
 # -- One rank
 
 
-class Terminated(BaseException):
-    """SIGTERM (the launcher ending the job). A BaseException so that no `except Exception` around a store
-    call swallows it."""
-
-
-def _on_sigterm(signum, frame):
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # once: the report must still be written after it
-    raise Terminated(_signal_name(signum))
-
-
 def _sweep_cfg() -> Dict[str, int]:
     """CUDADOCTOR_SMOKE_SWEEP=MAX_BYTES[:ITERS] shrinks the sweep (tests); default 1 KiB..64 MiB."""
-    spec = os.environ.get("CUDADOCTOR_SMOKE_SWEEP", "")
+    mx, _, it = os.environ.get("CUDADOCTOR_SMOKE_SWEEP", "").partition(":")
     cfg = {"min_bytes": KIB, "max_bytes": 64 * MIB}
-    mx, _, it = spec.partition(":")
-    try:
+    with contextlib.suppress(ValueError):
         if mx:
             cfg["max_bytes"] = max(KIB, int(mx))
         if it:
             cfg["iters"] = max(1, int(it))
-    except ValueError:
-        pass
     return cfg
 
 
@@ -215,10 +190,9 @@ class Rank:
         self.cfg = cfg  # device, rank_timeout_s, timeout_s, data_dir, synthetic, epochs
         self.device = cfg["device"]
         self.device_name = "cpu" if self.device == "cpu" else f"cuda:{info['local_rank']}"
-        self.backend = "nccl" if self.device == "cuda" else "gloo"
+        self.backend = choose_backend(self.device, cfg.get("backend"))
         self.T = cfg["rank_timeout_s"]
-        self.python = python
-        self.env = environ
+        self.python, self.env = python, environ
         self.hostname = socket.gethostname()
         self.store: Optional[Store] = None
         self.own: Optional[dict] = None  # this rank's row, once its workload has ended
@@ -226,12 +200,18 @@ class Rank:
         self.terminated = False
         self.net = network_info(info["master_addr"], info["master_port"], self.backend, environ)
 
+    @property
+    def s(self) -> Store:
+        """The job's store, once connected."""
+        assert self.store is not None, "not connected to the store"
+        return self.store
+
     def _wait_keys(self, keys: List[str], seconds: float) -> List[str]:
         """Poll until every key exists or the time is up; returns the missing keys."""
         deadline = time.monotonic() + seconds
         missing = list(keys)
         while True:
-            missing = [k for k in missing if not self.store.has(k)]
+            missing = [k for k in missing if not self.s.has(k)]
             if not missing or time.monotonic() >= deadline:
                 return missing
             time.sleep(POLL_S)
@@ -264,11 +244,9 @@ class Rank:
         except Terminated:
             raise
         except Exception as e:
-            text = str(e).strip()
-            msg = (
-                f"cannot reach the job's store at {self.info['master_addr']}:{self.info['master_port']} within "
-                f"{self.T:g} s: {type(e).__name__}: {text.splitlines()[0] if text else ''}"
-            )
+            where, text = f"{self.info['master_addr']}:{self.info['master_port']}", str(e).strip()
+            why = f"{type(e).__name__}: {text.splitlines()[0] if text else ''}"
+            msg = f"cannot reach the job's store at {where} within {self.T:g} s: {why}"
             return self._row("fail", [], {"kind": "store", "message": msg})
 
     def child(self) -> dict:
@@ -279,31 +257,23 @@ class Rank:
             rank=self.r,
             world_size=self.n,
             local_rank=self.info["local_rank"],
+            local_world_size=self.info.get("local_world_size"),
             backend=self.backend,
             master_addr=self.info["master_addr"],
             master_port=self.info["master_port"],
-            prefix=self.store.prefix,
+            prefix=self.s.prefix,
             sweep=_sweep_cfg(),
         )
-        with tempfile.TemporaryDirectory(prefix="cudadoctor-dist-") as tmp:
-            out = os.path.join(tmp, "result.json")
-            env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONFAULTHANDLER="1")
-            w = run_watched(
-                [self.python, str(CHILD), "--config", json.dumps(cfg), "--out", out],
-                env,
-                False,
-                self.cfg["timeout_s"],
-                catch_sigterm=True,
-            )
-            if isinstance(w, str):
-                return self._row("fail", [], {"kind": "bad-interpreter", "message": f"cannot run {self.python}: {w}"})
-            res = _read_result(out) or {}
+        w, res = run_child(self.python, CHILD, cfg, False, self.cfg["timeout_s"], catch_sigterm=True)
+        if isinstance(w, str):
+            return self._row("fail", [], {"kind": "bad-interpreter", "message": f"cannot run {self.python}: {w}"})
+        self.device_name = (res or {}).get("rank_device") or self.device_name  # as the workload placed it
         if w.terminated:
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
             self.terminated = True
-        return self._assemble(res, w)
+        return self._assemble(res or {}, w)
 
-    def _assemble(self, res: dict, w) -> dict:
+    def _assemble(self, res: dict, w: Watched) -> dict:
         stages = list(res.get("stages") or [])
         extra = {"progress": res.get("progress"), "env": res.get("env") or {}, "exit_code": w.rc, "data": res.get("data")}
         tail = w.stderr_tail
@@ -319,50 +289,28 @@ class Rank:
             return self._row(status, stages, err, stderr_tail=tail if status != "pass" else "", **extra)
         # no current stage: before the first one, or after the last one (tearing down the process group)
         name, dev, what, kind, dur, ev = died_in_stage(
-            res or None,
-            w.rc,
-            w.timed_out,
-            w.killed,
-            self.cfg["timeout_s"],
-            w.elapsed,
-            tail,
-            "teardown" if stages else "device",
-            self.device_name,
-            w.terminated,
+            res or None, w, self.cfg["timeout_s"], "teardown" if stages else "device", self.device_name
         )
         err = {"kind": kind, "stage": name, "message": what}
         own = _stage_error(stages)
         if own and (kind in job.SECONDARY or own["kind"] not in job.SECONDARY):
             err = dict(own, then=what)  # it had already failed on its own before it was stopped
-        stages.append(
-            {"name": name, "device": dev, "verdict": "fail", "duration_s": round(dur, 3), "message": what, "evidence": ev}
-        )
+        stages.append(stage_row(name, dev, "fail", what, round(dur, 3), ev))
         done = {s["name"] for s in stages}
-        stages += [
-            {
-                "name": s,
-                "device": dev,
-                "verdict": "skip",
-                "duration_s": 0.0,
-                "message": f"not run: the workload stopped in '{name}'",
-                "evidence": {},
-            }
-            for s in STAGES
-            if s not in done
-        ]
+        stages += [stage_row(s, dev, "skip", f"not run: the workload stopped in '{name}'") for s in STAGES if s not in done]
         return self._row("fail", stages, err, stderr_tail=tail, **extra)
 
     # -- rank 0 ---------------------------------------------------------------------------------------
     def gather(self, own: dict, wait_s: float, started: bool = True) -> dict:
-        keys = [f"result/{r}" for r in range(self.n) if r != self.r]
         if wait_s > 0 and self.store is not None:
             try:
-                self._wait_keys(keys, wait_s)
+                self._wait_keys([f"result/{r}" for r in range(self.n) if r != self.r], wait_s)
             except Terminated:
                 self.terminated = True
             except Exception:
                 pass
-        results, arrived, progress = {self.r: own}, {self.r: {"hostname": self.hostname}}, {}
+        results, arrived = {self.r: own}, {self.r: {"hostname": self.hostname}}
+        progress: Dict[int, dict] = {}
         if self.store is not None:
             try:
                 self._read_all(results, arrived, progress)
@@ -386,10 +334,8 @@ class Rank:
     def _read_all(self, results, arrived, progress) -> None:
         for r in range(self.n):
             for name, d in (("result", results), ("arrived", arrived), ("progress", progress)):
-                if r in d:
-                    continue
                 try:
-                    v = self.store.get(f"{name}/{r}")
+                    v = None if r in d else self.s.get(f"{name}/{r}")
                 except Exception:
                     v = None
                 if v is not None:
@@ -397,12 +343,10 @@ class Rank:
 
     def _post(self, own: dict) -> None:
         """Post this rank's row; a rank that failed (unless it was stopped) tells the others to stop."""
-        try:
+        with contextlib.suppress(Exception):
             if own["status"] != "pass" and (own.get("error") or {}).get("kind") not in ("aborted", "terminated"):
-                self.store.first_set("abort", {"rank": self.r, "reason": (own.get("error") or {}).get("message")})
-            self.store.set(f"result/{self.r}", own)
-        except Exception:
-            pass
+                self.s.first_set("abort", {"rank": self.r, "reason": (own.get("error") or {}).get("message")})
+            self.s.set(f"result/{self.r}", own)
 
     def run(self):
         """(job report or None, exit code, this rank's row). Only rank 0 returns a report."""
@@ -422,29 +366,27 @@ class Rank:
         missing = self._wait_keys([f"arrived/{r}" for r in range(self.n)], self.T)
         if missing:
             reason = f"rank(s) {', '.join(k.split('/')[1] for k in missing)} never checked in within {self.T:g} s"
-            self.store.first_set("abort", {"rank": 0, "reason": reason})
+            self.s.first_set("abort", {"rank": 0, "reason": reason})
             own = self._row("fail", [], {"kind": "aborted", "message": f"not started: {reason}"})
             return self.gather(own, 0, started=False), 1, own
-        self.store.set("go", {"t": time.time()})
+        self.s.set("go", {"t": time.time()})
         own = self.own = self.child()
         self._post(own)
         rep = self.gather(own, 0 if self.terminated else self.T)
-        try:
-            self.store.set("report", {"status": rep["status"]})
-            if self.store.hosting:  # keep the store up until the others have read the verdict
+        with contextlib.suppress(Exception, Terminated):
+            self.s.set("report", {"status": rep["status"]})
+            if self.s.hosting:  # keep the store up until the others have read the verdict
                 self._wait_keys([f"bye/{r}" for r in range(1, self.n)], min(self.T, 10.0))
-        except (Exception, Terminated):
-            pass
         return rep, 0 if rep["status"] == "pass" else 1, own
 
     def _wait_go(self) -> Optional[str]:
         """None when rank 0 said go, else why the job did not start."""
         deadline = time.monotonic() + 2 * self.T + 10
         while time.monotonic() < deadline:
-            if self.store.has("go"):
+            if self.s.has("go"):
                 return None
-            if self.store.has("abort"):
-                return f"rank 0 stopped the job before it started: {(self.store.get('abort') or {}).get('reason')}"
+            if self.s.has("abort"):
+                return f"rank 0 stopped the job before it started: {(self.s.get('abort') or {}).get('reason')}"
             time.sleep(POLL_S)
         return f"rank 0 did not start the job within {2 * self.T + 10:g} s"
 
@@ -460,8 +402,8 @@ class Rank:
         verdict = None
         try:
             self._wait_keys(["report"], self.T + 10)
-            verdict = self.store.get("report")
-            self.store.set(f"bye/{self.r}", 1)
+            verdict = self.s.get("report")
+            self.s.set(f"bye/{self.r}", 1)
         except Terminated:
             raise
         except Exception:
@@ -482,7 +424,7 @@ def run_distributed(cfg: Dict[str, Any], python: Optional[str] = None, environ=N
     import torch.distributed  # noqa: F401  (for the store: seconds on a busy node, before the clock starts)
 
     rank = Rank(info, cfg, python or sys.executable, environ)
-    old = signal.signal(signal.SIGTERM, _on_sigterm)
+    old = signal.signal(signal.SIGTERM, raise_terminated)
     try:
         try:
             return rank.run()
@@ -493,7 +435,5 @@ def run_distributed(cfg: Dict[str, Any], python: Optional[str] = None, environ=N
                 return rank.gather(own, 0), 1, own
             return None, 1, own
     finally:
-        try:
+        with contextlib.suppress(ValueError, TypeError):
             signal.signal(signal.SIGTERM, old)
-        except (ValueError, TypeError):
-            pass

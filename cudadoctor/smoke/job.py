@@ -22,14 +22,14 @@ def _progress_text(p: Optional[dict], now: float) -> str:
     return f"last progress: {state} '{p.get('step')}' (step {p.get('seq')}{ago})"
 
 
+def _culprit(rank: int, kind: str, reason: str) -> Dict[str, Any]:
+    return {"rank": rank, "kind": kind, "reason": reason}
+
+
 def latest_progress(a: Optional[dict], b: Optional[dict]) -> Optional[dict]:
     """The further of two progress marks (by step number, then calling < done)."""
-
-    def key(p):
-        return (p.get("seq") or 0, 1 if p.get("state") == "calling" else 2)
-
     marks = [p for p in (a, b) if isinstance(p, dict)]
-    return max(marks, key=key) if marks else None
+    return max(marks, key=lambda p: (p.get("seq") or 0, p.get("state") != "calling")) if marks else None
 
 
 def blame(
@@ -42,26 +42,16 @@ def blame(
     terminated: bool = False,
     started: bool = True,
 ) -> List[Dict[str, Any]]:
-    """The ranks at fault, each {"rank", "kind", "reason"}; ranks that only failed because of them are not listed.
-
-    At fault: ranks that never checked in; ranks with no result; ranks with a failure of their own (device,
-    a WRONG result, the store, a crash or a timeout of their own); and ranks that are *behind*: their last
-    progress mark is at an earlier step than the furthest rank's, i.e. they never called the collective the
-    others were waiting in. A crash while waiting in a collective that a rank behind never joined is the
-    library giving up (NCCL's watchdog aborts the process), not a fault of its own. An empty list for a
-    failed job means every rank reached the same step and the collective itself failed.
-    """
+    """The ranks at fault, each {"rank", "kind", "reason"} (not the ranks that only failed because of them):
+    ranks that never checked in; with no result; with a failure of their own; and ranks *behind* (their
+    last progress mark is at an earlier step than the furthest rank's: they never called the collective the
+    others waited in). A crash while waiting for a rank behind is the library giving up (NCCL's watchdog),
+    not a fault. An empty list for a failed job: every rank reached the same step, the collective failed."""
     out: List[Dict[str, Any]] = []
     for r in range(world_size):
         if r not in arrived and r not in results:
-            out.append(
-                {
-                    "rank": r,
-                    "kind": "never-arrived",
-                    "reason": f"rank {r} never checked in within {rank_timeout:g} s (not started, crashed "
-                    "before connecting, or cannot reach MASTER_ADDR:MASTER_PORT)",
-                }
-            )
+            why = "not started, crashed before connecting, or cannot reach MASTER_ADDR:MASTER_PORT"
+            out.append(_culprit(r, "never-arrived", f"rank {r} never checked in within {rank_timeout:g} s ({why})"))
         elif r not in results and started:
             why = (
                 "the launcher ended the job before it reported (its worker process probably died)"
@@ -69,13 +59,8 @@ def blame(
                 else f"no result within {rank_timeout:g} s (stalled, or its worker process died)"
             )
             host = (arrived.get(r) or {}).get("hostname")
-            out.append(
-                {
-                    "rank": r,
-                    "kind": "no-result",
-                    "reason": f"rank {r}{' on ' + host if host else ''}: {why}; {_progress_text(progress.get(r), now)}",
-                }
-            )
+            on = f" on {host}" if host else ""
+            out.append(_culprit(r, "no-result", f"rank {r}{on}: {why}; {_progress_text(progress.get(r), now)}"))
     failing = [r for r, res in results.items() if res.get("status") != "pass"]
     if not failing and not out:
         return out
@@ -92,18 +77,12 @@ def blame(
         waiting = (marks.get(r) or {}).get("state") == "calling" and seqs.get(r, 0) == furthest
         if kind == "crash" and waiting and any(b != r for b in behind):
             continue
-        out.append({"rank": r, "kind": kind or "fail", "reason": f"rank {r}: {e.get('message') or 'failed'}"})
+        out.append(_culprit(r, kind or "fail", f"rank {r}: {e.get('message') or 'failed'}"))
         named.add(r)
     for r in behind:
         if r not in named:
-            out.append(
-                {
-                    "rank": r,
-                    "kind": "stalled",
-                    "reason": f"rank {r} stalled: it never reached the collective the others waited in "
-                    f"(step {furthest}); {_progress_text(marks.get(r), now)}",
-                }
-            )
+            why = f"it never reached the collective the others waited in (step {furthest})"
+            out.append(_culprit(r, "stalled", f"rank {r} stalled: {why}; {_progress_text(marks.get(r), now)}"))
     return sorted(out, key=lambda c: c["rank"])
 
 
@@ -116,13 +95,9 @@ def shared_gpus(results: Dict[int, dict]) -> List[Dict[str, Any]]:
         uuid = ((dev or {}).get("evidence") or {}).get("uuid")
         if uuid:
             seen.setdefault((res.get("hostname"), uuid), []).append(r)
+    fix = "check CUDA_VISIBLE_DEVICES and that each rank selects cuda:LOCAL_RANK"
     return [
-        {
-            "rank": ranks[1],
-            "kind": "shared-gpu",
-            "reason": f"ranks {', '.join(map(str, ranks))} on {host} use the same GPU (UUID {uuid}): check "
-            "CUDA_VISIBLE_DEVICES and that each rank selects cuda:LOCAL_RANK",
-        }
+        _culprit(ranks[1], "shared-gpu", f"ranks {', '.join(map(str, ranks))} on {host} use the same GPU (UUID {uuid}): {fix}")
         for (host, uuid), ranks in seen.items()
         if len(ranks) > 1
     ]
@@ -130,11 +105,8 @@ def shared_gpus(results: Dict[int, dict]) -> List[Dict[str, Any]]:
 
 def _missing_row(r: int, arrived: dict, progress: dict, culprits: list, started: bool) -> dict:
     reason = next((c["reason"] for c in culprits if c["rank"] == r), None)
-    status = "missing"
-    if reason is None:
-        status, reason = (
-            ("not-started", "not started: the job stopped before it began") if not started else ("missing", "no result")
-        )
+    status = "missing" if reason or started else "not-started"
+    reason = reason or ("no result" if started else "not started: the job stopped before it began")
     return {
         "rank": r,
         "status": status,
@@ -168,17 +140,11 @@ def _error(status: str, culprits: list, results: Dict[int, dict]) -> Optional[di
     if status == "pass":
         return None
     if culprits:
-        return {
-            "kind": "rank-failure",
-            "ranks": sorted({c["rank"] for c in culprits}),
-            "message": "; ".join(c["reason"] for c in culprits),
-        }
+        reasons = "; ".join(c["reason"] for c in culprits)
+        return {"kind": "rank-failure", "ranks": sorted({c["rank"] for c in culprits}), "message": reasons}
     msgs = sorted({(r.get("error") or {}).get("message", "") for r in results.values() if r.get("status") != "pass"})
-    return {
-        "kind": "collective",
-        "ranks": [],
-        "message": "every rank reached the same step; the collective itself failed: " + " | ".join(msgs),
-    }
+    why = "every rank reached the same step; the collective itself failed: " + " | ".join(msgs)
+    return {"kind": "collective", "ranks": [], "message": why}
 
 
 def combine(
@@ -193,7 +159,7 @@ def combine(
     launch), network, env, terminated, elapsed_s."""
     n, T = job["world_size"], job["rank_timeout_s"]
     culprits = blame(n, arrived, results, progress, now, T, job["terminated"], started)
-    shared = shared_gpus(results)
+    shared = shared_gpus(results) if job["backend"] == "nccl" else []  # Gloo may share a GPU on purpose
     culprits += shared
     status = "pass" if (len(results) == n and all(r.get("status") == "pass" for r in results.values()) and not shared) else "fail"
     own = results.get(job["rank"]) or {}

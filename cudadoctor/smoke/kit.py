@@ -1,17 +1,11 @@
 """What both smoke workload children share: the result file, stage verdicts, fault injection, the
-MNIST network and its training loop.
+MNIST network and its training loop (the recipe: docs/smoke.md).
 
-STANDALONE (standard library; torch is passed in): loaded by path by workload.py and
-dist_workload.py, which may run under another interpreter than cudadoctor's. The parent side
-(cudadoctor/smoke/distributed.py) imports it too, for :func:`fault_for`.
-
-Training recipe (docs/smoke.md): data resident on the device, global batch 512, Adam with
-beta2=0.99, He init, label smoothing 0.1, one-cycle LR over 1.5 epochs, then a tenth of the LR.
-With ``shard=(rank, world)`` every rank takes every world-th sample of each global batch (the
-same permutation everywhere) and DistributedDataParallel averages the gradients, which is the
-single-process step on the whole batch.
+STANDALONE (standard library; torch is passed in): loaded by path by workload.py and dist_workload.py,
+which may run under another interpreter than cudadoctor's; the parent side imports it too.
 """
 
+import argparse
 import faulthandler
 import importlib.util
 import json
@@ -47,17 +41,7 @@ class Recorder:
 
     def __init__(self, out, device):
         self.out = out
-        self.r = {
-            "state": "running",
-            "device": device,
-            "status": None,
-            "plan": [],
-            "current": None,
-            "stages": [],
-            "data": {},
-            "env": {},
-            "error": None,
-        }
+        self.r = dict(state="running", device=device, status=None, plan=[], current=None, stages=[], data={}, env={}, error=None)
 
     def save(self):
         tmp = f"{self.out}.tmp{os.getpid()}"
@@ -72,16 +56,7 @@ class Recorder:
         self.save()
 
     def end(self, name, device, verdict, duration, message, evidence):
-        self.r["stages"].append(
-            {
-                "name": name,
-                "device": device,
-                "verdict": verdict,
-                "duration_s": round(duration, 4),
-                "message": message,
-                "evidence": evidence,
-            }
-        )
+        self.r["stages"].append(stage_row(name, device, verdict, message, duration, evidence))
         self.r["current"] = None
         self.save()
 
@@ -91,13 +66,24 @@ class Recorder:
             self.end(name, device, "skip", 0.0, why, {})
 
     def finish(self):
-        verdicts = [s["verdict"] for s in self.r["stages"]]
         if self.r["status"] is None:
-            self.r["status"] = "fail" if "fail" in verdicts else "pass"
+            self.r["status"] = "fail" if any(s["verdict"] == "fail" for s in self.r["stages"]) else "pass"
         self.r.update({"state": "finished", "current": None})
         self.save()
         faulthandler.cancel_dump_traceback_later()
         return {"pass": 0, "fail": 1}.get(self.r["status"], 3)
+
+
+def stage_row(name, device, verdict, message, duration=0.0, evidence=None):
+    """One stage of a result, as every smoke output lists it."""
+    return {
+        "name": name,
+        "device": device,
+        "verdict": verdict,
+        "duration_s": round(duration, 4),
+        "message": message,
+        "evidence": evidence or {},
+    }
 
 
 class Skip(Exception):
@@ -131,15 +117,35 @@ def run_stage(rec, name, device, fn, rank=None):
     return verdict
 
 
-def child_setup(cfg):
-    """A segfault prints the Python stack for the parent; so does the watchdog's SIGTERM; and a
-    stack dump shortly before the parent's timeout shows where a hang is."""
+def start(doc, argv):
+    """A workload child's command line (--config JSON --out FILE): (cfg, its Recorder). A segfault prints the
+    Python stack for the parent; so does the watchdog's SIGTERM; and so does a stack dump shortly before
+    the parent's timeout, to show where a hang is."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--config", default="{}", help="JSON object")
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args(argv)
+    cfg = json.loads(args.config)
+    cfg["device"] = cfg.get("device") or "cuda"
+    rec = Recorder(args.out, cfg["device"])
+    rec.r["env"] = {"python": sys.version.split()[0], "executable": sys.executable, "pid": os.getpid()}
     faulthandler.enable()
     if hasattr(faulthandler, "register"):
         faulthandler.register(signal.SIGTERM, all_threads=True, chain=True)
     if cfg.get("timeout_s"):
         t = float(cfg["timeout_s"])
         faulthandler.dump_traceback_later(max(t * 0.9, t - 3), exit=False)
+    return cfg, rec
+
+
+def import_torch(cfg, rec):
+    """torch, imported (this may crash: the parent records that as a failed device stage)."""
+    import torch
+
+    rec.r["env"].update({"torch": torch.__version__, "torch_cuda": torch.version.cuda})
+    if cfg.get("threads"):
+        torch.set_num_threads(int(cfg["threads"]))
+    return torch
 
 
 # -- Fault injection (tests): CUDADOCTOR_SMOKE_FAULT=<stage>:<kind>[@<rank>][,...]
@@ -224,6 +230,20 @@ def mlp(nn):
     return nn.Sequential(*layers)
 
 
+def sync(torch, dev):
+    """Wait for the device's queued work (timings; the CPU has none)."""
+    if dev.type == "cuda":
+        torch.cuda.synchronize(dev)
+
+
+def gpu_count(torch):
+    """The CUDA devices this process sees (0 for a CPU-only torch, or when CUDA cannot say)."""
+    try:
+        return torch.cuda.device_count() if torch.version.cuda else 0
+    except Exception:
+        return 0
+
+
 def normalise(x_u8, dev):
     x = x_u8.to(dev, non_blocking=False).reshape(x_u8.shape[0], -1).float()
     return x.div_(255.0).sub_(MEAN).div_(STD)
@@ -238,11 +258,7 @@ def check_residency(torch, dev, model, tensors):
     """(ok, reason): every parameter and tensor lives on dev (same type and index)."""
 
     def same(d):
-        if d.type != dev.type:
-            return False
-        if dev.type == "cuda":
-            return (d.index or 0) == (dev.index or 0)
-        return True
+        return d.type == dev.type and (dev.type != "cuda" or (d.index or 0) == (dev.index or 0))
 
     bad = [f"parameter {n} on {p.device}" for n, p in model.named_parameters() if not same(p.device)]
     bad += [f"tensor #{i} on {t.device}" for i, t in enumerate(tensors) if not same(t.device)]
@@ -331,8 +347,7 @@ def fit(torch, model, data, bar, max_epochs, progress=None, shard=(0, 1), all_re
                 break
     if reached_at is None:
         acc = _accuracy(torch, net, xte, yte, shard, all_reduce)
-    if dev.type == "cuda":
-        torch.cuda.synchronize(dev)
+    sync(torch, dev)
     t_end = time.perf_counter()
     progress.close(f"acc {acc:.4f}")
     lh = losses[:step].tolist()
@@ -367,11 +382,5 @@ def judge(ev, what):
         raise Fail(f"loss did not fall: {first:.3f} -> {last:.3f}", ev)
     if acc < bar:
         raise Fail(f"test accuracy {acc:.4f} < {bar} on {what} after {ev['steps']} steps ({ev['epochs']} epochs)", ev)
-    return (
-        "pass",
-        (
-            f"{what}: test accuracy {acc:.4f} >= {bar} after {ev['epochs']} epochs in "
-            f"{ev['time_to_target_s']:.2f} s; loss {first:.2f} -> {last:.2f}"
-        ),
-        ev,
-    )
+    took = f"after {ev['epochs']} epochs in {ev['time_to_target_s']:.2f} s"
+    return "pass", f"{what}: test accuracy {acc:.4f} >= {bar} {took}; loss {first:.2f} -> {last:.2f}", ev

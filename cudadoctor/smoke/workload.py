@@ -3,24 +3,14 @@
 
 Run as:  python workload.py --config '{"device": "cuda"}' --out RESULT.json
 
-Imports only the standard library and torch (torchvision optional), and its siblings data.py and
-kit.py by path, never cudadoctor: the parent may run it with a different interpreter than its own.
-The result file is rewritten after every stage (kit.Recorder), so a crash half-way leaves the
-finished stages:
-
-  {"state": "running"|"finished", "device": ..., "status": "pass"|"fail"|"error"|null,
-   "plan": [[stage, device], ...], "current": {"name", "device", "started_unix"} | null,
-   "stages": [{"name", "device", "verdict", "duration_s", "message", "evidence"}],
-   "data": {...}, "env": {...}, "error": null | {"kind", "message", ...}}
-
-torch is imported lazily so that this module can be imported (e.g. for the IDX reader) by an
-interpreter without torch.
+Imports only the standard library and torch, and its siblings data.py and kit.py by path, never
+cudadoctor: the parent may run it with a different interpreter than its own. The result file
+(kit.Recorder) is rewritten after every stage, so a crash half-way leaves the finished stages. torch is
+imported lazily: an interpreter without torch can import this module.
 """
 
-import argparse
 import copy
 import importlib.util
-import json
 import math
 import os
 import platform
@@ -33,47 +23,40 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 if "cudadoctor_smoke_kit" not in sys.modules:  # kit.py by path (kit.load_sibling loads the others)
     _spec = importlib.util.spec_from_file_location("cudadoctor_smoke_kit", os.path.join(HERE, "kit.py"))
+    assert _spec is not None and _spec.loader is not None
     sys.modules[_spec.name] = importlib.util.module_from_spec(_spec)
     _spec.loader.exec_module(sys.modules[_spec.name])
 kit = sys.modules["cudadoctor_smoke_kit"]
 data = kit.load_sibling("data")
-DataError, read_idx, check_idx_header = data.DataError, data.read_idx, data.check_idx_header
+DataError, read_idx = data.DataError, data.read_idx
 Fail, Skip, rel_err, check_residency = kit.Fail, kit.Skip, kit.rel_err, kit.check_residency
 BATCH, MEAN, STD = kit.BATCH, kit.MEAN, kit.STD
 STAGES = ("device", "agreement", "training", "throughput", "mixed-precision", "cudnn", "transfers")
 
 
 class Smoke:
-    def __init__(self, cfg, rec):
-        self.cfg = cfg
-        self.rec = rec
+    def __init__(self, cfg, rec, torch):
+        self.cfg, self.rec, self.torch, self.nn = cfg, rec, torch, torch.nn
         self.progress = bool(cfg.get("progress"))
-        self.torch = self.nn = self.tv = None
-        self.data = None  # dict of CPU tensors
-        self.data_error = None
-        self.cpu_throughput = None
+        self.data = self.data_error = self.cpu_throughput = None  # the data: a dict of CPU tensors
         self.dead = {}  # device -> reason
         self.seed = int(cfg.get("seed", 0))
 
-    def mlp(self):
-        return kit.mlp(self.nn)
-
-    def sync(self, dev):
-        if dev.type == "cuda":
-            self.torch.cuda.synchronize(dev)
-
-    def stage(self, name, device, fn):
+    def stage(self, name, device):
+        """Run one stage on ``device``; after a CUDA error that broke the device, its later stages are skipped."""
+        fn = getattr(self, "st_" + name.replace("-", "_"))
         if device in self.dead:
-            return kit.run_stage(
-                self.rec, name, device, lambda: _raise(Skip(f"device unusable after an earlier error: {self.dead[device]}"))
-            )
-        verdict = kit.run_stage(self.rec, name, device, fn)
+            fn = self.unusable
+        verdict = kit.run_stage(self.rec, name, device, lambda: fn(device))
         if verdict == "fail" and device.startswith("cuda") and "traceback" in self.rec.r["stages"][-1]["evidence"]:
             try:
                 self.torch.cuda.synchronize(device)
             except Exception as e2:
                 self.dead[device] = f"{type(e2).__name__}: {str(e2).splitlines()[0] if str(e2) else ''}"
         return verdict
+
+    def unusable(self, device):
+        raise Skip(f"device unusable after an earlier error: {self.dead[device]}")
 
     def get_data(self):
         if self.data is None:
@@ -119,7 +102,7 @@ class Smoke:
             raise Fail(f"{device} requested but only {n} CUDA device(s) are visible", ev)
         dev = torch.device("cuda", idx)
         p = torch.cuda.get_device_properties(dev)
-        free, total = torch.cuda.mem_get_info(dev)
+        free = torch.cuda.mem_get_info(dev)[0]
         ev.update(
             {
                 "name": p.name,
@@ -139,34 +122,27 @@ class Smoke:
             raise Fail(f"tiny kernel on {device} returned {s}, expected {want}", ev)
         return "pass", f"{p.name} (sm_{p.major}{p.minor}, {p.total_memory >> 20} MiB)", ev
 
-    def _tf32_matmul(self, dev):
-        torch = self.torch
-        if dev.type != "cuda":
-            return False
-        cap = torch.cuda.get_device_capability(dev)
-        return cap[0] >= 8 and (torch.backends.cuda.matmul.allow_tf32 or torch.get_float32_matmul_precision() != "highest")
-
     def st_agreement(self, device):
         torch, nn = self.torch, self.nn
         dev = torch.device(device)
         g = torch.Generator().manual_seed(self.seed + 7)
         torch.manual_seed(self.seed + 7)
-        ref = self.mlp()
+        ref = kit.mlp(self.nn)
         x = torch.randn(256, 784, generator=g)
         y = torch.randint(0, 10, (256,), generator=g)
 
-        def run(model, xx, yy):
-            model.zero_grad(set_to_none=True)
+        def run(model, xx, yy):  # (loss, [output, every parameter gradient])
             out = model(xx)
             loss = nn.functional.cross_entropy(out, yy)
             loss.backward()
-            return out.detach(), loss.detach(), [p.grad.detach() for p in model.parameters()]
+            return loss.detach(), [out.detach()] + [p.grad.detach() for p in model.parameters()]
 
-        m64 = copy.deepcopy(ref).double()
-        o64, l64, g64 = run(m64, x.double(), y)
-        mcpu = copy.deepcopy(ref)
-        o32, l32, g32 = run(mcpu, x, y)
-        err_cpu = max([rel_err(o32, o64)] + [rel_err(a, b) for a, b in zip(g32, g64)])
+        def err(got, want):
+            return max(rel_err(a, b) for a, b in zip(got, want))
+
+        _, t64 = run(copy.deepcopy(ref).double(), x.double(), y)
+        l32, t32 = run(copy.deepcopy(ref), x, y)
+        err_cpu = err(t32, t64)
         ev = {
             "batch": 256,
             "reference": "float64 on CPU",
@@ -179,13 +155,12 @@ class Smoke:
             if not (err_cpu <= tol32):
                 raise Fail(f"CPU float32 disagrees with float64: {err_cpu:.2e} > {tol32:.0e}", ev)
             return "pass", f"CPU float32 vs float64: {err_cpu:.1e} <= {tol32:.0e} (no second device to compare)", ev
-        tf32 = self._tf32_matmul(dev)
+        tf32_asked = torch.backends.cuda.matmul.allow_tf32 or torch.get_float32_matmul_precision() != "highest"
+        tf32 = torch.cuda.get_device_capability(dev)[0] >= 8 and tf32_asked
         tol = 2e-2 if tf32 else tol32
-        mdev = copy.deepcopy(ref).to(dev)
-        od, ld, gd = run(mdev, x.to(dev), y.to(dev))
-        self.sync(dev)
-        err_dev64 = max([rel_err(od, o64)] + [rel_err(a, b) for a, b in zip(gd, g64)])
-        err_devcpu = max([rel_err(od, o32)] + [rel_err(a, b) for a, b in zip(gd, g32)])
+        ld, td = run(copy.deepcopy(ref).to(dev), x.to(dev), y.to(dev))
+        kit.sync(self.torch, dev)
+        err_dev64, err_devcpu = err(td, t64), err(td, t32)
         ev.update(
             {
                 "tf32_matmul": tf32,
@@ -201,25 +176,18 @@ class Smoke:
             raise Fail(
                 f"{device} disagrees with the CPU: " + ", ".join(f"{k}={ev[k]:.2e}" for k in bad) + f" > tolerance {tol:.0e}", ev
             )
-        return (
-            "pass",
-            (
-                f"outputs+gradients match CPU: {err_devcpu:.1e} (vs float64 {err_dev64:.1e}) <= {tol:.0e}"
-                f"{' (TF32 on)' if tf32 else ''}"
-            ),
-            ev,
-        )
+        tf32_on = " (TF32 on)" if tf32 else ""
+        return "pass", f"outputs+gradients match CPU: {err_devcpu:.1e} (vs float64 {err_dev64:.1e}) <= {tol:.0e}{tf32_on}", ev
 
     def st_training(self, device):
         torch = self.torch
         dev = torch.device(device)
         cpu = self.get_data()
-        synthetic = bool(self.cfg.get("synthetic"))
-        bar = data.ACCURACY_BAR_SYNTHETIC if synthetic else data.ACCURACY_BAR_MNIST
+        synthetic, bar = bool(self.cfg.get("synthetic")), self.rec.r["data"]["accuracy_bar"]
         t_start = time.perf_counter()
         tensors = kit.resident(cpu, dev)
         torch.manual_seed(self.seed)
-        model = self.mlp().to(dev)
+        model = kit.mlp(self.nn).to(dev)
         where = {
             "params": sorted({str(p.device) for p in model.parameters()}),
             "train_data": str(tensors[0].device),
@@ -247,18 +215,18 @@ class Smoke:
         x = torch.randn(batch * 4, 784, generator=g).to(dev)
         y = torch.randint(0, 10, (batch * 4,), generator=g).to(dev)
         torch.manual_seed(3)
-        model = self.mlp().to(dev)
+        model = kit.mlp(self.nn).to(dev)
         opt = torch.optim.Adam(model.parameters(), lr=1e-3)
         for i in range(warmup + steps):
             if i == warmup:
-                self.sync(dev)
+                kit.sync(self.torch, dev)
                 t0 = time.perf_counter()
             j = (i % 4) * batch
             loss = nn.functional.cross_entropy(model(x[j : j + batch]), y[j : j + batch])
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
-        self.sync(dev)
+        kit.sync(self.torch, dev)
         dt = time.perf_counter() - t0
         if not math.isfinite(float(loss.detach())):
             raise Fail("throughput run produced a non-finite loss")
@@ -288,17 +256,14 @@ class Smoke:
             raise Fail(msg + " -- the GPU is SLOWER than the CPU", ev)
         return "pass", msg, ev
 
-    def st_mixed(self, device):
+    def st_mixed_precision(self, device):
         torch, nn = self.torch, self.nn
         dev = torch.device(device)
         cpu = self.get_data()
-        if dev.type == "cuda":
-            dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-        else:
-            dtype = torch.bfloat16
+        dtype = torch.bfloat16 if dev.type != "cuda" or torch.cuda.is_bf16_supported() else torch.float16
         use_scaler = dtype == torch.float16
         torch.manual_seed(self.seed + 1)
-        model = self.mlp().to(dev)
+        model = kit.mlp(self.nn).to(dev)
         opt = torch.optim.Adam(model.parameters(), lr=1e-3)
         scaler = torch.amp.GradScaler(dev.type) if use_scaler else None
         x = kit.normalise(cpu["xtr"][: BATCH * 4], dev)
@@ -330,18 +295,14 @@ class Smoke:
             "losses": losses,
             "params_finite": finite_params,
         }
-        if scaler:
+        if use_scaler:
             ev["final_scale"] = float(scaler.get_scale())
         if out_dtype != dtype:
             raise Fail(f"autocast did not engage: output dtype {out_dtype}, expected {dtype}", ev)
         if not finite_params or not all(math.isfinite(v) for v in losses):
             raise Fail("mixed precision produced non-finite values", ev)
-        return (
-            "pass",
-            f"{ev['dtype']} autocast{' + GradScaler' if use_scaler else ''}: 8 steps finite, "
-            f"loss {losses[0]:.2f} -> {losses[-1]:.2f}",
-            ev,
-        )
+        how = f"{ev['dtype']} autocast{' + GradScaler' if use_scaler else ''}"
+        return "pass", f"{how}: 8 steps finite, loss {losses[0]:.2f} -> {losses[-1]:.2f}", ev
 
     def st_cudnn(self, device):
         torch, nn = self.torch, self.nn
@@ -355,13 +316,10 @@ class Smoke:
             "version": cudnn.version() if cudnn.is_available() else None,
             "allow_tf32": cudnn.allow_tf32,
         }
-        if not ev["available"] or not ev["enabled"]:
-            raise Fail(
-                "cuDNN is not available to this torch build"
-                if not ev["available"]
-                else "cuDNN is disabled (torch.backends.cudnn.enabled = False)",
-                ev,
-            )
+        if not ev["available"]:
+            raise Fail("cuDNN is not available to this torch build", ev)
+        if not ev["enabled"]:
+            raise Fail("cuDNN is disabled (torch.backends.cudnn.enabled = False)", ev)
         cpu = self.get_data()
         torch.manual_seed(self.seed + 2)
         net = nn.Sequential(
@@ -386,7 +344,7 @@ class Smoke:
         loss = nn.functional.cross_entropy(out, y_cpu.to(dev))
         loss.backward()
         opt.step()
-        self.sync(dev)
+        kit.sync(self.torch, dev)
         tf32 = bool(cudnn.allow_tf32) and torch.cuda.get_device_capability(dev)[0] >= 8
         tol = 2e-2 if tf32 else 1e-4
         err = rel_err(out, ref)
@@ -416,16 +374,13 @@ class Smoke:
             host = torch.randint(0, 256, (nbytes,), dtype=torch.uint8, pin_memory=(kind == "pinned"))
             back = torch.empty(nbytes, dtype=torch.uint8, pin_memory=(kind == "pinned"))
             nb = kind == "pinned"
-            for direction in ("h2d", "d2h"):
-                dbuf.copy_(host, non_blocking=nb) if direction == "h2d" else back.copy_(dbuf, non_blocking=nb)
+            for direction, dst, src in (("h2d", dbuf, host), ("d2h", back, dbuf)):
+                dst.copy_(src, non_blocking=nb)  # warm-up
                 torch.cuda.synchronize(dev)
                 s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                 s.record()
                 for _ in range(reps):
-                    if direction == "h2d":
-                        dbuf.copy_(host, non_blocking=nb)
-                    else:
-                        back.copy_(dbuf, non_blocking=nb)
+                    dst.copy_(src, non_blocking=nb)
                 e.record()
                 e.synchronize()
                 ms = s.elapsed_time(e)
@@ -444,22 +399,14 @@ class Smoke:
         return "pass", msg + (f" ({notes[0]})" if notes else ""), ev
 
 
-def _raise(e):
-    raise e
-
-
 def _devices(torch, device):
     if device != "all":
         return [device]
-    try:
-        n = torch.cuda.device_count() if torch.version.cuda else 0
-    except Exception:
-        n = 0
-    return [f"cuda:{i}" for i in range(n)] or ["cuda"]
+    return [f"cuda:{i}" for i in range(kit.gpu_count(torch))] or ["cuda"]
 
 
 def _prepare(cfg, rec):
-    """Data located (and downloaded when asked), torch imported: the Smoke, or None after a data error."""
+    """Data located (downloaded when asked), torch imported: the Smoke, or None after a data error."""
     info = rec.r["data"]
     try:
         data.locate(cfg, info)
@@ -467,37 +414,14 @@ def _prepare(cfg, rec):
         rec.r.update({"error": e.to_dict(), "status": "error"})
         return None
     rec.begin("device", cfg["device"] if cfg["device"] != "all" else "cuda")
-    import torch  # noqa: E402 (may crash: the parent records that as a failed device stage)
-
-    smoke = Smoke(cfg, rec)
-    smoke.torch, smoke.nn = torch, torch.nn
-    smoke.tv, info["torchvision"] = data.torchvision_status()
-    rec.r["env"].update(
-        {"torch": torch.__version__, "torch_cuda": torch.version.cuda, "torchvision": getattr(smoke.tv, "__version__", None)}
-    )
-    if cfg.get("threads"):
-        torch.set_num_threads(int(cfg["threads"]))
-    if cfg.get("download") and not cfg.get("synthetic"):
-        try:
-            root = data.download_root(cfg.get("data_dir"))
-            data.download_mnist(root)
-            data.found(info, *data.locate_mnist(root))
-        except DataError as e:
-            rec.r.update({"error": e.to_dict(), "status": "error"})
-            return None
+    smoke = Smoke(cfg, rec, kit.import_torch(cfg, rec))
+    tv, info["torchvision"] = data.torchvision_status()
+    rec.r["env"]["torchvision"] = getattr(tv, "__version__", None)
     return smoke
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--config", default="{}", help="JSON object")
-    ap.add_argument("--out", required=True)
-    args = ap.parse_args(argv)
-    cfg = json.loads(args.config)
-    cfg["device"] = cfg.get("device") or "cuda"
-    rec = kit.Recorder(args.out, cfg["device"])
-    kit.child_setup(cfg)
-    rec.r["env"] = {"python": sys.version.split()[0], "executable": sys.executable, "pid": os.getpid()}
+    cfg, rec = kit.start(__doc__, argv)
     smoke = _prepare(cfg, rec)
     if smoke is None:
         rec.finish()
@@ -505,21 +429,12 @@ def main(argv=None):
     devices = _devices(smoke.torch, cfg["device"])
     rec.r["plan"] = [[s, d] for d in devices for s in STAGES]
     rec.save()
-    fns = {
-        "device": smoke.st_device,
-        "agreement": smoke.st_agreement,
-        "training": smoke.st_training,
-        "throughput": smoke.st_throughput,
-        "mixed-precision": smoke.st_mixed,
-        "cudnn": smoke.st_cudnn,
-        "transfers": smoke.st_transfers,
-    }
     for dev in devices:
-        if smoke.stage("device", dev, lambda: fns["device"](dev)) != "pass":
+        if smoke.stage("device", dev) != "pass":
             rec.skip_rest(STAGES[1:], dev, "device stage failed")
             continue
         for name in STAGES[1:]:
-            smoke.stage(name, dev, lambda: fns[name](dev))
+            smoke.stage(name, dev)
     if rec.r["error"]:
         rec.r["status"] = "error"
     rec.r["env"]["total_s"] = round(time.perf_counter() - T_PROCESS, 3)
