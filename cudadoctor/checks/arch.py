@@ -208,7 +208,8 @@ def gpu_arch_unsupported(fx: Facts) -> Iterator[Finding]:
         archs, source = bound, bound_source  # partial facts: the CUDA the build was made with is the evidence
     if not bad and said:
         g = devices[0] if devices else {"index": 0, "name": None, "capability": _text_cap(said[1]), "capability_source": None}
-        if isinstance(g.get("capability"), str) and arch_runs(g["capability"], archs):
+        cap = g.get("capability")
+        if isinstance(cap, str) and arch_runs(cap, archs):
             return  # torch has kernels for this GPU: a separately built package lacks them (companion-arch-unsupported)
         bad.append((g, said[1]))  # the error itself is the evidence; name the GPU when the facts know one
     if not bad:
