@@ -19,8 +19,11 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from .facts import Facts
 from .interpret import arch_runs, cores_per_sm
+
+# What NVML's readings mean lives in interpret.gpus; the ``X as X`` names are re-exported for
+# checks/health.py and render/prometheus.py, which import them from here.
 from .interpret.gpus import (
-    BUSY_UTILIZATION as BUSY_UTILIZATION,  # re-exported: checks/health.py, the renderers
+    BUSY_UTILIZATION as BUSY_UTILIZATION,
     CLOCK_EVENT_REASONS as CLOCK_EVENT_REASONS,
     LOST_CODES as LOST_CODES,
     THROTTLE_REASONS as THROTTLE_REASONS,
