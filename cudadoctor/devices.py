@@ -20,64 +20,23 @@ from typing import Any, Dict, List, Optional, Tuple
 from .facts import Facts
 from .interpret import arch_runs, cores_per_sm
 
+# What NVML's readings mean lives in interpret.gpus; the ``X as X`` names are re-exported for
+# checks/health.py and render/prometheus.py, which import them from here.
+from .interpret.gpus import (
+    BUSY_UTILIZATION as BUSY_UTILIZATION,
+    CLOCK_EVENT_REASONS as CLOCK_EVENT_REASONS,
+    LOST_CODES as LOST_CODES,
+    THROTTLE_REASONS as THROTTLE_REASONS,
+    bus_key,
+    lost_error,
+    no_device_reason,
+    reason_label as reason_label,
+    reason_names,
+    torch_state,
+)
+
 DEVICES_KIND = "cudadoctor-devices"
 DEVICES_SCHEMA = 1
-
-#: NVML clock-event (throttle) reason bits (nvml.h, nvmlClocksEventReason*).
-CLOCK_EVENT_REASONS = (
-    (0x1, "gpu_idle", "Idle"),
-    (0x2, "applications_clocks_setting", "Applications Clocks Setting"),
-    (0x4, "sw_power_cap", "SW Power Cap"),
-    (0x8, "hw_slowdown", "HW Slowdown"),
-    (0x10, "sync_boost", "Sync Boost"),
-    (0x20, "sw_thermal_slowdown", "SW Thermal Slowdown"),
-    (0x40, "hw_thermal_slowdown", "HW Thermal Slowdown"),
-    (0x80, "hw_power_brake_slowdown", "HW Power Brake Slowdown"),
-    (0x100, "display_clock_setting", "Display Clock Setting"),
-)
-#: Reasons that mean the GPU is being slowed against the user's wish (see gpu-throttled).
-THROTTLE_REASONS = ("hw_slowdown", "sw_thermal_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown")
-#: NVML error codes that mean the GPU is gone (GPU_IS_LOST) or answers nothing sensible (UNKNOWN).
-LOST_CODES = (15, 999)
-#: Utilisation (percent) from which a GPU counts as busy for judging its PCIe generation.
-BUSY_UTILIZATION = 20
-
-
-def reason_names(mask: Optional[int]) -> Optional[List[str]]:
-    """The names of the clock-event reason bits set in ``mask`` (None when unknown)."""
-    if not isinstance(mask, int) or isinstance(mask, bool):
-        return None
-    return [key for bit, key, _ in CLOCK_EVENT_REASONS if mask & bit]
-
-
-def reason_label(key: str) -> str:
-    for _, k, label in CLOCK_EVENT_REASONS:
-        if k == key:
-            return label
-    return key
-
-
-def lost_error(dev: Dict[str, Any]) -> Optional[Dict[str, Any]]:
-    """The NVML error saying this GPU is lost (GPU_IS_LOST, or Unknown Error on its handle)."""
-    err = dev.get("error")
-    if isinstance(err, dict) and err.get("code") in LOST_CODES:
-        return {"call": "nvmlDeviceGetHandleByIndex", "code": err.get("code"), "message": err.get("message")}
-    errors = dev.get("errors")
-    if isinstance(errors, dict):
-        for field, e in errors.items():
-            if isinstance(e, dict) and e.get("code") == 15:
-                return {"call": field, "code": 15, "message": e.get("message")}
-    return None
-
-
-def bus_key(bus_id: Any) -> Optional[Tuple[int, int, int]]:
-    """'00000000:65:00.0' -> (0, 0x65, 0): domain, bus, device (function ignored)."""
-    if not isinstance(bus_id, str):
-        return None
-    m = re.match(r"^\s*(?:([0-9a-fA-F]+):)?([0-9a-fA-F]+):([0-9a-fA-F]+)(?:\.[0-9a-fA-F]+)?\s*$", bus_id)
-    if not m:
-        return None
-    return (int(m.group(1) or "0", 16), int(m.group(2), 16), int(m.group(3), 16))
 
 
 def _uuid_key(u: Any) -> Optional[str]:
@@ -165,29 +124,6 @@ def _nvml_why(dev: Dict[str, Any], field: str) -> Optional[str]:
     if isinstance(e, dict):
         return f"NVML: {e.get('message') or 'error ' + str(e.get('code'))}"
     return dev.get("_default_why")
-
-
-def torch_state(fx: Facts) -> Tuple[Optional[bool], str]:
-    """(could torch see GPUs?, one line of why not) from the torch section."""
-    status = fx.str("torch.status")
-    if status is None:
-        return None, "PyTorch was not examined"
-    if status == "not-installed":
-        return None, "PyTorch is not installed in this environment"
-    if status == "skipped":
-        return None, "PyTorch was not imported (--quick)"
-    if status == "import-failed":
-        return False, "import torch failed: " + (fx.str("torch.error.message") or "?").splitlines()[0][:200]
-    if status in ("crashed", "timed-out"):
-        return False, f"the torch probe {status} during {fx.str('torch.failed_stage') or '?'}"
-    if fx.str("torch.version") and not fx.str("torch.cuda") and not fx.str("torch.hip") and "cuda" in (fx.dict("torch") or {}):
-        return False, f"torch {fx.str('torch.version')} is a CPU-only build"
-    if fx.bool("torch.cuda_available") is False:
-        msg = fx.str("torch.cuda_init_error.message") or "torch.cuda.is_available() is False"
-        return False, msg.splitlines()[0][:200]
-    if fx.bool("torch.cuda_available"):
-        return True, ""
-    return None, "PyTorch's view of CUDA is unknown"
 
 
 def build_device(dev: Dict[str, Any], torch_matches: List[Dict[str, Any]], fx: Facts, show_serials: bool) -> Dict[str, Any]:
@@ -319,15 +255,14 @@ def _clocks_and_modes(b: "_Dev", nv: Facts, tv: Facts, dev: Dict[str, Any]) -> N
         if ecc_cur is False
         else (_nvml_why(dev, "ecc_errors.volatile.uncorrected") or _nvml_why(dev, "ecc_mode")),
     )
-    rp = dev.get("retired_pages") if isinstance(dev.get("retired_pages"), dict) else {}
+    rp = nv.dict("retired_pages") or {}
     b.put(
         "retired_pages",
         {k: rp.get(k) for k in ("pending", "single_bit", "double_bit")} if rp.get("pending") is not None else None,
         "nvml",
         _nvml_why(dev, "retired_pages.pending"),
     )
-    rr = dev.get("remapped_rows") if isinstance(dev.get("remapped_rows"), dict) else None
-    b.put("remapped_rows", rr, "nvml", _nvml_why(dev, "remapped_rows"))
+    b.put("remapped_rows", nv.dict("remapped_rows"), "nvml", _nvml_why(dev, "remapped_rows"))
     b.put("compute_mode", nv.str("compute_mode"), "nvml", _nvml_why(dev, "compute_mode"))
     b.put("persistence_mode", nv.bool("persistence_mode"), "nvml", _nvml_why(dev, "persistence_mode"))
     b.put("mig_enabled", nv.bool("mig_mode.current"), "nvml", _nvml_why(dev, "mig_mode"))
@@ -339,7 +274,6 @@ def _mig_instances(b: "_Dev", nv: Facts, dev: Dict[str, Any], mig_torch: List[Di
     for mdev in dev.get("mig_devices") or []:
         if not isinstance(mdev, dict):
             continue
-        attrs = mdev.get("attributes") if isinstance(mdev.get("attributes"), dict) else {}
         mt = next(
             (x for x in mig_torch if _uuid_key(x.get("uuid")) and _uuid_key(x.get("uuid")) == _uuid_key(mdev.get("uuid"))), None
         )
@@ -348,7 +282,7 @@ def _mig_instances(b: "_Dev", nv: Facts, dev: Dict[str, Any], mig_torch: List[Di
                 "uuid": Facts(mdev).str("uuid"),
                 "gpu_instance_id": Facts(mdev).int("gpu_instance_id"),
                 "compute_instance_id": Facts(mdev).int("compute_instance_id"),
-                "multiprocessors": Facts(attrs).int("multiprocessor_count"),
+                "multiprocessors": Facts(mdev).int("attributes.multiprocessor_count"),
                 "memory_total_bytes": Facts(mdev).int("memory.total_bytes"),
                 "memory_free_bytes": Facts(mdev).int("memory.free_bytes"),
                 "torch_index": Facts(mt).int("index") if mt else None,
@@ -440,10 +374,9 @@ def _framework_view(
 
 
 def _lost_stub(dev: Dict[str, Any]) -> Dict[str, Any]:
-    idx = Facts(dev).int("index")
-    err = dev.get("error") if isinstance(dev.get("error"), dict) else {}
+    err = Facts(dev).dict("error") or {}
     return {
-        "index": idx,
+        "index": Facts(dev).int("index"),
         "name": None,
         "sources": {},
         "unknown": {"*": f"NVML: {err.get('message') or '?'}"},
@@ -486,18 +419,31 @@ def _findings_for(index: Optional[int], findings: List[Dict[str, Any]]) -> List[
     return out
 
 
+def _nvml_pairs(matrix: Optional[List[Any]], idx: List[Any]) -> List[List[Optional[str]]]:
+    """An NVML P2P status matrix (rows and columns by NVML index) laid out in the order of ``idx``:
+    the status word of each pair, None on the diagonal and where NVML gave none."""
+    out: List[List[Optional[str]]] = [[None] * len(idx) for _ in idx]
+    for a, ia in enumerate(idx):
+        for b, ib in enumerate(idx):
+            try:
+                v = matrix[ia][ib] if matrix is not None else None
+            except (IndexError, TypeError):
+                v = None
+            if a != b and isinstance(v, str):
+                out[a][b] = v
+    return out
+
+
 def peer_matrix(fx: Facts, devices: List[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
     """Who can access whose memory, by NVML index: torch's answer where it gave one, else NVML's P2P read status."""
     n = len(devices)
     if n < 2:
         return None
-    idx = [d.get("index") for d in devices]
+    idx: List[Any] = [d.get("index") for d in devices]
     torch_m = fx.list("torch.peer_access")
     tindex = {d.get("torch_index"): i for i, d in enumerate(devices) if d.get("torch_index") is not None}
     nvml_read = fx.list("nvml.p2p.read")
-    nvml_link = fx.list("nvml.p2p.nvlink")
     cells: List[List[Optional[str]]] = [[None] * n for _ in range(n)]
-    source = None
     if isinstance(torch_m, list) and len(tindex) >= 2:
         source = "torch.cuda.can_device_access_peer"
         for ti, row in enumerate(torch_m):
@@ -508,27 +454,11 @@ def peer_matrix(fx: Facts, devices: List[Dict[str, Any]]) -> Optional[Dict[str, 
                     cells[tindex[ti]][tindex[tj]] = "yes" if v else "no"
     elif isinstance(nvml_read, list):
         source = "NVML P2P status (read)"
-        for a in range(n):
-            for b2 in range(n):
-                ia, ib = idx[a], idx[b2]
-                try:
-                    v = nvml_read[ia][ib]
-                except (IndexError, TypeError):
-                    v = None
-                if a != b2 and isinstance(v, str):
-                    cells[a][b2] = "yes" if v == "ok" else "no"
-    if source is None:
+        cells = [[None if v is None else "yes" if v == "ok" else "no" for v in row] for row in _nvml_pairs(nvml_read, idx)]
+    else:
         return None
-    via_nvlink: List[List[Optional[bool]]] = [[None] * n for _ in range(n)]
-    if isinstance(nvml_link, list):
-        for a in range(n):
-            for b2 in range(n):
-                try:
-                    v = nvml_link[idx[a]][idx[b2]]
-                except (IndexError, TypeError):
-                    v = None
-                if a != b2 and isinstance(v, str):
-                    via_nvlink[a][b2] = v == "ok"
+    links = _nvml_pairs(fx.list("nvml.p2p.nvlink"), idx)
+    via_nvlink = [[None if v is None else v == "ok" for v in row] for row in links]
     return {"source": source, "indices": idx, "access": cells, "nvlink": via_nvlink}
 
 
@@ -565,6 +495,51 @@ def nvlink_summary(devices: List[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
     return {"devices": rows}
 
 
+def _gpus_and_torch(fx: Facts, torch_devs: List[Dict[str, Any]]) -> Tuple[List[Dict[str, Any]], Dict[int, List[Dict[str, Any]]]]:
+    """The GPUs NVML lists, and NVML index -> the torch devices that are that GPU.
+
+    When NVML could not list the GPUs (permission, a broken library) but CUDA can, PyTorch's view
+    alone: one stand-in record per torch device, each saying why NVML's readings are missing.
+    """
+    nvml_devs = fx.dicts("nvml.devices")
+    if nvml_devs or not torch_devs:
+        return nvml_devs, match_torch(nvml_devs, torch_devs)
+    why = f"NVML could not be asked ({fx.str('nvml.status') or 'not examined'})"
+    stand_ins: List[Dict[str, Any]] = [
+        {"index": t.get("index"), "errors": {}, "_default_why": why, "_torch_only": True}
+        for t in torch_devs
+        if isinstance(t.get("index"), int)
+    ]
+    return stand_ins, {t["index"]: [t] for t in torch_devs if isinstance(t.get("index"), int)}
+
+
+def _judged_device(
+    dev: Dict[str, Any],
+    matches: Dict[int, List[Dict[str, Any]]],
+    fx: Facts,
+    findings: List[Dict[str, Any]],
+    incomplete: Optional[str],
+    show_serials: bool,
+) -> Dict[str, Any]:
+    """One GPU's entry in the model: its properties, the findings that name it and its verdict."""
+    if "error" in dev and "name" not in dev:
+        d = _lost_stub(dev)
+    else:
+        if incomplete:
+            dev = dict(dev, _default_why=f"NVML stopped answering (during {incomplete}) before this was asked")
+        index = Facts(dev).int("index")
+        d = build_device(dev, matches.get(index, []) if index is not None else [], fx, show_serials)
+    m = re.match(r"device:(\d+):(.+)$", incomplete or "")
+    if m and int(m.group(1)) == d.get("index"):
+        d["nvml_hung"] = m.group(2)
+    d["findings"] = [
+        {"code": f.get("code"), "severity": f.get("severity"), "title": f.get("title")}
+        for f in _findings_for(d.get("index"), findings)
+    ]
+    d["result"], d["result_why"] = verdict(d, d["findings"])
+    return d
+
+
 def build(facts: Dict[str, Any], findings: Optional[List[Any]] = None, show_serials: bool = False) -> Dict[str, Any]:
     """The devices model: every GPU NVML lists, merged with torch's view, plus the multi-GPU links.
 
@@ -573,42 +548,10 @@ def build(facts: Dict[str, Any], findings: Optional[List[Any]] = None, show_seri
     """
     fx = Facts(facts)
     fl = [f.to_dict() if hasattr(f, "to_dict") else dict(f) for f in (findings or [])]
-    nvml_devs = fx.dicts("nvml.devices")
     torch_devs = fx.dicts("torch.devices")
-    if not nvml_devs and torch_devs:
-        # NVML could not list the GPUs (permission, a broken library) but CUDA can: PyTorch's view alone.
-        why = f"NVML could not be asked ({fx.str('nvml.status') or 'not examined'})"
-        nvml_devs = [
-            {"index": t.get("index"), "errors": {}, "_default_why": why, "_torch_only": True}
-            for t in torch_devs
-            if isinstance(t.get("index"), int)
-        ]
-        matches = {t["index"]: [t] for t in torch_devs if isinstance(t.get("index"), int)}
-    else:
-        matches = match_torch(nvml_devs, torch_devs)
+    nvml_devs, matches = _gpus_and_torch(fx, torch_devs)
     incomplete = fx.str("nvml.stage") if fx.str("nvml.probe_status") == "timeout" else None
-    devices = []
-    for dev in nvml_devs:
-        if "error" in dev and "name" not in dev:
-            d = _lost_stub(dev)
-        else:
-            if incomplete:
-                dev = dict(dev, _default_why=f"NVML stopped answering (during {incomplete}) before this was asked")
-            d = build_device(
-                dev,
-                matches.get(Facts(dev).int("index") or 0, []) if Facts(dev).int("index") is not None else [],
-                fx,
-                show_serials,
-            )
-        m = re.match(r"device:(\d+):(.+)$", incomplete or "")
-        if m and int(m.group(1)) == d.get("index"):
-            d["nvml_hung"] = m.group(2)
-        d["findings"] = [
-            {"code": f.get("code"), "severity": f.get("severity"), "title": f.get("title")}
-            for f in _findings_for(d.get("index"), fl)
-        ]
-        d["result"], d["result_why"] = verdict(d, d["findings"])
-        devices.append(d)
+    devices = [_judged_device(dev, matches, fx, fl, incomplete, show_serials) for dev in nvml_devs]
     matched = {id(t) for ts in matches.values() for t in ts}
     unmatched_torch = [t for t in torch_devs if id(t) not in matched]
     torch_ok, torch_why = torch_state(fx)
@@ -637,38 +580,6 @@ def build(facts: Dict[str, Any], findings: Optional[List[Any]] = None, show_seri
         "nvml_incomplete": incomplete,
     }
     return model
-
-
-def no_device_reason(fx: Facts) -> str:
-    """Why this machine shows no NVIDIA GPU, in one or two plain sentences, from the facts."""
-    status = fx.str("nvml.status")
-    pci = fx.list("system.pci_nvidia_devices")
-    container = fx.str("system.container")
-    mods = fx.dict("system.kernel_modules")
-    module = mods.get("nvidia") if isinstance(mods, dict) else None
-    parts = []
-    where = f"this {container} container" if container else "this machine"
-    if pci is not None and not pci:
-        parts.append(f"{where} has no NVIDIA device on its PCI bus")
-    elif pci:
-        parts.append(f"{len(pci)} NVIDIA device(s) are on the PCI bus but none is usable through the driver")
-    if status in ("library-missing",):
-        parts.append("the NVIDIA driver is not installed (NVML: %s)" % (fx.str("nvml.error") or "library not found"))
-    elif status == "driver-not-loaded":
-        parts.append("the NVIDIA kernel driver is not loaded (NVML: Driver Not Loaded)")
-    elif status == "ok" and fx.int("nvml.device_count") == 0:
-        parts.append(f"the NVIDIA driver {fx.str('nvml.driver_version') or ''} is loaded but reports no GPU".replace("  ", " "))
-    elif status == "bindings-missing":
-        parts.append("NVML could not be asked: " + (fx.str("nvml.error") or "nvidia-ml-py is missing"))
-    elif status in ("running", None) and fx.str("nvml.probe_status") == "timeout":
-        parts.append(f"the NVIDIA driver did not answer in time (NVML blocked during {fx.str('nvml.stage') or '?'})")
-    elif status:
-        parts.append(f"NVML failed: {status}" + (f" ({fx.str('nvml.error')})" if fx.str("nvml.error") else ""))
-    if module is False and status != "ok":
-        parts.append("the nvidia kernel module is not loaded")
-    if not parts:
-        return "No NVIDIA GPU was found (the probes could not tell why)."
-    return "No NVIDIA GPU: " + "; ".join(parts) + "."
 
 
 # `cudadoctor.devices()` (the notebook API) is this module's name too: make the module callable.

@@ -2,12 +2,16 @@
 
 torch's view (``torch.devices``) wins over NVML's (``nvml.devices``); a capability neither gives is
 looked up by GPU name in the kb (``kb (by GPU name)``), and stays None when the name is ambiguous.
+
+Also what NVML's per-GPU readings mean (clock-event reason bits, a lost GPU, PCI addresses), which
+the health checks, the nvidia-smi reader, the device model and the renderers share, and why no GPU
+is usable (:func:`torch_state`, :func:`no_device_reason`).
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from cudadoctor.facts import Facts
 
@@ -104,3 +108,129 @@ def arch_runs(capability: Optional[str], arch_list: Optional[List[str]]) -> Opti
 
 def cores_per_sm(capability: Optional[str]) -> Optional[int]:
     return _kb().cores_per_sm(capability) if capability else None
+
+
+# ---------------------------------------------------------------- NVML's health readings
+
+
+#: NVML clock-event (throttle) reason bits (nvml.h, nvmlClocksEventReason*).
+CLOCK_EVENT_REASONS = (
+    (0x1, "gpu_idle", "Idle"),
+    (0x2, "applications_clocks_setting", "Applications Clocks Setting"),
+    (0x4, "sw_power_cap", "SW Power Cap"),
+    (0x8, "hw_slowdown", "HW Slowdown"),
+    (0x10, "sync_boost", "Sync Boost"),
+    (0x20, "sw_thermal_slowdown", "SW Thermal Slowdown"),
+    (0x40, "hw_thermal_slowdown", "HW Thermal Slowdown"),
+    (0x80, "hw_power_brake_slowdown", "HW Power Brake Slowdown"),
+    (0x100, "display_clock_setting", "Display Clock Setting"),
+)
+#: Reasons that mean the GPU is being slowed against the user's wish (see gpu-throttled).
+THROTTLE_REASONS = ("hw_slowdown", "sw_thermal_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown")
+#: NVML error codes that mean the GPU is gone (GPU_IS_LOST) or answers nothing sensible (UNKNOWN).
+LOST_CODES = (15, 999)
+#: Utilisation (percent) from which a GPU counts as busy for judging its PCIe generation.
+BUSY_UTILIZATION = 20
+
+
+def reason_names(mask: Optional[int]) -> Optional[List[str]]:
+    """The names of the clock-event reason bits set in ``mask`` (None when unknown)."""
+    if not isinstance(mask, int) or isinstance(mask, bool):
+        return None
+    return [key for bit, key, _ in CLOCK_EVENT_REASONS if mask & bit]
+
+
+def reason_label(key: str) -> str:
+    """nvidia-smi's label of a clock-event reason ('hw_slowdown' -> 'HW Slowdown')."""
+    for _, k, label in CLOCK_EVENT_REASONS:
+        if k == key:
+            return label
+    return key
+
+
+def lost_error(dev: Dict[str, Any]) -> Optional[Dict[str, Any]]:
+    """The NVML error saying this GPU (an ``nvml.devices[]`` record) is lost: GPU_IS_LOST, or
+    Unknown Error on its handle."""
+    err = dev.get("error")
+    if isinstance(err, dict) and err.get("code") in LOST_CODES:
+        return {"call": "nvmlDeviceGetHandleByIndex", "code": err.get("code"), "message": err.get("message")}
+    errors = dev.get("errors")
+    if isinstance(errors, dict):
+        for field, e in errors.items():
+            if isinstance(e, dict) and e.get("code") == 15:
+                return {"call": field, "code": 15, "message": e.get("message")}
+    return None
+
+
+def bus_key(bus_id: Any) -> Optional[Tuple[int, int, int]]:
+    """'00000000:65:00.0' -> (0, 0x65, 0): domain, bus, device (function ignored)."""
+    if not isinstance(bus_id, str):
+        return None
+    m = re.match(r"^\s*(?:([0-9a-fA-F]+):)?([0-9a-fA-F]+):([0-9a-fA-F]+)(?:\.[0-9a-fA-F]+)?\s*$", bus_id)
+    if not m:
+        return None
+    return (int(m.group(1) or "0", 16), int(m.group(2), 16), int(m.group(3), 16))
+
+
+# ---------------------------------------------------------------- can anything use them
+
+
+def torch_state(fx: Facts) -> Tuple[Optional[bool], str]:
+    """(could torch see GPUs?, one line of why not) from the torch section."""
+    status = fx.str("torch.status")
+    if status is None:
+        return None, "PyTorch was not examined"
+    if status == "not-installed":
+        return None, "PyTorch is not installed in this environment"
+    if status == "skipped":
+        return None, "PyTorch was not imported (--quick)"
+    if status == "import-failed":
+        return False, "import torch failed: " + (fx.str("torch.error.message") or "?").splitlines()[0][:200]
+    if status in ("crashed", "timed-out"):
+        return False, f"the torch probe {status} during {fx.str('torch.failed_stage') or '?'}"
+    if fx.str("torch.version") and not fx.str("torch.cuda") and not fx.str("torch.hip") and "cuda" in (fx.dict("torch") or {}):
+        return False, f"torch {fx.str('torch.version')} is a CPU-only build"
+    if fx.bool("torch.cuda_available") is False:
+        msg = fx.str("torch.cuda_init_error.message") or "torch.cuda.is_available() is False"
+        return False, msg.splitlines()[0][:200]
+    if fx.bool("torch.cuda_available"):
+        return True, ""
+    return None, "PyTorch's view of CUDA is unknown"
+
+
+def _nvml_failure(fx: Facts) -> Optional[str]:
+    """What NVML's status says about a machine that lists no GPU (None when it says nothing)."""
+    status = fx.str("nvml.status")
+    if status == "library-missing":
+        return "the NVIDIA driver is not installed (NVML: %s)" % (fx.str("nvml.error") or "library not found")
+    if status == "driver-not-loaded":
+        return "the NVIDIA kernel driver is not loaded (NVML: Driver Not Loaded)"
+    if status == "ok" and fx.int("nvml.device_count") == 0:
+        return f"the NVIDIA driver {driver_version(fx) or ''} is loaded but reports no GPU".replace("  ", " ")
+    if status == "bindings-missing":
+        return "NVML could not be asked: " + (fx.str("nvml.error") or "nvidia-ml-py is missing")
+    if status in ("running", None) and fx.str("nvml.probe_status") == "timeout":
+        return f"the NVIDIA driver did not answer in time (NVML blocked during {fx.str('nvml.stage') or '?'})"
+    if status:
+        return f"NVML failed: {status}" + (f" ({fx.str('nvml.error')})" if fx.str("nvml.error") else "")
+    return None
+
+
+def no_device_reason(fx: Facts) -> str:
+    """Why this machine shows no NVIDIA GPU, in one or two plain sentences, from the facts."""
+    pci = fx.list("system.pci_nvidia_devices")
+    container = fx.str("system.container")
+    parts = []
+    where = f"this {container} container" if container else "this machine"
+    if pci is not None and not pci:
+        parts.append(f"{where} has no NVIDIA device on its PCI bus")
+    elif pci:
+        parts.append(f"{len(pci)} NVIDIA device(s) are on the PCI bus but none is usable through the driver")
+    nvml = _nvml_failure(fx)
+    if nvml:
+        parts.append(nvml)
+    if kernel_module(fx) is False and fx.str("nvml.status") != "ok":
+        parts.append("the nvidia kernel module is not loaded")
+    if not parts:
+        return "No NVIDIA GPU was found (the probes could not tell why)."
+    return "No NVIDIA GPU: " + "; ".join(parts) + "."

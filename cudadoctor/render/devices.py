@@ -7,10 +7,11 @@ Renderers only read the model built by :func:`cudadoctor.devices.build`.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 from .. import __version__
-from ..devices import DEVICES_KIND, reason_label
+from ..devices import DEVICES_KIND
+from ..interpret.gpus import BUSY_UTILIZATION, reason_label
 from ..document import clean as _clean
 from ..document import dumps, envelope
 
@@ -39,9 +40,12 @@ def _size(n: Optional[int]) -> str:
     return f"{n} bytes"
 
 
-def _v(d: Dict[str, Any], key: str, fmt=lambda x: str(x)) -> str:
+def _v(d: Dict[str, Any], key: str, fmt: Union[str, Callable[[Any], str]] = "{}", unknown_prefix: str = "") -> str:
+    """The value of ``key`` shown with ``fmt`` (a format string or a function); its reason when unknown."""
     v = d.get(key)
-    return fmt(v) if v is not None else _unknown(d, key)
+    if v is None:
+        return unknown_prefix + _unknown(d, key)
+    return fmt.format(v) if isinstance(fmt, str) else fmt(v)
 
 
 def _onoff(v: Optional[bool]) -> str:
@@ -124,7 +128,7 @@ def _pcie_text(d: Dict[str, Any]) -> str:
     if isinstance(gc, int) and isinstance(gm, int) and gc < gm:
         if util is None:
             notes.append("lower generation; utilisation unknown, so idle power saving cannot be told from a fault")
-        elif util < 20:
+        elif util < BUSY_UTILIZATION:
             notes.append(f"lower generation while idle ({util}% utilised): normal power saving")
         else:
             notes.append(f"lower generation while busy ({util}% utilised)")
@@ -162,25 +166,30 @@ def _temp_text(d: Dict[str, Any]) -> str:
     return f"{t} °C" + (f" ({', '.join(extra)})" if extra else "")
 
 
+def _listed(d: Dict[str, Any], key: str, none: str, show: Callable[[List[Any]], str]) -> str:
+    """A list-valued reading: its reason when unknown, ``none`` when empty, else ``show(items)``."""
+    items = d.get(key)
+    if items is None:
+        return _unknown(d, key)
+    return show(items) if items else none
+
+
 def _reasons_text(d: Dict[str, Any]) -> str:
-    r = d.get("clock_event_reasons")
-    if r is None:
-        return _unknown(d, "clock_event_reasons")
-    if not r:
-        return "none (running at the clocks it wants)"
-    return ", ".join(reason_label(x) for x in r)
+    return _listed(
+        d, "clock_event_reasons", "none (running at the clocks it wants)", lambda r: ", ".join(reason_label(x) for x in r)
+    )
+
+
+def _processes(procs: List[Dict[str, Any]]) -> str:
+    def one(x: Dict[str, Any]) -> str:
+        mem = x.get("used_memory_bytes")
+        return f"pid {x.get('pid')}" + (f" ({_gib(mem)})" if isinstance(mem, int) else "")
+
+    return ", ".join(one(x) for x in procs[:8]) + (f" and {len(procs) - 8} more" if len(procs) > 8 else "")
 
 
 def _procs_text(d: Dict[str, Any]) -> str:
-    p = d.get("processes")
-    if p is None:
-        return _unknown(d, "processes")
-    if not p:
-        return "none"
-    return ", ".join(
-        f"pid {x.get('pid')}" + (f" ({_gib(x.get('used_memory_bytes'))})" if isinstance(x.get("used_memory_bytes"), int) else "")
-        for x in p[:8]
-    ) + (f" and {len(p) - 8} more" if len(p) > 8 else "")
+    return _listed(d, "processes", "none", _processes)
 
 
 def _mig_text(d: Dict[str, Any]) -> List[str]:
@@ -210,14 +219,9 @@ def _mig_text(d: Dict[str, Any]) -> List[str]:
     return out
 
 
-def _nvlink_text(d: Dict[str, Any]) -> str:
-    links = d.get("nvlinks")
-    if links is None:
-        return _unknown(d, "nvlinks")
+def _nvlinks(links: List[Dict[str, Any]]) -> str:
     active = [lk for lk in links if lk.get("active")]
-    if not links:
-        return "no links"
-    versions = sorted({lk.get("version") for lk in active if isinstance(lk.get("version"), int)})
+    versions = sorted({lk["version"] for lk in active if isinstance(lk.get("version"), int)})
     switch = sum(1 for lk in active if lk.get("remote_type") == "nvswitch")
     s = f"{len(active)} of {len(links)} links active" + (f" (NVLink {'/'.join(str(v) for v in versions)})" if versions else "")
     if switch:
@@ -228,107 +232,122 @@ def _nvlink_text(d: Dict[str, Any]) -> str:
     return s
 
 
-def device_rows(d: Dict[str, Any], show_serials: bool = False) -> List[Row]:
-    rows: List[Row] = []
+def _nvlink_text(d: Dict[str, Any]) -> str:
+    return _listed(d, "nvlinks", "no links", _nvlinks)
 
-    def add(section: str, label: str, value: str) -> None:
-        rows.append((section, label, value))
 
-    add(
-        "Identity",
-        "NVML index / torch index",
-        f"{d.get('index')} / " + (f"cuda:{d['torch_index']}" if d.get("torch_index") is not None else _unknown(d, "torch_index")),
-    )
-    add("Identity", "UUID", _v(d, "uuid"))
-    add("Identity", "Serial", "hidden (use --show-serials)" if d.get("serial_hidden") else _v(d, "serial"))
-    add("Identity", "PCI bus id", _v(d, "pci_bus_id"))
-    cap = d.get("compute_capability")
-    add("Compute", "CUDA capability", f"{cap} ({d.get('architecture')})" if cap else _unknown(d, "compute_capability"))
+def _identity_rows(d: Dict[str, Any]) -> List[Tuple[str, str]]:
+    torch_index = f"cuda:{d['torch_index']}" if d.get("torch_index") is not None else _unknown(d, "torch_index")
+    return [
+        ("NVML index / torch index", f"{d.get('index')} / {torch_index}"),
+        ("UUID", _v(d, "uuid")),
+        ("Serial", "hidden (use --show-serials)" if d.get("serial_hidden") else _v(d, "serial")),
+        ("PCI bus id", _v(d, "pci_bus_id")),
+    ]
+
+
+def _compute_rows(d: Dict[str, Any]) -> List[Tuple[str, str]]:
+    cap, cps = d.get("compute_capability"), d.get("cores_per_sm")
     sm_src = " (from NVML's core count)" if (d.get("sources") or {}).get("multiprocessors") == "derived" else ""
-    add("Compute", "Multiprocessors", _v(d, "multiprocessors") + sm_src)
-    cps = d.get("cores_per_sm")
-    add(
-        "Compute",
-        "CUDA cores",
-        (f"{d['cuda_cores']}" + (f" ({cps} per multiprocessor)" if cps else ""))
+    cores = (
+        f"{d['cuda_cores']}" + (f" ({cps} per multiprocessor)" if cps else "")
         if d.get("cuda_cores") is not None
-        else _unknown(d, "cuda_cores", "cores_per_sm"),
+        else _unknown(d, "cuda_cores", "cores_per_sm")
     )
-    add(
-        "Compute",
-        "SM clock",
-        (f"{d['sm_clock_mhz']} MHz now" if d.get("sm_clock_mhz") is not None else "now " + _unknown(d, "sm_clock_mhz"))
-        + (
-            f", max {d['sm_clock_max_mhz']} MHz"
-            if d.get("sm_clock_max_mhz") is not None
-            else ", max " + _unknown(d, "sm_clock_max_mhz")
-        ),
-    )
-    add("Compute", "Warp size", _v(d, "warp_size"))
-    add("Compute", "Max threads per block", _v(d, "max_threads_per_block"))
-    add("Compute", "Max threads per multiprocessor", _v(d, "max_threads_per_multiprocessor"))
-    add("Compute", "Registers per block", _v(d, "registers_per_block"))
-    add("Compute", "Registers per multiprocessor", _v(d, "registers_per_multiprocessor"))
-    tot, free = d.get("memory_total_bytes"), d.get("memory_free_bytes")
-    add(
-        "Memory",
-        "Total global memory",
-        f"{_gib(tot)} ({tot // 2**20} MiB)" if isinstance(tot, int) else _unknown(d, "memory_total_bytes"),
-    )
-    add("Memory", "Free", f"{_gib(free)}" if isinstance(free, int) else _unknown(d, "memory_free_bytes"))
-    add("Memory", "Memory bus width", _v(d, "memory_bus_width_bits", lambda x: f"{x}-bit"))
-    add(
-        "Memory",
-        "Memory clock",
-        (
-            f"max {d['memory_clock_max_mhz']} MHz"
-            if d.get("memory_clock_max_mhz") is not None
-            else "max " + _unknown(d, "memory_clock_max_mhz")
-        )
-        + (f", now {d['memory_clock_mhz']} MHz" if d.get("memory_clock_mhz") is not None else ""),
-    )
-    bw = d.get("memory_bandwidth_gbs")
-    add(
-        "Memory",
-        "Theoretical bandwidth",
-        f"{bw:g} GB/s = 2 × {d.get('memory_clock_max_mhz')} MHz × {d.get('memory_bus_width_bits')} bit / 8"
-        if bw is not None
-        else _unknown(d, "memory_bandwidth_gbs"),
-    )
-    add("Memory", "L2 cache", _v(d, "l2_cache_bytes", _size))
+    return [
+        ("CUDA capability", f"{cap} ({d.get('architecture')})" if cap else _unknown(d, "compute_capability")),
+        ("Multiprocessors", _v(d, "multiprocessors") + sm_src),
+        ("CUDA cores", cores),
+        ("SM clock", _v(d, "sm_clock_mhz", "{} MHz now", "now ") + ", " + _v(d, "sm_clock_max_mhz", "max {} MHz", "max ")),
+        ("Warp size", _v(d, "warp_size")),
+        ("Max threads per block", _v(d, "max_threads_per_block")),
+        ("Max threads per multiprocessor", _v(d, "max_threads_per_multiprocessor")),
+        ("Registers per block", _v(d, "registers_per_block")),
+        ("Registers per multiprocessor", _v(d, "registers_per_multiprocessor")),
+    ]
+
+
+def _memory_rows(d: Dict[str, Any]) -> List[Tuple[str, str]]:
+    tot, free, bw = d.get("memory_total_bytes"), d.get("memory_free_bytes"), d.get("memory_bandwidth_gbs")
+    clock = _v(d, "memory_clock_max_mhz", "max {} MHz", "max ")
+    if d.get("memory_clock_mhz") is not None:
+        clock += f", now {d['memory_clock_mhz']} MHz"
     optin = d.get("shared_memory_per_block_optin_bytes")
-    add(
-        "Memory",
-        "Shared memory per block",
-        _v(d, "shared_memory_per_block_bytes", _size) + (f" (up to {_size(optin)} opt-in)" if optin else ""),
-    )
-    add("Memory", "Shared memory per multiprocessor", _v(d, "shared_memory_per_multiprocessor_bytes", _size))
-    add("Health", "ECC", _ecc_text(d))
-    add("Health", "Memory repair", _repair_text(d))
-    add("Health", "Clock event reasons", _reasons_text(d))
-    add("Health", "Temperature", _temp_text(d))
-    add("Health", "Power", _power_text(d))
-    add("Health", "Performance state", _v(d, "performance_state"))
+    return [
+        (
+            "Total global memory",
+            f"{_gib(tot)} ({tot // 2**20} MiB)" if isinstance(tot, int) else _unknown(d, "memory_total_bytes"),
+        ),
+        ("Free", f"{_gib(free)}" if isinstance(free, int) else _unknown(d, "memory_free_bytes")),
+        ("Memory bus width", _v(d, "memory_bus_width_bits", "{}-bit")),
+        ("Memory clock", clock),
+        (
+            "Theoretical bandwidth",
+            f"{bw:g} GB/s = 2 × {d.get('memory_clock_max_mhz')} MHz × {d.get('memory_bus_width_bits')} bit / 8"
+            if bw is not None
+            else _unknown(d, "memory_bandwidth_gbs"),
+        ),
+        ("L2 cache", _v(d, "l2_cache_bytes", _size)),
+        (
+            "Shared memory per block",
+            _v(d, "shared_memory_per_block_bytes", _size) + (f" (up to {_size(optin)} opt-in)" if optin else ""),
+        ),
+        ("Shared memory per multiprocessor", _v(d, "shared_memory_per_multiprocessor_bytes", _size)),
+    ]
+
+
+def _health_rows(d: Dict[str, Any]) -> List[Tuple[str, str]]:
     util = d.get("utilization_gpu_percent")
-    add(
-        "Health",
-        "Utilisation",
-        f"GPU {util}%, memory {d.get('utilization_memory_percent', '?')}%"
-        if util is not None
-        else _unknown(d, "utilization_gpu_percent"),
-    )
-    add("Health", "Compute processes", _procs_text(d))
-    add("Modes", "Compute mode", _v(d, "compute_mode"))
-    add("Modes", "Persistence mode", _v(d, "persistence_mode", _onoff))
+    return [
+        ("ECC", _ecc_text(d)),
+        ("Memory repair", _repair_text(d)),
+        ("Clock event reasons", _reasons_text(d)),
+        ("Temperature", _temp_text(d)),
+        ("Power", _power_text(d)),
+        ("Performance state", _v(d, "performance_state")),
+        (
+            "Utilisation",
+            f"GPU {util}%, memory {d.get('utilization_memory_percent', '?')}%"
+            if util is not None
+            else _unknown(d, "utilization_gpu_percent"),
+        ),
+        ("Compute processes", _procs_text(d)),
+    ]
+
+
+def _modes_rows(d: Dict[str, Any]) -> List[Tuple[str, str]]:
     mig = _mig_text(d)
-    add("Modes", "MIG", mig[0])
-    for line in mig[1:]:
-        add("Modes", "", line)
-    add("Links", "PCIe", _pcie_text(d))
-    add("Links", "NVLink", _nvlink_text(d))
-    add("PyTorch", "Architecture in this build", arch_text(d))
-    add("PyTorch", "Test kernel", kernel_text(d))
-    return rows
+    return [
+        ("Compute mode", _v(d, "compute_mode")),
+        ("Persistence mode", _v(d, "persistence_mode", _onoff)),
+        ("MIG", mig[0]),
+        *(("", line) for line in mig[1:]),
+    ]
+
+
+def _links_rows(d: Dict[str, Any]) -> List[Tuple[str, str]]:
+    return [("PCIe", _pcie_text(d)), ("NVLink", _nvlink_text(d))]
+
+
+def _pytorch_rows(d: Dict[str, Any]) -> List[Tuple[str, str]]:
+    return [("Architecture in this build", arch_text(d)), ("Test kernel", kernel_text(d))]
+
+
+#: The sections of a device's report, in order, each with the (label, value) rows it shows.
+SECTIONS: Tuple[Tuple[str, Callable[[Dict[str, Any]], List[Tuple[str, str]]]], ...] = (
+    ("Identity", _identity_rows),
+    ("Compute", _compute_rows),
+    ("Memory", _memory_rows),
+    ("Health", _health_rows),
+    ("Modes", _modes_rows),
+    ("Links", _links_rows),
+    ("PyTorch", _pytorch_rows),
+)
+
+
+def device_rows(d: Dict[str, Any], show_serials: bool = False) -> List[Row]:
+    """One GPU's report as (section, label, value) rows (whether the serial shows is decided by the model)."""
+    return [(section, label, value) for section, rows in SECTIONS for label, value in rows(d)]
 
 
 def _title(d: Dict[str, Any]) -> str:
