@@ -19,4 +19,5 @@ BUILTIN_MODULES = (
     "text_classes",
     "torch_install",
     "torch_package",
+    "wsl",
 )

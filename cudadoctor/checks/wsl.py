@@ -1,0 +1,88 @@
+"""Can this WSL reach the GPU at all? WSL 1, or a WSL 2 without the GPU bridge from Windows.
+
+Code: wsl-gpu-unsupported. (A Linux driver installed inside WSL 2 is wsl-driver-in-guest, platform.py.)
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterator, Optional
+
+from cudadoctor.facts import Facts
+from cudadoctor.interpret import is_wsl
+from cudadoctor.model import Code, Finding, Fix, check
+
+WSL_GPU_UNSUPPORTED = Code(
+    code="wsl-gpu-unsupported",
+    title="This WSL cannot reach the GPU: WSL 1, or WSL 2 without GPU support from Windows",
+    area="system",
+    severity="error",
+    explanation={
+        "what": "The Linux distribution runs under WSL 1 (kernel `4.4.0-<Windows build>-Microsoft`), or under a "
+        "WSL 2 whose GPU bridge is missing (`/usr/lib/wsl/lib` absent: a Windows build, WSL or Windows driver "
+        "from before GPU support in WSL).",
+        "why": "CUDA on WSL works only in WSL 2, through the Windows NVIDIA driver, which WSL maps into the guest "
+        "as /usr/lib/wsl/lib (libcuda) and /dev/dxg; it needs Windows 11 or Windows 10 21H2 (build 19044) or "
+        "later. WSL 1 translates Linux system calls and has no GPU device at all: nvidia-smi 'couldn't "
+        "communicate with the NVIDIA driver', torch sees no GPU, and no Linux driver installed inside can change that.",
+        "confirm": "`uname -r` (WSL 1: `4.4.0-19041-Microsoft`; WSL 2: `...-microsoft-standard-WSL2`); in Windows "
+        "PowerShell `wsl -l -v` (the VERSION column) and `winver`; `ls /usr/lib/wsl/lib` inside WSL 2.",
+        "fix": "Convert the distribution to WSL 2 (`wsl --set-version <distro> 2` in PowerShell), update WSL "
+        "(`wsl --update`) and Windows (11, or 10 21H2+), install the current Windows NVIDIA driver, and do not "
+        "install a Linux NVIDIA driver inside WSL.",
+    },
+    links=(
+        "https://docs.nvidia.com/cuda/wsl-user-guide/index.html",
+        "https://learn.microsoft.com/en-us/windows/wsl/tutorials/gpu-compute",
+        "https://github.com/microsoft/WSL/issues/3847",
+    ),
+)
+
+#: WSL 1 reports the Windows build in its kernel release ("4.4.0-19041-Microsoft"); WSL 2 kernels say
+#: "microsoft-standard" ("5.15.153.1-microsoft-standard-WSL2", "4.19.128-microsoft-standard").
+_WSL1_KERNEL = re.compile(r"^\d+\.\d+\.\d+-(\d+)-Microsoft\b")
+
+
+def _wsl1_build(fx: Facts) -> Optional[str]:
+    """The Windows build a WSL 1 kernel release names, or None when this is not WSL 1."""
+    m = _WSL1_KERNEL.search(fx.str("system.kernel") or "")
+    return m.group(1) if m else None
+
+
+@check(WSL_GPU_UNSUPPORTED)
+def wsl_gpu_unsupported(fx: Facts) -> Iterator[Finding]:
+    if is_wsl(fx) is not True:
+        return
+    build = _wsl1_build(fx)
+    bridge = fx.get("system.wsl_lib_dir")
+    if build:
+        title = f"This is WSL 1 (Windows build {build}): WSL 1 has no GPU access; CUDA needs WSL 2"
+        why = "WSL 1 has no GPU device; WSL 2 reaches the GPU through the Windows NVIDIA driver."
+    elif bridge is False:
+        title = (
+            "WSL 2 without the GPU bridge: /usr/lib/wsl/lib is missing (Windows, WSL or the Windows driver predates GPU support)"
+        )
+        why = "Windows maps its NVIDIA driver into WSL 2 as /usr/lib/wsl/lib only on Windows 11 / 10 21H2+ with a current WSL."
+    else:
+        return
+    yield WSL_GPU_UNSUPPORTED.finding(
+        title=title,
+        evidence={
+            "system.kernel": fx.str("system.kernel"),
+            "windows_build": build,
+            "system.wsl_lib_dir": bridge,
+        },
+        fix=Fix(
+            (
+                "wsl -l -v  # in Windows PowerShell: the VERSION column",
+                "wsl --set-version <distro> 2  # in PowerShell; <distro> as `wsl -l -v` names it",
+                "wsl --update  # then `wsl --shutdown` and reopen the distribution",
+                "winver  # needs Windows 11, or Windows 10 21H2 (build 19044) or later; then the current Windows NVIDIA driver",
+            ),
+            why,
+        ),
+    )
+
+
+def register():
+    return [wsl_gpu_unsupported]

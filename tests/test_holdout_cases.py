@@ -1,0 +1,50 @@
+"""The holdout cases: real threads not used to build the catalogue (tests/data/holdout_cases/README.md).
+
+Measured as the shared cases are: `check --from-collect-env X.txt [--error-file X.error.txt] --format json`
+is right when the label is the code of an error or warning finding (healthy: no error finding).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cudadoctor.cli import cli
+
+HOLDOUT = Path(__file__).parent / "data" / "holdout_cases"
+IDS = sorted(p.stem for p in HOLDOUT.glob("h*.json"))
+
+
+def _findings(txt: Path, error_file: Path = None) -> list:
+    args = ["check", "--from-collect-env", str(txt), "--format", "json"]
+    if error_file is not None and error_file.exists():
+        args += ["--error-file", str(error_file)]
+    r = CliRunner().invoke(cli, args)
+    assert r.exit_code in (0, 1), r.output
+    return json.loads(r.output)["findings"]
+
+
+def test_the_holdout_set_is_there():
+    assert len(IDS) >= 24
+
+
+@pytest.mark.parametrize("case_id", IDS)
+def test_holdout_case_label_is_found(case_id):
+    case = json.loads((HOLDOUT / f"{case_id}.json").read_text(encoding="utf-8"))
+    findings = _findings(HOLDOUT / f"{case_id}.txt", HOLDOUT / f"{case_id}.error.txt")
+    got = [(f["severity"], f["code"]) for f in findings]
+    if case["label"] == "healthy":
+        assert not [c for s, c in got if s == "error"], got
+    else:
+        assert case["label"] in [c for s, c in got if s in ("error", "warning")], (case["label"], got)
+
+
+def test_pip_no_matching_distribution_alone_on_the_newest_python_is_python_unsupported(tmp_path):
+    """What many users paste is pip's last line only (pytorch/pytorch#114893, Python 3.12.0 in Nov 2023)."""
+    err = tmp_path / "error.txt"
+    err.write_text("ERROR: No matching distribution found for torch\n")
+    findings = _findings(HOLDOUT / "h18-py3120-no-torch-wheel-rtx4080.txt", err)
+    assert "python-unsupported" in [f["code"] for f in findings if f["severity"] in ("error", "warning")]
