@@ -72,23 +72,23 @@ def _valid(f: Any, allowed: set) -> Optional[str]:
     return None
 
 
+#: What went wrong while loading a plugin, by the registry's phase, in a finding's words.
+_LOAD_PHASES = {
+    "load": "failed to load",
+    "timeout": "hung while loading",
+    "malformed": "registered something that is not a check",
+    "duplicate": "declares a code another check owns",
+}
+
+
+def _registry_problems(registry: Registry) -> List[Finding]:
+    """A ``check-crashed`` finding for each plugin the registry could not load or accept."""
+    return [_crashed(p.source, p.source, _LOAD_PHASES.get(p.phase, p.phase), p.message) for p in registry.problems]
+
+
 def run_checks(registry: Registry, facts: Facts, timeout: float = CHECK_TIMEOUT_S) -> "tuple[List[Finding], List[CheckRun]]":
-    findings: List[Finding] = []
+    findings = _registry_problems(registry)
     runs: List[CheckRun] = []
-    for p in registry.problems:
-        findings.append(
-            _crashed(
-                p.source,
-                p.source,
-                {
-                    "load": "failed to load",
-                    "timeout": "hung while loading",
-                    "malformed": "registered something that is not a check",
-                    "duplicate": "declares a code another check owns",
-                }.get(p.phase, p.phase),
-                p.message,
-            )
-        )
     checks = list(registry.checks)
     boxes: List[List[Any]] = [[] for _ in checks]
     lock = threading.Lock()

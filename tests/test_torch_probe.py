@@ -78,3 +78,96 @@ def test_real_torch_on_this_gpu_less_machine():
     assert any(n.startswith("libtorch_cuda") for n in libs)
     text = run_cli("check", "--python", torch_python(), timeout=300).stdout
     assert t["version"] in text and "no-nvidia-driver" in text
+
+
+# A torch that says CUDA works, with three devices: device 1's kernel fails, device 2's properties
+# cannot be read, device 0 cannot reach its peers. The GPU path of the probe, run where no GPU is.
+GPU_TORCH = """
+import types, warnings
+__version__ = "9.9.9+cu128"
+version = types.SimpleNamespace(cuda="12.8", hip=None, debug=False, git_version="abc")
+float32 = "float32"
+
+class _Props:
+    def __init__(self, i):
+        self.name, self.major, self.minor, self.total_memory = "Fake GPU %d" % i, 9, 0, 80 << 30
+    def _private(self):
+        pass
+
+class _Tensor:
+    def __init__(self, device):
+        self.device = device
+    def __mul__(self, k):
+        return self
+    def sum(self):
+        return self
+    def item(self):
+        if self.device == "cuda:1":
+            raise RuntimeError("CUDA error: no kernel image is available for execution on the device")
+        return 1047552.0
+
+def _props(i):
+    if i == 2:
+        raise RuntimeError("properties unreadable")
+    return _Props(i)
+
+def _available():
+    warnings.warn("a CUDA warning")
+    return True
+
+def _peer(i, j):
+    if i == 0:
+        raise RuntimeError("peer query failed")
+    return True
+
+cuda = types.SimpleNamespace(is_available=_available, device_count=lambda: 3, get_arch_list=lambda: ["sm_90"],
+                             get_device_properties=_props, can_device_access_peer=_peer)
+backends = types.SimpleNamespace(cuda=types.SimpleNamespace(is_built=lambda: True),
+                                 cudnn=types.SimpleNamespace(version=lambda: 91000, is_available=lambda: True))
+
+def arange(n, device=None, dtype=None):
+    return _Tensor(device)
+"""
+
+TORCH_PROBE = Path(__file__).resolve().parents[1] / "cudadoctor" / "probes" / "child" / "torch_probe.py"
+
+
+def _run_probe(tmp_path: Path, *args: str) -> dict:
+    import os
+    import subprocess
+    import sys
+
+    site = Path(broken_torch(tmp_path, GPU_TORCH))
+    for companion in ("torchvision", "torchaudio"):  # without a compiled extension: found, nothing to load
+        (site / companion).mkdir()
+        (site / companion / "__init__.py").write_text("")
+        (site / companion / "version.py").write_text("__version__ = '0.1.0'\ncuda = '12.8'\n")
+    out = tmp_path / "result.json"
+    env = dict(os.environ, PYTHONPATH=str(site))
+    subprocess.run([sys.executable, str(TORCH_PROBE), *args, str(out)], env=env, check=True, timeout=120)
+    return json.loads(out.read_text())
+
+
+def test_gpu_path_records_devices_kernels_and_peer_access(tmp_path):
+    r = _run_probe(tmp_path)
+    assert (r["status"], r["stage"], r["version"], r["cuda"], r["cuda_compiled"]) == ("ok", "done", "9.9.9+cu128", "12.8", True)
+    assert (r["cuda_available"], r["device_count"], r["cuda_init_warnings"]) == (True, 3, ["a CUDA warning"])
+    assert (r["cudnn_version"], r["cudnn_available"], r["arch_list"]) == (91000, True, ["sm_90"])
+    d0, d1, d2 = r["devices"]
+    assert {k: d0[k] for k in ("index", "name", "capability", "total_memory", "kernel_ok")} == {
+        "index": 0, "name": "Fake GPU 0", "capability": "9.0", "total_memory": 80 << 30, "kernel_ok": True}
+    assert "_private" not in d0 and "kernel_error" not in d0 and d0["kernel_s"] >= 0
+    assert d1["kernel_ok"] is False and d1["kernel_error"].startswith("CUDA error: no kernel image")
+    assert (d2["error"], d2["kernel_ok"]) == ("properties unreadable", True)
+    assert r["peer_access"] == [[None, None, None], [True, None, True], [True, True, None]]
+    assert r["companions"] == {
+        name: {"method": "extension", "location": str(tmp_path / name / "__init__.py"), "version": "0.1.0", "cuda": "12.8", "extension": None}
+        for name in ("torchvision", "torchaudio")
+    }
+
+
+def test_gpu_path_without_kernels(tmp_path):
+    r = _run_probe(tmp_path, "--no-kernel")
+    assert r["status"] == "ok" and [d["index"] for d in r["devices"]] == [0, 1, 2]
+    assert not any("kernel_ok" in d or "kernel_s" in d for d in r["devices"])
+    assert len(r["peer_access"]) == 3

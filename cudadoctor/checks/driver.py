@@ -118,81 +118,76 @@ def no_nvidia_driver(fx: Facts) -> Iterator[Finding]:
     # container started without GPU support (no-gpu-visible), not a missing driver.
     if fx.str("system.container") and module is True:
         return
-    absent = nvml in ("library-missing", "driver-not-loaded") and module is not True
-    if not absent and said and not driver_version(fx):
-        absent = True
     # collect_env prints "No CUDA" for the GPU/driver fields when nvidia-smi gave nothing and a
     # CUDA build of torch could not initialise CUDA: no usable driver.
-    no_smi = (
-        nvml == "no-nvidia-smi"
-        and not driver_version(fx)
-        and build_kind(fx) == "cuda"
-        and fx.bool("torch.cuda_available") is False
+    no_smi = nvml == "no-nvidia-smi" and not driver_version(fx) and _cuda_build_without_cuda(fx)
+    absent = (
+        (nvml in ("library-missing", "driver-not-loaded") and module is not True)
+        or bool(said and not driver_version(fx))
+        or no_smi
     )
-    if not absent and no_smi:
-        absent = True
-    # collect_env printed "Could not collect" for the driver and the GPUs (nvidia-smi missing or
-    # failing) while a CUDA build says CUDA is unavailable: most likely no working driver, but the
-    # text cannot prove it, so this is a warning.
-    likely = (
-        not absent
-        and fx.origin == "collect_env"
+    if absent:
+        yield _driver_absent(fx, nvml, module, said, no_smi)
+    elif _probably_absent(fx, nvml):
+        yield _probably_no_driver(fx)
+
+
+def _cuda_build_without_cuda(fx: Facts) -> bool:
+    return build_kind(fx) == "cuda" and fx.bool("torch.cuda_available") is False
+
+
+def _probably_absent(fx: Facts, nvml: Optional[str]) -> bool:
+    """collect_env printed "Could not collect" for the driver and the GPUs (nvidia-smi missing or
+    failing) while a CUDA build says CUDA is unavailable: most likely no working driver, but the
+    text cannot prove it."""
+    return (
+        fx.origin == "collect_env"
         and nvml is None
         and not driver_version(fx)
         and not fx.dicts("nvml.devices")
-        and build_kind(fx) == "cuda"
-        and fx.bool("torch.cuda_available") is False
+        and _cuda_build_without_cuda(fx)
     )
-    if likely:
-        yield NO_NVIDIA_DRIVER.finding(
-            title="Probably no working NVIDIA driver: nvidia-smi reported neither a driver nor a GPU, and CUDA is unavailable",
-            evidence={
-                "Nvidia driver version": "Could not collect",
-                "GPU models and configuration": "Could not collect",
-                "Is CUDA available": False,
-                "torch.version": fx.str("torch.version"),
-            },
-            fix=Fix(
-                ("nvidia-smi  # does it run, and which driver does it show?",) + tuple(_driver_install_fix(fx)),
-                "collect_env asks nvidia-smi for the driver; when nvidia-smi cannot run, the driver is usually missing or broken.",
-            ),
-            severity="warning",
-        )
-        return
-    if not absent:
-        return
+
+
+def _probably_no_driver(fx: Facts) -> Finding:
+    return NO_NVIDIA_DRIVER.finding(
+        title="Probably no working NVIDIA driver: nvidia-smi reported neither a driver nor a GPU, and CUDA is unavailable",
+        evidence={
+            "Nvidia driver version": "Could not collect",
+            "GPU models and configuration": "Could not collect",
+            "Is CUDA available": False,
+            "torch.version": fx.str("torch.version"),
+        },
+        fix=Fix(
+            ("nvidia-smi  # does it run, and which driver does it show?",) + tuple(_driver_install_fix(fx)),
+            "collect_env asks nvidia-smi for the driver; when nvidia-smi cannot run, the driver is usually missing or broken.",
+        ),
+        severity="warning",
+    )
+
+
+def _driver_absent(
+    fx: Facts, nvml: Optional[str], module: Optional[bool], said: Optional[Tuple[str, str]], no_smi: bool
+) -> Finding:
+    """No driver: on a machine without an NVIDIA GPU, or (as far as the facts tell) with one."""
     gpu = nvidia_gpu_present(fx)
-    evidence = {
+    pci = fx.list("system.pci_nvidia_devices")
+    evidence: Dict[str, Any] = {
         "nvml.status": nvml,
         "nvml.error": fx.str("nvml.error"),
         "system.kernel_modules.nvidia": module,
-        "system.pci_nvidia_devices": len(fx.list("system.pci_nvidia_devices") or [])
-        if fx.list("system.pci_nvidia_devices") is not None
-        else "unknown",
+        "system.pci_nvidia_devices": len(pci or []) if pci is not None else "unknown",
         "torch.version": fx.str("torch.version"),
     }
     if said:
         evidence[said[0]] = said[1]
-    note = _min_driver_note(fx)
     if gpu is False:
-        variant = imported_variant(fx)
-        cmds = ["# Run on a machine with an NVIDIA GPU (in the cloud: a GPU instance type)"]
-        if variant and variant != "cpu":
-            cmds.append(
-                "# For CPU-only work the CPU wheel is ~10x smaller: python -m pip install torch --index-url https://download.pytorch.org/whl/cpu"
-            )
-        yield NO_NVIDIA_DRIVER.finding(
-            title="No NVIDIA GPU in this machine, so there is no NVIDIA driver for PyTorch to use",
-            evidence=evidence,
-            fix=Fix(
-                tuple(cmds), "PyTorch's CUDA build needs an NVIDIA GPU and its driver; the PCI bus shows no NVIDIA device here."
-            ),
-        )
-        return
+        return _no_nvidia_gpu(fx, evidence)
     cmds = _driver_install_fix(fx)
     if kernel_module(fx, "nouveau"):
         cmds = ["# The open-source nouveau driver is loaded and blocks NVIDIA's: the package below blacklists it"] + cmds
         evidence["system.kernel_modules.nouveau"] = True
+    note = _min_driver_note(fx)
     if note:
         cmds.append(f"# {note}")
     if no_smi and gpu is None:
@@ -204,10 +199,24 @@ def no_nvidia_driver(fx: Facts) -> Iterator[Finding]:
     )
     if gpu and module is None and fx.origin == "live":
         title = "No NVIDIA driver found"
-    yield NO_NVIDIA_DRIVER.finding(
+    return NO_NVIDIA_DRIVER.finding(
         title=title,
         evidence=evidence,
         fix=Fix(tuple(cmds), "The driver is what lets CUDA, and so PyTorch, reach the GPU."),
+    )
+
+
+def _no_nvidia_gpu(fx: Facts, evidence: Dict[str, Any]) -> Finding:
+    variant = imported_variant(fx)
+    cmds = ["# Run on a machine with an NVIDIA GPU (in the cloud: a GPU instance type)"]
+    if variant and variant != "cpu":
+        cmds.append(
+            "# For CPU-only work the CPU wheel is ~10x smaller: python -m pip install torch --index-url https://download.pytorch.org/whl/cpu"
+        )
+    return NO_NVIDIA_DRIVER.finding(
+        title="No NVIDIA GPU in this machine, so there is no NVIDIA driver for PyTorch to use",
+        evidence=evidence,
+        fix=Fix(tuple(cmds), "PyTorch's CUDA build needs an NVIDIA GPU and its driver; the PCI bus shows no NVIDIA device here."),
     )
 
 
@@ -317,6 +326,11 @@ def _ordinal_without_driver(fx: Facts, nvml: Optional[str], evidence: Dict[str, 
     )
 
 
+def _hidden(title: str, evidence: Dict[str, Any], commands: Tuple[str, ...], why: str) -> Finding:
+    """A no-gpu-visible finding: what hides the GPUs, and the commands that show or undo it."""
+    return NO_GPU_VISIBLE.finding(title=title, evidence=evidence, fix=Fix(commands, why))
+
+
 def _cvd_hides(fx: Facts, count: Optional[int], uuids: List[str], evidence: Dict[str, Any]) -> Optional[Finding]:
     cvd = fx.env("CUDA_VISIBLE_DEVICES")
     problem = _cvd_problem(cvd, count, uuids) if cvd is not None else None
@@ -324,13 +338,11 @@ def _cvd_hides(fx: Facts, count: Optional[int], uuids: List[str], evidence: Dict
         return None
     evidence["CUDA_VISIBLE_DEVICES"] = cvd
     good = ",".join(str(i) for i in range(count)) if count else "0"
-    return NO_GPU_VISIBLE.finding(
-        title=problem,
-        evidence=evidence,
-        fix=Fix(
-            ("unset CUDA_VISIBLE_DEVICES", f"# or choose from `nvidia-smi -L`, e.g.: export CUDA_VISIBLE_DEVICES={good}"),
-            "CUDA only sees the devices that CUDA_VISIBLE_DEVICES names, up to its first invalid entry.",
-        ),
+    return _hidden(
+        problem,
+        evidence,
+        ("unset CUDA_VISIBLE_DEVICES", f"# or choose from `nvidia-smi -L`, e.g.: export CUDA_VISIBLE_DEVICES={good}"),
+        "CUDA only sees the devices that CUDA_VISIBLE_DEVICES names, up to its first invalid entry.",
     )
 
 
@@ -339,26 +351,22 @@ def _nvd_hides(fx: Facts, evidence: Dict[str, Any]) -> Optional[Finding]:
     if nvd is None or nvd.strip().lower() not in ("void", "none", ""):
         return None
     evidence["NVIDIA_VISIBLE_DEVICES"] = nvd
-    return NO_GPU_VISIBLE.finding(
-        title=f"NVIDIA_VISIBLE_DEVICES={nvd or '(empty)'} hides every GPU from this container",
-        evidence=evidence,
-        fix=Fix(
-            ("# start the container with NVIDIA_VISIBLE_DEVICES=all, or docker run --gpus all ...",),
-            "The NVIDIA container runtime exposes only the devices this variable names.",
-        ),
+    return _hidden(
+        f"NVIDIA_VISIBLE_DEVICES={nvd or '(empty)'} hides every GPU from this container",
+        evidence,
+        ("# start the container with NVIDIA_VISIBLE_DEVICES=all, or docker run --gpus all ...",),
+        "The NVIDIA container runtime exposes only the devices this variable names.",
     )
 
 
 def _driver_sees_none(nvml: Optional[str], count: Optional[int], evidence: Dict[str, Any]) -> Optional[Finding]:
     if not (nvml == "ok" and count == 0):
         return None
-    return NO_GPU_VISIBLE.finding(
-        title="The NVIDIA driver is loaded but reports no GPU",
-        evidence=evidence,
-        fix=Fix(
-            ("nvidia-smi -L", "sudo dmesg | grep -i -E 'nvrm|xid'  # look for a GPU that failed to initialise"),
-            "With the driver up and no device, the GPU is hidden (container, VM passthrough) or failed to initialise.",
-        ),
+    return _hidden(
+        "The NVIDIA driver is loaded but reports no GPU",
+        evidence,
+        ("nvidia-smi -L", "sudo dmesg | grep -i -E 'nvrm|xid'  # look for a GPU that failed to initialise"),
+        "With the driver up and no device, the GPU is hidden (container, VM passthrough) or failed to initialise.",
     )
 
 
@@ -371,13 +379,11 @@ def _cuda_sees_none(said: Optional[Tuple[str, str]], torch_count: Optional[int],
         )
     ):
         return None
-    return NO_GPU_VISIBLE.finding(
-        title="CUDA reports no CUDA-capable device although the driver is present",
-        evidence=evidence,
-        fix=Fix(
-            ("unset CUDA_VISIBLE_DEVICES", "nvidia-smi -L"),
-            "Usually CUDA_VISIBLE_DEVICES or the container hides the devices the driver sees.",
-        ),
+    return _hidden(
+        "CUDA reports no CUDA-capable device although the driver is present",
+        evidence,
+        ("unset CUDA_VISIBLE_DEVICES", "nvidia-smi -L"),
+        "Usually CUDA_VISIBLE_DEVICES or the container hides the devices the driver sees.",
     )
 
 

@@ -202,16 +202,13 @@ def dll_load_failure(fx: Facts) -> Iterator[Finding]:
     failed = fx.str("torch.status") == "import-failed"
     if not said and not missing and not vc_absent and not (failed and leftovers and os_key(fx) == "windows"):
         return
-    full = fx.user_error() + "\n" + (fx.str("torch.error.message") or "")
+    full = f"{fx.user_error()}\n{fx.str('torch.error.message') or ''}"
     m = re.search(r"([\w.\-]+\.dll)", said[1]) if said else None
     m = m or re.search(r"([\w.\-]+\.dll)", full)
     dll = m.group(1) if m else (missing[0]["needed_by"] if missing else None)
-    ver = torch_version(fx)
-    rel = torch_release(fx)
-    var = variant(fx)
     evidence = {
         "dll": dll,
-        "torch.version": ver,
+        "torch.version": torch_version(fx),
         "system.os": fx.str("system.os"),
         "windows.torch_lib.missing": missing or None,
         "vc_runtime_absent": vc_absent or None,
@@ -219,11 +216,36 @@ def dll_load_failure(fx: Facts) -> Iterator[Finding]:
     }
     if said:
         evidence[said[0]] = said[1]
-    redist = ["winget install --id Microsoft.VCRedist.2015+.x64  # or run https://aka.ms/vs/17/release/vc_redist.x64.exe"]
-    clean = [
-        f"{PIP} uninstall -y torch torchvision torchaudio  # repeat until pip says torch is not installed",
-        "# delete a leftover ...\\site-packages\\torch folder if one remains, then reinstall:",
-    ]
+    cmds, why, title = _dll_fix(fx, said, full, dll, missing, vc_absent)
+    if leftovers:
+        cmds.insert(
+            0,
+            f"# torch\\lib holds DLLs the installed wheel does not list (left from an older install): {', '.join(leftovers[:5])}",
+        )
+    severity = "error" if (said or failed or fx.str("torch.status") is None) else "warning"
+    yield DLL_LOAD_FAILURE.finding(title=title, evidence=evidence, fix=Fix(tuple(cmds), why), severity=severity)
+
+
+_REDIST = "winget install --id Microsoft.VCRedist.2015+.x64  # or run https://aka.ms/vs/17/release/vc_redist.x64.exe"
+_CLEAN = [
+    f"{PIP} uninstall -y torch torchvision torchaudio  # repeat until pip says torch is not installed",
+    "# delete a leftover ...\\site-packages\\torch folder if one remains, then reinstall:",
+]
+_PAGING_FILE = [
+    "# Windows ran out of virtual memory while mapping torch's large CUDA DLLs (WinError 1455):",
+    "# System > About > Advanced system settings > Performance > Settings > Advanced > Virtual memory: "
+    "let Windows manage the paging file size (or set it to 16 GB or more), then reboot",
+    "# and load fewer processes at once (e.g. DataLoader num_workers=0) if it persists",
+]
+
+
+def _dll_fix(
+    fx: Facts, said: Optional[Tuple[str, str]], full: str, dll: Optional[str], missing: List[dict], vc_absent: List[str]
+) -> Tuple[List[str], str, str]:
+    """The situation behind the load failure, as (commands, why, title): a paging file too small,
+    torch 2.4.0's fbgemm.dll without its OpenMP runtime, cuDNN without zlibwapi, the Visual C++
+    runtime, a DLL torch should have brought, or stale DLLs."""
+    rel, var = torch_release(fx), variant(fx)
     reinstall = (
         install_commands(environment(fx), rel, var)
         if rel
@@ -232,58 +254,53 @@ def dll_load_failure(fx: Facts) -> Iterator[Finding]:
     d = (dll or "").lower()
     miss = {x["dll"].lower() for x in missing}
     if (said and "WinError 1455" in said[1]) or "[WinError 1455]" in full:
-        cmds = [
-            "# Windows ran out of virtual memory while mapping torch's large CUDA DLLs (WinError 1455):",
-            "# System > About > Advanced system settings > Performance > Settings > Advanced > Virtual memory: "
-            "let Windows manage the paging file size (or set it to 16 GB or more), then reboot",
-            "# and load fewer processes at once (e.g. DataLoader num_workers=0) if it persists",
-        ]
         why = "Each process maps torch's CUDA DLLs; with a small paging file the mapping fails."
-        title = f"Windows cannot load {dll or 'torch’s DLLs'}: the paging file is too small (WinError 1455)"
-    elif "libomp140.x86_64.dll" in miss or (d == "fbgemm.dll" and rel == "2.4.0"):
+        return (
+            list(_PAGING_FILE),
+            why,
+            f"Windows cannot load {dll or 'torch’s DLLs'}: the paging file is too small (WinError 1455)",
+        )
+    if "libomp140.x86_64.dll" in miss or (d == "fbgemm.dll" and rel == "2.4.0"):
         cmds = ["# torch 2.4.0's fbgemm.dll needs libomp140.x86_64.dll, which the wheel did not ship; 2.4.1 fixes it:"]
         cmds += install_commands(environment(fx), "2.4.1", var or "cu121", reinstall=True)
         why = "torch 2.4.1 ships the OpenMP runtime fbgemm.dll depends on."
-        title = f"torch {rel or ''} cannot load fbgemm.dll on Windows: libomp140.x86_64.dll is missing".replace("  ", " ")
-    elif "zlibwapi.dll" in miss or "zlibwapi" in full.lower():
-        cmds = (
-            [
-                "# cuDNN 8.3–8.9 needs zlibwapi.dll: a cuDNN outside torch (on PATH) is loaded, or the cuDNN install is incomplete",
-                "where cudnn64_8.dll  # remove that directory from PATH so torch uses its bundled cuDNN",
-            ]
-            + clean
-            + reinstall
+        return (
+            cmds,
+            why,
+            f"torch {rel or ''} cannot load fbgemm.dll on Windows: libomp140.x86_64.dll is missing".replace("  ", " "),
         )
+    if "zlibwapi.dll" in miss or "zlibwapi" in full.lower():
+        cmds = [
+            "# cuDNN 8.3–8.9 needs zlibwapi.dll: a cuDNN outside torch (on PATH) is loaded, or the cuDNN install is incomplete",
+            "where cudnn64_8.dll  # remove that directory from PATH so torch uses its bundled cuDNN",
+        ]
         why = "torch's bundled cuDNN loads without a separate zlibwapi.dll; a cuDNN from PATH does not."
-        title = "cuDNN cannot load: zlibwapi.dll is missing"
-    elif (
+        return cmds + _CLEAN + reinstall, why, "cuDNN cannot load: zlibwapi.dll is missing"
+    if (
         vc_absent
         or d.startswith(("c10", "torch_cpu", "shm", "torch_python"))
         or (said and "1114" in said[1])
         or "msvcp" in full.lower()
         or "vcruntime" in full.lower()
     ):
-        cmds = redist + ["# if it still fails, reinstall torch cleanly:"] + clean + reinstall
+        cmds = [_REDIST, "# if it still fails, reinstall torch cleanly:"] + _CLEAN + reinstall
         why = f"{dll or 'torch'}'s dependencies include the Visual C++ runtime (msvcp140.dll, vcruntime140_1.dll)."
         title = f"Windows cannot load {dll or 'torch'}: the Visual C++ runtime is " + (
             f"missing ({', '.join(vc_absent)})" if vc_absent else "missing or too old"
         )
-    elif missing:
+        return cmds, why, title
+    if missing:
         first = missing[0]
-        cmds = clean + reinstall
         why = f"{first['dll']} should come with torch or its nvidia-* wheels; a clean reinstall brings it back."
-        title = f"Windows cannot load {first['needed_by']}: {first['dll']} is not found where the loader looks"
-    else:
-        cmds = clean + reinstall + ["# still failing: " + redist[0]]
-        why = "Stale DLLs from an older torch, or another CUDA/cuDNN earlier on PATH, break the load; a clean reinstall removes them."
-        title = f"Windows cannot load {dll or 'one of torch’s DLLs'}" + (f" (torch {ver})" if ver else "")
-    if leftovers:
-        cmds.insert(
-            0,
-            f"# torch\\lib holds DLLs the installed wheel does not list (left from an older install): {', '.join(leftovers[:5])}",
+        return (
+            _CLEAN + reinstall,
+            why,
+            f"Windows cannot load {first['needed_by']}: {first['dll']} is not found where the loader looks",
         )
-    severity = "error" if (said or failed or fx.str("torch.status") is None) else "warning"
-    yield DLL_LOAD_FAILURE.finding(title=title, evidence=evidence, fix=Fix(tuple(cmds), why), severity=severity)
+    ver = torch_version(fx)
+    why = "Stale DLLs from an older torch, or another CUDA/cuDNN earlier on PATH, break the load; a clean reinstall removes them."
+    title = f"Windows cannot load {dll or 'one of torch’s DLLs'}" + (f" (torch {ver})" if ver else "")
+    return _CLEAN + reinstall + ["# still failing: " + _REDIST], why, title
 
 
 # ---------------------------------------------------------------- wsl-driver-in-guest

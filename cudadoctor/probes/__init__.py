@@ -235,7 +235,7 @@ def _jobs(python: str, quick: bool, kernel: bool, deep: bool, t: Dict[str, float
     if sys.platform == "win32":  # why a torch DLL would not load, read from the files
         jobs["windows"] = lambda: _run_simple_child("windows_probe.py", python, t["windows"], nice)
     # torch imports meanwhile: the other child processes take turns (see TURN_WAIT_S)
-    taking_turns = [] if quick else [n for n in ("pyenv", "nvml", "toolkit", "windows") if n in jobs]
+    taking_turns: List[str] = [] if quick else [n for n in ("pyenv", "nvml", "toolkit", "windows") if n in jobs]
     if taking_turns:
         turns = _Turns()
         jobs["torch"] = turns.opening_after(jobs["torch"])

@@ -57,7 +57,7 @@ def route_interface(ip: str, route_text: str) -> Optional[str]:
 def _resolve(host: str) -> Optional[str]:
     try:
         infos = socket.getaddrinfo(host, None, socket.AF_INET, socket.SOCK_STREAM)
-        return infos[0][4][0] if infos else None
+        return str(infos[0][4][0]) if infos else None  # AF_INET: (address, port)
     except (OSError, UnicodeError):
         return None
 

@@ -2,7 +2,7 @@
 
     python nvml_probe.py RESULT.json
 
-Standalone (stdlib + pynvml). Runs in a child so that a driver call that blocks or crashes
+Standalone (stdlib, pynvml and probe_result.py beside it). Runs in a child so that a driver call that blocks or crashes
 becomes a fact. Every per-device field is asked separately: one unsupported query makes that
 field unknown (with the reason), not the whole device. The stage written before each call names
 the call, so when one blocks the parent knows which.
@@ -13,11 +13,11 @@ power, temperature, compute processes (pid and memory only, never command lines)
 NVLink links, and the pairwise P2P status.
 """
 
-import json
-import os
 import sys
 import threading
 import time
+
+from probe_result import write_result
 
 _t0 = time.perf_counter()
 result = {"probe": "nvml", "status": "running", "stage": "start"}
@@ -70,11 +70,7 @@ _saved_stage = [None]
 
 def save():
     with _lock:
-        result["elapsed_s"] = round(time.perf_counter() - _t0, 4)
-        tmp = _out + ".tmp"
-        with open(tmp, "w") as f:
-            json.dump(result, f, default=str)
-        os.replace(tmp, _out)
+        write_result(result, _out, _t0)
         _saved_stage[0] = result.get("stage")
 
 

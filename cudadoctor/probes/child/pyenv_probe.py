@@ -2,7 +2,7 @@
 
     python pyenv_probe.py RESULT.json
 
-Standalone (stdlib only, Python 3.6+), run under the interpreter being diagnosed. Reads
+Standalone (stdlib and probe_result.py beside it, Python 3.6+), run under the interpreter being diagnosed. Reads
 package metadata (importlib.metadata where available) and torch/version.py as text, so it is
 fast and cannot be crashed by a broken torch.
 """
@@ -13,6 +13,8 @@ import re
 import struct
 import sys
 import time
+
+from probe_result import write_result
 
 RELEVANT = re.compile(
     r"^(torch|torchvision|torchaudio|torchtext|torchdata|pytorch-triton.*|triton|numpy|xformers|"
@@ -26,11 +28,7 @@ result = {"probe": "pyenv", "status": "running"}
 
 
 def save(path):
-    result["elapsed_s"] = round(time.perf_counter() - _t0, 4)
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(result, f, default=str)
-    os.replace(tmp, path)
+    write_result(result, path, _t0)
 
 
 def norm(name):

@@ -2,19 +2,20 @@
 
     python torch_probe.py [--no-kernel] RESULT.json
 
-Standalone on purpose (stdlib only, Python 3.6+): it runs under the interpreter being
-diagnosed, which may not have cudadoctor installed. It writes its findings to RESULT.json
+Standalone on purpose (stdlib and probe_result.py beside it, Python 3.6+): it runs under the
+interpreter being diagnosed, which may not have cudadoctor installed. It writes its findings to RESULT.json
 after every stage (atomic rename), with ``stage`` naming the stage under way, so if torch
 crashes or hangs the parent still knows everything up to that point and where it stopped.
 """
 
 import gc
-import json
 import os
 import sys
 import time
 import traceback
 import warnings
+
+from probe_result import write_result
 
 CUDA_LIB_MARKERS = (
     "libcuda.",
@@ -70,8 +71,8 @@ result = {"probe": "torch", "stage": "start", "status": "running", "python": sys
 _out = sys.argv[-1]
 _t0 = time.perf_counter()
 # The parent's "result is final" pipe: kept from torch and from anything it starts.
-_notify_fd = os.environ.pop("CUDADOCTOR_NOTIFY_FD", "")
-_notify_fd = int(_notify_fd) if _notify_fd.isdigit() else None
+_notify_env = os.environ.pop("CUDADOCTOR_NOTIFY_FD", "")
+_notify_fd = int(_notify_env) if _notify_env.isdigit() else None
 if _notify_fd is not None:
     try:
         os.set_inheritable(_notify_fd, False)
@@ -80,11 +81,7 @@ if _notify_fd is not None:
 
 
 def save():
-    result["elapsed_s"] = round(time.perf_counter() - _t0, 4)
-    tmp = _out + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(result, f, default=str)
-    os.replace(tmp, _out)
+    write_result(result, _out, _t0)
 
 
 def stage(name):
@@ -317,6 +314,21 @@ def main():
     result["import_warnings"] = [str(w.message)[:2000] for w in caught][:20]
     result["location"] = getattr(torch, "__file__", result.get("location"))
 
+    probe_versions(torch)
+    probe_cudnn(torch)
+    probe_cuda_init(torch)
+    if result.get("cuda_available"):
+        probe_devices(torch, no_kernel)
+    probe_companions(torch, deep)
+
+    stage("libraries")
+    result["loaded_libraries"] = loaded_libraries()
+    result["status"] = "ok"
+    stage("done")
+
+
+def probe_versions(torch):
+    """What torch was built as: versions, CUDA/cuDNN it was compiled for, the GPU architectures."""
     stage("versions")
     v = getattr(torch, "version", None)
     result["version"] = str(getattr(torch, "__version__", "")) or None
@@ -341,6 +353,8 @@ def main():
         pass
     result["loaded_libraries_before_init"] = loaded_libraries()
 
+
+def probe_cudnn(torch):
     stage("cudnn")
     try:
         cudnn = torch.backends.cudnn
@@ -349,6 +363,9 @@ def main():
     except BaseException as e:
         result["cudnn_error"] = exc_info(e)
 
+
+def probe_cuda_init(torch):
+    """Whether CUDA initialises, how many devices it sees, and in what words it fails."""
     stage("cuda_init")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -367,35 +384,46 @@ def main():
         except BaseException as e:
             result["cuda_init_error"] = exc_info(e)
 
-    if result.get("cuda_available"):
-        stage("devices")
-        devices = []
-        for i in range(result.get("device_count") or 0):
-            try:
-                devices.append(device_properties(torch, i))
-            except BaseException as e:
-                devices.append({"index": i, "error": exc_info(e)["message"]})
-            result["devices"] = devices
-            save()
+
+def probe_devices(torch, no_kernel):
+    """Each device's properties (saved one by one), a small kernel on each, peer access between them."""
+    stage("devices")
+    devices = []
+    for i in range(result.get("device_count") or 0):
+        try:
+            devices.append(device_properties(torch, i))
+        except BaseException as e:
+            devices.append({"index": i, "error": exc_info(e)["message"]})
         result["devices"] = devices
-        if not no_kernel:
-            for d in devices:
-                stage("kernel:%d" % d["index"])
-                t = time.perf_counter()
-                try:
-                    x = torch.arange(1024, device="cuda:%d" % d["index"], dtype=torch.float32)
-                    got = float((x * 2).sum().item())
-                    d["kernel_ok"] = got == 1047552.0
-                    if not d["kernel_ok"]:
-                        d["kernel_error"] = "wrong result %r (expected 1047552.0)" % got
-                except BaseException as e:
-                    d["kernel_ok"] = False
-                    d["kernel_error"] = exc_info(e)["message"]
-                d["kernel_s"] = round(time.perf_counter() - t, 4)
-                result["devices"] = devices
-        if len(devices) > 1:
-            stage("peer_access")
-            result["peer_access"] = peer_access(torch, len(devices))
+        save()
+    result["devices"] = devices
+    if not no_kernel:
+        for d in devices:
+            run_kernel(torch, d)
+    if len(devices) > 1:
+        stage("peer_access")
+        result["peer_access"] = peer_access(torch, len(devices))
+
+
+def run_kernel(torch, d):
+    """Run a tiny kernel on device ``d`` (an entry of result["devices"]) and check its answer."""
+    stage("kernel:%d" % d["index"])
+    t = time.perf_counter()
+    try:
+        x = torch.arange(1024, device="cuda:%d" % d["index"], dtype=torch.float32)
+        got = float((x * 2).sum().item())
+        d["kernel_ok"] = got == 1047552.0
+        if not d["kernel_ok"]:
+            d["kernel_error"] = "wrong result %r (expected 1047552.0)" % got
+    except BaseException as e:
+        d["kernel_ok"] = False
+        d["kernel_error"] = exc_info(e)["message"]
+    d["kernel_s"] = round(time.perf_counter() - t, 4)
+
+
+def probe_companions(torch, deep):
+    """torchvision and torchaudio, where installed: their extension loaded into this torch, or (deep) imported."""
+    import importlib.util
 
     companions = {}
     for name in ("torchvision", "torchaudio"):
@@ -409,11 +437,6 @@ def main():
         companions[name] = full_import(torch, name) if deep else load_extension(torch, name, os.path.dirname(spec.origin))
         result["companions"] = companions
     result["companions"] = companions
-
-    stage("libraries")
-    result["loaded_libraries"] = loaded_libraries()
-    result["status"] = "ok"
-    stage("done")
 
 
 def finished():
