@@ -48,3 +48,11 @@ def test_pip_no_matching_distribution_alone_on_the_newest_python_is_python_unsup
     err.write_text("ERROR: No matching distribution found for torch\n")
     findings = _findings(HOLDOUT / "h18-py3120-no-torch-wheel-rtx4080.txt", err)
     assert "python-unsupported" in [f["code"] for f in findings if f["severity"] in ("error", "warning")]
+
+
+def test_pip_no_matching_distribution_for_a_pin_is_not_the_interpreter(tmp_path):
+    """With a pin, pip saw other versions: the pin or the index is wrong, not the Python."""
+    err = tmp_path / "error.txt"
+    err.write_text("ERROR: No matching distribution found for torch==1.4.0\n")
+    findings = _findings(HOLDOUT / "h18-py3120-no-torch-wheel-rtx4080.txt", err)
+    assert "python-unsupported" not in [f["code"] for f in findings]

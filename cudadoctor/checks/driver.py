@@ -15,7 +15,7 @@ from cudadoctor.interpret import (
 )
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import any_of, find_text, kb
+from ._common import any_of, error_match, find_text, kb
 
 NO_NVIDIA_DRIVER = Code(
     code="no-nvidia-driver",
@@ -113,7 +113,7 @@ def no_nvidia_driver(fx: Facts) -> Iterator[Finding]:
     """No driver: distinguish 'GPU without driver' from 'no GPU at all'."""
     nvml = fx.str("nvml.status")
     module = kernel_module(fx)
-    said = find_text(fx, NO_NVIDIA_DRIVER.signatures[0])
+    said = error_match(fx, NO_NVIDIA_DRIVER)  # every wording: torch's, nvidia-smi's, the loader's
     # Inside a container the host's module list shows through; a missing library there is a
     # container started without GPU support (no-gpu-visible), not a missing driver.
     if fx.str("system.container") and module is True:

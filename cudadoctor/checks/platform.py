@@ -152,6 +152,16 @@ def _python_reasons(py: Optional[str], bits: Optional[int], arch: str, plat: str
     return reasons
 
 
+#: pip found no torch wheel of any version for this interpreter: "(from versions: none)", a wheel
+#: whose tags do not fit, or an unpinned "No matching distribution found for torch" (with a pin that
+#: pip saw other versions of, the line names the pin: torch==1.4.0).
+_NO_CANDIDATE = re.compile(
+    r"from versions: (?:none|0\.1\.2)|is not a supported wheel on this platform|"
+    r"No matching distribution found for torch[ \t\r]*(?:$|\n)",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
 @check(PYTHON_UNSUPPORTED)
 def python_unsupported(fx: Facts) -> Iterator[Finding]:
     status = fx.str("torch.status")
@@ -166,12 +176,7 @@ def python_unsupported(fx: Facts) -> Iterator[Finding]:
         return  # some torch imports here: only a pinned release without wheels for this Python is this code
     if not reasons and not said:
         return
-    if (
-        not reasons
-        and said
-        and fx.user_error()
-        and not re.search(r"from versions: (none|0\.1\.2)|is not a supported wheel on this platform", said[1] + fx.user_error())
-    ):
+    if not reasons and said and fx.user_error() and not _NO_CANDIDATE.search(said[1] + "\n" + fx.user_error()):
         # pip saw torch versions, just not the one asked for: a pin/index problem, not the interpreter.
         return
     evidence = {"python.version": py, "python.bits": bits, "system.arch": arch or None, "platform": plat, "requested": req}
