@@ -12,6 +12,7 @@ from cudadoctor.interpret import (
     imported_variant,
     kernel_module,
     nvidia_gpu_present,
+    wsl1_build,
 )
 from cudadoctor.model import Code, Finding, Fix, check
 
@@ -118,6 +119,8 @@ def no_nvidia_driver(fx: Facts) -> Iterator[Finding]:
     # container started without GPU support (no-gpu-visible), not a missing driver.
     if fx.str("system.container") and module is True:
         return
+    if wsl1_build(fx):
+        return  # WSL 1 has no GPU path at all, whatever the driver: wsl-gpu-unsupported
     # collect_env prints "No CUDA" for the GPU/driver fields when nvidia-smi gave nothing and a
     # CUDA build of torch could not initialise CUDA: no usable driver.
     no_smi = nvml == "no-nvidia-smi" and not driver_version(fx) and _cuda_build_without_cuda(fx)

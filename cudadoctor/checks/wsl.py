@@ -5,11 +5,10 @@ Code: wsl-gpu-unsupported. (A Linux driver installed inside WSL 2 is wsl-driver-
 
 from __future__ import annotations
 
-import re
-from typing import Iterator, Optional
+from typing import Iterator
 
 from cudadoctor.facts import Facts
-from cudadoctor.interpret import is_wsl
+from cudadoctor.interpret import is_wsl, wsl1_build
 from cudadoctor.model import Code, Finding, Fix, check
 
 WSL_GPU_UNSUPPORTED = Code(
@@ -38,22 +37,12 @@ WSL_GPU_UNSUPPORTED = Code(
     ),
 )
 
-#: WSL 1 reports the Windows build in its kernel release ("4.4.0-19041-Microsoft"); WSL 2 kernels say
-#: "microsoft-standard" ("5.15.153.1-microsoft-standard-WSL2", "4.19.128-microsoft-standard").
-_WSL1_KERNEL = re.compile(r"^\d+\.\d+\.\d+-(\d+)-Microsoft\b")
-
-
-def _wsl1_build(fx: Facts) -> Optional[str]:
-    """The Windows build a WSL 1 kernel release names, or None when this is not WSL 1."""
-    m = _WSL1_KERNEL.search(fx.str("system.kernel") or "")
-    return m.group(1) if m else None
-
 
 @check(WSL_GPU_UNSUPPORTED)
 def wsl_gpu_unsupported(fx: Facts) -> Iterator[Finding]:
     if is_wsl(fx) is not True:
         return
-    build = _wsl1_build(fx)
+    build = wsl1_build(fx)
     bridge = fx.get("system.wsl_lib_dir")
     if build:
         title = f"This is WSL 1 (Windows build {build}): WSL 1 has no GPU access; CUDA needs WSL 2"
