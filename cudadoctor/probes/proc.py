@@ -346,7 +346,8 @@ def start(
             ch.pump.start()
         if nice and hasattr(os, "setpriority"):
             try:
-                os.setpriority(os.PRIO_PROCESS, ch.popen.pid, nice)
+                # relative to ours, as nice(1) is: an absolute value would raise a niced cudadoctor's children
+                os.setpriority(os.PRIO_PROCESS, ch.popen.pid, min(19, os.getpriority(os.PRIO_PROCESS, 0) + nice))
             except OSError:
                 pass
     except OSError as e:
