@@ -290,12 +290,12 @@ def test_no_cuda_means_no_nvidia_smi():
 
 def test_pytorch_na_with_torch_listed_is_an_import_failure():
     f = parse_collect_env(NOT_IMPORTED.format(pip="[pip3] torch==2.4.0+cu121"))
-    assert f["torch"] == {"status": "import-failed",
+    assert f["torch"] == {"status": "import-failed", "importable": False,
                           "error": {"type": "Unknown", "message": "collect_env could not import torch", "how": "raised"}}
     g = parse_collect_env(NOT_IMPORTED.format(pip="[pip3] No relevant packages"))
     # collect_env runs pip in the same interpreter: N/A with a pip list that has no torch is no torch at all
     # (pytorch/pytorch#114893: Python 3.12 before its wheels, `pip install torch` had found nothing)
-    assert g["torch"] == {"status": "not-installed"}
+    assert g["torch"] == {"status": "not-installed", "importable": False}
     assert g["packages"]["distributions"] == [] and g["packages"]["listings"]["pip"] == "none"
 
 

@@ -104,9 +104,14 @@ LOCAL_SHADOW = Code(
 
 @check(TORCH_NOT_INSTALLED)
 def torch_not_installed(fx: Facts) -> Iterator[Finding]:
-    if fx.str("torch.status") != "not-installed" and not (
-        fx.str("torch.status") == "skipped" and fx.get("torch.installed") is False
-    ):
+    status = fx.str("torch.status")
+    definite = status == "not-installed" or (status == "skipped" and fx.get("torch.installed") is False)
+    # collect_env printed "PyTorch version: N/A" with no package list to tell (or one from the pip on
+    # PATH, which may be another interpreter's): torch cannot be imported, and may well be absent.
+    maybe = fx.get("torch.importable") is False and (
+        status is None or (status == "import-failed" and fx.bool("collect_env.pip_on_path") is True)
+    )
+    if not (definite or maybe):
         return
     py = fx.str("python.version")
     k = kb()
@@ -117,15 +122,26 @@ def torch_not_installed(fx: Facts) -> Iterator[Finding]:
     cmd = f"{PIP} install torch torchvision"
     if variant:
         cmd += f" --index-url {INDEX}{variant}"
+    title = f"PyTorch is not installed for {fx.str('python.executable') or 'this Python'}"
+    cmds = [cmd]
+    if not definite:
+        listed = (fx.distribution("torch") or {}).get("version")
+        title = "This Python cannot import torch, and it may not be installed for it" + (
+            f" (torch {listed} is listed by the pip on PATH, which may be another Python's)" if listed else ""
+        )
+        cmds = ["python -c \"import torch\"  # the error says which: No module named 'torch' = not installed here", cmd]
     yield TORCH_NOT_INSTALLED.finding(
-        title=f"PyTorch is not installed for {fx.str('python.executable') or 'this Python'}",
+        title=title,
+        severity="error" if definite else "warning",
         evidence={
             "python.executable": fx.str("python.executable"),
             "python.version": py,
             "nvml.driver_version": driver_version(fx),
+            "torch.importable": fx.get("torch.importable"),
+            "collect_env.pip_on_path": fx.get("collect_env.pip_on_path"),
         },
         fix=Fix(
-            (cmd,),
+            tuple(cmds),
             "Installing with `python -m pip` puts torch into the interpreter you run."
             + (f" {variant} is the newest CUDA variant your driver runs." if variant else ""),
         ),

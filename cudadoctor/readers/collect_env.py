@@ -186,9 +186,14 @@ def _torch(facts: Dict[str, Any], f: Dict[str, str], r: _Reader, hip_build: bool
     elif raw is not None and raw.strip() == "N/A":
         # collect_env prints N/A when `import torch` raised (ImportError, OSError...) or torch is
         # absent. A torch package in the lists tells the two apart.
+        t["importable"] = False
         if _listed_torch(r):
             t["status"] = "import-failed"
             t["error"] = {"type": "Unknown", "message": "collect_env could not import torch", "how": "raised"}
+            if "Python platform" not in f:
+                # collect_env before torch 1.8 listed packages with the `pip`/`pip3` on PATH, not
+                # `python -m pip`: the torch it lists may belong to another interpreter.
+                facts["collect_env"]["pip_on_path"] = True
         elif _distributions(r)[1].get("pip") in ("listed", "none"):
             t["status"] = "not-installed"  # pip's list was printed and has no torch
     cuda_raw = f.get("CUDA used to build PyTorch")
