@@ -1,4 +1,4 @@
-"""The GPU health checks (checks/health.py) on recorded facts: right code on the sick GPU, none on healthy ones."""
+"""The GPU health checks (checks/health.py, checks/gpu_state.py) on recorded facts: right code on the sick GPU, none on healthy ones."""
 
 from __future__ import annotations
 
@@ -8,16 +8,17 @@ import pytest
 
 from conftest import load_fixture
 from cudadoctor import registry
-from cudadoctor.checks import health
-from cudadoctor.facts import Facts
+from cudadoctor.checks import gpu_state, health
+from cudadoctor.facts import Facts, new_facts
 from cudadoctor.report import diagnose
 
-HEALTH_CODES = {c.code for chk in health.register() for c in chk.codes}
+HEALTH_CHECKS = health.register() + gpu_state.register()  # hardware faults + how the GPUs are set and used
+HEALTH_CODES = {c.code for chk in HEALTH_CHECKS for c in chk.codes}
 
 
 def run_health(facts: dict):
     fx = Facts(facts)
-    return [f for chk in health.register() for f in chk(fx)]
+    return [f for chk in HEALTH_CHECKS for f in chk(fx)]
 
 
 def codes(findings):
@@ -206,7 +207,7 @@ def test_a_gpu_without_permission_for_its_handle_is_not_lost(healthy):
     ("NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.", "gpu-lost"),
 ])
 def test_signatures_match_real_error_texts(text, code):
-    (c,) = [c for chk in health.register() for c in chk.codes if c.code == code]
+    (c,) = [c for chk in HEALTH_CHECKS for c in chk.codes if c.code == code]
     assert c.matches(text)
 
 
@@ -215,3 +216,25 @@ def test_codes_are_registered_with_docs():
     for code in HEALTH_CODES:
         c, _ = reg.codes[code]
         assert c.area == "gpu"
+
+
+@pytest.mark.parametrize("text,code", [
+    # vllm-project/vllm#5222: an H100 node's uncorrectable ECC error, pasted without nvidia-smi -q
+    ("RuntimeError: CUDA error: uncorrectable ECC error encountered", "gpu-ecc-errors"),
+    ("RuntimeError: CUDA error: CUDA-capable device(s) is/are busy or unavailable", "gpu-compute-mode-restricted"),
+    ("NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.", "gpu-lost"),
+])
+def test_a_pasted_error_gives_the_code_when_the_gpus_were_not_read(text, code):
+    f = new_facts("collect_env")
+    f["user_error"] = {"text": text, "source": "user"}
+    found = [x for x in run_health(f) if x.code == code]
+    assert len(found) == 1 and found[0].severity == "error" and text[:40] in str(found[0].evidence)
+
+
+def test_counters_that_were_read_outrank_the_text():
+    """NVML read ECC counters of zero: the text alone does not make a finding (the counters say how the GPU is now)."""
+    f = new_facts("live")
+    f["nvml"] = {"status": "ok", "devices": [{"index": 0, "name": "NVIDIA H100", "ecc_errors": {
+        "volatile": {"corrected": 0, "uncorrected": 0}, "aggregate": {"corrected": 0, "uncorrected": 0}}}]}
+    f["user_error"] = {"text": "RuntimeError: CUDA error: uncorrectable ECC error encountered", "source": "user"}
+    assert not [x for x in run_health(f) if x.code == "gpu-ecc-errors"]

@@ -11,6 +11,7 @@ BUILTIN_MODULES = (
     "driver",
     "driver_compat",
     "extensions",
+    "gpu_state",
     "health",
     "kernel_driver",
     "libraries",

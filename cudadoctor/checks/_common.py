@@ -7,12 +7,13 @@ Nothing here does I/O. The knowledge base (``cudadoctor.kb``) is read-only packa
 from __future__ import annotations
 
 import re
-from typing import Iterable, Optional, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from cudadoctor import kb as _kb
 from cudadoctor.errortext.signatures import code_pattern
 from cudadoctor.errortext.sources import error_texts  # noqa: F401  (re-exported for the checks)
 from cudadoctor.facts import Facts
+from cudadoctor.model import Code, Finding, Fix
 
 INDEX = "https://download.pytorch.org/whl/"
 PIP = "python -m pip"
@@ -43,3 +44,28 @@ def find_text(fx: Facts, pattern: str) -> Optional[Tuple[str, str]]:
             end = text.find("\n", m.end())
             return where, text[start : end if end != -1 else None].strip()[:400]
     return None
+
+
+def text_finding(
+    code: Code, fx: Facts, title: str, cmds: Sequence[str], why: str, severity: Optional[str] = None
+) -> Iterator[Finding]:
+    """The finding ``code`` gives from the user's error text alone (the matched line is the evidence)."""
+    said = error_match(fx, code)
+    if said:
+        yield code.finding(title=title, evidence={said[0]: said[1]}, fix=Fix(tuple(cmds), why), severity=severity)
+
+
+# ---------------------------------------------------------------- the GPUs NVML lists (health, gpu_state)
+
+
+def nvml_devices(fx: Facts) -> List[Dict[str, Any]]:
+    return [d for d in fx.dicts("nvml.devices") if isinstance(d.get("index"), int)]
+
+
+def gpu_who(d: Dict[str, Any]) -> Dict[str, Any]:
+    return {"gpu": d.get("index"), "name": d.get("name"), "pci_bus_id": d.get("pci_bus_id")}
+
+
+def gpu_label(d: Dict[str, Any]) -> str:
+    name = d.get("name") if isinstance(d.get("name"), str) else "GPU"
+    return f"GPU {d.get('index')} ({name})"

@@ -6,7 +6,8 @@ Codes: python-unsupported, dll-load-failure, wsl-driver-in-guest.
 from __future__ import annotations
 
 import re
-from typing import Iterator, List, Optional, Tuple
+from datetime import date
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from cudadoctor.facts import Facts
 from cudadoctor.interpret import (
@@ -172,6 +173,9 @@ def python_unsupported(fx: Facts) -> Iterator[Finding]:
     py, bits, arch, plat = fx.str("python.version"), fx.int("python.bits"), fx.str("system.arch") or "", platform_key(fx)
     req = _requested(fx, said)
     reasons = _python_reasons(py, bits, arch, plat, req)
+    era = None if (torch_runs or reasons) else _before_wheels(fx, py, plat)
+    if era:
+        reasons.append(era)
     if torch_runs and not any(r.startswith("torch ") for r in reasons):
         return  # some torch imports here: only a pinned release without wheels for this Python is this code
     if not reasons and not said:
@@ -179,12 +183,52 @@ def python_unsupported(fx: Facts) -> Iterator[Finding]:
     if not reasons and said and fx.user_error() and not _NO_CANDIDATE.search(said[1] + "\n" + fx.user_error()):
         # pip saw torch versions, just not the one asked for: a pin/index problem, not the interpreter.
         return
-    evidence = {"python.version": py, "python.bits": bits, "system.arch": arch or None, "platform": plat, "requested": req}
+    evidence: Dict[str, Any] = {
+        "python.version": py,
+        "python.bits": bits,
+        "system.arch": arch or None,
+        "platform": plat,
+        "requested": req,
+    }
     if said:
         evidence[said[0]] = said[1]
     cmds, why = python_fix(environment(fx), bits, any("architecture" in r for r in reasons), req)
     title = "No PyTorch wheel for this interpreter: " + (reasons[0] if reasons else "pip found no torch wheel matching it")
-    yield PYTHON_UNSUPPORTED.finding(title=title, evidence=evidence, fix=Fix(tuple(cmds), why))
+    if era:
+        when = kb().python_predates_torch(py or "", plat) or {}
+        evidence["python_released"] = when
+        major, minor = (py or "3.0").split(".")[:2]
+        cmds = [
+            "python -m pip install --upgrade pip",
+            f'python -m pip install "torch>={when.get("first_torch")}"  # the first torch with wheels for Python {major}.{minor}',
+            f"# or, for an older torch: an environment with Python {major}.{int(minor) - 1}",
+        ]
+        why = "pip installs only wheels built for the interpreter's Python version; torch publishes them some weeks after a new Python."
+    severity = "warning" if era and not said else "error"  # the dates alone: likely, not proven
+    yield PYTHON_UNSUPPORTED.finding(title=title, evidence=evidence, fix=Fix(tuple(cmds), why), severity=severity)
+
+
+#: Days between a Python release and the first torch wheels for its minor from which a pasted report
+#: with no torch is read as "made before the wheels existed" (cudadoctor's choice: a gap of days
+#: says little about when the user tried to install).
+ERA_GAP_DAYS = 28
+
+
+def _before_wheels(fx: Facts, py: Optional[str], plat: str) -> Optional[str]:
+    """A pasted report (not this machine: today's wheels are known) of a Python with no torch importable,
+    whose patch release came out well before any torch had wheels for its minor."""
+    status = fx.str("torch.status")
+    absent = status == "not-installed" or (status is None and fx.get("torch.importable") is False)
+    if fx.origin == "live" or not absent or not py:
+        return None
+    era = kb().python_predates_torch(py, plat)
+    if not era or (date.fromisoformat(era["first_torch_date"]) - date.fromisoformat(era["python_date"])).days < ERA_GAP_DAYS:
+        return None
+    minor = ".".join(era["python"].split(".")[:2])
+    return (
+        f"Python {era['python']} came out on {era['python_date']}; the first torch with wheels for Python {minor} "
+        f"on this platform was {era['first_torch']} ({era['first_torch_date']})"
+    )
 
 
 # ---------------------------------------------------------------- dll-load-failure

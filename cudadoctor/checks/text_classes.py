@@ -8,13 +8,13 @@ toolkit-arch-unsupported, nvidia-uvm-stale, mkl-incompatible, cuda-home-not-set,
 from __future__ import annotations
 
 import re
-from typing import Iterator, List
+from typing import Iterator
 
 from cudadoctor.facts import Facts
 from cudadoctor.interpret import torch_cuda
-from cudadoctor.model import Code, Finding, Fix, check
+from cudadoctor.model import Code, Finding, check
 
-from ._common import PIP, error_match
+from ._common import PIP, error_match, text_finding
 
 SHM_EXHAUSTED = Code(
     code="shm-exhausted",
@@ -155,12 +155,6 @@ OPEN_KERNEL_MODULE_UNSUPPORTED = Code(
 )
 
 
-def _finding(code: Code, fx: Facts, title: str, cmds: List[str], why: str) -> Iterator[Finding]:
-    said = error_match(fx, code)
-    if said:
-        yield code.finding(title=title, evidence={said[0]: said[1]}, fix=Fix(tuple(cmds), why))
-
-
 @check(SHM_EXHAUSTED)
 def shm_exhausted(fx: Facts) -> Iterator[Finding]:
     kube = fx.str("system.container") == "kubernetes"
@@ -171,7 +165,7 @@ def shm_exhausted(fx: Facts) -> Iterator[Finding]:
         else "docker run --shm-size=16g ...  # or --ipc=host",
         "# or fewer workers: DataLoader(..., num_workers=0)",
     ]
-    yield from _finding(
+    yield from text_finding(
         SHM_EXHAUSTED,
         fx,
         "Out of shared memory in /dev/shm (DataLoader workers / NCCL)",
@@ -190,7 +184,7 @@ def device_ordinal_invalid(fx: Facts) -> Iterator[Finding]:
         "echo $CUDA_VISIBLE_DEVICES; nvidia-smi -L",
         "# use cuda:0 when CUDA_VISIBLE_DEVICES selects one GPU (CUDA renumbers the visible GPUs from 0)",
     ]
-    yield from _finding(
+    yield from text_finding(
         DEVICE_ORDINAL_INVALID,
         fx,
         "The program asks for a GPU index past the visible GPUs" + (f" (this process sees {n})" if n else ""),
@@ -208,7 +202,7 @@ def container_toolkit_missing(fx: Facts) -> Iterator[Finding]:
         "sudo systemctl restart docker",
         "docker run --rm --gpus all ubuntu nvidia-smi  # check",
     ]
-    yield from _finding(
+    yield from text_finding(
         CONTAINER_TOOLKIT_MISSING,
         fx,
         "Docker has no NVIDIA runtime to give the container GPUs (NVIDIA Container Toolkit missing)",
@@ -227,7 +221,7 @@ def host_compiler_unsupported(fx: Facts) -> Iterator[Finding]:
         f"export CC=gcc-{n} CXX=g++-{n} NVCC_PREPEND_FLAGS='-ccbin /usr/bin/g++-{n}'",
         "# then rebuild; or install a newer CUDA toolkit that supports your gcc",
     ]
-    yield from _finding(
+    yield from text_finding(
         HOST_COMPILER_UNSUPPORTED,
         fx,
         f"nvcc refuses this gcc (it supports gcc {n} at most)",
@@ -247,7 +241,7 @@ def toolkit_arch_unsupported(fx: Facts) -> Iterator[Finding]:
         'export TORCH_CUDA_ARCH_LIST="<X.Y of your GPU>"  # drop '
         + (f"compute_{arch}" if arch else "the unsupported architecture"),
     ]
-    yield from _finding(
+    yield from text_finding(
         TOOLKIT_ARCH_UNSUPPORTED,
         fx,
         f"This nvcc cannot build for compute_{arch}" if arch else "This nvcc cannot build for the requested GPU architecture",
@@ -263,7 +257,7 @@ def nvidia_uvm_stale(fx: Facts) -> Iterator[Finding]:
         "sudo rmmod nvidia_uvm && sudo modprobe nvidia_uvm  # or reboot",
         "sudo systemctl enable nvidia-suspend.service nvidia-resume.service  # keeps it from recurring after suspend",
     ]
-    yield from _finding(
+    yield from text_finding(
         NVIDIA_UVM_STALE,
         fx,
         'CUDA fails with "unknown error": reload the nvidia_uvm module (often after suspend/resume)',
@@ -279,7 +273,7 @@ def mkl_incompatible(fx: Facts) -> Iterator[Finding]:
         "conda install 'mkl<2024.1'",
         f"# or: {PIP} install torch  (pip wheels do not use the environment's MKL)",
     ]
-    yield from _finding(
+    yield from text_finding(
         MKL_INCOMPATIBLE,
         fx,
         "torch cannot load: the installed MKL (2024.1+) lacks iJIT_NotifyEvent",
@@ -298,7 +292,7 @@ def cuda_home_not_set(fx: Facts) -> Iterator[Finding]:
         "export PATH=$CUDA_HOME/bin:$PATH",
         f"# or: conda install -c nvidia cuda-nvcc={ver}",
     ]
-    yield from _finding(
+    yield from text_finding(
         CUDA_HOME_NOT_SET,
         fx,
         "Building a CUDA extension needs a CUDA toolkit: none found (CUDA_HOME not set)",
@@ -314,7 +308,7 @@ def open_kernel_module_unsupported(fx: Facts) -> Iterator[Finding]:
         "sudo apt-get install nvidia-driver-<branch>  # the proprietary flavour (not -open); dnf: akmod-nvidia; .run: --kernel-module-type=proprietary",
         "sudo reboot",
     ]
-    yield from _finding(
+    yield from text_finding(
         OPEN_KERNEL_MODULE_UNSUPPORTED,
         fx,
         "The open NVIDIA kernel module does not support this (pre-Turing) GPU",

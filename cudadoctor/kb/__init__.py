@@ -53,7 +53,9 @@ TABLES = (
     "gpu_compute_capability",
     "cores_per_sm",
     "installers",
-)  # installers: where each build is published per installer (checks/_installer.py)
+    "python_wheels",
+)  # installers: where each build is published per installer (checks/_installer.py);
+# python_wheels: when each Python minor first had torch wheels (checks/platform.py)
 
 
 @functools.lru_cache(maxsize=None)
@@ -318,6 +320,27 @@ def newest_torch_for_python(python_version: str, platform: str = "linux-x86_64")
         if r and python_supported(series, python_version):
             return r["version"]
     return None
+
+
+def python_predates_torch(python_version: str, platform: str = "linux-x86_64") -> dict | None:
+    """When this Python patch release came out before any torch had wheels for its minor on this platform:
+    {"python": "3.10.1", "python_date", "first_torch": "1.11.0", "first_torch_date"}; else None (or unknown).
+
+    platform: "windows" reads the Windows wheels' dates, anything else Linux x86_64's.
+    """
+    parts = (python_version or "").split()[0].split(".")
+    if len(parts) < 3 or not all(p.isdigit() for p in parts[:3]):
+        return None
+    minor, patch = ".".join(parts[:2]), ".".join(parts[:3])
+    entry = _load("python_wheels")["python"].get(minor)
+    if not entry or patch not in entry["releases"]:
+        return None
+    win = platform == "windows"
+    torch = entry.get("first_torch_windows" if win else "first_torch")
+    torch_date = entry.get("first_torch_windows_date" if win else "first_torch_date")
+    if not (torch and torch_date) or entry["releases"][patch] >= torch_date:
+        return None
+    return {"python": patch, "python_date": entry["releases"][patch], "first_torch": torch, "first_torch_date": torch_date}
 
 
 # ---------------------------------------------------------------- architectures
