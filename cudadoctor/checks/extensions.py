@@ -200,9 +200,13 @@ _BUILDING = re.compile(
 
 @check(EXTENSION_BUILD_ISOLATION)
 def extension_build_isolation(fx: Facts) -> Iterator[Finding]:
-    """`No module named 'torch'` inside pip's isolated build of a source package."""
+    """`No module named 'torch'` inside pip's isolated build of a source package. A bare one while
+    torch imports here (no pip lines pasted) is the same situation, or another interpreter: a warning."""
     said = error_match(fx, EXTENSION_BUILD_ISOLATION)
     if not said:
+        bare = find_text(fx, r"No module named '?torch'?(?![\w.])")
+        if bare and torch_version(fx) and fx.str("torch.status") in (None, "ok"):
+            yield _bare_no_torch(fx, bare)
         return
     text = _all_text(fx)
     names = [m.group(1) for m in _BUILDING.finditer(text) if m.group(1).lower() not in ("torch", "pip", "setuptools", "wheel")]
@@ -223,7 +227,25 @@ def extension_build_isolation(fx: Facts) -> Iterator[Finding]:
     )
 
 
+def _bare_no_torch(fx: Facts, said: Tuple[str, str]) -> Finding:
+    return EXTENSION_BUILD_ISOLATION.finding(
+        title=f"torch {torch_version(fx)} is installed, yet something could not import it: a package built in pip's "
+        "isolated environment (most often), or a script run by another interpreter",
+        evidence={said[0]: said[1], "torch.version": torch_version(fx)},
+        fix=Fix(
+            (
+                f"{PIP} install --no-build-isolation <the package you were installing>  # builds against the installed torch",
+                '# running a script instead? compare: which python; python -c "import sys, torch; print(sys.executable)"',
+            ),
+            "pip builds source packages in a fresh environment without torch unless told not to.",
+        ),
+        severity="warning",
+    )
+
+
 _NO_KERNEL = re.compile(r"no kernel image is available for execution on the device|CUDA_ERROR_NO_BINARY_FOR_GPU", re.I)
+#: xFormers lists every backend with its reasons; this one means its compiled extension did not load.
+_NOT_LOADED = re.compile(r"xFormers wasn't build with CUDA support|xFormers can't load C\+\+/CUDA extensions", re.I)
 _TORCH_OWN_ARCH = re.compile(
     r"is not compatible with the current PyTorch installation|The current PyTorch install supports CUDA capabilities", re.I
 )
@@ -259,6 +281,8 @@ def companion_arch_unsupported(fx: Facts) -> Iterator[Finding]:
     text = _all_text(fx)
     if _TORCH_OWN_ARCH.search(text):
         return  # torch itself lacks the architecture: gpu-arch-unsupported
+    if _NOT_LOADED.search(text):
+        return  # the extension did not load at all (extension-abi-mismatch); a capability line is one backend's aside
     pkg = _package(said[1]) or _package(text) or _kernel_package(fx) or "<the package in the traceback>"
     caps = [g["capability"] for g in gpus(fx) if g.get("capability")]
     names = [g["name"] for g in gpus(fx) if g.get("name")]

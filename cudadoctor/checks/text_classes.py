@@ -165,12 +165,18 @@ def shm_exhausted(fx: Facts) -> Iterator[Finding]:
         else "docker run --shm-size=16g ...  # or --ipc=host",
         "# or fewer workers: DataLoader(..., num_workers=0)",
     ]
+    nccl_only = re.search(r"ncclSystemError|unhandled system error", fx.user_error() or "") and not re.search(
+        r"shared memory|/dev/shm|posix_fallocate|shm_open", fx.user_error() or "", re.I
+    )
     yield from text_finding(
         SHM_EXHAUSTED,
         fx,
-        "Out of shared memory in /dev/shm (DataLoader workers / NCCL)",
-        cmds,
+        "NCCL's system call failed: in a container that is most often /dev/shm too small (64 MB by default)"
+        if nccl_only
+        else "Out of shared memory in /dev/shm (DataLoader workers / NCCL)",
+        ["NCCL_DEBUG=INFO <your command>  # names the call that failed", *cmds] if nccl_only else cmds,
         "Workers and NCCL exchange data through /dev/shm; containers get 64 MB by default.",
+        severity="warning" if nccl_only else None,  # the NCCL message alone does not name the call
     )
 
 
