@@ -518,7 +518,8 @@ def cuda_toolkit_mismatch(fx: Facts) -> Iterator[Finding]:
         return
     building = bool(_BUILDING.search(fx.user_error())) or bool(said and "mismatches the version" in said[1])
     major = a[0] != b[0]
-    severity = "error" if (major and building) else "warning"
+    # Running torch never uses the toolkit: a minor difference with nothing being built is only worth knowing.
+    severity = "error" if (major and building) else "warning" if (major or building) else "info"
     evidence = {
         "toolkit.nvcc_version": fx.str("toolkit.nvcc_version") or nvcc,
         "toolkit.nvcc": fx.str("toolkit.nvcc"),
