@@ -214,3 +214,16 @@ def test_a_paste_cut_before_the_torch_version_still_shows_the_gpu_is_too_new():
     # The whole text still uses the wheel's own list, not the bound.
     (g,) = _arch_findings(full)
     assert g.evidence["build_archs_source"] == "kb: official torch 2.6 cu126 wheel"
+
+
+def test_a_nightly_or_source_build_has_no_release_arch_list():
+    """A nightly's arch list is not its release's (pytorch 1.9.0.dev20210302+cu111 dropped sm_61 that 1.9.0 has)."""
+    from cudadoctor.facts import Facts, new_facts
+    from cudadoctor.interpret import build_arch_list
+
+    f = new_facts("collect_env")
+    f["torch"].update({"version": "1.9.0+cu111", "cuda": "11.1"})
+    assert build_arch_list(Facts(f))[0]  # the release: the kb knows it
+    for nightly in ("1.9.0.dev20210302+cu111", "2.1.0a0+git1234abc"):
+        f["torch"]["version"] = nightly
+        assert build_arch_list(Facts(f)) == (None, None)

@@ -65,6 +65,9 @@ GPU_ARCH_UNSUPPORTED = Code(
 )
 
 
+_TORCH_SAYS = re.compile(r"is not compatible with the current PyTorch installation|PyTorch no longer supports this GPU", re.I)
+
+
 def _text_cap(text: str) -> Optional[str]:
     m = re.search(r"capability sm_(\d+)(\d)\b", text) or re.search(r"cuda capability (\d+)\.(\d+)", text, re.IGNORECASE)
     return f"{int(m.group(1))}.{m.group(2)}" if m else None
@@ -89,10 +92,9 @@ def _newest_min() -> int:
 def _build_and_devices(fx: Facts, said: Optional[Tuple[str, str]]):
     """(archs, source, devices): the build's arch list and the GPUs, from the facts, else the error text."""
     archs, source = build_arch_list(fx)
-    if said and not archs:
-        archs_text = _text_archs(said[1])
-        if archs_text:
-            archs, source = archs_text, "the error message"
+    archs_text = _text_archs(said[1]) if said else None
+    if archs_text and source != "torch.cuda.get_arch_list()":
+        archs, source = archs_text, "the error message"  # the running build's own list beats the kb's for its release
     devices = gpus(fx)
     if said and not devices and _text_cap(said[1]):
         devices = [{"index": 0, "name": None, "capability": _text_cap(said[1]), "capability_source": "the error message"}]
@@ -209,7 +211,8 @@ def gpu_arch_unsupported(fx: Facts) -> Iterator[Finding]:
     if not bad and said:
         g = devices[0] if devices else {"index": 0, "name": None, "capability": _text_cap(said[1]), "capability_source": None}
         cap = g.get("capability")
-        if isinstance(cap, str) and arch_runs(cap, archs):
+        torch_says = _TORCH_SAYS.search(said[1])  # torch's own verdict on this GPU (it counts sm_ entries, not PTX)
+        if isinstance(cap, str) and arch_runs(cap, archs) and not torch_says:
             return  # torch has kernels for this GPU: a separately built package lacks them (companion-arch-unsupported)
         bad.append((g, said[1]))  # the error itself is the evidence; name the GPU when the facts know one
     if not bad:

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import re
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from cudadoctor.facts import Facts
 from cudadoctor.interpret import (
     build_kind,
+    driver_os,
     driver_version,
     imported_variant,
+    is_wsl,
     kernel_module,
     nvidia_gpu_present,
     wsl1_build,
@@ -283,6 +287,7 @@ def no_gpu_visible(fx: Facts) -> Iterator[Finding]:
             or _nvd_hides(fx, evidence)
             or _driver_sees_none(nvml, count, evidence)
             or _cuda_sees_none(said, torch_count, evidence)
+            or _unavailable_unexplained(fx, devices, evidence)
         )
     if found:
         yield found
@@ -388,6 +393,39 @@ def _cuda_sees_none(said: Optional[Tuple[str, str]], torch_count: Optional[int],
         ("unset CUDA_VISIBLE_DEVICES", "nvidia-smi -L"),
         "Usually CUDA_VISIBLE_DEVICES or the container hides the devices the driver sees.",
     )
+
+
+def _unavailable_unexplained(fx: Facts, devices: List[Dict[str, Any]], evidence: Dict[str, Any]) -> Optional[Finding]:
+    """A CUDA build says CUDA is unavailable while the driver runs its CUDA and lists a GPU: nothing in the
+    build or the driver explains it, and what hides a GPU from one process only (CUDA_VISIBLE_DEVICES set by
+    a script, a container's device list) is the usual cause. A warning: the facts do not show the variable."""
+    driver, cuda = driver_version(fx), fx.str("torch.cuda")
+    k = kb()
+    if not (
+        build_kind(fx) == "cuda"
+        and fx.bool("torch.cuda_available") is False
+        and devices
+        and driver
+        and cuda
+        and not is_wsl(fx)
+        and not fx.env_recorded()  # where the variables were recorded, _cvd_hides has read them
+        and k.driver_supports_cuda(driver, cuda, driver_os(fx)) is True
+    ):
+        return None
+    evidence.update({"torch.cuda_available": False, "nvml.driver_version": driver, "torch.cuda": cuda})
+    f = _hidden(
+        f"torch (CUDA {cuda}) finds no usable GPU although driver {driver} runs it and lists "
+        f"{devices[0].get('name') or 'a GPU'}: most often CUDA_VISIBLE_DEVICES (set by a script or the shell) hides it",
+        evidence,
+        (
+            'echo "CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES"  # in the shell and in the script that runs (grep -r CUDA_VISIBLE_DEVICES .)',
+            "nvidia-smi -L  # the indices and UUIDs that exist",
+            'python -c "import torch; torch.cuda.init()"  # prints the error CUDA gives',
+        ),
+        "A GPU hidden from one process (CUDA_VISIBLE_DEVICES naming an index that does not exist, a container's device list) "
+        "leaves the driver and nvidia-smi working while torch sees none.",
+    )
+    return replace(f, severity="warning")
 
 
 def register():

@@ -87,7 +87,7 @@ DLL_LOAD_FAILURE = Code(
         r"\[WinError 127\]",
         r"\[WinError 1114\]",
         r"\[WinError 1455\]",
-        r"Error loading \"[^\"]+\.dll\" or one of its dependencies",
+        r"(?:Error|Erro) loading [\"“”'][^\"“”']+\.dll[\"“”'] or one of its dependencies",
         r"DLL load failed( while importing \w+)?",
         r"Could not load library \w+\.dll\. Error code \d+",
         r"Could not locate zlibwapi\.dll",

@@ -114,6 +114,9 @@ def build_arch_list(fx: Facts) -> Tuple[Optional[List[str]], Optional[str]]:
     if live and all(isinstance(a, str) for a in live):
         return list(live), "torch.cuda.get_arch_list()"
     rel, var = torch_release(fx), variant(fx)
+    version = fx.str("torch.version") or ""
+    if re.search(r"\.dev\d{8}|a0\+git|\+git", version):
+        return None, None  # a nightly or a source build: its list is not the release's (arch_bound still applies)
     if rel and var and var.startswith("cu"):
         a = _kb().arch_list(rel, var)
         if a:

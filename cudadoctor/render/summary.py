@@ -161,6 +161,8 @@ FAILURE_WORDS = re.compile(
 def coherent(key: str, status: str, detail: Optional[str], fx: Facts) -> str:
     """The area's status, made to agree with its words: a line that says its subject is missing,
     broken or unknown is never marked fine (✓) just because no check raised a finding about it."""
+    if key == "torch" and status in ("ok", "info") and fx.str("torch.cuda") and fx.bool("torch.cuda_available") is False:
+        return "warning"  # a CUDA build that cannot use CUDA is not fine, whatever the checks could name
     if status not in ("ok", "info") or not detail or not FAILURE_WORDS.search(detail):
         return status
     if key == "driver" and fx.list("system.pci_nvidia_devices") == []:
