@@ -78,6 +78,11 @@ def _text_archs(text: str) -> Optional[List[str]]:
     return m.group(1).split() if m else None
 
 
+def _oldest_ever() -> str:
+    """The lowest compute capability any official PyTorch binary was built for (kb/torch_arch_lists.json)."""
+    return str(kb()._load("torch_arch_lists").get("oldest_binary_capability") or "0.0")
+
+
 def _newest_min() -> int:
     """The lowest architecture any variant of the newest known release still ships (e.g. 75)."""
     newest = kb().newest_release()
@@ -126,6 +131,8 @@ def _classify(
         kernel_err = _kernel_error(fx, g)
         if kernel_err:
             bad.append((g, "the test kernel: " + kernel_err[:200]))
+        elif cap and (cap_number(cap) or 99) < (cap_number(_oldest_ever()) or 0):
+            bad.append((g, f"no PyTorch binary was ever built for compute capability below {_oldest_ever()}"))
         elif cap and not archs and newer_than_all(cap, bound):
             bad.append((g, "bound"))
         elif not cap or not archs:
@@ -177,6 +184,13 @@ def _arch_finding(
     capn = cap_number(cap) if cap else None
     too_old = bool(capn and ((nums and capn < min(nums)) or (not nums and capn < _newest_min())))
     cmds, why = arch_fix(environment(fx), cap, torch_release(fx), driver, too_old)
+    if capn and capn < (cap_number(_oldest_ever()) or 0):  # Tesla/Fermi: nothing to install or build will run
+        cmds = [
+            f"# no PyTorch release, and no build from source with a CUDA toolkit PyTorch supports, runs on {sm}",
+            "# use a GPU of compute capability 5.0 or newer (current wheels: 7.5+), or run on the CPU:",
+            "python -m pip install torch --index-url https://download.pytorch.org/whl/cpu",
+        ]
+        why = f"PyTorch's builds start at compute capability {_oldest_ever()}; CUDA itself dropped 1.x in 7.0 and 2.x in 9.0."
     title = (
         f"{g.get('name') or 'The GPU'}{(' (' + sm + ')') if cap else ''} has no kernels in "
         + (f"torch {ver}" if ver else "this torch build")

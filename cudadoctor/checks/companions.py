@@ -324,6 +324,9 @@ def multiple_torch_installs(fx: Facts) -> Iterator[Finding]:
         v = s.get("version")
         if isinstance(v, str):
             others.append((v, s.get("path")))
+    if not others and not imported:  # torch did not import: two different versions listed are two installs
+        listed = list(dict.fromkeys(str(d["version"]) for d in dists if isinstance(d.get("version"), str)))
+        others = [(v, "listed by the package manager") for v in listed[1:]]
     if not others:
         for d in dists:
             v = d.get("version")
@@ -372,7 +375,9 @@ def multiple_torch_installs(fx: Facts) -> Iterator[Finding]:
         )
     cmds.append(f"{PIP} install torch=={release_of(wanted)}  # add the --index-url of the variant you want")
     yield MULTIPLE_TORCH_INSTALLS.finding(
-        title=f"torch {imported or '?'} is imported, but torch {wanted} is also installed ({others[0][1]})",
+        title=f"torch {imported} is imported, but torch {wanted} is also installed ({others[0][1]})"
+        if imported
+        else f"torch does not import, and two torch versions are installed ({', '.join(dict.fromkeys(str(d.get('version')) for d in dists))})",
         evidence=evidence,
         fix=Fix(tuple(cmds), "Python imports the first torch on sys.path; with one copy left, what you install is what runs."),
         severity="error" if broken else "warning",

@@ -289,6 +289,7 @@ def no_gpu_visible(fx: Facts) -> Iterator[Finding]:
             or _cuda_sees_none(said, torch_count, evidence)
             or _unavailable_unexplained(fx, devices, evidence)
         )
+    found = found or _cvd_past_unknown_count(fx, count, evidence)
     if found:
         yield found
 
@@ -393,6 +394,29 @@ def _cuda_sees_none(said: Optional[Tuple[str, str]], torch_count: Optional[int],
         ("unset CUDA_VISIBLE_DEVICES", "nvidia-smi -L"),
         "Usually CUDA_VISIBLE_DEVICES or the container hides the devices the driver sees.",
     )
+
+
+def _cvd_past_unknown_count(fx: Facts, count: Optional[int], evidence: Dict[str, Any]) -> Optional[Finding]:
+    """CUDA_VISIBLE_DEVICES starts past GPU 0 while CUDA is unavailable and the GPU count is unknown (a paste
+    with the environment but no nvidia-smi): on a machine with fewer GPUs than that index, it hides them all."""
+    cvd = fx.env("CUDA_VISIBLE_DEVICES")
+    first = _visible_entries(cvd.strip())[0] if cvd and cvd.strip() else None
+    if count is not None or not first or not _INDEX.match(first) or int(first) == 0:
+        return None
+    if fx.bool("torch.cuda_available") is not False:
+        return None
+    evidence.update({"CUDA_VISIBLE_DEVICES": cvd, "torch.cuda_available": False})
+    f = _hidden(
+        f"CUDA_VISIBLE_DEVICES={cvd} selects GPU {first} and CUDA finds none: on a machine with {first} GPU"
+        f"{'s' if int(first) != 1 else ''} or fewer, it hides every one",
+        evidence,
+        (
+            "nvidia-smi -L  # the indices that exist",
+            "export CUDA_VISIBLE_DEVICES=0  # or unset it; look for where a script or service sets it",
+        ),
+        "CUDA numbers GPUs from 0 and ignores the list from its first index that does not exist.",
+    )
+    return replace(f, severity="warning")
 
 
 def _unavailable_unexplained(fx: Facts, devices: List[Dict[str, Any]], evidence: Dict[str, Any]) -> Optional[Finding]:

@@ -164,8 +164,8 @@ def _all_text(fx: Facts) -> str:
 def extension_abi_mismatch(fx: Facts) -> Iterator[Finding]:
     """`undefined symbol: _ZN3c10...` in an extension .so, or an extension saying it was built for another torch."""
     said = error_match(fx, EXTENSION_ABI_MISMATCH)
-    if not said:
-        return
+    if not said or re.search(r"[/\\]torch[/\\]lib[/\\][^/\\\s:]+:\s*undefined symbol", said[1]):
+        return  # torch's own library missing a symbol of its own: torch is mixed or half-installed, not an extension
     pkg = _package(said[1]) or "<the package named in the error>"
     torch = torch_version(fx)
     built = re.search(r"built for:?\s*PyTorch ([\w.+]+)", said[1])

@@ -158,7 +158,7 @@ def _python_reasons(py: Optional[str], bits: Optional[int], arch: str, plat: str
 #: pip saw other versions of, the line names the pin: torch==1.4.0).
 _NO_CANDIDATE = re.compile(
     r"from versions: (?:none|0\.1\.2)|is not a supported wheel on this platform|"
-    r"No matching distribution found for torch[ \t\r]*(?:$|\n)",
+    r"(?:No matching distribution found for|Could not find a version that satisfies the requirement) torch[ \t\r]*(?:$|\n)",
     re.IGNORECASE | re.MULTILINE,
 )
 

@@ -127,7 +127,7 @@ def torch_not_installed(fx: Facts) -> Iterator[Finding]:
     if not definite:
         listed = (fx.distribution("torch") or {}).get("version")
         title = "This Python cannot import torch, and it may not be installed for it" + (
-            f" (torch {listed} is listed by the pip on PATH, which may be another Python's)" if listed else ""
+            f" (torch {listed} is listed, by the pip/conda on PATH, which may be another Python's)" if listed else ""
         )
         cmds = ["python -c \"import torch\"  # the error says which: No module named 'torch' = not installed here", cmd]
     yield TORCH_NOT_INSTALLED.finding(

@@ -32,9 +32,9 @@ def _conda_line(rest: str) -> Optional[Dict[str, Any]]:
         return None
     name = parts[0]
     d: Dict[str, Any] = {"name": name, "version": parts[1], "installer": "conda", "listed_by": "conda"}
-    if name.lower() == "pytorch":
+    if name.lower() in ("pytorch", "pytorch-nightly", "pytorch-cpu", "pytorch-gpu"):  # not pytorch-cuda/-mutex (metapackages)
         d["name"] = "torch"
-        d["package"] = "pytorch"
+        d["package"] = name.lower()
     if len(parts) >= 3:
         d["build"] = parts[2]
     if len(parts) >= 4:
