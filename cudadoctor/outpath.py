@@ -161,7 +161,16 @@ def write_atomic(path: str, text: str) -> None:
 
     The directory is created. The file gets the usual permissions (0666 less the umask), not
     a temporary file's 0600, so that a shared reports directory stays readable.
+
+    Only a regular file (or a new path) is replaced: ``-o /dev/null``, ``-o /dev/stdout`` or a named
+    pipe is written to as it is (a rename would put a regular file in its place: as root, that
+    replaced /dev/null itself). A symbolic link to a file keeps pointing at it.
     """
+    if os.path.exists(path) and not os.path.isfile(path):
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        return
+    path = os.path.realpath(path) if os.path.islink(path) else path
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
     base = os.path.basename(path)

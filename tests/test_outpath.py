@@ -177,3 +177,32 @@ def test_collect_o_placeholders(tmp_path):
     r = run_cli("collect", "--quick", "-o", str(tmp_path / "{env:MYNODE}.json"), env={"MYNODE": "gpu/node 7"})
     assert r.returncode == 0, r.stderr
     assert json.loads((tmp_path / "gpu_node_7.json").read_text())["kind"] == "cudadoctor-facts"
+
+
+def test_write_atomic_writes_into_a_pipe_or_device_and_leaves_it_one(tmp_path):
+    """`-o /dev/null` as root once replaced /dev/null with a regular file (the rename of the atomic write)."""
+    import stat
+    import threading
+
+    from cudadoctor.outpath import write_atomic
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(open(fifo, encoding="utf-8").read()))
+    reader.start()
+    write_atomic(str(fifo), "report\n")
+    reader.join(5)
+    assert got == ["report\n"] and stat.S_ISFIFO(os.stat(fifo).st_mode)
+
+
+def test_write_atomic_through_a_symlink_keeps_the_link(tmp_path):
+    from cudadoctor.outpath import write_atomic
+
+    target = tmp_path / "reports" / "node.json"
+    target.parent.mkdir()
+    target.write_text("old")
+    link = tmp_path / "latest.json"
+    link.symlink_to(target)
+    write_atomic(str(link), "new")
+    assert link.is_symlink() and target.read_text() == "new"
