@@ -161,13 +161,15 @@ FAILURE_WORDS = re.compile(
 def coherent(key: str, status: str, detail: Optional[str], fx: Facts) -> str:
     """The area's status, made to agree with its words: a line that says its subject is missing,
     broken or unknown is never marked fine (✓) just because no check raised a finding about it."""
-    if key == "torch" and status in ("ok", "info") and fx.str("torch.cuda") and fx.bool("torch.cuda_available") is False:
-        return "warning"  # a CUDA build that cannot use CUDA is not fine, whatever the checks could name
     if status not in ("ok", "info") or not detail or not FAILURE_WORDS.search(detail):
         return status
     if key == "driver" and fx.list("system.pci_nvidia_devices") == []:
         return "none"  # no NVIDIA device on the bus: nothing there, rather than unknown
     return "unknown"
+
+
+def _cuda_unavailable_unexplained(fx: Facts, worst: Dict[str, str]) -> bool:
+    return bool(fx.str("torch.cuda")) and fx.bool("torch.cuda_available") is False and "error" not in worst.values()
 
 
 def areas(report: Report) -> List[Tuple[str, str, str, str]]:
@@ -194,6 +196,8 @@ def areas(report: Report) -> List[Tuple[str, str, str, str]]:
         if status == "ok" and key == "gpu" and detail == "none visible":
             status = "none"
         status = coherent(key, status, detail or "unknown", fx)
+        if key == "torch" and status in ("ok", "info") and _cuda_unavailable_unexplained(fx, worst):
+            status = "warning"  # a CUDA build that cannot use CUDA, and no other area says why: not fine
         if key == "tool":
             n = sum(1 for f in report.findings if report.area_of(f) == "tool")
             detail = f"{n} problem{'s' if n != 1 else ''} in cudadoctor's own probes or checks"
