@@ -71,3 +71,11 @@ def test_pip_no_matching_distribution_for_a_pin_is_not_the_interpreter(tmp_path)
     txt.write_text((HOLDOUT / "h18-py3120-no-torch-wheel-rtx4080.txt").read_text().replace("3.12.0", "3.12.4"))
     findings = _findings(txt, err)
     assert "python-unsupported" not in [f["code"] for f in findings]
+
+
+def test_an_unexplained_unavailable_cuda_build_is_never_marked_fine():
+    """h78: driver and GPU fine, CUDA unavailable (a script's CUDA_VISIBLE_DEVICES): the PyTorch line is !, not ✓."""
+    (txt,) = sorted(HOLDOUT.glob("h78-*.txt"))
+    r = CliRunner().invoke(cli, ["check", "--from-collect-env", str(txt)])
+    line = next(ln for ln in r.output.splitlines() if "PyTorch" in ln and "is_available() = False" in ln)
+    assert line.startswith("[!]"), line
