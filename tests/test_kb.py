@@ -346,3 +346,11 @@ def test_cores_per_sm(cap, cores):
 def test_cores_per_sm_unknown():
     assert kb.cores_per_sm("2.0") is None
     assert kb.cores_per_sm("x") is None
+
+
+def test_platform_aware_python_support_and_jetson_names():
+    # Windows got Python 3.11 wheels with torch 2.0.0 and 3.13 with 2.6.0; Linux earlier (kb/python_wheels.json)
+    assert kb.python_supported("1.13.1", "3.11") is True and kb.python_supported("1.13.1", "3.11", "windows") is False
+    assert kb.python_supported("2.5.1", "3.13", "windows") is False and kb.python_supported("2.6.0", "3.13", "windows") is True
+    # Jetson torch reports its GPU as "Orin (nvgpu)"; Tesla/Fermi names are known (no binary below 3.0)
+    assert kb.compute_capability("Orin (nvgpu)") == "8.7" and kb.compute_capability("GeForce 210") == "1.2"

@@ -12,6 +12,7 @@ from typing import Iterator
 
 from cudadoctor.interpret.gpus import BUSY_UTILIZATION, THROTTLE_REASONS, reason_label, reason_names
 from cudadoctor.facts import Facts
+from cudadoctor.interpret import is_wsl
 from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import gpu_label, gpu_who, nvml_devices, text_finding
@@ -236,17 +237,19 @@ def gpu_compute_mode_restricted(fx: Facts) -> Iterator[Finding]:
     """Prohibited (error), exclusive with a holder (error), exclusive and free (warning); without the
     GPUs' compute mode, the user's "busy or unavailable"."""
     if not any(d.get("compute_mode") for d in nvml_devices(fx)):
+        wsl = is_wsl(fx) is True  # under WSL the same words come from the WSL GPU layer failing, too
         yield from text_finding(
             GPU_COMPUTE_MODE_RESTRICTED,
             fx,
-            "The GPU refused a CUDA context: it is in an exclusive or prohibited compute mode, or held by another process",
+            "The GPU refused a CUDA context: an exclusive or prohibited compute mode, another process holding it"
+            + (", or (under WSL) the Windows GPU layer failing after a Windows or driver update" if wsl else ""),
             (
                 "nvidia-smi --query-gpu=index,compute_mode --format=csv",
                 "nvidia-smi --query-compute-apps=pid,used_memory --format=csv  # who holds it",
                 "sudo nvidia-smi -c DEFAULT -i <N>  # administrator: back to the Default compute mode",
             ),
             'Exclusive mode allows one CUDA process at a time and Prohibited none; others get "busy or unavailable".',
-            severity="error",  # CUDA refused to run: not a setting to review but the failure itself
+            severity="warning" if wsl else "error",  # CUDA refused to run; under WSL the cause is less certain
         )
         return
     for d in nvml_devices(fx):

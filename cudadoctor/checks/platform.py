@@ -143,11 +143,17 @@ def _python_reasons(py: Optional[str], bits: Optional[int], arch: str, plat: str
     if arch and _NO_WHEEL_ARCH.match(arch):
         reasons.append(f"PyTorch publishes no wheels for the {arch} architecture")
     if py and not reasons:
-        if req and kb().python_supported(release_of(req) or req, py) is False:
+        if req and kb().python_supported(release_of(req) or req, py, plat) is False:
             rng = (kb().torch_release(release_of(req) or req) or {}).get("python") or {}
-            reasons.append(
-                f"torch {release_of(req)} has wheels for Python {rng.get('min')}–{rng.get('max')}, not {mm_str(py) or py}"
-            )
+            if kb().python_supported(release_of(req) or req, py) is True:  # the Linux range has it: a platform gap
+                first = (kb()._load("python_wheels")["python"].get(mm_str(py) or "") or {}).get("first_torch_windows")
+                reasons.append(
+                    f"torch {release_of(req)} has no Windows wheels for Python {mm_str(py) or py} (they start with torch {first})"
+                )
+            else:
+                reasons.append(
+                    f"torch {release_of(req)} has wheels for Python {rng.get('min')}–{rng.get('max')}, not {mm_str(py) or py}"
+                )
         elif kb().newest_torch_for_python(py, plat) is None:
             reasons.append(f"no torch release has wheels for Python {mm_str(py) or py} on {plat}")
     return reasons

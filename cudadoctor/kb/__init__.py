@@ -297,13 +297,24 @@ def torch_for_torchvision(tv_version: str) -> str | None:
     return fallback
 
 
-def python_supported(torch_version: str, python_version: str) -> bool | None:
-    """Does the release publish wheels for this CPython major.minor? None if the release is unknown."""
+def python_supported(torch_version: str, python_version: str, platform: str | None = None) -> bool | None:
+    """Does the release publish wheels for this CPython major.minor? None if the release is unknown.
+
+    The release's range is its Linux wheels'; with ``platform`` "windows", a Python minor whose first
+    Windows wheels came with a later release (3.11: 2.0.0, 3.13: 2.6.0; kb/python_wheels.json) is not.
+    """
     r = torch_release(torch_version)
     py = _mm(python_version)
     if not r or not py:
         return None
-    return _tmm(r["python"]["min"]) <= py <= _tmm(r["python"]["max"])
+    if not _tmm(r["python"]["min"]) <= py <= _tmm(r["python"]["max"]):
+        return False
+    if platform == "windows":
+        entry = _load("python_wheels")["python"].get(f"{py[0]}.{py[1]}") or {}
+        first = entry.get("first_torch_windows")
+        if first and _tv(r["version"]) < _tv(first):
+            return False
+    return True
 
 
 def newest_torch_for_python(python_version: str, platform: str = "linux-x86_64") -> str | None:
@@ -317,7 +328,7 @@ def newest_torch_for_python(python_version: str, platform: str = "linux-x86_64")
         if last and _tv(series) > _tv(last):
             continue
         r = torch_release(series)
-        if r and python_supported(series, python_version):
+        if r and python_supported(series, python_version, platform):
             return r["version"]
     return None
 
@@ -447,7 +458,9 @@ def variants_for_driver(torch_version: str, driver: str, os: str = "linux") -> l
 
 # ---------------------------------------------------------------- GPUs
 
-_NOISE = re.compile(r"^(\d+gb?|hbm\d?e?|pcie|sxm\d?|nvl|dgxs|fhhl|laptop|gpu|mobile|with|max|q|design)$")
+_NOISE = re.compile(
+    r"^(\d+gb?|hbm\d?e?|pcie|sxm\d?|nvl|dgxs|fhhl|laptop|gpu|mobile|with|max|q|design|nvgpu)$"
+)  # nvgpu: how Jetson GPUs name themselves ("Orin (nvgpu)")
 _PREFIX = {"nvidia", "geforce", "tesla", "grid"}
 
 
