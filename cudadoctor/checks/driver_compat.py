@@ -90,7 +90,7 @@ NVML_DRIVER_MISMATCH = Code(
         "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html",
     ),
     signatures=(
-        r"Failed to initialize NVML: Driver/library version mismatch",
+        r"(?:Failed to initialize NVML|nvml error):\s*Driver/library version mismatch",
         r"NVML library version: \d+",
         r"API mismatch: the NVIDIA kernel module has version",
     ),  # error 803's wordings: kb/errors/error_signatures.json

@@ -15,6 +15,7 @@ from cudadoctor.interpret import (
     environment,
     is_wsl,
     loaded_libraries,
+    mm,
     mm_str,
     os_key,
     platform_key,
@@ -135,6 +136,15 @@ def _requested(fx: Facts, said: Optional[Tuple[str, str]]) -> Optional[str]:
     return req
 
 
+def _older_than_the_tables(py: str) -> bool:
+    """A Python older than every release the kb knows supports (2.7, 3.5): older torch had wheels for it,
+    so the tables cannot say there were none."""
+    lows = [mm((r.get("python") or {}).get("min")) for r in kb()._load("torch_releases")["releases"].values()]
+    known = [x for x in lows if x is not None]
+    mine = mm(py)
+    return mine is not None and bool(known) and mine < min(known)
+
+
 def _python_reasons(py: Optional[str], bits: Optional[int], arch: str, plat: str, req: Optional[str]) -> List[str]:
     """Why no wheel fits: 32-bit, an architecture without wheels, or a Python the release has no wheels for."""
     reasons: List[str] = []
@@ -154,7 +164,7 @@ def _python_reasons(py: Optional[str], bits: Optional[int], arch: str, plat: str
                 reasons.append(
                     f"torch {release_of(req)} has wheels for Python {rng.get('min')}–{rng.get('max')}, not {mm_str(py) or py}"
                 )
-        elif kb().newest_torch_for_python(py, plat) is None:
+        elif kb().newest_torch_for_python(py, plat) is None and not _older_than_the_tables(py):
             reasons.append(f"no torch release has wheels for Python {mm_str(py) or py} on {plat}")
     return reasons
 
