@@ -238,3 +238,21 @@ def test_counters_that_were_read_outrank_the_text():
         "volatile": {"corrected": 0, "uncorrected": 0}, "aggregate": {"corrected": 0, "uncorrected": 0}}}]}
     f["user_error"] = {"text": "RuntimeError: CUDA error: uncorrectable ECC error encountered", "source": "user"}
     assert not [x for x in run_health(f) if x.code == "gpu-ecc-errors"]
+
+
+@pytest.mark.parametrize("text,expect", [
+    # torch 1.x wording, 8 of 10.76 GiB held outside the process (a real report's figures)
+    ("RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 10.76 GiB total capacity; 2.42 GiB already "
+     "allocated; 26.12 MiB free; 2.75 GiB reserved in total by PyTorch)", True),
+    # the process itself holds nearly all: a model or batch too large, not memory occupied by others
+    ("RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 23.70 GiB total capacity; 21.30 GiB already "
+     "allocated; 1.02 GiB free; 22.10 GiB reserved in total by PyTorch)", False),
+    # torch 2.x wording
+    ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB. GPU 0 has a total capacity of 23.65 GiB of "
+     "which 15.06 MiB is free. Including non-PyTorch memory, this process has 4.31 GiB memory in use.", True),
+])
+def test_out_of_memory_figures_tell_memory_held_by_others(text, expect):
+    f = new_facts("collect_env")
+    f["user_error"] = {"text": text, "source": "user"}
+    found = [x for x in run_health(f) if x.code == "gpu-memory-occupied"]
+    assert bool(found) is expect

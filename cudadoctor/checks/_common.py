@@ -34,11 +34,19 @@ def error_match(fx: Facts, code) -> Optional[Tuple[str, str]]:
     return find_text(fx, pattern) if pattern else None
 
 
+#: A kernel message the log wraps over lines that each start again with "NVRM:" (dmesg, journalctl -k).
+_NVRM_WRAP = re.compile(r"\s*\n\s*(?:\[[\d. ]+\]\s*)?(?:\w+ \d+ [\d:]+ \S+ )?(?:kernel: )?NVRM:\s*")
+
+
+def _unwrapped(text: str) -> str:
+    return re.sub(r"\s+", " ", _NVRM_WRAP.sub(" ", text))
+
+
 def find_text(fx: Facts, pattern: str) -> Optional[Tuple[str, str]]:
     """The first error text matching ``pattern`` (regex, case-insensitive): (where, matched line)."""
     rx = re.compile(pattern, re.IGNORECASE)
     for where, text in error_texts(fx):
-        m = rx.search(text) or rx.search(re.sub(r"\s+", " ", text))
+        m = rx.search(text) or rx.search(re.sub(r"\s+", " ", text)) or rx.search(_unwrapped(text))
         if m:
             start = text.rfind("\n", 0, m.start()) + 1
             end = text.find("\n", m.end())

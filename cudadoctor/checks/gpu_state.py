@@ -8,7 +8,9 @@ where a check's readings are absent (a paste), the user's error text can still g
 
 from __future__ import annotations
 
-from typing import Iterator
+import re
+
+from typing import Iterator, Optional
 
 from cudadoctor.interpret.gpus import BUSY_UTILIZATION, THROTTLE_REASONS, reason_label, reason_names
 from cudadoctor.facts import Facts
@@ -336,9 +338,63 @@ def mig_no_instances(fx: Facts) -> Iterator[Finding]:
         )
 
 
+_UNITS = {"B": 1, "KB": 2**10, "MB": 2**20, "GB": 2**30, "TB": 2**40}  # torch prints KiB/MiB/GiB
+_N = r"([\d.]+) ([KMGT]i?B)"
+#: torch 1.x: "(GPU 0; 10.76 GiB total capacity; 2.42 GiB already allocated; 26.12 MiB free; 2.75 GiB reserved in total by PyTorch)"
+_OOM_1 = re.compile(
+    rf"\(GPU (\d+); {_N} total capacity; {_N} already allocated; {_N} free; {_N} reserved in total by PyTorch", re.I
+)
+#: torch 2.x: "GPU 0 has a total capacity of 23.65 GiB of which 15.06 MiB is free. ... this process has 8.31 GiB memory in use"
+_OOM_2 = re.compile(
+    rf"GPU (\d+) has a total capacity of {_N} of which {_N} is free\.[\s\S]{{0,400}}?this process has {_N} memory in use", re.I
+)
+
+
+def _bytes(n: str, unit: str) -> float:
+    return float(n) * _UNITS.get(unit.upper().replace("I", ""), 1)
+
+
+def _oom_held_elsewhere(fx: Facts) -> Optional[Finding]:
+    """torch ran out of memory while most of the GPU was held by something other than this process."""
+    text = fx.user_error()
+    m = _OOM_1.search(text)
+    if m:
+        gpu, total, free, mine = m.group(1), _bytes(*m.group(2, 3)), _bytes(*m.group(6, 7)), _bytes(*m.group(8, 9))
+    else:
+        m = _OOM_2.search(text)
+        if not m:
+            return None
+        gpu, total, free, mine = m.group(1), _bytes(*m.group(2, 3)), _bytes(*m.group(4, 5)), _bytes(*m.group(6, 7))
+    elsewhere = total - free - mine
+    if total <= 0 or elsewhere < OCCUPIED_SHARE_OOM * total:
+        return None  # the process itself holds the memory: a model or batch too large, not this code
+    line = m.group(0)
+    return GPU_MEMORY_OCCUPIED.finding(
+        title=f"GPU {gpu} ran out of memory with {elsewhere / 2**30:.1f} of {total / 2**30:.1f} GiB held outside this process",
+        evidence={"user_error.text": line[:400], "held_elsewhere_bytes": int(elsewhere), "total_bytes": int(total)},
+        fix=Fix(
+            (
+                "nvidia-smi --query-compute-apps=pid,used_memory --format=csv  # who holds it",
+                "# use another GPU (CUDA_VISIBLE_DEVICES=...), wait, or stop the process if it is yours: kill PID",
+            ),
+            "The job only gets the memory other processes leave; here most of it was already taken.",
+        ),
+    )
+
+
+#: Share of a GPU's memory held outside the failing process from which an out-of-memory error is blamed on it.
+OCCUPIED_SHARE_OOM = 0.5
+
+
 @check(GPU_MEMORY_OCCUPIED)
 def gpu_memory_occupied(fx: Facts) -> Iterator[Finding]:
-    """Most of a GPU's memory held by other processes (cudadoctor's own torch probe excluded)."""
+    """Most of a GPU's memory held by other processes (cudadoctor's own torch probe excluded); without
+    NVML's readings, the figures of torch's out-of-memory message."""
+    if not any(Facts(d).int("memory.total_bytes") for d in nvml_devices(fx)):
+        oom = _oom_held_elsewhere(fx)
+        if oom:
+            yield oom
+        return
     own = fx.int("torch.pid")
     for d in nvml_devices(fx):
         total, used = Facts(d).int("memory.total_bytes"), Facts(d).int("memory.used_bytes")

@@ -17,7 +17,7 @@ from cudadoctor.interpret import (
 )
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import INDEX, PIP, error_match, kb
+from ._common import INDEX, PIP, error_match, find_text, kb
 from ._fixes import companion_pins, newest_variant_for_driver
 
 TORCH_NOT_INSTALLED = Code(
@@ -102,14 +102,20 @@ LOCAL_SHADOW = Code(
 )
 
 
+#: A traceback from inside a torch package, or torch's own compiled part missing: Python found a torch.
+_TORCH_FOUND = r"torch[/\\]__init__\.py|No module named '?(?:torch\.)?_C'?(?![\w.])"
+
+
 @check(TORCH_NOT_INSTALLED)
 def torch_not_installed(fx: Facts) -> Iterator[Finding]:
     status = fx.str("torch.status")
     definite = status == "not-installed" or (status == "skipped" and fx.get("torch.installed") is False)
     # collect_env printed "PyTorch version: N/A" with no package list to tell (or one from the pip on
     # PATH, which may be another interpreter's): torch cannot be imported, and may well be absent.
-    maybe = fx.get("torch.importable") is False and (
-        status is None or (status == "import-failed" and fx.bool("collect_env.pip_on_path") is True)
+    maybe = (
+        fx.get("torch.importable") is False
+        and (status is None or (status == "import-failed" and fx.bool("collect_env.pip_on_path") is True))
+        and not find_text(fx, _TORCH_FOUND)  # the traceback runs inside a torch package: one was found
     )
     if not (definite or maybe):
         return
