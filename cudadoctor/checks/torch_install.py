@@ -103,7 +103,10 @@ LOCAL_SHADOW = Code(
 
 
 #: A traceback from inside a torch package, or torch's own compiled part missing: Python found a torch.
-_TORCH_FOUND = r"torch[/\\]__init__\.py|No module named '?(?:torch\.)?_C'?(?![\w.])"
+_TORCH_FOUND = (
+    r"torch[/\\]__init__\.py|No module named '?(?:torch\.)?_C'?(?![\w.])|from torch\._C import|"
+    r"[/\\]torch[/\\]lib[/\\][\w.-]+\.(?:dll|so)"
+)
 
 
 @check(TORCH_NOT_INSTALLED)
