@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 
 import re
 from typing import Any, Dict, Iterator, List, Optional, Tuple
@@ -335,9 +334,9 @@ def _ordinal_without_driver(fx: Facts, nvml: Optional[str], evidence: Dict[str, 
     )
 
 
-def _hidden(title: str, evidence: Dict[str, Any], commands: Tuple[str, ...], why: str) -> Finding:
+def _hidden(title: str, evidence: Dict[str, Any], commands: Tuple[str, ...], why: str, severity: Optional[str] = None) -> Finding:
     """A no-gpu-visible finding: what hides the GPUs, and the commands that show or undo it."""
-    return NO_GPU_VISIBLE.finding(title=title, evidence=evidence, fix=Fix(commands, why))
+    return NO_GPU_VISIBLE.finding(title=title, evidence=evidence, fix=Fix(commands, why), severity=severity)
 
 
 def _cvd_hides(fx: Facts, count: Optional[int], uuids: List[str], evidence: Dict[str, Any]) -> Optional[Finding]:
@@ -406,7 +405,7 @@ def _cvd_past_unknown_count(fx: Facts, count: Optional[int], evidence: Dict[str,
     if fx.bool("torch.cuda_available") is not False:
         return None
     evidence.update({"CUDA_VISIBLE_DEVICES": cvd, "torch.cuda_available": False})
-    f = _hidden(
+    return _hidden(
         f"CUDA_VISIBLE_DEVICES={cvd} selects GPU {first} and CUDA finds none: on a machine with {first} GPU"
         f"{'s' if int(first) != 1 else ''} or fewer, it hides every one",
         evidence,
@@ -415,8 +414,8 @@ def _cvd_past_unknown_count(fx: Facts, count: Optional[int], evidence: Dict[str,
             "export CUDA_VISIBLE_DEVICES=0  # or unset it; look for where a script or service sets it",
         ),
         "CUDA numbers GPUs from 0 and ignores the list from its first index that does not exist.",
+        severity="warning",
     )
-    return replace(f, severity="warning")
 
 
 def _unavailable_unexplained(fx: Facts, devices: List[Dict[str, Any]], evidence: Dict[str, Any]) -> Optional[Finding]:
@@ -437,7 +436,7 @@ def _unavailable_unexplained(fx: Facts, devices: List[Dict[str, Any]], evidence:
     ):
         return None
     evidence.update({"torch.cuda_available": False, "nvml.driver_version": driver, "torch.cuda": cuda})
-    f = _hidden(
+    return _hidden(
         f"torch (CUDA {cuda}) finds no usable GPU although driver {driver} runs it and lists "
         f"{devices[0].get('name') or 'a GPU'}: most often CUDA_VISIBLE_DEVICES (set by a script or the shell) hides it",
         evidence,
@@ -448,8 +447,8 @@ def _unavailable_unexplained(fx: Facts, devices: List[Dict[str, Any]], evidence:
         ),
         "A GPU hidden from one process (CUDA_VISIBLE_DEVICES naming an index that does not exist, a container's device list) "
         "leaves the driver and nvidia-smi working while torch sees none.",
+        severity="warning",
     )
-    return replace(f, severity="warning")
 
 
 def register():

@@ -156,7 +156,7 @@ def _python_reasons(py: Optional[str], bits: Optional[int], arch: str, plat: str
         if req and kb().python_supported(release_of(req) or req, py, plat) is False:
             rng = (kb().torch_release(release_of(req) or req) or {}).get("python") or {}
             if kb().python_supported(release_of(req) or req, py) is True:  # the Linux range has it: a platform gap
-                first = (kb()._load("python_wheels")["python"].get(mm_str(py) or "") or {}).get("first_torch_windows")
+                first = (kb().first_torch_for_python(mm_str(py) or "", "windows") or ("?",))[0]
                 reasons.append(
                     f"torch {release_of(req)} has no Windows wheels for Python {mm_str(py) or py} (they start with torch {first})"
                 )
@@ -191,7 +191,11 @@ def python_unsupported(fx: Facts) -> Iterator[Finding]:
     reasons = _python_reasons(py, bits, arch, plat, req)
     era = None if (torch_runs or reasons) else _before_wheels(fx, py, plat)
     if era:
-        reasons.append(era)
+        minor = ".".join(era["python"].split(".")[:2])
+        reasons.append(
+            f"Python {era['python']} came out on {era['python_date']}; the first torch with wheels for Python {minor} "
+            f"on this platform was {era['first_torch']} ({era['first_torch_date']})"
+        )
     if torch_runs and not any(r.startswith("torch ") for r in reasons):
         return  # some torch imports here: only a pinned release without wheels for this Python is this code
     if not reasons and not said:
@@ -211,12 +215,11 @@ def python_unsupported(fx: Facts) -> Iterator[Finding]:
     cmds, why = python_fix(environment(fx), bits, any("architecture" in r for r in reasons), req)
     title = "No PyTorch wheel for this interpreter: " + (reasons[0] if reasons else "pip found no torch wheel matching it")
     if era:
-        when = kb().python_predates_torch(py or "", plat) or {}
-        evidence["python_released"] = when
+        evidence["python_released"] = era
         major, minor = (py or "3.0").split(".")[:2]
         cmds = [
             "python -m pip install --upgrade pip",
-            f'python -m pip install "torch>={when.get("first_torch")}"  # the first torch with wheels for Python {major}.{minor}',
+            f'python -m pip install "torch>={era["first_torch"]}"  # the first torch with wheels for Python {major}.{minor}',
             f"# or, for an older torch: an environment with Python {major}.{int(minor) - 1}",
         ]
         why = "pip installs only wheels built for the interpreter's Python version; torch publishes them some weeks after a new Python."
@@ -230,9 +233,9 @@ def python_unsupported(fx: Facts) -> Iterator[Finding]:
 ERA_GAP_DAYS = 28
 
 
-def _before_wheels(fx: Facts, py: Optional[str], plat: str) -> Optional[str]:
+def _before_wheels(fx: Facts, py: Optional[str], plat: str) -> Optional[Dict[str, str]]:
     """A pasted report (not this machine: today's wheels are known) of a Python with no torch importable,
-    whose patch release came out well before any torch had wheels for its minor."""
+    whose patch release came out well before any torch had wheels for its minor: kb.python_predates_torch's dates."""
     status = fx.str("torch.status")
     absent = status == "not-installed" or (status is None and fx.get("torch.importable") is False)
     if fx.origin == "live" or not absent or not py:
@@ -240,11 +243,7 @@ def _before_wheels(fx: Facts, py: Optional[str], plat: str) -> Optional[str]:
     era = kb().python_predates_torch(py, plat)
     if not era or (date.fromisoformat(era["first_torch_date"]) - date.fromisoformat(era["python_date"])).days < ERA_GAP_DAYS:
         return None
-    minor = ".".join(era["python"].split(".")[:2])
-    return (
-        f"Python {era['python']} came out on {era['python_date']}; the first torch with wheels for Python {minor} "
-        f"on this platform was {era['first_torch']} ({era['first_torch_date']})"
-    )
+    return era
 
 
 # ---------------------------------------------------------------- dll-load-failure

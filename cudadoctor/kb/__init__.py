@@ -310,11 +310,22 @@ def python_supported(torch_version: str, python_version: str, platform: str | No
     if not _tmm(r["python"]["min"]) <= py <= _tmm(r["python"]["max"]):
         return False
     if platform == "windows":
-        entry = _load("python_wheels")["python"].get(f"{py[0]}.{py[1]}") or {}
-        first = entry.get("first_torch_windows")
-        if first and _tv(r["version"]) < _tv(first):
+        first = first_torch_for_python(f"{py[0]}.{py[1]}", "windows")
+        if first and _tv(r["version"]) < _tv(first[0]):
             return False
     return True
+
+
+def first_torch_for_python(python_minor: str, platform: str = "linux-x86_64") -> tuple[str, str] | None:
+    """(release, date) of the first torch with wheels for this Python minor ("3.11") on this platform
+    ("windows"; anything else reads Linux x86_64's), from kb/python_wheels.json; None if unknown."""
+    entry = _load("python_wheels")["python"].get(python_minor) or {}
+    win = platform == "windows"
+    torch, when = (
+        entry.get("first_torch_windows" if win else "first_torch"),
+        entry.get("first_torch_windows_date" if win else "first_torch_date"),
+    )
+    return (str(torch), str(when)) if torch and when else None
 
 
 def newest_torch_for_python(python_version: str, platform: str = "linux-x86_64") -> str | None:
@@ -343,15 +354,11 @@ def python_predates_torch(python_version: str, platform: str = "linux-x86_64") -
     if len(parts) < 3 or not all(p.isdigit() for p in parts[:3]):
         return None
     minor, patch = ".".join(parts[:2]), ".".join(parts[:3])
-    entry = _load("python_wheels")["python"].get(minor)
-    if not entry or patch not in entry["releases"]:
+    released = (_load("python_wheels")["python"].get(minor) or {}).get("releases", {}).get(patch)
+    first = first_torch_for_python(minor, platform)
+    if not released or not first or released >= first[1]:
         return None
-    win = platform == "windows"
-    torch = entry.get("first_torch_windows" if win else "first_torch")
-    torch_date = entry.get("first_torch_windows_date" if win else "first_torch_date")
-    if not (torch and torch_date) or entry["releases"][patch] >= torch_date:
-        return None
-    return {"python": patch, "python_date": entry["releases"][patch], "first_torch": torch, "first_torch_date": torch_date}
+    return {"python": patch, "python_date": released, "first_torch": first[0], "first_torch_date": first[1]}
 
 
 # ---------------------------------------------------------------- architectures
