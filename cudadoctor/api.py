@@ -296,13 +296,11 @@ def smoke(
 ) -> SmokeResult:
     """Train the MNIST MLP on ``device`` and check every stage (``cudadoctor smoke``).
 
-    A GPU that cannot be used is diagnosed first (as the command does) instead of training on
-    nothing. ``synthetic=True`` trains on generated digits when MNIST is not at hand.
+    A GPU the workload cannot use is then diagnosed (as the command does), naming the cause and its fix. ``synthetic=True`` trains on generated digits when MNIST is not at hand.
     """
-    from .commands.smoke import diagnosis_gate
     from .privacy import Redactor, redactor_for
     from .probes.interpreter import choose
-    from .smoke.runner import run_smoke
+    from .smoke.gate import smoke_with_diagnosis
 
     dev = device.strip().lower()
     if not (dev in ("cuda", "cpu", "all") or (dev.startswith("cuda:") and dev[5:].isdigit())):
@@ -310,9 +308,7 @@ def smoke(
     if synthetic and download:
         raise ValueError("synthetic and download exclude each other")
     py = _interpreter(python) or choose(None)[0]
-    result = diagnosis_gate(py, dev) if dev != "cpu" else None
-    if result is None:
-        result = run_smoke(py, dev, data_dir, download, synthetic, epochs, timeout, False)
+    result = smoke_with_diagnosis(py, dev, data_dir, download, synthetic, epochs, timeout, False)
     result = (Redactor(pii=False) if show_pii else redactor_for([], live=True)).redact(result)
     return SmokeResult(result)
 

@@ -9,11 +9,10 @@ from typing import Dict, Optional
 import click
 
 from .. import exitcodes
-from ..document import envelope
 from ..privacy import Redactor, redactor_for
 from ..render.prometheus import smoke_metrics
 from ..render.smoke import render
-from ..smoke.runner import run_smoke
+from ..smoke.gate import smoke_with_diagnosis
 from ._privacy import show_pii_option, warn_show_pii
 from ._shared import BadInput, emit, failure_reason, format_option, output_option, python_option
 from ._shared import written as wrote
@@ -37,46 +36,6 @@ def exit_code_for(result: dict) -> int:
     if result.get("status") == "fail":
         return exitcodes.FINDINGS
     return _ERROR_EXIT.get((result.get("error") or {}).get("kind"), exitcodes.INTERNAL)
-
-
-def diagnosis_gate(python: str, device: str) -> Optional[dict]:
-    """A failed smoke result naming the diagnosis when `check` says PyTorch cannot use a GPU, else None."""
-    import time
-
-    from .. import registry
-    from ..probes import collect
-    from ..report import diagnose
-
-    t0 = time.monotonic()
-    report = diagnose(collect(python=python), registry.load())
-    verdict = report.verdict()
-    if verdict["state"] != "no":
-        return None
-    errors = [f for f in report.findings if f.severity == "error"]
-    return envelope(
-        "cudadoctor-smoke",
-        {
-            "device": device,
-            "status": "fail",
-            "python": python,
-            "stages": [
-                {
-                    "name": "device",
-                    "verdict": "fail",
-                    "device": device,
-                    "duration_s": round(time.monotonic() - t0, 3),
-                    "message": "the GPU is not usable: " + ", ".join(dict.fromkeys(f.code for f in errors)),
-                    "evidence": {"verdict": verdict["text"]},
-                }
-            ],
-            "data": {"source": None, "path": None, "torchvision": None},
-            "error": {
-                "kind": "gpu-unusable",
-                "message": verdict["text"] + " (nothing was trained; details: cudadoctor check)",
-                "diagnosis": [{"code": f.code, "title": f.title, "fix": list(f.fix.commands), "why": f.fix.why} for f in errors],
-            },
-        },
-    )
 
 
 def _device(ctx, param, value: str) -> str:
@@ -193,13 +152,9 @@ def smoke_cmd(
     from ..probes.interpreter import choose
 
     python = choose(python)[0]  # as check does: an isolated install trains with the user's active environment
-    result = None
-    if device != "cpu":
-        # A GPU that cannot be used is diagnosed the way `check` does, with its fix, instead of
-        # training on nothing: the same probes, the same checks.
-        result = diagnosis_gate(python, device)
-    if result is None:
-        result = run_smoke(python, device, data_dir, download, synthetic, epochs, timeout, progress)
+    # A GPU that cannot be used is diagnosed the way `check` does, with its fix, once the workload's
+    # device stage has failed (never before it: a healthy GPU imports torch once).
+    result = smoke_with_diagnosis(python, device, data_dir, download, synthetic, epochs, timeout, progress)
     result = (Redactor(pii=False) if show_pii else redactor_for([], live=True)).redact(result)
     written = emit(smoke_metrics(result) if fmt == "prometheus" else render(result, fmt), output)
     if written:

@@ -35,8 +35,6 @@ def _numbers(result: dict) -> list[tuple[str, str]]:
                 + (f", load {d['load_s']} s" if d.get("load_s") is not None else ""),
             )
         )
-    if d.get("torchvision") and d["torchvision"] != "ok":
-        out.append(("torchvision", d["torchvision"]))
     for s in result.get("stages", []):
         ev = s.get("evidence") or {}
         dev = s.get("device") or ""

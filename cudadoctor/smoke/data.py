@@ -217,19 +217,16 @@ def _md5(path):
     return h.hexdigest()
 
 
-def torchvision_status():
-    """(module or None, 'ok' | 'ok x.y' | 'missing' | 'broken: <msg>')."""
-    try:
-        import torchvision
-        import torchvision.datasets  # noqa: F401
+def torchvision_version():
+    """torchvision's version from its package metadata, or None when it is not installed. The smoke reads the
+    IDX files itself and never imports torchvision: its import pulls torchvision.ops -> torch._dynamo -> sympy,
+    seconds the smoke does not need (a broken torchvision is `cudadoctor check`'s to diagnose)."""
+    from importlib import metadata
 
-        return torchvision, "ok"
-    except ModuleNotFoundError as e:
-        if e.name == "torchvision":
-            return None, "missing"
-        return None, f"broken: {type(e).__name__}: {e}"
-    except Exception as e:
-        return None, f"broken: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+    try:
+        return metadata.version("torchvision")
+    except metadata.PackageNotFoundError:
+        return None
 
 
 def load_mnist(torch, files):

@@ -271,6 +271,96 @@ def check_residency(torch, dev, model, tensors):
     return (not bad), "; ".join(bad[:5])
 
 
+# -- Optimisers, written out: constructing any torch.optim optimiser imports torch._dynamo (and sympy) through
+# its @torch._disable_dynamo methods — 2.6 s on the project's CPU machine, more than the training takes. These
+# are torch's algorithms step for step (Adam as torch.optim.Adam with foreach=False, OneCycleLR's cosine
+# schedule with beta1 cycling), checked against torch.optim in tests/test_smoke.py.
+
+
+class _Optimiser:
+    """What the smoke and GradScaler use of an optimiser: ``param_groups`` (one), ``zero_grad``, ``step``."""
+
+    param_groups: list
+
+    def zero_grad(self, set_to_none=True):
+        for p in self.param_groups[0]["params"]:
+            p.grad = None
+
+
+class Adam(_Optimiser):
+    """torch.optim.Adam(params, lr, betas, eps=1e-8), no weight decay."""
+
+    def __init__(self, torch, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):
+        self.torch = torch
+        self.param_groups = [{"params": list(params), "lr": lr, "betas": tuple(betas), "eps": eps}]
+        self.state = {}
+
+    def step(self):
+        torch = self.torch
+        g = self.param_groups[0]
+        lr, (beta1, beta2), eps = g["lr"], g["betas"], g["eps"]
+        with torch.no_grad():
+            for p in g["params"]:
+                if p.grad is None:
+                    continue
+                st = self.state.get(p)
+                if st is None:
+                    st = self.state[p] = {"step": 0, "m": torch.zeros_like(p), "v": torch.zeros_like(p)}
+                st["step"] += 1
+                t = st["step"]
+                st["m"].lerp_(p.grad, 1 - beta1)
+                st["v"].mul_(beta2).addcmul_(p.grad, p.grad, value=1 - beta2)
+                denom = (st["v"].sqrt() / math.sqrt(1 - beta2**t)).add_(eps)
+                p.addcdiv_(st["m"], denom, value=-lr / (1 - beta1**t))
+
+
+class SGD(_Optimiser):
+    """torch.optim.SGD(params, lr), no momentum."""
+
+    def __init__(self, torch, params, lr):
+        self.torch = torch
+        self.param_groups = [{"params": list(params), "lr": lr}]
+
+    def step(self):
+        with self.torch.no_grad():
+            for p in self.param_groups[0]["params"]:
+                if p.grad is not None:
+                    p.add_(p.grad, alpha=-self.param_groups[0]["lr"])
+
+
+class OneCycle:
+    """torch.optim.lr_scheduler.OneCycleLR(opt, max_lr, total_steps, pct_start) with its defaults: cosine
+    annealing, div_factor 25, final_div_factor 1e4, beta1 cycled between 0.95 and 0.85."""
+
+    def __init__(self, opt, max_lr, total_steps, pct_start=0.3, div_factor=25.0, final_div_factor=1e4):
+        initial = max_lr / div_factor
+        self.opt, self.total = opt, total_steps
+        end1 = float(pct_start * total_steps) - 1
+        # (end step, lr from -> to, beta1 from -> to), as OneCycleLR's two phases
+        self.phases = [(end1, initial, max_lr, 0.95, 0.85), (total_steps - 1, max_lr, initial / final_div_factor, 0.85, 0.95)]
+        self.n = 0
+        self._set()
+
+    @staticmethod
+    def _cos(start, end, pct):
+        return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
+
+    def _set(self):
+        start = 0.0
+        for end, lr0, lr1, b0, b1 in self.phases:
+            if self.n <= end or end == self.phases[-1][0]:
+                pct = (self.n - start) / (end - start)
+                g = self.opt.param_groups[0]
+                g["lr"] = self._cos(lr0, lr1, pct)
+                g["betas"] = (self._cos(b0, b1, pct), g["betas"][1])
+                return
+            start = end
+
+    def step(self):
+        self.n += 1
+        self._set()
+
+
 def _curve(values: list, points: int = 24) -> list:
     """The loss history in at most ``points`` bucket means (for the sparkline and the JSON)."""
     if not values:
@@ -303,11 +393,11 @@ def fit(torch, model, data, bar, max_epochs, progress=None, shard=(0, 1), all_re
     rank, world = shard
     net = getattr(model, "module", model)
     n, dev = xtr.shape[0], xtr.device
-    opt = torch.optim.Adam(model.parameters(), lr=LR, betas=(0.9, 0.99))
+    opt = Adam(torch, model.parameters(), lr=LR, betas=(0.9, 0.99))
     steps_per_epoch = n // BATCH
     budget = max(1, int(min(BUDGET_EPOCHS, max_epochs) * steps_per_epoch))
     max_steps = int(max_epochs * steps_per_epoch)
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=LR, total_steps=budget, pct_start=0.2)
+    sched = OneCycle(opt, max_lr=LR, total_steps=budget, pct_start=0.2)
     evals = {int(budget * f) for f in (2 / 3, 5 / 6, 1.0)}
     losses = torch.zeros(max_steps, device=dev)
     history, acc, step, reached_at = [], 0.0, 0, None

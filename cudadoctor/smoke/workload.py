@@ -216,7 +216,7 @@ class Smoke:
         y = torch.randint(0, 10, (batch * 4,), generator=g).to(dev)
         torch.manual_seed(3)
         model = kit.mlp(self.nn).to(dev)
-        opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+        opt = kit.Adam(torch, model.parameters(), lr=1e-3)
         for i in range(warmup + steps):
             if i == warmup:
                 kit.sync(self.torch, dev)
@@ -264,7 +264,7 @@ class Smoke:
         use_scaler = dtype == torch.float16
         torch.manual_seed(self.seed + 1)
         model = kit.mlp(self.nn).to(dev)
-        opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+        opt = kit.Adam(torch, model.parameters(), lr=1e-3)
         scaler = torch.amp.GradScaler(dev.type) if use_scaler else None
         x = kit.normalise(cpu["xtr"][: BATCH * 4], dev)
         y = cpu["ytr"][: BATCH * 4].to(dev)
@@ -339,7 +339,7 @@ class Smoke:
         netd = copy.deepcopy(net).to(dev)
         xd = x_cpu.to(dev)
         ev["cudnn_acceptable_input"] = bool(cudnn.is_acceptable(xd))
-        opt = torch.optim.SGD(netd.parameters(), lr=0.01)
+        opt = kit.SGD(torch, netd.parameters(), lr=0.01)
         out = netd(xd)
         loss = nn.functional.cross_entropy(out, y_cpu.to(dev))
         loss.backward()
@@ -415,8 +415,8 @@ def _prepare(cfg, rec):
         return None
     rec.begin("device", cfg["device"] if cfg["device"] != "all" else "cuda")
     smoke = Smoke(cfg, rec, kit.import_torch(cfg, rec))
-    tv, info["torchvision"] = data.torchvision_status()
-    rec.r["env"]["torchvision"] = getattr(tv, "__version__", None)
+    rec.r["env"]["torchvision"] = tv = data.torchvision_version()
+    info["torchvision"] = tv or "not installed"
     return smoke
 
 
