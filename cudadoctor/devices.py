@@ -18,6 +18,7 @@ import re
 from typing import Any, Dict, List, Optional, Tuple
 
 from .facts import Facts
+from . import kb
 from .interpret import arch_runs, cores_per_sm
 
 # What NVML's readings mean lives in interpret.gpus; the ``X as X`` names are re-exported for
@@ -222,7 +223,8 @@ def _compute_and_memory(
     b.put("shared_memory_per_block_optin_bytes", tv.int("shared_memory_per_block_optin"), "torch", no_torch)
     b.put("shared_memory_per_multiprocessor_bytes", tv.int("shared_memory_per_multiprocessor"), "torch", no_torch)
     b.put("registers_per_multiprocessor", tv.int("regs_per_multiprocessor"), "torch", no_torch)
-    b.put("registers_per_block", None, "", "neither NVML nor torch.cuda reports it")
+    regs = kb.registers_per_block(cap) if cap else None
+    b.put("registers_per_block", regs, "kb", "neither NVML nor torch.cuda reports it, and the architecture is unknown")
     b.put("warp_size", tv.int("warp_size"), "torch", no_torch)
     b.put("max_threads_per_block", tv.int("max_threads_per_block"), "torch", no_torch)
     b.put("max_threads_per_multiprocessor", tv.int("max_threads_per_multi_processor"), "torch", no_torch)
@@ -344,7 +346,7 @@ def _link_power_thermal(b: "_Dev", nv: Facts, dev: Dict[str, Any]) -> None:
             "nvlinks",
             None,
             "",
-            "no NVLink on this GPU"
+            "NVML answers Not Supported for NVLink 0: none is exposed here — a GPU without NVLink, or one passed alone into a VM"
             if ((dev.get("errors") or {}).get("nvlinks") or {}).get("code") == 3
             else _nvml_why(dev, "nvlinks"),
         )

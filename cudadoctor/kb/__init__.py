@@ -37,6 +37,7 @@ __all__ = [
     "arch_runs",
     "compute_capability",
     "cores_per_sm",
+    "registers_per_block",
     "variants_for_driver",
     "releases_with_arch",
     "python_supported",
@@ -54,6 +55,7 @@ TABLES = (
     "cores_per_sm",
     "installers",
     "python_wheels",
+    "registers_per_block",
 )  # installers: where each build is published per installer (checks/_installer.py);
 # python_wheels: when each Python minor first had torch wheels (checks/platform.py)
 
@@ -512,3 +514,12 @@ def cores_per_sm(capability: str) -> int | None:
     if cc is None:
         return None
     return _load("cores_per_sm")["cores_per_sm"].get(f"{cc[0]}.{cc[1]}")
+
+
+def registers_per_block(capability: str) -> int | None:
+    """32-bit registers per thread block (cudaDeviceProp.regsPerBlock) for a compute capability; None if unknown."""
+    cc = _cap(capability)
+    if cc is None:
+        return None
+    table = _load("registers_per_block")["registers_per_block"]
+    return table.get(f"{cc[0]}.{cc[1]}", table.get(str(cc[0])))

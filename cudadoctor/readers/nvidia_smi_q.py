@@ -129,6 +129,7 @@ _FIELDS: Dict[Tuple[str, str], Tuple[str, Callable[[str], Any]]] = {
     ("ecc mode", "pending"): ("ecc_mode.pending", yes),
     ("fb memory usage", "total"): ("memory.total_bytes", mib),
     ("fb memory usage", "used"): ("memory.used_bytes", mib),
+    ("fb memory usage", "reserved"): ("memory.reserved_bytes", mib),
     ("fb memory usage", "free"): ("memory.free_bytes", mib),
     ("utilization", "gpu"): ("utilization.gpu", number),
     ("utilization", "memory"): ("utilization.memory", number),
@@ -266,6 +267,11 @@ def _query_process(d: Dict[str, Any], key: str, val: str) -> None:
 
 def _finish_device(d: Dict[str, Any]) -> None:
     """Fold what -q spreads over several lines into the probe's fields."""
+    mem = d.get("memory") or {}
+    if isinstance(mem.get("reserved_bytes"), int) and isinstance(mem.get("used_bytes"), int):
+        # -q prints the driver's reserved memory apart (R470+); NVML's memory info (what the probe reads) counts it
+        # as used: total = used + free there, as here once it is added back
+        mem["used_bytes"] += mem["reserved_bytes"]
     reasons = d.pop("_reasons", None)
     if reasons:
         bits = {k: v for k, v in reasons.items() if isinstance(k, int)}
