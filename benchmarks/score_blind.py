@@ -69,7 +69,7 @@ def main() -> int:
     ap.add_argument("--markdown", action="store_true", help="print a per-case table")
     ap.add_argument("--json", type=Path, help="write every result here")
     a = ap.parse_args()
-    ids = sorted(p.name[: -len(".json")] for p in a.folder.glob("*.json"))
+    ids = sorted(p.name[: -len(".json")] for p in a.folder.glob("*.json") if (p.parent / (p.name[: -len(".json")] + ".txt")).exists())
     if not ids:
         print(f"score_blind: no cases in {a.folder}", file=sys.stderr)
         return 2
