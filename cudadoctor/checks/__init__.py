@@ -13,6 +13,7 @@ BUILTIN_MODULES = (
     "extensions",
     "gpu_state",
     "health",
+    "import_speed",
     "kernel_driver",
     "libraries",
     "platform",

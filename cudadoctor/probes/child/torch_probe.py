@@ -98,6 +98,96 @@ def exc_info(e):
     }
 
 
+# -- What the import cost in compiling: modules compiled from source because no current .pyc was there, and
+# whether their caches could be written (so only this import paid) or not (every import pays).
+
+NETWORK_FS = ("nfs", "nfs4", "lustre", "gpfs", "cifs", "smb3", "smbfs", "9p", "ceph", "beegfs", "wekafs", "panfs", "fuse")
+
+
+class CompileCounter:
+    """Counts, around one import, the modules SourceLoader compiled from source (no current bytecode cache) and
+    the seconds spent compiling them. A wrapper around CPython's own step: the import itself is unchanged."""
+
+    def __init__(self):
+        self.compiled, self.seconds, self.paths = 0, 0.0, []
+        self._loader = self._orig = None
+
+    def __enter__(self):
+        try:
+            import importlib._bootstrap_external as be
+
+            self._loader, self._orig = be.SourceLoader, be.SourceLoader.source_to_code
+        except (ImportError, AttributeError):
+            return self
+        orig, counter = self._orig, self
+
+        def source_to_code(loader, data, path, *args, **kwargs):
+            t = time.perf_counter()
+            try:
+                return orig(loader, data, path, *args, **kwargs)
+            finally:
+                counter.compiled += 1
+                counter.seconds += time.perf_counter() - t
+                if len(counter.paths) < 4000:
+                    counter.paths.append(path)
+
+        self._loader.source_to_code = source_to_code
+        return self
+
+    def __exit__(self, *exc):
+        if self._loader is not None:
+            self._loader.source_to_code = self._orig
+        return False
+
+
+def filesystem_of(path):
+    """(fstype, mount point) of the mount holding ``path``, from /proc/self/mountinfo (Linux); (None, None) elsewhere."""
+    try:
+        real = os.path.realpath(path)
+        with open("/proc/self/mountinfo") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None, None
+    best = (None, None)
+    for ln in lines:
+        left, _, right = ln.partition(" - ")
+        fields, rfields = left.split(), right.split()
+        if len(fields) < 5 or not rfields:
+            continue
+        mnt = fields[4].replace("\\040", " ")
+        if (real == mnt or real.startswith(mnt.rstrip("/") + "/")) and len(mnt) >= len(best[1] or ""):
+            best = (rfields[0], mnt)
+    return best
+
+
+def bytecode_facts(counter, torch_dir, started_unix):
+    """The compile cost of the import and why its caches were missing: written now, or not writable."""
+    import importlib.util
+
+    under = [p for p in counter.paths if torch_dir and p.startswith(torch_dir + os.sep)]
+    sample = counter.paths[:: max(1, len(counter.paths) // 40)][:40]
+    written = 0
+    for src in sample:
+        try:
+            written += os.stat(importlib.util.cache_from_source(src)).st_mtime >= started_unix - 1
+        except (OSError, NotImplementedError, ValueError):
+            pass
+    fstype, mount = filesystem_of(torch_dir) if torch_dir else (None, None)
+    return {
+        "compiled_modules": counter.compiled,
+        "compiled_in_torch": len(under),
+        "compile_s": round(counter.seconds, 3),
+        "cache_written_sample": [written, len(sample)],
+        "dont_write_bytecode": bool(sys.flags.dont_write_bytecode),
+        "pythondontwritebytecode": bool(os.environ.get("PYTHONDONTWRITEBYTECODE")),
+        "pycache_prefix": getattr(sys, "pycache_prefix", None),
+        "torch_dir_writable": os.access(torch_dir, os.W_OK) if torch_dir else None,
+        "filesystem": fstype,
+        "mount_point": mount,
+        "network_filesystem": bool(fstype) and fstype.split(".")[0] in NETWORK_FS,
+    }
+
+
 def loaded_libraries():
     """CUDA-related shared libraries this process has mapped, with paths."""
     paths = []
@@ -297,8 +387,9 @@ def main():
     # spin changes nothing else: the threads are still created (a failure to create them is
     # still seen) and BLAS is never called. A value the user set is kept.
     os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
-    t = time.perf_counter()
-    with warnings.catch_warnings(record=True) as caught:
+    t, t_unix = time.perf_counter(), time.time()
+    torch_dir = os.path.dirname(result["location"]) if result.get("location") else None
+    with warnings.catch_warnings(record=True) as caught, CompileCounter() as compiles:
         warnings.simplefilter("always")
         try:
             import torch
@@ -311,6 +402,7 @@ def main():
             stage("done")
             return
     result["import_s"] = round(time.perf_counter() - t, 4)
+    result["bytecode"] = bytecode_facts(compiles, torch_dir, t_unix)
     result["import_warnings"] = [str(w.message)[:2000] for w in caught][:20]
     result["location"] = getattr(torch, "__file__", result.get("location"))
 
