@@ -54,8 +54,13 @@ TABLES = (
     "cores_per_sm",
     "installers",
     "python_wheels",
+    "cuda_errors",
+    "library_errors",
+    "xid",
 )  # installers: where each build is published per installer (checks/_installer.py);
-# python_wheels: when each Python minor first had torch wheels (checks/platform.py)
+# python_wheels: when each Python minor first had torch wheels (checks/platform.py);
+# cuda_errors, library_errors, xid: every CUresult / cudaError_t, NCCL / cuDNN / cuBLAS status and Xid
+# with its catalogue code (errortext/extract.py)
 
 
 @functools.lru_cache(maxsize=None)
@@ -512,3 +517,69 @@ def cores_per_sm(capability: str) -> int | None:
     if cc is None:
         return None
     return _load("cores_per_sm")["cores_per_sm"].get(f"{cc[0]}.{cc[1]}")
+
+
+# ---------------------------------------------------------------- error enums and Xids
+
+#: (table file, key in it, API label) for every error enum the tables hold; the label is what a finding
+#: shows ("CUDA runtime", "cuDNN", ...).
+ERROR_TABLES = (
+    ("cuda_errors", "driver", "CUDA driver API"),
+    ("cuda_errors", "runtime", "CUDA runtime API"),
+    ("cuda_errors", "runtime_legacy", "CUDA runtime API (CUDA 10.0 and older)"),
+    ("library_errors", "nccl", "NCCL"),
+    ("library_errors", "cudnn", "cuDNN"),
+    ("library_errors", "cudnn_legacy", "cuDNN 8"),
+    ("library_errors", "cublas", "cuBLAS"),
+)
+
+
+def error_tables() -> dict[str, list[dict]]:
+    """Every error enum the tables hold: {"CUDA runtime API": [{"value", "name", "message"?, "doc"?,
+    "code"?, "confidence"?, "why"?}, ...], ...} (kb/cuda_errors.json, kb/library_errors.json)."""
+    return {label: list(_load(f)[key]) for f, key, label in ERROR_TABLES}
+
+
+@functools.lru_cache(maxsize=None)
+def _errors_by_name() -> dict[str, tuple[str, dict]]:
+    out: dict[str, tuple[str, dict]] = {}
+    for label, rows in error_tables().items():
+        for e in rows:
+            out.setdefault(e["name"].lower(), (label, e))  # the current table first; legacy rows repeat names
+    return out
+
+
+def error_entry(name: str) -> tuple[str, dict] | None:
+    """(API label, entry) of an error enum by name, any case: "cudaErrorInsufficientDriver" ->
+    ("CUDA runtime API", {"value": 35, ..., "code": "driver-too-old"}); None when no table has it."""
+    return _errors_by_name().get(str(name).lower())
+
+
+@functools.lru_cache(maxsize=None)
+def _cuda_numbers() -> dict[int, list[tuple[str, dict]]]:
+    """Number -> the CUDA driver/runtime entries it names: the current headers' first; the pre-10.1 runtime
+    numbering only for numbers the current headers do not define (34 is cudaErrorStubLibrary now, not
+    the old cudaErrorNotReady; 38 is only ever the old cudaErrorNoDevice)."""
+    tables = error_tables()
+    out: dict[int, list[tuple[str, dict]]] = {}
+    for label in ("CUDA driver API", "CUDA runtime API"):
+        for e in tables[label]:
+            out.setdefault(int(e["value"]), []).append((label, e))
+    for e in tables["CUDA runtime API (CUDA 10.0 and older)"]:
+        if int(e["value"]) not in out:
+            out[int(e["value"])] = [("CUDA runtime API (CUDA 10.0 and older)", e)]
+    return out
+
+
+def errors_numbered(value: int) -> list[tuple[str, dict]]:
+    """The CUDA driver/runtime API errors this number names ([] if none): 35 -> [("CUDA runtime API",
+    cudaErrorInsufficientDriver)]; 100 -> both CUDA_ERROR_NO_DEVICE and cudaErrorNoDevice."""
+    return list(_cuda_numbers().get(int(value), []))
+
+
+def xid(number: int) -> dict | None:
+    """NVIDIA's Xid entry ({"xid", "mnemonic"?, "description"?, "code"?, ...}) by number, None if unknown."""
+    for r in _load("xid")["xids"]:
+        if r["xid"] == int(number):
+            return dict(r)
+    return None
