@@ -137,3 +137,59 @@ def test_docs_page_lists_every_table():
     for name in kb.TABLES:
         assert f"`{name}.json`" in page, name
     assert json.loads((ROOT / "cudadoctor" / "kb" / "xid.json").read_text())["checked"] == "2026-11-27"
+
+
+def test_host_compiler_table_matches_host_config_h_on_spot_checks():
+    """gcc/clang/MSVC limits as each release's crt/host_config.h writes them (read from NVIDIA's nvcc wheels)."""
+    rows = kb._load("host_compilers")["cuda"]
+    assert list(rows)[0] == "12.0" and "12.7" not in rows  # there is no CUDA 12.7
+    for mm, r in rows.items():
+        assert r["release"].startswith(mm + ".") and r["gcc_max"] >= 12 and r["clang_max"] >= 14, mm
+        assert 1900 <= r["msvc_min"] < r["msvc_max_exclusive"], mm
+    assert kb.host_compiler_limits("12.1")["gcc_max"] == 12  # "gcc versions later than 12 are not supported"
+    assert kb.host_compiler_limits("12.4.131")["gcc_max"] == 13 and kb.host_compiler_limits("12.4")["clang_max"] == 17
+    assert kb.host_compiler_limits("12.8")["gcc_max"] == 14 and kb.host_compiler_limits("13.0")["gcc_max"] == 15
+    assert kb.host_compiler_limits("13.0")["visual_studio"] == [2019, 2022]
+    assert kb.host_compiler_limits("11.8") is None  # not covered: unknown, never guessed
+    assert kb.cuda_accepting_gcc(13) == "12.4" and kb.cuda_accepting_gcc(14) == "12.8" and kb.cuda_accepting_gcc(99) is None
+    assert kb.cuda_accepting_gcc(7) is None  # 12.0 accepts gcc 7, but so did CUDA 9.2: not the first
+
+
+def test_nvcc_target_table_matches_ptxas_on_spot_checks():
+    assert kb.nvcc_target_releases("sm_120") == ("12.8", kb.nvcc_releases()[-1])
+    assert kb.nvcc_target_releases("sm_52") == ("12.0", "12.9")  # CUDA 13 dropped Maxwell to Volta
+    assert kb.nvcc_target_releases("compute_70")[1] == "12.9"
+    assert kb.nvcc_target_releases("sm_90a")[0] == "12.0" and kb.nvcc_target_releases("sm_121")[0] == "12.9"
+    assert kb.nvcc_target_releases("sm_110")[0] == "13.0"  # Thor, renamed from sm_101 in CUDA 13
+    assert kb.nvcc_target_releases("sm_101")[1] == "12.9"
+    assert kb.nvcc_target_releases("compute_35") is None
+
+
+def test_host_compiler_and_toolkit_arch_findings_use_the_tables(tmp_path):
+    from click.testing import CliRunner
+
+    from cudadoctor.cli import cli
+
+    facts = str(ROOT / "tests" / "fixtures" / "facts" / "hgx-8x-h100-healthy.json")
+    err = tmp_path / "e.txt"
+    # Real wordings: https://github.com/ggml-org/llama.cpp/issues/9205 (CUDA 12.4-12.6 refusing gcc 14) and
+    # https://github.com/adujardin/zed-openpose/issues/6 (CUDA 9.0 refusing gcc 7: older than the table).
+    err.write_text(
+        "#error -- unsupported GNU version! gcc versions later than 13 are not supported! The nvcc flag "
+        "'-allow-unsupported-compiler' can be used to override this version check; however, using an unsupported "
+        "host compiler may cause compilation failure or incorrect run time execution. Use at your own risk."
+    )
+    out = CliRunner().invoke(cli, ["check", "--facts", facts, "--error-file", str(err), "--format", "json"]).output
+    f = [f for f in json.loads(out)["findings"] if f["code"] == "host-compiler-unsupported"][0]
+    assert any("CUDA 12.8 or newer (its nvcc accepts gcc 14)" in c for c in f["fix"]["commands"]), f
+    err.write_text(
+        "/usr/local/cuda-9.0/include/crt/host_config.h:119:2: error: #error -- unsupported GNU version! gcc versions "
+        "later than 6 are not supported!"
+    )
+    out = CliRunner().invoke(cli, ["check", "--facts", facts, "--error-file", str(err), "--format", "json"]).output
+    f = [f for f in json.loads(out)["findings"] if f["code"] == "host-compiler-unsupported"][0]
+    assert "gcc-6" in f["fix"]["commands"][0] and not any("CUDA 12" in c for c in f["fix"]["commands"]), f
+    err.write_text("nvcc fatal   : Unsupported gpu architecture 'compute_120'")
+    out = CliRunner().invoke(cli, ["check", "--facts", facts, "--error-file", str(err), "--format", "json"]).output
+    f = [f for f in json.loads(out)["findings"] if f["code"] == "toolkit-arch-unsupported"][0]
+    assert any("compute_120 needs nvcc 12.8 or newer" in c for c in f["fix"]["commands"]), f

@@ -57,10 +57,13 @@ TABLES = (
     "cuda_errors",
     "library_errors",
     "xid",
+    "host_compilers",
+    "nvcc_archs",
 )  # installers: where each build is published per installer (checks/_installer.py);
 # python_wheels: when each Python minor first had torch wheels (checks/platform.py);
 # cuda_errors, library_errors, xid: every CUresult / cudaError_t, NCCL / cuDNN / cuBLAS status and Xid
-# with its catalogue code (errortext/extract.py)
+# with its catalogue code (errortext/extract.py); host_compilers, nvcc_archs: what each nvcc release accepts
+# (crt/host_config.h, ptxas --help)
 
 
 @functools.lru_cache(maxsize=None)
@@ -583,3 +586,41 @@ def xid(number: int) -> dict | None:
         if r["xid"] == int(number):
             return dict(r)
     return None
+
+
+# ---------------------------------------------------------------- nvcc: host compilers and targets
+
+
+def host_compiler_limits(cuda: str) -> dict | None:
+    """What nvcc of this CUDA release accepts as host compiler (kb/host_compilers.json, from its host_config.h):
+    {"release", "gcc_max", "clang_max", "msvc_min", "msvc_max_exclusive", "visual_studio"}; None if unknown.
+    "12.4" -> gcc_max 13, clang_max 17."""
+    mm = _mm(cuda)
+    row = _load("host_compilers")["cuda"].get(f"{mm[0]}.{mm[1]}") if mm else None
+    return dict(row) if row else None
+
+
+def cuda_accepting_gcc(gcc_major: int) -> str | None:
+    """The first CUDA release whose nvcc accepts this GCC major: 13 -> "12.4", 14 -> "12.8"; None when no known
+    release does, or when the oldest release the table covers (12.0) already does (an older one may too)."""
+    rows = _load("host_compilers")["cuda"]
+    order = sorted(rows, key=_tv)
+    for i, mm in enumerate(order):
+        if rows[mm].get("gcc_max", -1) >= int(gcc_major):
+            # The oldest covered release accepting it is the first only if the release before it is covered too
+            # and refused it; a GCC the oldest covered release accepts may be accepted by older ones.
+            return mm if i > 0 else None
+    return None
+
+
+def nvcc_target_releases(target: str) -> tuple[str, str] | None:
+    """(first, last) CUDA release whose nvcc accepts this target ("sm_86", "compute_120", "sm_90a"), over the
+    releases kb/nvcc_archs.json covers (12.0 on); None if no covered release knows it (older targets such as
+    compute_35 were dropped before 12.0)."""
+    row = _load("nvcc_archs")["targets"].get(str(target).strip().lower())
+    return (row["first"], row["last"]) if row else None
+
+
+def nvcc_releases() -> list[str]:
+    """The CUDA releases kb/nvcc_archs.json covers, oldest first."""
+    return sorted(_load("nvcc_archs")["releases"], key=_tv)
