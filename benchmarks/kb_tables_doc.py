@@ -66,6 +66,10 @@ WHAT = {
         "the sm_/compute_ targets each CUDA release's ptxas accepts, and the first/last release per target",
         lambda d: f"{len(d['releases'])} releases, {len(d['targets'])} targets",
     ),
+    "torch_wheels": (
+        "which torch releases PyPI has a wheel for, per platform (Linux x86_64/aarch64, Windows, macOS arm64/x86_64) and CPython minor",
+        lambda d: f"{sum(len(v) for pf in d['pypi'].values() for v in pf.values())} (platform, Python, release) triples",
+    ),
 }
 
 TAIL = """
@@ -88,6 +92,9 @@ TAIL = """
 - `host_compilers.json`, `nvcc_archs.json`: `benchmarks/kb_from_nvcc.py` reads `crt/host_config.h` and runs
   `ptxas --help` of the last patch of every CUDA release from 12.0 on (nvidia-cuda-nvcc-cu12, nvidia-cuda-nvcc and
   nvidia-cuda-crt wheels). CUDA 11 and older are not on PyPI in that form and are not covered (unknown, never guessed).
+- `torch_wheels.json`: `benchmarks/kb_torch_wheels.py` asks `pip --isolated index versions torch --only-binary=:all:`
+  once per platform and CPython minor with that platform's wheel tags (PyPI's own file list; nothing downloaded).
+  The CUDA variants on download.pytorch.org are in `torch_releases.json`.
 
 ## Where they are used
 
@@ -96,7 +103,8 @@ TAIL = """
   the error-text engine's evidence providers, so a warp / CuPy / JAX / numba / TensorFlow / C++ program's words reach
   the same code as torch's sentence.
 - `host-compiler-unsupported` names the first CUDA release that accepts the next GCC; `toolkit-arch-unsupported` names
-  the nvcc releases that accept the requested `compute_XY`.
+  the nvcc releases that accept the requested `compute_XY`; `python-unsupported` says when PyPI has no wheel of the
+  pinned torch for this Python on macOS, Windows or Linux aarch64.
 """
 
 

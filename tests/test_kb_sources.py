@@ -193,3 +193,25 @@ def test_host_compiler_and_toolkit_arch_findings_use_the_tables(tmp_path):
     out = CliRunner().invoke(cli, ["check", "--facts", facts, "--error-file", str(err), "--format", "json"]).output
     f = [f for f in json.loads(out)["findings"] if f["code"] == "toolkit-arch-unsupported"][0]
     assert any("compute_120 needs nvcc 12.8 or newer" in c for c in f["fix"]["commands"]), f
+
+
+def test_torch_wheel_table_matches_pypi_on_spot_checks():
+    """PyPI's torch files as `pip index versions --platform --python-version` lists them (kb/torch_wheels.json)."""
+    from cudadoctor.checks.platform import _python_reasons
+
+    assert set(kb._load("torch_wheels")["pypi"]) == {"linux-x86_64", "linux-aarch64", "windows", "macos", "macos-x86_64"}
+    assert kb.pypi_torch_versions("3.13", "linux-x86_64")[0] == "2.5.0"  # first cp313 wheels
+    assert kb.pypi_torch_versions("3.13", "windows")[0] == "2.6.0" == kb.first_torch_for_python("3.13", "windows")[0]
+    assert kb.pypi_torch_versions("3.11", "windows")[0] == "2.0.0" == kb.first_torch_for_python("3.11", "windows")[0]
+    assert kb.pypi_torch_versions("3.9", "linux-x86_64")[-1] == "2.8.0"  # 2.9 dropped 3.9
+    assert kb.pypi_torch_versions("3.12", "macos-x86_64")[-1] == "2.2.2"  # the last Intel-Mac wheels
+    assert kb.torch_wheel_on_pypi("2.5.1", "3.13", "linux-aarch64") is False  # aarch64 cp313 starts with 2.6.0
+    assert kb.torch_wheel_on_pypi("2.6", "3.13", "linux-aarch64") is True
+    assert (
+        kb.torch_wheel_on_pypi("2.5.1", "2.7", "windows") is None and kb.torch_wheel_on_pypi("9.9.9", "3.12", "windows") is None
+    )
+    # python-unsupported reads it where PyPI's wheels are the only ones (macOS, Windows, Linux aarch64).
+    assert _python_reasons("3.11.4", 64, "x86_64", "macos-x86_64", "2.3.0") == [
+        "PyPI has no torch 2.3.0 wheel for Python 3.11 on macos-x86_64 (its wheels there: torch 2.0.0 to 2.2.2)"
+    ]
+    assert _python_reasons("3.11.4", 64, "x86_64", "macos-x86_64", "2.2.2") == []

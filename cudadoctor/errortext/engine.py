@@ -30,7 +30,6 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..model import Code, Finding, Fix, severity_rank
 from .normalize import ROLE_WEIGHT, line_roles, normalize
-from . import extract
 from .signatures import Signature, compiled, for_codes, prefilter
 from .sources import error_texts
 
@@ -263,12 +262,10 @@ def rank(
     matches: Dict[str, List[Match]] = {}
     problems: List[str] = []
     for where, text in texts:
-        norm = normalize(text)
-        # Evidence providers: the signatures, then the kb error/Xid tables (errortext/extract.py).
-        for found, probs in (find_matches(codes, norm, where, sigs), extract.find_matches(codes, norm, where)):
-            for code_name, lst in found.items():
-                matches.setdefault(code_name, []).extend(lst)
-            problems += [p for p in probs if p not in problems]
+        found, probs = find_matches(codes, normalize(text), where, sigs)
+        for code_name, lst in found.items():
+            matches.setdefault(code_name, []).extend(lst)
+        problems += [p for p in probs if p not in problems]
     own = [f for f in findings if getattr(f, "check", "") != ENGINE_CHECK]
     by_code = {f.code: f for f in own}
     with_facts = fx is not None or bool(findings) or bool(runs) or report is not None

@@ -9,12 +9,13 @@
 * :func:`xids`: the driver's Xid lines (``NVRM: Xid (PCI:0000:01:00): 79, pid=...``);
 * :func:`gpus`: NVIDIA GPU names, each with its compute capability (kb/gpu_compute_capability.json).
 
-:func:`find_matches` is the error-text engine's evidence provider for these tables: it turns each
-table entry that maps to a catalogue code into a signature (kb/cuda_errors.json, kb/library_errors.json,
-kb/xid.json are the data; the entry's ``why`` is what the match implies) and matches them as the
-engine matches its own signatures, so position, confidence and the facts' contradictions weigh them
-the same way. A number names an error only where the tables agree on its meaning (the current
-headers first; the pre-CUDA-10.1 runtime numbering only for numbers they do not define).
+:func:`table_signatures` turns each table entry that maps to a catalogue code into a signature
+(kb/cuda_errors.json, kb/library_errors.json, kb/xid.json are the data; the entry's ``why`` is what the match
+implies); ``signatures.for_codes`` adds them to every code's signatures, so the engine's evidence pass, triage
+and the checks' own ``error_match`` all see them, weighed by position, confidence and the facts'
+contradictions as any signature. :func:`find_matches` matches them alone (an evidence provider). A number names
+an error only where the tables agree on its meaning (the current headers first; the pre-CUDA-10.1 runtime
+numbering only for numbers they do not define).
 """
 
 from __future__ import annotations
@@ -34,16 +35,18 @@ _LOWER = {"high": "medium", "medium": "low"}
 _CUDA_WORD = r"(?:\b\w*cuda\w*|\bcu(?:Init|Ctx\w*|Device\w*|Mem\w*|Module\w*|Launch\w*|Stream\w*|Event\w*|Link\w*|Graph\w*|DriverGetVersion|GetProcAddress\w*))\b"
 # ... then, within a few words, what introduces a status number.
 _NUMBER_AFTER = (
-    r"[^.;\n]{0,40}?\b(?:errors?|failure|failed(?: with)?|status|code|returned|result)\b(?:\s*code)?\s*[:=#]?\s*[\[(]?\s*"
+    r"[^.;\n]{0,40}?\b(?:errors?|failure|fail(?:s|ed)?(?: with)?|status|code|returned|result)\b(?:\s*code)?\s*[:=#]?\s*[\[(]?\s*"
 )
 
 
 def _number_regex(n: "int | str") -> str:
-    """Where a CUDA status number is written in real texts: "CUDA error 35", "cuda runtime error (38)",
-    "cudaGetDeviceCount returned 100", "cuInit: UNKNOWN ERROR (303)", numba's "CudaAPIError: [34]",
-    Caffe's "== cudaSuccess (35 vs. 0)"."""
+    """Where a CUDA status number is written in real texts: after a CUDA word and an error word ("CUDA error 35",
+    "cuda runtime error (38)", "cudaGetDeviceCount returned 100", "cuInit: UNKNOWN ERROR (303)", "CUDA initialization
+    fails with 802 system error"), before one ("cuda version and 804 error"), numba's "CudaAPIError: [34]", Caffe's
+    "== cudaSuccess (35 vs. 0)"."""
     return (
         rf"{_CUDA_WORD}{_NUMBER_AFTER}{n}\b(?![.\d])"
+        rf"|{_CUDA_WORD}[^.;\n]{{0,40}}?(?<![\d.]){n}\s+(?:[a-z]+\s+)?errors?\b"
         rf"|\bCudaAPIError:?\s*\[{n}\]"
         rf"|==\s*cudaSuccess\s*\({n} vs\. 0\)"
     )
@@ -138,8 +141,8 @@ def _unambiguous_numbers() -> Dict[int, Tuple[str, str, str]]:
 
 
 def find_matches(codes: Sequence[Any], text: str, where: str = "user_error") -> Tuple[Dict[str, List[Any]], List[str]]:
-    """The engine's evidence provider for the kb tables: matches of the table signatures of these codes
-    in the normalised ``text`` (the engine's Match objects, by code)."""
+    """The kb tables' evidence alone: matches of the table signatures of these codes in the normalised
+    ``text`` (the engine's Match objects, by code). The engine's own pass already includes them."""
     from .engine import find_matches as _match  # the engine imports this module: import at call time
 
     names = {getattr(c, "code", c) for c in codes}

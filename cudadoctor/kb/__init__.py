@@ -59,11 +59,12 @@ TABLES = (
     "xid",
     "host_compilers",
     "nvcc_archs",
+    "torch_wheels",
 )  # installers: where each build is published per installer (checks/_installer.py);
 # python_wheels: when each Python minor first had torch wheels (checks/platform.py);
 # cuda_errors, library_errors, xid: every CUresult / cudaError_t, NCCL / cuDNN / cuBLAS status and Xid
 # with its catalogue code (errortext/extract.py); host_compilers, nvcc_archs: what each nvcc release accepts
-# (crt/host_config.h, ptxas --help)
+# (crt/host_config.h, ptxas --help); torch_wheels: which torch releases PyPI has wheels for, per platform x Python
 
 
 @functools.lru_cache(maxsize=None)
@@ -624,3 +625,35 @@ def nvcc_target_releases(target: str) -> tuple[str, str] | None:
 def nvcc_releases() -> list[str]:
     """The CUDA releases kb/nvcc_archs.json covers, oldest first."""
     return sorted(_load("nvcc_archs")["releases"], key=_tv)
+
+
+# ---------------------------------------------------------------- torch wheels on PyPI
+
+
+def pypi_torch_versions(python_version: str, platform: str = "linux-x86_64") -> list[str] | None:
+    """Every torch release PyPI has a wheel for, for this CPython minor on this platform, oldest first
+    (kb/torch_wheels.json; platforms as kb's: linux-x86_64, linux-aarch64, windows, macos, macos-x86_64).
+    [] when PyPI has none for that Python there; None for a platform or Python the table does not cover."""
+    py = _mm(python_version)
+    table = _load("torch_wheels")["pypi"].get(platform)
+    if py is None or table is None:
+        return None
+    covered = {_tmm(p) for pf in _load("torch_wheels")["pypi"].values() for p in pf}
+    if py not in covered:
+        return None  # a Python no platform has torch wheels for in the table (2.7, 3.15): unknown, not "none"
+    return list(table.get(f"{py[0]}.{py[1]}", []))
+
+
+def torch_wheel_on_pypi(torch_version: str, python_version: str, platform: str = "linux-x86_64") -> bool | None:
+    """Does PyPI have a wheel of this torch ("2.5.1", or any patch of the series "2.5") for this Python on this
+    platform? None when the table cannot say (unknown platform, Python or torch release)."""
+    versions = pypi_torch_versions(python_version, platform)
+    t = parse_version(torch_version)
+    if versions is None or not t:
+        return None
+    everywhere = {v for pf in _load("torch_wheels")["pypi"].values() for vs in pf.values() for v in vs}
+    if len(t) >= 3:
+        want = ".".join(str(x) for x in t[:3])
+        return want in versions if want in everywhere else None
+    series = [v for v in everywhere if _tv(v)[:2] == t[:2]]
+    return any(v in versions for v in series) if series else None
