@@ -104,6 +104,7 @@ def test_xid_table():
     assert kb.xid(63)["code"] == kb.xid(64)["code"] == "gpu-memory-remap"
     assert kb.xid(119)["mnemonic"] == "GSP_RPC_TIMEOUT"
     assert kb.xid(13).get("code") is None and kb.xid(9999) is None
+    assert kb.xid(110)["mnemonic"] == "SEC_FAULT_ERROR" and kb.xid(140)["code"] == "gpu-ecc-errors"  # catalog rows
 
 
 def _nvidia_site():
