@@ -18,7 +18,7 @@ def _ids(c):
 
 
 def test_every_case_names_its_thread_and_each_class_has_two_independent_wordings():
-    classes = {"number": set(), "name": set(), "xid": set(), "gpu": set()}
+    classes = {"number": set(), "name": set(), "xid": set(), "gpu": set(), "versions": set()}
     for c in CASES:
         assert c["url"].startswith("https://github.com/")
         repo = "/".join(c["url"].split("/")[3:5])
@@ -30,6 +30,8 @@ def test_every_case_names_its_thread_and_each_class_has_two_independent_wordings
             classes["xid"].add(repo)
         if c.get("gpus"):
             classes["gpu"].add(repo)
+        if c.get("versions"):
+            classes["versions"].add(repo)
     assert all(len(v) >= 2 for v in classes.values()), classes
 
 
@@ -104,3 +106,20 @@ def test_real_texts_reach_their_code_through_check_error_file(case, tmp_path):
     assert r.exit_code in (0, 1), r.output
     diag = json.loads(r.output)["extra"]["diagnosis"]
     assert case["code"] in (diag["code"], diag["root_cause_of"]), diag
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if "versions" in c], ids=_ids)
+def test_versions_beside_labels(case):
+    got = extract.versions(case["text"])
+    for label, want in case["versions"].items():
+        assert got.get(label, [])[: len(want)] == want, got
+
+
+def test_versions_in_any_label_style():
+    # The wordings issue 21 names (full-width colon, "pytorch:", "my gcc is", "driver 535"); never a guess.
+    assert extract.versions("CUDA Version：11.3")["cuda"] == ["11.3"]
+    assert extract.versions("pytorch:1.10")["torch"] == ["1.10"]
+    assert extract.versions("my gcc is 13.2.1")["gcc"] == ["13.2.1"]
+    assert extract.versions("driver 535")["driver"] == ["535"]
+    assert extract.versions("torch.cuda.is_available() returns False") == {}
+    assert "torch" not in extract.versions("CUDA used to build PyTorch: 11.7")

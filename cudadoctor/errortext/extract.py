@@ -7,7 +7,9 @@
   word and "error"/"code"/"status"/"returned" ("CUDA error 35", "cuda runtime error (38)",
   "cudaGetDeviceCount returned 100", "CudaAPIError: [34]", "(35 vs. 0)");
 * :func:`xids`: the driver's Xid lines (``NVRM: Xid (PCI:0000:01:00): 79, pid=...``);
-* :func:`gpus`: NVIDIA GPU names, each with its compute capability (kb/gpu_compute_capability.json).
+* :func:`gpus`: NVIDIA GPU names, each with its compute capability (kb/gpu_compute_capability.json);
+* :func:`versions`: versions beside their labels (CUDA, driver, torch, Python, gcc, cuDNN, NCCL) in any label
+  style ("CUDA Version：11.3", "pytorch:1.10", "my gcc is 13.2.1", "driver 535").
 
 :func:`table_signatures` turns each table entry that maps to a catalogue code into a signature
 (kb/cuda_errors.json, kb/library_errors.json, kb/xid.json are the data; the entry's ``why`` is what the match
@@ -237,6 +239,8 @@ def xids(text: str) -> List[XidRef]:
 _GPU_START = re.compile(
     r"(?<![\w.-])(?:NVIDIA|GeForce|Quadro|Tesla|TITAN|Jetson|RTX|GTX|GT|MX|NVS|[A-Z]{1,2}\d{1,4}[A-Za-z]{0,2}|\d{3,4}[A-Za-z]{0,2})(?![\w.])"
 )
+_NOT_NAME = {"with", "and", "or", "on", "in", "for", "is", "was", "the", "a", "an", "to", "from", "card", "graphics"}
+_GLUED = re.compile(r"\b(RTX|GTX|GT|MX)(\d{2,4})", re.IGNORECASE)
 _GPU_STOP = re.compile(r"[\"'`,;:()\[\]|<>{}=]")
 
 
@@ -245,6 +249,7 @@ def gpus(text: str) -> List[Tuple[str, str]]:
     name once, the longest reading first ("RTX 3060 Ti" rather than "RTX 3060"; "TITAN Xp")."""
     out: List[Tuple[str, str]] = []
     for line in (text or "").splitlines():
+        line = _GLUED.sub(r"\1 \2", line)  # "RTX3090", "rtx4090", "GTX1080Ti" as people write them
         done = 0
         for m in _GPU_START.finditer(line):
             if m.start() < done:
@@ -258,6 +263,8 @@ def gpus(text: str) -> List[Tuple[str, str]]:
                     break
                 words.append(w)
             for k in range(len(words), 0, -1):
+                if k > 1 and words[k - 1].lower() in _NOT_NAME:
+                    continue  # "RTX 3090 with ...": prose after the name, not part of it
                 name = " ".join(words[:k])
                 cc = kb.compute_capability(name)
                 if cc:
@@ -266,3 +273,41 @@ def gpus(text: str) -> List[Tuple[str, str]]:
                     done = m.start() + len(name)
                     break
     return out
+
+
+# ---------------------------------------------------------------- versions beside labels
+
+_SEP = r"[ \t]*(?:[:：=]|\bis\b|\bversion\b|\bver\.?|\bv(?=\d))?[ \t]*(?:[:：=][ \t]*)?(?:==)?[ \t]*v?"
+#: label -> (regex of the label, regex of its version). A label, then at most a few words on the same line
+#: ("my gcc is 13.2.1", "CUDA Version：11.3", "pytorch:1.10", "driver 535", "Python version I use is 3.10").
+_VERSION_LABELS = {
+    "cuda": (r"\bCUDA(?:[ \t]+(?:runtime|toolkit|toolchain))?", r"(\d{1,2}\.\d)(?:\.\d+)?(?![\d.])"),
+    "driver": (r"\b(?:NVIDIA[ \t]+)?driver", r"(\d{3}(?:\.\d{1,3}){0,2})(?![\d.])"),
+    "torch": (r"\b(?:py)?torch", r"(\d\.\d{1,2}(?:\.\d{1,2})?(?:\+\w+|a0\+\w+|\.dev\d+)?)(?![\d.])"),
+    "python": (r"\bpython3?", r"(\d\.\d{1,2}(?:\.\d{1,2})?)(?![\d.])"),
+    "gcc": (r"\b(?:gcc|g\+\+)", r"(\d{1,2}(?:\.\d{1,2}){0,2})(?![\d.])"),
+    "cudnn": (r"\bcuDNN", r"(\d{1,2}(?:\.\d{1,2}){1,3})(?![\d.])"),
+    "nccl": (r"\bNCCL", r"(\d\.\d{1,2}(?:\.\d{1,2})?)(?![\d.])"),
+}
+_BETWEEN = r"(?:[ \t]+(?:[A-Za-z]+[ \t]+){0,3}?)?"
+
+
+@functools.lru_cache(maxsize=None)
+def _version_rx() -> Dict[str, "re.Pattern[str]"]:
+    return {
+        k: re.compile(rf"{label}(?![\w.]){_BETWEEN}{_SEP}{ver}", re.IGNORECASE) for k, (label, ver) in _VERSION_LABELS.items()
+    }
+
+
+def versions(text: str) -> Dict[str, List[str]]:
+    """Versions written beside their label anywhere in ``text``, in order of appearance, each once:
+    {"cuda": ["11.3"], "torch": ["1.10"], "gcc": ["13.2.1"], "driver": ["535"], ...}. Labels in any case, with
+    ':', full-width '：', '=', '==', 'is', 'version' or a few words between ("my gcc is 13.2.1"). A label with no
+    version beside it gives nothing: never a guess."""
+    out: Dict[str, List[str]] = {}
+    for k, rx in _version_rx().items():
+        for m in rx.finditer(text or ""):
+            v = m.group(1)
+            if v not in out.setdefault(k, []):
+                out[k].append(v)
+    return {k: v for k, v in out.items() if v}
