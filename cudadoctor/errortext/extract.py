@@ -34,7 +34,7 @@ CHECKED = "2026-11-27"
 _LOWER = {"high": "medium", "medium": "low"}
 
 # A CUDA API word: "CUDA", "cuda runtime", "cudaGetDeviceCount", "cuInit", "cuCtxCreate", "libcuda"...
-_CUDA_WORD = r"(?:\b\w*cuda\w*|\bcu(?:Init|Ctx\w*|Device\w*|Mem\w*|Module\w*|Launch\w*|Stream\w*|Event\w*|Link\w*|Graph\w*|DriverGetVersion|GetProcAddress\w*))\b"
+_CUDA_WORD = r"(?:cuda\w*|\bcu(?:Init|Ctx\w*|Device\w*|Mem\w*|Module\w*|Launch\w*|Stream\w*|Event\w*|Link\w*|Graph\w*|DriverGetVersion|GetProcAddress\w*)\b)"
 # ... then, within a few words, what introduces a status number.
 _NUMBER_AFTER = (
     r"[^.;\n]{0,40}?\b(?:errors?|failure|fail(?:s|ed)?(?: with)?|status|code|returned|result)\b(?:\s*code)?\s*[:=#]?\s*[\[(]?\s*"
@@ -115,10 +115,14 @@ def table_signatures() -> Tuple[Signature, ...]:
             msg = e.get("message", "")
             if msg and _message_ok(msg):
                 add(e["code"], re.escape(msg.strip().rstrip(".")), e["confidence"], what, table)
-    for n in sorted(_unambiguous_numbers()):
-        code, conf, what = _unambiguous_numbers()[n]
+    # One signature per (code, confidence) for all its numbers: a long paste is scanned once per code, not per number.
+    groups: Dict[Tuple[str, str], List[int]] = {}
+    for n, (code, conf, _what) in sorted(_unambiguous_numbers().items()):
         if conf in _LOWER:
-            add(code, _number_regex(n), _LOWER[conf], f"CUDA error {n} = {what}", "cuda_errors")
+            groups.setdefault((code, _LOWER[conf]), []).append(n)
+    for (code, conf), ns in groups.items():
+        what = "; ".join(f"CUDA error {n} = {_unambiguous_numbers()[n][2]}" for n in ns)
+        add(code, _number_regex("(?:" + "|".join(map(str, ns)) + ")"), conf, what, "cuda_errors")
     for r in kb._load("xid")["xids"]:
         if r.get("code"):
             what = f"Xid {r['xid']} ({r.get('description') or r.get('mnemonic')}): {r['why']}"
