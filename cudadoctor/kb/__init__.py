@@ -666,4 +666,3 @@ def cores_per_sm(capability: str) -> int | None:
     if cc is None:
         return None
     return _load("cores_per_sm")["cores_per_sm"].get(f"{cc[0]}.{cc[1]}")
-
