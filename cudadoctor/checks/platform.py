@@ -166,6 +166,14 @@ def _python_reasons(py: Optional[str], bits: Optional[int], arch: str, plat: str
                 )
         elif kb().newest_torch_for_python(py, plat) is None and not _older_than_the_tables(py):
             reasons.append(f"no torch release has wheels for Python {mm_str(py) or py} on {plat}")
+        elif req and plat != "linux-x86_64" and kb().torch_wheel_on_pypi(release_of(req) or req, py, plat) is False:
+            # PyPI's own file list (kb/torch_wheels.json): on macOS, Windows and Linux aarch64 PyPI's wheels are
+            # the ones there are (linux-x86_64 has CUDA indexes beside PyPI: the release ranges above cover it).
+            have = kb().pypi_torch_versions(py, plat) or []
+            reasons.append(
+                f"PyPI has no torch {release_of(req) or req} wheel for Python {mm_str(py) or py} on {plat}"
+                + (f" (its wheels there: torch {have[0]} to {have[-1]})" if have else "")
+            )
     return reasons
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
+from cudadoctor import kb
 from cudadoctor.facts import Facts
 from cudadoctor.interpret import torch_cuda
 from cudadoctor.model import Code, Finding, check
@@ -221,11 +222,15 @@ def container_toolkit_missing(fx: Facts) -> Iterator[Finding]:
 def host_compiler_unsupported(fx: Facts) -> Iterator[Finding]:
     said = error_match(fx, HOST_COMPILER_UNSUPPORTED)
     m = re.search(r"later than (\d+)", said[1]) if said else None
-    n = m.group(1) if m else "<N>"
+    limits = kb.host_compiler_limits(fx.str("toolkit.nvcc_version") or "")  # kb/host_compilers.json
+    n = m.group(1) if m else str(limits["gcc_max"]) if limits and limits.get("gcc_max") else "<N>"
+    newer = kb.cuda_accepting_gcc(int(n) + 1) if n.isdigit() else None
     cmds = [
         f"sudo apt-get install gcc-{n} g++-{n}",
         f"export CC=gcc-{n} CXX=g++-{n} NVCC_PREPEND_FLAGS='-ccbin /usr/bin/g++-{n}'",
-        "# then rebuild; or install a newer CUDA toolkit that supports your gcc",
+        f"# then rebuild; or install CUDA {newer} or newer (its nvcc accepts gcc {int(n) + 1})"
+        if newer
+        else "# then rebuild; or install a newer CUDA toolkit that supports your gcc",
     ]
     yield from text_finding(
         HOST_COMPILER_UNSUPPORTED,
@@ -241,7 +246,16 @@ def toolkit_arch_unsupported(fx: Facts) -> Iterator[Finding]:
     said = error_match(fx, TOOLKIT_ARCH_UNSUPPORTED)
     m = re.search(r"compute_(\d+)", said[1]) if said else None
     arch = m.group(1) if m else None
+    span = kb.nvcc_target_releases(f"compute_{arch}") if arch else None  # kb/nvcc_archs.json (ptxas --help)
+    known = kb.nvcc_releases()
+    if span and span[1] != known[-1]:
+        which = f"# compute_{arch} is accepted by nvcc {span[0]} to {span[1]} only"
+    elif span:
+        which = f"# compute_{arch} needs nvcc {span[0]} or newer"
+    elif arch:
+        which = f"# no nvcc from CUDA {known[0]} on accepts compute_{arch}"
     cmds = [
+        *([which] if arch else []),
         "nvcc --list-gpu-arch  # what this nvcc can build for",
         'python -c "import torch; print(torch.cuda.get_device_capability())"  # what your GPU needs',
         'export TORCH_CUDA_ARCH_LIST="<X.Y of your GPU>"  # drop '

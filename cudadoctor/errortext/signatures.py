@@ -122,10 +122,13 @@ def kb_signatures() -> Tuple[Signature, ...]:
 
 
 def for_codes(codes: Iterable[Any]) -> List[Signature]:
-    """The signatures of these codes: the knowledge base's, then each Code's own (not repeated)."""
+    """The signatures of these codes: the knowledge base's (error_signatures.json, then those made from the error
+    and Xid tables by errortext/extract.py), then each Code's own (not repeated)."""
+    from .extract import table_signatures  # kbsrc: the kb error/Xid tables' signatures (errortext/extract.py)
+
     codes = list(codes)
     names = {c.code for c in codes}
-    out = [s for s in kb_signatures() if s.code in names]
+    out = [s for s in (*kb_signatures(), *table_signatures()) if s.code in names]
     seen = {(s.code, s.regex) for s in out}
     for c in codes:
         for rx in c.signatures:
