@@ -27,7 +27,7 @@ from cudadoctor.interpret import (
 )
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import PIP, error_match, find_text, kb
+from ._common import PIP, error_match, kb, search
 from ._fixes import companion_fix, install_commands, newest_runnable
 
 TORCHVISION_MISMATCH = Code(
@@ -352,7 +352,7 @@ def multiple_torch_installs(fx: Facts) -> Iterator[Finding]:
         if paired and imported and mm(paired) != mm(imported) and any(mm(paired) == mm(v) for v, _ in others):
             broken = True
             evidence["torchvision"] = f"{tv.get('version')} (paired with torch {paired}, the one not imported)"
-    said = find_text(fx, r"operator torchvision::\w+ does not exist|undefined symbol")
+    said = search(fx, r"operator torchvision::\w+ does not exist|undefined symbol")
     if said:
         evidence[said[0]] = said[1]
         broken = True

@@ -17,7 +17,7 @@ from cudadoctor.interpret import (
 )
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import INDEX, PIP, error_match, find_text, kb
+from ._common import INDEX, PIP, error_match, kb, search
 from ._fixes import companion_pins, newest_variant_for_driver
 
 TORCH_NOT_INSTALLED = Code(
@@ -118,7 +118,7 @@ def torch_not_installed(fx: Facts) -> Iterator[Finding]:
     maybe = (
         fx.get("torch.importable") is False
         and (status is None or (status == "import-failed" and fx.bool("collect_env.pip_on_path") is True))
-        and not find_text(fx, _TORCH_FOUND)  # the traceback runs inside a torch package: one was found
+        and not search(fx, _TORCH_FOUND)  # the traceback runs inside a torch package: one was found
     )
     if not (definite or maybe):
         return
