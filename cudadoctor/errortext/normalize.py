@@ -263,6 +263,8 @@ _TRACEBACK_HEAD = re.compile(
     r"^\s*The above exception was the direct cause"
 )
 
+_ANNOTATION = re.compile(r"^\s*(?:hint|note|help):\s", re.I)
+
 #: Weights of where a match is.
 ROLE_WEIGHT = {"final": 1.0, "exception": 0.75, "warning": 0.65, "context": 0.55, "frame": 0.4}
 
@@ -296,8 +298,20 @@ def line_roles(lines: Sequence[str]) -> List[str]:
     roles[last] = "final"
     # The message continues on the following plain lines (up to a blank line, a frame or
     # another exception): "AssertionError:\nThe NVIDIA driver on your system is too old...".
-    for j in range(last + 1, min(len(roles), last + 16)):
-        if not lines[j].strip() or roles[j] != "context":
+    j = last + 1
+    while j < min(len(roles), last + 16):
+        if not lines[j].strip():
+            # A tool's annotation of the error after a blank line ("hint: ...", uv and pip; "note: ...",
+            # "help: ...") is part of its message.
+            k = j
+            while k < len(lines) and not lines[k].strip():
+                k += 1
+            if k < len(lines) and roles[k] == "context" and _ANNOTATION.match(lines[k]):
+                j = k
+                continue
+            break
+        if roles[j] != "context":
             break
         roles[j] = "final"
+        j += 1
     return roles
