@@ -39,13 +39,6 @@ NO_NVIDIA_DRIVER = Code(
         "If the machine has no NVIDIA GPU, run on one that has, or install the CPU wheel.",
     },
     links=("https://docs.nvidia.com/cuda/cuda-installation-guide-linux/", "https://www.nvidia.com/Download/index.aspx"),
-    signatures=(
-        r"Found no NVIDIA driver on your system",
-        r"NVIDIA-SMI has failed because it couldn.t communicate with the NVIDIA driver",
-        r"nvidia-smi: (command )?not found",
-        r"CUDA driver initialization failed",
-        r"libcuda\.so(\.1)?: cannot open shared object file",
-    ),
 )
 
 NO_GPU_VISIBLE = Code(
@@ -68,12 +61,6 @@ NO_GPU_VISIBLE = Code(
     links=(
         "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars",
         "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/docker-specialized.html",
-    ),
-    signatures=(
-        r"no CUDA-capable device is detected",
-        r"cudaErrorNoDevice",
-        r"No CUDA GPUs are available",
-        r"error=38 : no CUDA-capable device",
     ),
     # "invalid device ordinal": device-ordinal-invalid; "could not select device driver": container-toolkit-missing
 )

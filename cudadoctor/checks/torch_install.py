@@ -34,7 +34,6 @@ TORCH_NOT_INSTALLED = Code(
         "wheel index for your driver.",
     },
     links=("https://pytorch.org/get-started/locally/",),
-    signatures=(r"No module named '?torch'?(?!\w)",),
 )
 
 TORCH_IMPORT_FAILED = Code(
@@ -71,7 +70,6 @@ CPU_ONLY_TORCH = Code(
         "(the exact command is in the finding).",
     },
     links=("https://pytorch.org/get-started/locally/", "https://pytorch.org/get-started/previous-versions/"),
-    signatures=(r"Torch not compiled with CUDA enabled", r"CUDA used to build PyTorch: None"),
 )
 
 
@@ -94,11 +92,6 @@ LOCAL_SHADOW = Code(
         "for a source checkout, run from another directory.",
     },
     links=("https://docs.python.org/3/library/sys_path_init.html", "https://github.com/obss/sahi/issues/402"),
-    signatures=(
-        r"partially initialized module '(?:torch|numpy)' has no attribute",
-        r"cannot import name '\w+' from partially initialized module '(?:torch|numpy)'",
-        r"module 'torch' has no attribute '(?:cuda|nn|Tensor|tensor|device|float32|optim|from_numpy|zeros|ones|randn)'",
-    ),
 )
 
 

@@ -4,10 +4,10 @@ Used by `check` (through :func:`adjudicate`, called by report.diagnose), `triage
 `diff`: they all rank with :func:`rank`, so they never name different top causes for the same text
 and facts.
 
-Signatures are data (cudadoctor/kb/errors/error_signatures.json, see :mod:`.signatures`) plus the
-``signatures`` each :class:`~cudadoctor.model.Code` declares. Text is normalised first
-(:mod:`.normalize`) and matched with its whitespace collapsed (a message hard-wrapped over two
-lines still matches).
+Signatures are data (every cudadoctor/kb/errors/*.json, see :mod:`.signatures`) plus the
+``signatures`` a plugin's :class:`~cudadoctor.model.Code` declares. Text is normalised first
+(:mod:`.normalize`) and matched once per run (:mod:`.evidence`) with its whitespace collapsed (a
+message hard-wrapped over two lines still matches).
 
 Ranking, for each code, takes its best match:
 

@@ -7,7 +7,7 @@ notebook or a log does to text.
 What is undone, in this order:
 
 * the document: a UTF-8 BOM, UTF-16 read as UTF-8 (a NUL after every character), Windows CRLF and
-  old-Mac CR, a Jupyter notebook (.ipynb) or one of its outputs as JSON (the outputs' text and
+  old-Mac CR, rsyslog's escaped newlines (``#012``), a Jupyter notebook (.ipynb) or one of its outputs as JSON (the outputs' text and
   tracebacks are the text), a JSON-escaped fragment of one (``"...\n..."``, ``"\u001b[0;31m..."``);
 * every line: ANSI colour codes (and their remnants when the ESC was lost), control characters,
   zero-width characters, ``>`` quoting (Markdown, e-mail), HTML tags GitHub keeps (``<details>``,
@@ -44,6 +44,7 @@ MAX_LINE_CHARS = 8192
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 # Colour codes whose ESC was lost in a copy-paste ("[31mRuntimeError[0m") or written as ^[ / \x1b / \u001b.
 _ANSI_REMNANT = re.compile(r"(?:\^\[|\\x1b|\\033|\\u001b|\\e)?\[(?:\d{1,3}(?:;\d{1,3})*)?m")
+_SYSLOG_ESCAPED = re.compile(r"\S#012(?:NVRM|\S)|^(?:[A-Z][a-z]{2} {1,2}\d{1,2} \d\d:\d\d:\d\d) \S+ [^:\n]{1,60}: .*#012", re.M)
 _CTRL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u200b-\u200d\u2060\ufeff]")
 
 
@@ -54,6 +55,9 @@ def _decode_document(text: str) -> str:
     if text.count("\x00") > len(text) // 4:
         text = text.replace("\x00", "").lstrip("\ufffd")
     text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if "#012" in text and _SYSLOG_ESCAPED.search(text):
+        # rsyslog writes a message's control characters as #ooo: "..., but#012NVRM: this kernel module ..."
+        text = text.replace("#012", "\n").replace("#011", "\t")
     notebook = _from_notebook(text)
     if notebook is not None:
         return notebook
