@@ -29,23 +29,38 @@ Texts = Tuple[Tuple[str, str], ...]
 Found = Tuple[Dict[str, List[Match]], List[str]]
 
 
-def signature_matches(texts: Texts, extra: Tuple[Signature, ...]) -> Found:
-    """Every signature (kb/errors/*.json, then ``extra``) matched in every normalised text."""
+Provider = Callable[[Texts, Tuple[Signature, ...]], Found]
+
+
+def each_text(find: Callable[[str, str], Found]) -> Provider:
+    """A provider from a matcher of one normalised text: ``find(text, where) -> (matches by code, problems)``."""
+
+    def provider(texts: Texts, extra: Tuple[Signature, ...] = ()) -> Found:
+        out: Dict[str, List[Match]] = {}
+        problems: List[str] = []
+        for where, text in texts:
+            found, probs = find(text, where)
+            for code, ms in found.items():
+                out.setdefault(code, []).extend(ms)
+            problems += [p for p in probs if p not in problems]
+        return out, problems
+
+    provider.__name__ = getattr(find, "__name__", "provider")
+    return provider
+
+
+def signature_matches(texts: Texts, extra: Tuple[Signature, ...] = ()) -> Found:
+    """Every signature (kb/errors/*.json, then ``extra``: the codes' own) matched in every normalised text."""
     sigs = list(kb_signatures())
     seen = {(s.code, s.regex) for s in sigs}
     sigs += [s for s in extra if (s.code, s.regex) not in seen]
-    out: Dict[str, List[Match]] = {}
-    problems: List[str] = []
-    for where, text in texts:
-        found, probs = find_matches((), text, where, sigs)
-        for code, ms in found.items():
-            out.setdefault(code, []).extend(ms)
-        problems += [p for p in probs if p not in problems]
-    return out, problems
+    return each_text(lambda text, where: find_matches((), text, where, sigs))(texts, extra)
 
 
-#: THE evidence providers, in order (the signature matcher first).
-PROVIDERS: Tuple[Callable[[Texts, Tuple[Signature, ...]], Found], ...] = (signature_matches,)
+#: THE evidence providers, run in this order on every run's normalised error texts: the signature
+#: matcher first. Another provider joins with one line here, e.g. a matcher of one text:
+#: ``each_text(lambda text, where: extract.find_matches(codes, text, where))``.
+PROVIDERS: Tuple[Provider, ...] = (signature_matches,)
 
 
 @dataclass(frozen=True)
