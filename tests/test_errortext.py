@@ -315,6 +315,9 @@ def test_the_readers_get_the_same_cleaning_line_for_line():
     text = "> PyTorch version: 2.1.0+cu121\r\n> Is CUDA available: False\r\n> CUDA used to build PyTorch：12.1\r\n"
     assert raw_lines(text) == clean_lines(text) == ["PyTorch version: 2.1.0+cu121", "Is CUDA available: False",
                                                       "CUDA used to build PyTorch:12.1", ""]
+    # a log prefix goes, the user's indentation stays (it tells the parts of a paste apart)
+    assert clean_lines("[   34.193759] NVRM: x\n    [rank0]: RuntimeError: y\n    File \"a.py\", line 1") == [
+        "NVRM: x", "    [rank0]: RuntimeError: y", '    File "a.py", line 1']
 
 
 # --- one evidence pass, one list of providers ----------------------------------------------------

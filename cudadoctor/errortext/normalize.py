@@ -167,7 +167,9 @@ def _clean_line(line: str) -> str:
     if line[:1] in "ADFJMNOSTW12":
         line = _JOURNAL.sub("", line)
     if line.lstrip()[:1] == "[":
-        line = _DMESG.sub("", line.lstrip())
+        stamp = _DMESG.match(line.lstrip())
+        if stamp:  # the timestamp and the indentation before it; other indentation is the user's
+            line = line.lstrip()[stamp.end() :]
     if not line.isascii():
         line = unicodedata.normalize("NFKC", line).translate(_QUOTES)
     return line
