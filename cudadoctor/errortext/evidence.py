@@ -16,6 +16,7 @@ Pure: no I/O (the signature data is read-only package data).
 from __future__ import annotations
 
 import functools
+import importlib.util
 import re
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
@@ -57,10 +58,22 @@ def signature_matches(texts: Texts, extra: Tuple[Signature, ...] = ()) -> Found:
     return each_text(lambda text, where: find_matches((), text, where, sigs))(texts, extra)
 
 
+def table_matches(texts: Texts, extra: Tuple[Signature, ...] = ()) -> Found:
+    """The signatures made from the kb's error and Xid tables (CUresult/cudaError_t, NCCL, cuDNN,
+    cuBLAS, Xid: errortext/extract.py, kbsrc's) matched in every normalised text; nothing while that
+    module is not there."""
+    if importlib.util.find_spec(f"{__package__}.extract") is None:
+        return {}, []
+    from .extract import table_signatures
+
+    sigs = list(table_signatures())
+    return each_text(lambda text, where: find_matches((), text, where, sigs))(texts, extra)
+
+
 #: THE evidence providers, run in this order on every run's normalised error texts: the signature
-#: matcher first. Another provider joins with one line here, e.g. a matcher of one text:
-#: ``each_text(lambda text, where: extract.find_matches(codes, text, where))``.
-PROVIDERS: Tuple[Provider, ...] = (signature_matches,)
+#: data first, then the kb tables. Another provider joins with one line here, e.g. a matcher of one
+#: text: ``each_text(lambda text, where: ...)``.
+PROVIDERS: Tuple[Provider, ...] = (signature_matches, table_matches)
 
 
 @dataclass(frozen=True)
