@@ -65,15 +65,6 @@ CUDNN_MISMATCH = Code(
         "https://github.com/pytorch/pytorch/blob/main/torch/backends/cudnn/__init__.py",
         "https://docs.nvidia.com/deeplearning/cudnn/backend/latest/reference/support-matrix.html",
     ),
-    signatures=(
-        r"cuDNN version incompatibility",
-        r"cuDNN version mismatch: PyTorch was compiled against \d+ but linked against \d+",
-        r"Could not load library libcudnn\w*\.so(\.\d+)*",
-        r"Could not load library cudnn\w*\.dll",
-        r"libcudnn\w*\.so(\.\d+)*: cannot open shared object file",
-        r"Unable to load any of \{libcudnn",
-        r"Invalid handle\. Cannot load symbol cudnn\w+",
-    ),
 )
 
 LIBRARY_SHADOWING = Code(
@@ -102,12 +93,6 @@ LIBRARY_SHADOWING = Code(
         "https://github.com/pytorch/pytorch/issues/134929",
         "https://man7.org/linux/man-pages/man8/ld.so.8.html",
     ),
-    signatures=(
-        r"undefined symbol: \w+, version lib(cudart|cublas|cublasLt|cusparse|cusparseLt|cufft|curand|cusolver|nvJitLink|nccl|nvrtc|cudnn\w*|cupti)\.so\.\d+",
-        r"version `lib(cudart|cublas|cublasLt|cusparse|cufft|curand|cusolver|nvJitLink|nvrtc)\.so\.\d+(\.\d+)?' not found",
-        r"libtorch_cuda\.so: undefined symbol: nccl\w+",
-        r"lib(cusparse|cusolver|cublas)\.so\.\d+: undefined symbol: \w+",
-    ),
 )
 
 STUB_LIBCUDA = Code(
@@ -127,7 +112,6 @@ STUB_LIBCUDA = Code(
         "`sudo ldconfig`); keep it only in the link step of builds (`-L…/stubs`).",
     },
     links=("https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html",),
-    signatures=(r"CUDA driver is a stub library", r"cudaErrorStubLibrary", r"CUDA_ERROR_STUB_LIBRARY"),
 )
 
 CUDA_TOOLKIT_MISMATCH = Code(
@@ -151,10 +135,6 @@ CUDA_TOOLKIT_MISMATCH = Code(
     links=(
         "https://pytorch.org/docs/stable/cpp_extension.html",
         "https://github.com/pytorch/pytorch/blob/main/torch/utils/cpp_extension.py",
-    ),
-    signatures=(
-        r"The detected CUDA version \(\d+\.\d+\) mismatches the version that was used to compile\s+PyTorch \(\d+\.\d+\)",
-        r"The detected CUDA version \(\d+\.\d+\) has a minor version mismatch with the version that was used to compile PyTorch",
     ),
 )
 

@@ -52,11 +52,6 @@ PYTHON_UNSUPPORTED = Code(
         "https://github.com/pytorch/pytorch/blob/main/RELEASE.md#release-compatibility-matrix",
         "https://pytorch.org/get-started/locally/",
     ),
-    signatures=(
-        r"No matching distribution found for torch\b",
-        r"Could not find a version that satisfies the requirement torch\b",
-        r"torch-[^\s]+\.whl is not a supported wheel on this platform",
-    ),
 )
 
 DLL_LOAD_FAILURE = Code(
@@ -83,16 +78,6 @@ DLL_LOAD_FAILURE = Code(
         "https://learn.microsoft.com/en-us/cpp/windows/latest-supported-vc-redist",
         "https://github.com/pytorch/pytorch/issues/129568",
     ),
-    signatures=(
-        r"\[WinError 126\]",
-        r"\[WinError 127\]",
-        r"\[WinError 1114\]",
-        r"\[WinError 1455\]",
-        r"(?:Error|Erro) loading [\"“”'][^\"“”']+\.dll[\"“”'] or one of its dependencies",
-        r"DLL load failed( while importing \w+)?",
-        r"Could not load library \w+\.dll\. Error code \d+",
-        r"Could not locate zlibwapi\.dll",
-    ),
 )
 
 WSL_DRIVER_IN_GUEST = Code(
@@ -115,7 +100,6 @@ WSL_DRIVER_IN_GUEST = Code(
         "need nvcc; keep the Windows driver up to date instead.",
     },
     links=("https://docs.nvidia.com/cuda/wsl-user-guide/index.html",),
-    signatures=(r"CUDA driver version is insufficient for CUDA runtime version",),
 )
 
 

@@ -17,7 +17,7 @@ from cudadoctor.interpret import (
 )
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import INDEX, PIP, error_match, find_text, kb
+from ._common import INDEX, PIP, error_match, kb, search
 from ._fixes import companion_pins, newest_variant_for_driver
 
 TORCH_NOT_INSTALLED = Code(
@@ -34,7 +34,6 @@ TORCH_NOT_INSTALLED = Code(
         "wheel index for your driver.",
     },
     links=("https://pytorch.org/get-started/locally/",),
-    signatures=(r"No module named '?torch'?(?!\w)",),
 )
 
 TORCH_IMPORT_FAILED = Code(
@@ -71,7 +70,6 @@ CPU_ONLY_TORCH = Code(
         "(the exact command is in the finding).",
     },
     links=("https://pytorch.org/get-started/locally/", "https://pytorch.org/get-started/previous-versions/"),
-    signatures=(r"Torch not compiled with CUDA enabled", r"CUDA used to build PyTorch: None"),
 )
 
 
@@ -94,11 +92,6 @@ LOCAL_SHADOW = Code(
         "for a source checkout, run from another directory.",
     },
     links=("https://docs.python.org/3/library/sys_path_init.html", "https://github.com/obss/sahi/issues/402"),
-    signatures=(
-        r"partially initialized module '(?:torch|numpy)' has no attribute",
-        r"cannot import name '\w+' from partially initialized module '(?:torch|numpy)'",
-        r"module 'torch' has no attribute '(?:cuda|nn|Tensor|tensor|device|float32|optim|from_numpy|zeros|ones|randn)'",
-    ),
 )
 
 
@@ -118,7 +111,7 @@ def torch_not_installed(fx: Facts) -> Iterator[Finding]:
     maybe = (
         fx.get("torch.importable") is False
         and (status is None or (status == "import-failed" and fx.bool("collect_env.pip_on_path") is True))
-        and not find_text(fx, _TORCH_FOUND)  # the traceback runs inside a torch package: one was found
+        and not search(fx, _TORCH_FOUND)  # the traceback runs inside a torch package: one was found
     )
     if not (definite or maybe):
         return
