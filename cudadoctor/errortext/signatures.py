@@ -1,4 +1,4 @@
-"""Error signatures as data: cudadoctor/kb/errors/error_signatures.json, plus the ``signatures`` a Code declares.
+"""Error signatures as data: every cudadoctor/kb/errors/*.json (sorted), plus the ``signatures`` a Code declares.
 
 Each signature: the code it points to, a regular expression (matched case-insensitively over the
 normalised text, whitespace collapsed), a confidence (high | medium | low), what it implies, which
@@ -117,8 +117,21 @@ def kb_document() -> Dict[str, Any]:
 
 
 @functools.lru_cache(maxsize=None)
+def kb_documents() -> Tuple[Tuple[str, Dict[str, Any]], ...]:
+    """Every signature document in cudadoctor/kb/errors/, as (file name, document), in sorted order."""
+    folder = Path(__file__).parent.parent / "kb" / "errors"
+    return tuple((p.name, json.loads(p.read_text(encoding="utf-8"))) for p in sorted(folder.glob("*.json")))
+
+
+@functools.lru_cache(maxsize=None)
 def kb_signatures() -> Tuple[Signature, ...]:
-    return parse(kb_document())
+    out: List[Signature] = []
+    for name, doc in kb_documents():
+        try:
+            out.extend(parse(doc))
+        except SignatureError as e:
+            raise SignatureError(f"{name}: {e}") from None
+    return tuple(out)
 
 
 def for_codes(codes: Iterable[Any]) -> List[Signature]:

@@ -86,6 +86,8 @@ _ERROR_WORDS = (
     "unknown error",
     "illegal",
     "assert",
+    "mismatch",  # NVRM: API mismatch: the client ... has the version ...
+    "nvrm:",  # kernel log lines of the NVIDIA driver
 )
 _BOILERPLATE = re.compile(r"^\s*(?:#{1,6}\s|<!--|-->|[-*]\s*\[[ xX]\]|!\[|cc\s+@|</?\w+>\s*$)")
 
@@ -112,6 +114,10 @@ def read(text: str) -> Dict[str, Any]:
     lines = raw_lines(text)
     kinds = _segment(lines)
     parts = _parts(kinds)
+    if not any(p["kind"] not in ("ignored", "fence") for p in parts) and _signature_matches(text):
+        # Lines no rule above calls error text (a kernel log, a build log) that an error signature knows.
+        kinds = ["error" if k == "ignored" else k for k in kinds]
+        parts = _parts(kinds)
     if not any(p["kind"] not in ("ignored", "fence") for p in parts):
         raise FactsError(
             "pasted text: nothing recognised (no collect_env, nvidia-smi, deviceQuery, package list, traceback or error line)"
@@ -144,6 +150,16 @@ def _segment(lines: List[str]) -> List[Optional[str]]:
             kinds[i] = "error" if _errorish(line) and not _BOILERPLATE.match(line) else "ignored"
     _error_paragraphs(lines, kinds)
     return kinds
+
+
+def _signature_matches(text: str) -> bool:
+    """Does any error signature of the knowledge base match this text?"""
+    from ..errortext.engine import find_matches
+    from ..errortext.normalize import normalize
+    from ..errortext.signatures import kb_signatures
+
+    found, _problems = find_matches((), normalize(text), sigs=kb_signatures())
+    return bool(found)
 
 
 def _errorish(line: str) -> bool:
