@@ -137,3 +137,75 @@ def test_no_cuda_runtime_line_is_contradicted_by_a_cuda_torch(tmp_path):
     err.write_text("No CUDA runtime is found, using CUDA_HOME='/usr/local/cuda'\n", encoding="utf-8")
     r = CliRunner().invoke(cli, ["check", "--facts", str(fpath), "--error-file", str(err), "--format", "json"])
     assert findings(r).get("cpu-only-torch") is None, r.stdout
+
+
+# --- class 7: the root, not the mechanism ------------------------------------------------------------
+
+# CUDA's error 803 as torch words it: tests/data/error_corpus/cuda-runtime.jsonl line 16
+# (https://github.com/easydiffusion/easydiffusion/issues/134).
+E803 = (
+    "Error: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling "
+    "NumCudaDevices() that might have already set an error? Error 803: system has unsupported display driver / "
+    "cuda driver combination"
+)
+
+
+def _check_facts(tmp_path, facts, text) -> Dict[str, str]:
+    fpath, err = tmp_path / "f.json", tmp_path / "e.txt"
+    fpath.write_text(json.dumps(facts), encoding="utf-8")
+    err.write_text(text, encoding="utf-8")
+    return findings(CliRunner().invoke(cli, ["check", "--facts", str(fpath), "--error-file", str(err), "--format", "json"]))
+
+
+def _gpu_facts(ld_library_path: str) -> dict:
+    facts = new_facts()
+    facts["environment"] = {"vars": {"LD_LIBRARY_PATH": ld_library_path}}
+    facts["torch"] = {"installed": True, "importable": True, "version": "2.3.0+cu121", "cuda": "12.1", "cuda_available": False}
+    facts["nvml"] = {"status": "ok", "driver_version": "535.104.05", "devices": [{"name": "NVIDIA GeForce RTX 3090", "index": 0}]}
+    return facts
+
+
+def test_error_803_with_compat_libraries_on_the_path_is_the_compat_code_not_a_driver_mismatch(tmp_path):
+    got = _check_facts(tmp_path, _gpu_facts("/usr/local/cuda/compat/lib:/usr/local/nvidia/lib64"), E803)
+    assert "cuda-compat-driver-mismatch" in got and "nvml-driver-mismatch" not in got, got
+    # without compat libraries the same text keeps its meaning
+    got = _check_facts(tmp_path, _gpu_facts("/usr/local/nvidia/lib64"), E803)
+    assert "nvml-driver-mismatch" in got and "cuda-compat-driver-mismatch" not in got, got
+
+
+@pytest.mark.parametrize(
+    "text,major",
+    [
+        # https://github.com/yeyupiaoling/Whisper-Finetune/issues/16 and https://github.com/jianchang512/stt/issues/76:
+        # cuDNN 8 not installed for the CUDA runtime that dlopens it; installing the nvidia-cudnn wheel fixed it
+        (
+            "Could not load library libcudnn_ops_infer.so.8. Error: libcudnn_ops_infer.so.8: cannot open shared object "
+            "file: No such file or directory\nPlease make sure libcudnn_ops_infer.so.8 is in your library path!\nAborted",
+            "8",
+        ),
+        (
+            "Could not load library libcudnn_ops_infer.so.8. Error: libcudnn_ops_infer.so.8: cannot open shared object "
+            "file: No such file or directory\n已放弃 (核心已转储)",
+            "8",
+        ),
+    ],
+)
+def test_a_missing_cudnn_names_the_wheel_a_skipped_dependency_would_have_installed(tmp_path, text, major):
+    err = tmp_path / "e.txt"
+    err.write_text(text, encoding="utf-8")
+    r = CliRunner().invoke(cli, ["check", "--from-text", str(err), "--format", "json"])
+    assert r.exit_code in (0, 1), r.output
+    (f,) = [f for f in json.loads(r.stdout)["findings"] if f["code"] == "cudnn-mismatch"]
+    assert any(f'nvidia-cudnn-cu12=={major}.*"' in c for c in f["fix"]["commands"]), f["fix"]
+
+
+def test_a_library_cudnn_needs_is_not_taken_for_cudnn_itself(tmp_path):
+    """https://github.com/AUTOMATIC1111/stable-diffusion-webui/issues/10230: cuDNN loads, libnvrtc.so is what is missing."""
+    err = tmp_path / "e.txt"
+    err.write_text(
+        "Could not load library libcudnn_cnn_infer.so.8. Error: libnvrtc.so: cannot open shared object file: No such file or directory",
+        encoding="utf-8",
+    )
+    r = CliRunner().invoke(cli, ["check", "--from-text", str(err), "--format", "json"])
+    (f,) = [f for f in json.loads(r.stdout)["findings"] if f["code"] == "cudnn-mismatch"]
+    assert not any("nvidia-cudnn" in c for c in f["fix"]["commands"]), f["fix"]
