@@ -27,7 +27,7 @@ from cudadoctor import registry
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "data" / "error_corpus"
 #: class file name (kb/errors/<name>.json and tests/data/error_corpus/<name>.jsonl)
-CLASSES = ("kernel-installer", "build-logs", "container-platform")
+CLASSES = ("kernel-installer", "build-logs", "container-platform", "packaging")
 REG = registry.load(plugins=False)
 
 
