@@ -2,7 +2,8 @@
 and the exact fix. The error-text engine finds them; these checks turn a match into a finding with commands.
 
 Codes: shm-exhausted, device-ordinal-invalid, container-toolkit-missing, host-compiler-unsupported,
-toolkit-arch-unsupported, nvidia-uvm-stale, mkl-incompatible, cuda-home-not-set, open-kernel-module-unsupported.
+toolkit-arch-unsupported, nvidia-uvm-stale, mkl-incompatible, cuda-home-not-set, open-kernel-module-unsupported,
+gpu-init-failed.
 """
 
 from __future__ import annotations
@@ -154,6 +155,32 @@ OPEN_KERNEL_MODULE_UNSUPPORTED = Code(
     links=("https://github.com/NVIDIA/open-gpu-kernel-modules",),
 )
 
+GPU_INIT_FAILED = Code(
+    code="gpu-init-failed",
+    title="The NVIDIA kernel module is loaded but cannot initialise the GPU (RmInitAdapter failed)",
+    area="gpu",
+    severity="error",
+    explanation={
+        "what": 'The kernel log says "NVRM: GPU 0000:xx:00.0: RmInitAdapter failed! (0x..:0x..:NNNN)" and '
+        '"rm_init_adapter failed, device minor number N": the driver is loaded and sees the GPU on the PCI bus, '
+        'but bringing it up failed, so nvidia-smi says "No devices were found" and CUDA finds no device.',
+        "why": "The driver could not start the GPU: its firmware (GSP) failed to boot, the card lacks power or sits in "
+        "a slot or riser it cannot train on, the firmware setup hides its memory window (Above 4G decoding / "
+        "Resizable BAR off, or a VM passthrough without it), the driver branch does not support this GPU, or the "
+        "GPU is failing. The lines just before RmInitAdapter in the kernel log name which step failed.",
+        "confirm": "`sudo dmesg | grep -i -E 'nvrm|xid'` (the lines before RmInitAdapter: GSP, GFW_BOOT, BAR, "
+        "power); `lspci -nn -d 10de:` (the GPU is on the bus); `nvidia-smi` says No devices were found.",
+        "fix": "Reseat the card and connect every power cable, enable Above 4G decoding (and Resizable BAR) in the "
+        "firmware setup, install a driver branch that supports the GPU (for a GSP firmware error also try the other "
+        "kernel-module flavour, open or proprietary), then cold-boot. If it persists on another slot or machine, "
+        "the GPU is failing.",
+    },
+    links=(
+        "https://github.com/NVIDIA/open-gpu-kernel-modules/issues/789",
+        "https://docs.nvidia.com/deploy/xid-errors/",
+    ),
+)
+
 
 @check(SHM_EXHAUSTED)
 def shm_exhausted(fx: Facts) -> Iterator[Finding]:
@@ -297,6 +324,7 @@ def cuda_home_not_set(fx: Facts) -> Iterator[Finding]:
         f"export CUDA_HOME=/usr/local/cuda-{ver}  # a toolkit of that version (apt: cuda-toolkit-{ver.replace('.', '-')})",
         "export PATH=$CUDA_HOME/bin:$PATH",
         f"# or: conda install -c nvidia cuda-nvcc={ver}",
+        "# in a container: build FROM an nvidia/cuda:<version>-devel-* image (the -runtime ones have no nvcc)",
     ]
     yield from text_finding(
         CUDA_HOME_NOT_SET,
@@ -323,8 +351,27 @@ def open_kernel_module_unsupported(fx: Facts) -> Iterator[Finding]:
     )
 
 
+@check(GPU_INIT_FAILED)
+def gpu_init_failed(fx: Facts) -> Iterator[Finding]:
+    cmds = [
+        "sudo dmesg | grep -i -E 'nvrm|xid'  # the lines before RmInitAdapter name the failing step (GSP, GFW_BOOT, BAR, power)",
+        "lspci -nn -d 10de:  # the GPU is on the PCI bus",
+        "# reseat the card, connect every power cable; firmware setup: Above 4G decoding (and Resizable BAR) on",
+        "# install a driver branch that supports this GPU; for a GSP error also try the other flavour (open / proprietary)",
+        "sudo reboot  # a cold boot",
+    ]
+    yield from text_finding(
+        GPU_INIT_FAILED,
+        fx,
+        "The NVIDIA driver is loaded but cannot initialise the GPU (RmInitAdapter failed)",
+        cmds,
+        "The driver sees the GPU but could not bring it up: firmware, power, slot, firmware settings or a failing GPU.",
+    )
+
+
 def register():
     return [
+        gpu_init_failed,
         shm_exhausted,
         device_ordinal_invalid,
         container_toolkit_missing,
