@@ -209,3 +209,51 @@ def test_a_library_cudnn_needs_is_not_taken_for_cudnn_itself(tmp_path):
     r = CliRunner().invoke(cli, ["check", "--from-text", str(err), "--format", "json"])
     (f,) = [f for f in json.loads(r.stdout)["findings"] if f["code"] == "cudnn-mismatch"]
     assert not any("nvidia-cudnn" in c for c in f["fix"]["commands"]), f["fix"]
+
+
+# --- class 5: a scheduler hides the GPUs ------------------------------------------------------------
+
+
+def _no_gpu_finding(tmp_path, env: Dict[str, str], nvml_count: int) -> dict:
+    facts = new_facts()
+    facts["environment"] = {"vars": env}
+    facts["torch"] = {
+        "installed": True,
+        "importable": True,
+        "version": "2.3.0+cu121",
+        "cuda": "12.1",
+        "cuda_available": False,
+        "device_count": 0,
+    }
+    facts["nvml"] = {
+        "status": "ok",
+        "driver_version": "535.104.05",
+        "device_count": nvml_count,
+        "devices": [{"index": i, "name": "NVIDIA A100-SXM4-80GB"} for i in range(nvml_count)],
+    }
+    fpath = tmp_path / "f.json"
+    fpath.write_text(json.dumps(facts), encoding="utf-8")
+    r = CliRunner().invoke(cli, ["check", "--facts", str(fpath), "--format", "json"])
+    assert r.exit_code in (0, 1), r.output
+    (f,) = [f for f in json.loads(r.stdout)["findings"] if f["code"] == "no-gpu-visible"]
+    return f
+
+
+def test_a_slurm_job_without_a_gpu_request_is_told_to_request_one(tmp_path):
+    """https://github.com/3dem/model-angelo/issues/60: "my slurm-submission script ... didn't actually get a gpu allocated"."""
+    f = _no_gpu_finding(tmp_path, {"SLURM_JOB_ID": "4242"}, nvml_count=0)
+    assert "Slurm job (4242) was allocated no GPU" in f["title"]
+    assert any("--gres=gpu" in c for c in f["fix"]["commands"])
+    # with GPUs allocated to the job, it is not the request
+    f = _no_gpu_finding(tmp_path, {"SLURM_JOB_ID": "4242", "SLURM_JOB_GPUS": "0"}, nvml_count=0)
+    assert "Slurm" not in f["title"]
+
+
+def test_an_empty_cuda_visible_devices_names_the_scheduler_request(tmp_path):
+    """Ray sets CUDA_VISIBLE_DEVICES='' for a task or actor with num_gpus=0 (https://github.com/vllm-project/vllm/pull/3198)."""
+    f = _no_gpu_finding(tmp_path, {"CUDA_VISIBLE_DEVICES": ""}, nvml_count=2)
+    cmds = f["fix"]["commands"]
+    assert cmds[0] == "unset CUDA_VISIBLE_DEVICES" and any("num_gpus=1" in c for c in cmds)
+    assert not any("--gres" in c for c in cmds)  # not a Slurm job
+    f = _no_gpu_finding(tmp_path, {"CUDA_VISIBLE_DEVICES": "", "SLURM_JOB_ID": "7"}, nvml_count=2)
+    assert any("--gres=gpu" in c for c in f["fix"]["commands"])
