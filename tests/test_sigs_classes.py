@@ -257,3 +257,37 @@ def test_an_empty_cuda_visible_devices_names_the_scheduler_request(tmp_path):
     assert not any("--gres" in c for c in cmds)  # not a Slurm job
     f = _no_gpu_finding(tmp_path, {"CUDA_VISIBLE_DEVICES": "", "SLURM_JOB_ID": "7"}, nvml_count=2)
     assert any("--gres=gpu" in c for c in f["fix"]["commands"])
+
+
+# --- the findings read their numbers from the real wordings ----------------------------------------
+
+
+def _from_text(tmp_path, text: str, code: str) -> dict:
+    err = tmp_path / "e.txt"
+    err.write_text(text, encoding="utf-8")
+    r = CliRunner().invoke(cli, ["check", "--from-text", str(err), "--format", "json"])
+    assert r.exit_code in (0, 1), r.output
+    (f,) = [f for f in json.loads(r.stdout)["findings"] if f["code"] == code]
+    return f
+
+
+@pytest.mark.parametrize(
+    "where,gpu,branch",
+    [
+        ("kernel-installer.jsonl:14", "GeForce GT 710", "470"),
+        ("kernel-installer.jsonl:16", "GeForce GTX 1050", "580"),
+        ("kernel-installer.jsonl:17", "Tesla M2070", "390"),
+    ],
+)
+def test_the_legacy_branch_and_the_gpu_come_from_the_kernel_log(tmp_path, where, gpu, branch):
+    (d,) = [d for d in ALL if d["_where"] == where]
+    f = _from_text(tmp_path, d["text"], "gpu-needs-legacy-driver")
+    assert f"ignores the {gpu}: it needs the {branch}.xx legacy driver" in f["title"], f["title"]
+    assert f["fix"]["commands"][0].startswith(f"sudo apt-get install nvidia-driver-{branch} ")
+
+
+@pytest.mark.parametrize("where,gcc", [("build-logs.jsonl:6", "11"), ("build-logs.jsonl:7", "10"), ("build-logs.jsonl:8", "8")])
+def test_torchs_own_gxx_check_gives_the_highest_gcc_cuda_accepts(tmp_path, where, gcc):
+    (d,) = [d for d in ALL if d["_where"] == where]
+    f = _from_text(tmp_path, d["text"], "host-compiler-unsupported")
+    assert f"supports gcc {gcc} at most" in f["title"] and f["fix"]["commands"][0] == f"sudo apt-get install gcc-{gcc} g++-{gcc}"

@@ -3,7 +3,7 @@ and the exact fix. The error-text engine finds them; these checks turn a match i
 
 Codes: shm-exhausted, device-ordinal-invalid, container-toolkit-missing, host-compiler-unsupported,
 toolkit-arch-unsupported, nvidia-uvm-stale, mkl-incompatible, cuda-home-not-set, open-kernel-module-unsupported,
-gpu-init-failed.
+gpu-init-failed, gpu-needs-legacy-driver.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Iterator
 
 from cudadoctor.facts import Facts
 from cudadoctor.interpret import torch_cuda
-from cudadoctor.model import Code, Finding, check
+from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import PIP, error_match, text_finding
 
@@ -181,6 +181,31 @@ GPU_INIT_FAILED = Code(
     ),
 )
 
+GPU_NEEDS_LEGACY_DRIVER = Code(
+    code="gpu-needs-legacy-driver",
+    title="The installed NVIDIA driver no longer supports this GPU: it needs a legacy driver branch",
+    area="driver",
+    severity="error",
+    explanation={
+        "what": 'The kernel log says "The NVIDIA <GPU> GPU installed in this system is supported through the NVIDIA '
+        '<branch>.xx Legacy drivers ... The <version> NVIDIA driver will ignore this GPU", usually followed by '
+        '"NVRM: No NVIDIA GPU found": nvidia-smi cannot communicate with the driver and CUDA sees no device.',
+        "why": "Each NVIDIA driver branch drops older GPU generations, which stay supported only by a legacy branch "
+        "(Fermi: 390.xx, Kepler: 470.xx, Maxwell/Pascal/Volta: 580.xx). A distribution or driver upgrade that moves "
+        "to a newer branch silently leaves such a GPU without a driver.",
+        "confirm": "`sudo dmesg | grep -A4 'Legacy drivers'` names the GPU and the branch; `nvidia-smi` fails; "
+        "`lspci -nn -d 10de:` shows the GPU.",
+        "fix": "Install the legacy branch the message names (e.g. `nvidia-driver-470` on Ubuntu, "
+        "`nvidia-470xx-dkms` on Arch, `legacy_470` on NixOS) and reboot. The legacy branch caps the CUDA version "
+        "the driver offers, so pick a torch build whose CUDA that driver supports (and whose architecture list "
+        "still includes the GPU).",
+    },
+    links=(
+        "https://www.nvidia.com/en-us/drivers/unix/legacy-gpu/",
+        "https://github.com/NixOS/nixos-hardware/issues/1828",
+    ),
+)
+
 
 @check(SHM_EXHAUSTED)
 def shm_exhausted(fx: Facts) -> Iterator[Finding]:
@@ -247,8 +272,9 @@ def container_toolkit_missing(fx: Facts) -> Iterator[Finding]:
 @check(HOST_COMPILER_UNSUPPORTED)
 def host_compiler_unsupported(fx: Facts) -> Iterator[Finding]:
     said = error_match(fx, HOST_COMPILER_UNSUPPORTED)
-    m = re.search(r"later than (\d+)", said[1]) if said else None
-    n = m.group(1) if m else "<N>"
+    # nvcc's host_config.h: "gcc versions later than 12"; torch's cpp_extension: "the maximum required version by CUDA 11.7 (11.5.0)"
+    m = re.search(r"later than (\d+)|maximum required version by CUDA [\d.]+ \((\d+)", said[1]) if said else None
+    n = (m.group(1) or m.group(2)) if m else "<N>"
     cmds = [
         f"sudo apt-get install gcc-{n} g++-{n}",
         f"export CC=gcc-{n} CXX=g++-{n} NVCC_PREPEND_FLAGS='-ccbin /usr/bin/g++-{n}'",
@@ -369,8 +395,39 @@ def gpu_init_failed(fx: Facts) -> Iterator[Finding]:
     )
 
 
+_LEGACY = re.compile(
+    r"The NVIDIA (?P<gpu>.+?) GPU installed in this system(?: is|>)\s+(?:NVRM:\s+)?supported through the NVIDIA\s+"
+    r"(?P<branch>\d+)\.xx Legacy drivers[\s\S]{0,160}?The (?P<driver>[\d.]+) NVIDIA driver will ignore",
+    re.I,
+)
+
+
+@check(GPU_NEEDS_LEGACY_DRIVER)
+def gpu_needs_legacy_driver(fx: Facts) -> Iterator[Finding]:
+    said = error_match(fx, GPU_NEEDS_LEGACY_DRIVER)
+    if not said:
+        return
+    m = _LEGACY.search(re.sub(r"\s*NVRM:\s*", " ", fx.user_error() or said[1])) or _LEGACY.search(said[1])
+    branch = m.group("branch") if m else "<branch>"
+    gpu = "the " + re.sub(r"^(?:NVIDIA\s+)+", "", m.group("gpu")).strip() if m else "this GPU"
+    driver = m.group("driver") if m else None
+    cmds = [
+        f"sudo apt-get install nvidia-driver-{branch}  # Ubuntu/Debian; Arch: nvidia-{branch}xx-dkms; Fedora: "
+        f"akmod-nvidia-{branch}xx; NixOS: hardware.nvidia.package = ...nvidiaPackages.legacy_{branch}",
+        "sudo reboot",
+        "nvidia-smi  # the CUDA version this branch offers: choose a torch build for it",
+    ]
+    title = f"The NVIDIA driver{(' ' + driver) if driver else ''} ignores {gpu}: it needs the {branch}.xx legacy driver"
+    yield GPU_NEEDS_LEGACY_DRIVER.finding(
+        title=title,
+        evidence={said[0]: said[1], "legacy_branch": branch if m else None, "driver": driver},
+        fix=Fix(tuple(cmds), "Newer driver branches drop older GPU generations; the legacy branch still drives them."),
+    )
+
+
 def register():
     return [
+        gpu_needs_legacy_driver,
         gpu_init_failed,
         shm_exhausted,
         device_ordinal_invalid,
