@@ -27,7 +27,7 @@ from cudadoctor import registry
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "data" / "error_corpus"
 #: class file name (kb/errors/<name>.json and tests/data/error_corpus/<name>.jsonl)
-CLASSES = ("kernel-installer", "build-logs", "container-platform", "packaging")
+CLASSES = ("kernel-installer", "build-logs", "container-platform", "packaging", "missing-libraries")
 REG = registry.load(plugins=False)
 
 
@@ -291,3 +291,19 @@ def test_torchs_own_gxx_check_gives_the_highest_gcc_cuda_accepts(tmp_path, where
     (d,) = [d for d in ALL if d["_where"] == where]
     f = _from_text(tmp_path, d["text"], "host-compiler-unsupported")
     assert f"supports gcc {gcc} at most" in f["title"] and f["fix"]["commands"][0] == f"sudo apt-get install gcc-{gcc} g++-{gcc}"
+
+
+@pytest.mark.parametrize(
+    "where,wheel",
+    [
+        ("missing-libraries.jsonl:1", "nvidia-cublas-cu12"),
+        ("missing-libraries.jsonl:3", "nvidia-cublas-cu11"),
+        ("missing-libraries.jsonl:5", "nvidia-cublas-cu11"),
+        ("missing-libraries.jsonl:8", "nvidia-cublas-cu12"),
+    ],
+)
+def test_a_missing_cuda_library_names_the_wheel_of_its_cuda_major(tmp_path, where, wheel):
+    (d,) = [d for d in ALL if d["_where"] == where]
+    f = _from_text(tmp_path, d["text"], "cuda-library-missing")
+    assert f["fix"]["commands"][0].startswith(f"python -m pip install {wheel} "), f["fix"]
+    assert "nvidia.cublas as m" in f["fix"]["commands"][1]

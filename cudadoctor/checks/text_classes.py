@@ -3,7 +3,7 @@ and the exact fix. The error-text engine finds them; these checks turn a match i
 
 Codes: shm-exhausted, device-ordinal-invalid, container-toolkit-missing, host-compiler-unsupported,
 toolkit-arch-unsupported, nvidia-uvm-stale, mkl-incompatible, cuda-home-not-set, open-kernel-module-unsupported,
-gpu-init-failed, gpu-needs-legacy-driver.
+gpu-init-failed, gpu-needs-legacy-driver, cuda-library-missing.
 """
 
 from __future__ import annotations
@@ -203,6 +203,35 @@ GPU_NEEDS_LEGACY_DRIVER = Code(
     links=(
         "https://www.nvidia.com/en-us/drivers/unix/legacy-gpu/",
         "https://github.com/NixOS/nixos-hardware/issues/1828",
+    ),
+)
+
+CUDA_LIBRARY_MISSING = Code(
+    code="cuda-library-missing",
+    title="A package cannot find a CUDA library of the CUDA version it was built for (libcublas, libcudart, ...)",
+    area="libraries",
+    severity="error",
+    explanation={
+        "what": "A package that ships its own CUDA code (onnxruntime-gpu, CTranslate2/faster-whisper, bitsandbytes, "
+        '...) cannot load a CUDA library it links against: "Library libcublas.so.12 is not found or cannot be '
+        'loaded", "Failed to load library libonnxruntime_providers_cuda.so with error: libcublasLt.so.11: cannot '
+        'open shared object file", "Could not locate cublasLt64_12.dll".',
+        "why": "Such packages are built for one CUDA major version and load that version's libraries at run time "
+        "(the .so.N / 64_N.dll number is the major). They are not installed, or installed only for another major "
+        "(a system CUDA 11 for a CUDA 12 build), or installed as pip wheels (nvidia-cublas-cu12, ...) whose "
+        "directories the loader does not search. torch's own wheels bring these libraries for torch only: "
+        "another package finds them only when torch was imported first, or when they are on the loader path.",
+        "confirm": "The library name in the message (its number is the CUDA major the package wants); "
+        "`ldconfig -p | grep <library>`; `pip list | grep -i -E 'nvidia-|onnxruntime|ctranslate2'`.",
+        "fix": "Install the pip wheel of that library for that CUDA major (e.g. `pip install nvidia-cublas-cu12` "
+        "for libcublas.so.12) and put its lib directory on LD_LIBRARY_PATH (or import torch before the package), "
+        "or install the build of the package made for the CUDA you have (e.g. onnxruntime-gpu for CUDA 12, "
+        "CTranslate2 3.x for CUDA 11).",
+    },
+    links=(
+        "https://onnxruntime.ai/docs/execution-providers/CUDA-ExecutionProvider.html#requirements",
+        "https://github.com/SYSTRAN/faster-whisper#gpu",
+        "https://github.com/microsoft/onnxruntime/issues/21684",
     ),
 )
 
@@ -425,8 +454,48 @@ def gpu_needs_legacy_driver(fx: Facts) -> Iterator[Finding]:
     )
 
 
+#: CUDA library -> the pip wheel that ships it (nvidia-<name>-cu<major>).
+_CUDA_LIB_WHEEL = {
+    "cublas": "cublas",
+    "cublaslt": "cublas",
+    "cudart": "cuda-runtime",
+    "cufft": "cufft",
+    "curand": "curand",
+    "cusparse": "cusparse",
+    "cusolver": "cusolver",
+    "nvrtc": "cuda-nvrtc",
+    "nvjitlink": "nvjitlink",
+}
+_CUDA_LIB = re.compile(
+    r"\b(?:lib)?(cublasLt|cublas|cudart|cufft|curand|cusparse|cusolver|nvrtc|nvJitLink)(?:\.so\.|64_)(\d+)", re.I
+)
+
+
+@check(CUDA_LIBRARY_MISSING)
+def cuda_library_missing(fx: Facts) -> Iterator[Finding]:
+    said = error_match(fx, CUDA_LIBRARY_MISSING)
+    if not said:
+        return
+    m = _CUDA_LIB.search(said[1])
+    lib, major = (m.group(1), m.group(2)) if m else ("cublas", "<N>")
+    wheel = f"nvidia-{_CUDA_LIB_WHEEL[lib.lower()]}-cu{major}"
+    mod = _CUDA_LIB_WHEEL[lib.lower()].replace("-", "_")
+    cmds = [
+        f"{PIP} install {wheel}  # ships {lib} for CUDA {major}",
+        f"export LD_LIBRARY_PATH=$(python -c \"import os, nvidia.{mod} as m; print(os.path.join(m.__path__[0], 'lib'))\"):$LD_LIBRARY_PATH",
+        "# or: import torch before the package (torch loads its own CUDA libraries), or install the package's build "
+        "for the CUDA you have",
+    ]
+    yield CUDA_LIBRARY_MISSING.finding(
+        title=f"A package built for CUDA {major} cannot find {lib} (CUDA {major}'s library is not installed or not on the loader path)",
+        evidence={said[0]: said[1], "library": lib if m else None, "cuda_major": major if m else None},
+        fix=Fix(tuple(cmds), f"The package loads CUDA {major}'s {lib} at run time; it must be installed and findable."),
+    )
+
+
 def register():
     return [
+        cuda_library_missing,
         gpu_needs_legacy_driver,
         gpu_init_failed,
         shm_exhausted,
