@@ -307,3 +307,14 @@ def test_a_missing_cuda_library_names_the_wheel_of_its_cuda_major(tmp_path, wher
     f = _from_text(tmp_path, d["text"], "cuda-library-missing")
     assert f["fix"]["commands"][0].startswith(f"python -m pip install {wheel} "), f["fix"]
     assert "nvidia.cublas as m" in f["fix"]["commands"][1]
+
+
+def test_rminitadapter_is_the_consequence_when_the_kernel_log_names_the_root(tmp_path):
+    """tests/data/error_corpus/driver.jsonl line 10: the log says the GPU requires the open kernel modules, then RmInitAdapter fails."""
+    d = json.loads((CORPUS / "driver.jsonl").read_text(encoding="utf-8").splitlines()[9])
+    assert "RmInitAdapter failed" in d["text"] and d["code"] == "open-kernel-module-required"
+    err = tmp_path / "e.txt"
+    err.write_text(d["text"], encoding="utf-8")
+    got = findings(CliRunner().invoke(cli, ["check", "--from-text", str(err), "--format", "json"]))
+    assert "open-kernel-module-required" in got and "gpu-init-failed" not in got, got
+    assert triage(d["text"], REG)["candidates"][0]["code"] == "open-kernel-module-required"

@@ -408,6 +408,12 @@ def open_kernel_module_unsupported(fx: Facts) -> Iterator[Finding]:
 
 @check(GPU_INIT_FAILED)
 def gpu_init_failed(fx: Facts) -> Iterator[Finding]:
+    from .health import GPU_LOST
+    from .kernel_driver import OPEN_KERNEL_MODULE_REQUIRED
+
+    # RmInitAdapter failing is the consequence; a kernel line that names why is the root, reported by its own code.
+    if any(error_match(fx, c) for c in (OPEN_KERNEL_MODULE_REQUIRED, OPEN_KERNEL_MODULE_UNSUPPORTED, GPU_LOST)):
+        return
     cmds = [
         "sudo dmesg | grep -i -E 'nvrm|xid'  # the lines before RmInitAdapter name the failing step (GSP, GFW_BOOT, BAR, power)",
         "lspci -nn -d 10de:  # the GPU is on the PCI bus",
