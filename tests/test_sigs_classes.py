@@ -318,3 +318,12 @@ def test_rminitadapter_is_the_consequence_when_the_kernel_log_names_the_root(tmp
     got = findings(CliRunner().invoke(cli, ["check", "--from-text", str(err), "--format", "json"]))
     assert "open-kernel-module-required" in got and "gpu-init-failed" not in got, got
     assert triage(d["text"], REG)["candidates"][0]["code"] == "open-kernel-module-required"
+
+
+def test_winerror_1455_is_the_paging_file_not_a_missing_dll(tmp_path):
+    """The DLL exists; Windows refused to map it (tests/data/error_corpus/container-platform.jsonl, four threads)."""
+    for d in [d for d in ALL if d["code"] == "windows-pagefile-too-small"]:
+        err = tmp_path / "e.txt"
+        err.write_text(d["text"], encoding="utf-8")
+        got = findings(CliRunner().invoke(cli, ["check", "--from-text", str(err), "--format", "json"]))
+        assert "windows-pagefile-too-small" in got and "dll-load-failure" not in got, (d["_where"], got)

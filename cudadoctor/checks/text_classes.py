@@ -3,7 +3,8 @@ and the exact fix. The error-text engine finds them; these checks turn a match i
 
 Codes: shm-exhausted, device-ordinal-invalid, container-toolkit-missing, host-compiler-unsupported,
 toolkit-arch-unsupported, nvidia-uvm-stale, mkl-incompatible, cuda-home-not-set, open-kernel-module-unsupported,
-gpu-init-failed, gpu-needs-legacy-driver, cuda-library-missing.
+gpu-init-failed, gpu-needs-legacy-driver, cuda-library-missing, companion-cpu-only-build,
+windows-pagefile-too-small.
 """
 
 from __future__ import annotations
@@ -232,6 +233,55 @@ CUDA_LIBRARY_MISSING = Code(
         "https://onnxruntime.ai/docs/execution-providers/CUDA-ExecutionProvider.html#requirements",
         "https://github.com/SYSTRAN/faster-whisper#gpu",
         "https://github.com/microsoft/onnxruntime/issues/21684",
+    ),
+)
+
+COMPANION_CPU_ONLY_BUILD = Code(
+    code="companion-cpu-only-build",
+    title="A GPU library used beside torch (DGL, jaxlib, ...) is its CPU-only build",
+    area="packages",
+    severity="error",
+    explanation={
+        "what": "A library that has separate CPU and CUDA builds was installed in its CPU-only build, so it refuses "
+        'the GPU or falls back to the CPU: DGL says "Device API cuda is not enabled. Please install the cuda '
+        'version of dgl", JAX says "An NVIDIA GPU may be present on this machine, but a CUDA-enabled jaxlib is not '
+        'installed" (older: "No GPU/TPU found, falling back to CPU"). torch itself may well be a CUDA build.',
+        "why": "`pip install dgl` and `pip install jax` install the CPU builds; the CUDA builds come from the "
+        "project's own wheel index or extra (dgl: the -cuXXX wheels from data.dgl.ai; jax: `jax[cuda12]`) and must "
+        "match the CUDA (and, for DGL, the torch) in use.",
+        "confirm": "`pip list | grep -i -E 'dgl|jax'` (a CPU build has no cuXXX / cuda in its name or extra); "
+        '`python -c "import jax; print(jax.devices())"` lists only CpuDevice.',
+        "fix": "Uninstall the CPU build and install the library's CUDA build for your CUDA version: DGL from its "
+        "wheel index (e.g. `pip install dgl -f https://data.dgl.ai/wheels/torch-2.3/cu121/repo.html`), JAX with "
+        '`pip install -U "jax[cuda12]"`.',
+    },
+    links=(
+        "https://www.dgl.ai/pages/start.html",
+        "https://docs.jax.dev/en/latest/installation.html#nvidia-gpu",
+        "https://github.com/dmlc/dgl/issues/5427",
+    ),
+)
+
+WINDOWS_PAGEFILE_TOO_SMALL = Code(
+    code="windows-pagefile-too-small",
+    title="Windows cannot load torch's CUDA DLLs: the paging file is too small (WinError 1455)",
+    area="system",
+    severity="error",
+    explanation={
+        "what": 'Importing torch (often in each DataLoader worker) fails with "OSError: [WinError 1455] The paging '
+        'file is too small for this operation to complete. Error loading ...\\torch\\lib\\<cudnn/cublas/caffe2>.dll".',
+        "why": "Windows commits virtual memory for every loaded DLL; torch's CUDA DLLs (cuDNN, cuBLAS, ...) reserve "
+        "gigabytes. With a small or fixed paging file, and with several processes each loading them (DataLoader "
+        "workers, multiprocessing), the commit limit is reached and Windows refuses to map the next DLL. Nothing is "
+        "missing or mismatched.",
+        "confirm": "The message says WinError 1455 (any language); System Properties > Advanced > Performance > "
+        "Virtual memory shows the paging file size; fewer workers (`num_workers=0`) makes it go away.",
+        "fix": "Let Windows manage the paging file size (or set a larger one) on a drive with free space and "
+        "restart; use fewer DataLoader workers or processes; close other memory-hungry programs.",
+    },
+    links=(
+        "https://learn.microsoft.com/en-us/troubleshoot/windows-client/performance/introduction-to-the-page-file",
+        "https://github.com/pytorch/pytorch/issues/59904",
     ),
 )
 
@@ -499,8 +549,52 @@ def cuda_library_missing(fx: Facts) -> Iterator[Finding]:
     )
 
 
+@check(COMPANION_CPU_ONLY_BUILD)
+def companion_cpu_only_build(fx: Facts) -> Iterator[Finding]:
+    said = error_match(fx, COMPANION_CPU_ONLY_BUILD)
+    if not said:
+        return
+    dgl = "dgl" in said[1].lower()
+    lib = "DGL" if dgl else "jaxlib"
+    cmds = (
+        [
+            f"{PIP} uninstall -y dgl",
+            f"{PIP} install dgl -f https://data.dgl.ai/wheels/torch-<torch major.minor>/cu<XYZ>/repo.html  # the CUDA build for your torch and CUDA",
+        ]
+        if dgl
+        else [
+            f"{PIP} uninstall -y jax jaxlib",
+            f'{PIP} install -U "jax[cuda12]"  # the CUDA 12 build (jax[cuda13] for CUDA 13)',
+            'python -c "import jax; print(jax.devices())"  # lists CudaDevice',
+        ]
+    )
+    yield COMPANION_CPU_ONLY_BUILD.finding(
+        title=f"{lib} is its CPU-only build: install its CUDA build",
+        evidence={said[0]: said[1]},
+        fix=Fix(tuple(cmds), f"{lib}'s CPU build has no GPU code; its CUDA build comes from its own index or extra."),
+    )
+
+
+@check(WINDOWS_PAGEFILE_TOO_SMALL)
+def windows_pagefile_too_small(fx: Facts) -> Iterator[Finding]:
+    cmds = [
+        "# System Properties > Advanced > Performance Settings > Advanced > Virtual memory > Change:",
+        "#   'Automatically manage paging file size' (or a larger custom size) on a drive with free space; restart",
+        "# and/or: DataLoader(..., num_workers=0 or fewer) - each worker loads torch's CUDA DLLs again",
+    ]
+    yield from text_finding(
+        WINDOWS_PAGEFILE_TOO_SMALL,
+        fx,
+        "Windows ran out of paging file while loading torch's CUDA DLLs (WinError 1455)",
+        cmds,
+        "Each process that imports torch commits gigabytes of virtual memory for its CUDA DLLs.",
+    )
+
+
 def register():
     return [
+        companion_cpu_only_build,
+        windows_pagefile_too_small,
         cuda_library_missing,
         gpu_needs_legacy_driver,
         gpu_init_failed,

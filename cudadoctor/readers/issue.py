@@ -114,9 +114,12 @@ def read(text: str) -> Dict[str, Any]:
     lines = raw_lines(text)
     kinds = _segment(lines)
     parts = _parts(kinds)
-    if not any(p["kind"] not in ("ignored", "fence") for p in parts) and _signature_matches(text):
-        # Lines no rule above calls error text (a kernel log, a build log) that an error signature knows.
-        kinds = ["error" if k == "ignored" else k for k in kinds]
+    known = _signature_lines(text) if "ignored" in kinds else set()
+    if known:
+        # Lines no rule above calls error text (a kernel log, a build log, a library's warning) that an error
+        # signature knows: they are error text. With nothing else recognised, the whole paste is.
+        alone = not any(p["kind"] not in ("ignored", "fence") for p in parts)
+        kinds = ["error" if k == "ignored" and (alone or _norm_line(lines[i])[:200] in known) else k for i, k in enumerate(kinds)]
         parts = _parts(kinds)
     if not any(p["kind"] not in ("ignored", "fence") for p in parts):
         raise FactsError(
@@ -152,14 +155,20 @@ def _segment(lines: List[str]) -> List[Optional[str]]:
     return kinds
 
 
-def _signature_matches(text: str) -> bool:
-    """Does any error signature of the knowledge base match this text?"""
+def _norm_line(line: str) -> str:
+    from ..errortext.normalize import normalize
+
+    return re.sub(r"\s+", " ", normalize(line)).strip()
+
+
+def _signature_lines(text: str) -> set:
+    """The lines (normalised, whitespace collapsed) where an error signature of the knowledge base matches."""
     from ..errortext.engine import find_matches
     from ..errortext.normalize import normalize
     from ..errortext.signatures import kb_signatures
 
     found, _problems = find_matches((), normalize(text), sigs=kb_signatures())
-    return bool(found)
+    return {re.sub(r"\s+", " ", m.line_text).strip()[:200] for ms in found.values() for m in ms}
 
 
 def _errorish(line: str) -> bool:
