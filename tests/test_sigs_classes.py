@@ -272,38 +272,46 @@ def _from_text(tmp_path, text: str, code: str) -> dict:
 
 
 @pytest.mark.parametrize(
-    "where,gpu,branch",
+    "source,gpu,branch",
     [
-        ("kernel-installer.jsonl:14", "GeForce GT 710", "470"),
-        ("kernel-installer.jsonl:16", "GeForce GTX 1050", "580"),
-        ("kernel-installer.jsonl:17", "Tesla M2070", "390"),
+        ("https://github.com/siderolabs/talos/issues/8764", "GeForce GT 710", "470"),
+        ("https://github.com/NixOS/nixos-hardware/issues/1828", "GeForce GTX 1050", "580"),
+        ("https://github.com/fgci-org/ansible-role-cuda/issues/16", "Tesla M2070", "390"),
     ],
 )
-def test_the_legacy_branch_and_the_gpu_come_from_the_kernel_log(tmp_path, where, gpu, branch):
-    (d,) = [d for d in ALL if d["_where"] == where]
+def test_the_legacy_branch_and_the_gpu_come_from_the_kernel_log(tmp_path, source, gpu, branch):
+    (d,) = [d for d in ALL if d["source"] == source]
     f = _from_text(tmp_path, d["text"], "gpu-needs-legacy-driver")
     assert f"ignores the {gpu}: it needs the {branch}.xx legacy driver" in f["title"], f["title"]
     assert f["fix"]["commands"][0].startswith(f"sudo apt-get install nvidia-driver-{branch} ")
 
 
-@pytest.mark.parametrize("where,gcc", [("build-logs.jsonl:6", "11"), ("build-logs.jsonl:7", "10"), ("build-logs.jsonl:8", "8")])
-def test_torchs_own_gxx_check_gives_the_highest_gcc_cuda_accepts(tmp_path, where, gcc):
-    (d,) = [d for d in ALL if d["_where"] == where]
+@pytest.mark.parametrize(
+    "source,gcc",
+    [
+        ("https://github.com/qwopqwop200/GPTQ-for-LLaMa/issues/33", "11"),
+        ("https://github.com/mit-han-lab/torchsparse/issues/189", "10"),
+        ("https://github.com/Hanqer/deep-hough-transform/issues/43", "8"),
+        ("https://github.com/abetlen/llama-cpp-python/issues/1643", "13"),
+    ],
+)
+def test_the_highest_gcc_cuda_accepts_is_read_from_the_message(tmp_path, source, gcc):
+    (d,) = [d for d in ALL if d["source"] == source]
     f = _from_text(tmp_path, d["text"], "host-compiler-unsupported")
     assert f"supports gcc {gcc} at most" in f["title"] and f["fix"]["commands"][0] == f"sudo apt-get install gcc-{gcc} g++-{gcc}"
 
 
 @pytest.mark.parametrize(
-    "where,wheel",
+    "source,wheel",
     [
-        ("missing-libraries.jsonl:1", "nvidia-cublas-cu12"),
-        ("missing-libraries.jsonl:3", "nvidia-cublas-cu11"),
-        ("missing-libraries.jsonl:5", "nvidia-cublas-cu11"),
-        ("missing-libraries.jsonl:8", "nvidia-cublas-cu12"),
+        ("https://github.com/m-bain/whisperX/issues/788", "nvidia-cublas-cu12"),
+        ("https://github.com/SYSTRAN/faster-whisper/issues/535", "nvidia-cublas-cu11"),
+        ("https://github.com/stepfun-ai/Step-Audio-EditX/issues/3", "nvidia-cublas-cu11"),
+        ("https://github.com/SYSTRAN/faster-whisper/issues/575", "nvidia-cublas-cu12"),
     ],
 )
-def test_a_missing_cuda_library_names_the_wheel_of_its_cuda_major(tmp_path, where, wheel):
-    (d,) = [d for d in ALL if d["_where"] == where]
+def test_a_missing_cuda_library_names_the_wheel_of_its_cuda_major(tmp_path, source, wheel):
+    (d,) = [d for d in ALL if d["source"] == source]
     f = _from_text(tmp_path, d["text"], "cuda-library-missing")
     assert f["fix"]["commands"][0].startswith(f"python -m pip install {wheel} "), f["fix"]
     assert "nvidia.cublas as m" in f["fix"]["commands"][1]
@@ -327,3 +335,9 @@ def test_winerror_1455_is_the_paging_file_not_a_missing_dll(tmp_path):
         err.write_text(d["text"], encoding="utf-8")
         got = findings(CliRunner().invoke(cli, ["check", "--from-text", str(err), "--format", "json"]))
         assert "windows-pagefile-too-small" in got and "dll-load-failure" not in got, (d["_where"], got)
+
+
+def test_nvcc_on_windows_is_told_to_use_the_x64_msvc(tmp_path):
+    for d in [d for d in ALL if "targets unsupported OS" in d["text"]]:
+        f = _from_text(tmp_path, d["text"], "host-compiler-unsupported")
+        assert "64-bit MSVC" in f["title"] and not any("apt-get" in c for c in f["fix"]["commands"]), f

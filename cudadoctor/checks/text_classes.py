@@ -354,6 +354,20 @@ def host_compiler_unsupported(fx: Facts) -> Iterator[Finding]:
     # nvcc's host_config.h: "gcc versions later than 12"; torch's cpp_extension: "the maximum required version by CUDA 11.7 (11.5.0)"
     m = re.search(r"later than (\d+)|maximum required version by CUDA [\d.]+ \((\d+)", said[1]) if said else None
     n = (m.group(1) or m.group(2)) if m else "<N>"
+    if said and "targets unsupported OS" in said[1]:
+        yield HOST_COMPILER_UNSUPPORTED.finding(
+            title="nvcc refuses this host compiler: on Windows it accepts only the 64-bit MSVC (cl.exe x64)",
+            evidence={said[0]: said[1]},
+            fix=Fix(
+                (
+                    "# install Visual Studio (or its Build Tools) with 'Desktop development with C++'",
+                    "# build from the 'x64 Native Tools Command Prompt for VS' so cl.exe is the x64 compiler",
+                    "# not MinGW/MSYS2 g++ or a 32-bit cl.exe; with CMake: -G 'Visual Studio 17 2022' -A x64",
+                ),
+                "nvcc on Windows supports only the 64-bit Microsoft C++ compiler as its host compiler.",
+            ),
+        )
+        return
     cmds = [
         f"sudo apt-get install gcc-{n} g++-{n}",
         f"export CC=gcc-{n} CXX=g++-{n} NVCC_PREPEND_FLAGS='-ccbin /usr/bin/g++-{n}'",
