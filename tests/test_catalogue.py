@@ -410,8 +410,9 @@ def test_a_pinned_release_without_wheels_for_this_python_even_with_torch_install
 def test_windows_paging_file_too_small_is_named():
     text = ('OSError: [WinError 1455] The paging file is too small for this operation to complete. Error loading '
             '"C:\\venv\\lib\\site-packages\\torch\\lib\\cudnn_cnn_infer64_8.dll" or one of its dependencies.')
-    f = the(text_facts(text, system={"os": "Windows"}), "dll-load-failure")
+    f = the(text_facts(text, system={"os": "Windows"}), "windows-pagefile-too-small")
     assert "paging file" in f.title and any("Virtual memory" in c for c in f.fix.commands)
+    assert "dll-load-failure" not in found(text_facts(text, system={"os": "Windows"}))
 
 
 def test_windows_probe_facts_name_the_missing_dll(tmp_path):

@@ -271,6 +271,7 @@ def no_gpu_visible(fx: Facts) -> Iterator[Finding]:
         found = (
             _cvd_hides(fx, count, uuids, evidence)
             or _nvd_hides(fx, evidence)
+            or _slurm_without_gpus(fx, count, torch_count, evidence)
             or _driver_sees_none(nvml, count, evidence)
             or _cuda_sees_none(said, torch_count, evidence)
             or _unavailable_unexplained(fx, devices, evidence)
@@ -333,11 +334,42 @@ def _cvd_hides(fx: Facts, count: Optional[int], uuids: List[str], evidence: Dict
         return None
     evidence["CUDA_VISIBLE_DEVICES"] = cvd
     good = ",".join(str(i) for i in range(count)) if count else "0"
+    cmds: Tuple[str, ...] = (
+        "unset CUDA_VISIBLE_DEVICES",
+        f"# or choose from `nvidia-smi -L`, e.g.: export CUDA_VISIBLE_DEVICES={good}",
+    )
+    if (cvd or "").strip() == "":
+        # Schedulers set it empty for work that asked for no GPU: fix the request, not the variable.
+        cmds += _SLURM_REQUEST if fx.env("SLURM_JOB_ID") else ()
+        cmds += ("# under Ray, a task or actor without num_gpus gets CUDA_VISIBLE_DEVICES='': @ray.remote(num_gpus=1)",)
     return _hidden(
         problem,
         evidence,
-        ("unset CUDA_VISIBLE_DEVICES", f"# or choose from `nvidia-smi -L`, e.g.: export CUDA_VISIBLE_DEVICES={good}"),
+        cmds,
         "CUDA only sees the devices that CUDA_VISIBLE_DEVICES names, up to its first invalid entry.",
+    )
+
+
+#: How a Slurm job asks for GPUs (Slurm exposes to a job only the GPUs it was allocated).
+_SLURM_REQUEST = (
+    "#SBATCH --gres=gpu:1  # or srun --gpus=1 ...: a Slurm job sees only the GPUs it requests",
+    "scontrol show job $SLURM_JOB_ID | grep -i -E 'tres|gres'  # what this job was given",
+)
+
+
+def _slurm_without_gpus(
+    fx: Facts, count: Optional[int], torch_count: Optional[int], evidence: Dict[str, Any]
+) -> Optional[Finding]:
+    """A Slurm job that was allocated no GPU: the node has them, the job's cgroup hides them."""
+    job = fx.env("SLURM_JOB_ID")
+    if not job or fx.env("SLURM_JOB_GPUS") or fx.env("SLURM_STEP_GPUS") or not (count == 0 or torch_count == 0):
+        return None
+    evidence["SLURM_JOB_ID"] = job
+    return _hidden(
+        f"This Slurm job ({job}) was allocated no GPU (no SLURM_JOB_GPUS): request GPUs for the job",
+        evidence,
+        _SLURM_REQUEST,
+        "Slurm confines a job to the GPUs it requested (--gres/--gpus); without a request it sees none.",
     )
 
 

@@ -297,6 +297,8 @@ def nvml_driver_mismatch(fx: Facts) -> Iterator[Finding]:
         lib = m.group(1)
     if nvml != "driver-library-mismatch" and not said:
         return
+    if nvml != "driver-library-mismatch" and said and _COMPAT_803.search(said[1]) and _compat_in_use(fx):
+        return  # error 803 from a cuda-compat libcuda on the path: cuda-compat-driver-mismatch names that root
     evidence = {
         "nvml.status": nvml,
         "nvml.error": fx.str("nvml.error"),
@@ -332,6 +334,22 @@ def nvml_driver_mismatch(fx: Facts) -> Iterator[Finding]:
     if kmod and lib:
         title += f" (module {kmod}, libraries {lib})"
     yield NVML_DRIVER_MISMATCH.finding(title=title, evidence=evidence, fix=Fix(tuple(cmds), why))
+
+
+#: CUDA's error 803 (cudaErrorSystemDriverMismatch), as opposed to NVML's or the kernel log's own mismatch lines.
+_COMPAT_803 = re.compile(
+    r"unsupported display driver / cuda driver combination|Error 803\b|SystemDriverMismatch|SYSTEM_DRIVER_MISMATCH", re.I
+)
+
+
+def _compat_in_use(fx: Facts) -> bool:
+    """A cuda-compat libcuda (a `compat/` directory) is loaded, on LD_LIBRARY_PATH or in ld.so.conf."""
+    libs = loaded_libraries(fx) or []
+    return (
+        any(d["name"].startswith("libcuda.so") and "/compat" in d["path"] for d in libs)
+        or any("/compat" in p for p in (ld_library_path(fx) or []))
+        or any(isinstance(p, str) and "/compat" in p for p in (fx.list("system.ld_so_conf_cuda") or []))
+    )
 
 
 def _consumer(name: str) -> bool:

@@ -158,6 +158,13 @@ def _cudnn_compatible(compiled: Tuple[int, int, int], runtime: Tuple[int, int, i
     return runtime[1] >= compiled[1]
 
 
+#: cuDNN itself cannot be found (not a library cuDNN needs): its major version from the file name.
+_CUDNN_MISSING = re.compile(
+    r"libcudnn\w*\.so\.(\d+): cannot open shared object file|Unable to load any of \{?libcudnn\w*\.so\.(\d+)"
+    r"|Could not locate cudnn_\w+?64_(\d+)\.dll|(?:Could not load library|Unable to load) libcudnn\w*\.so\.(\d+)\.?\s*(?:Error: libcudnn|$)"
+)
+
+
 @check(CUDNN_MISMATCH)
 def cudnn_mismatch(fx: Facts) -> Iterator[Finding]:
     if is_cuda_build(fx) is False:
@@ -219,6 +226,15 @@ def cudnn_mismatch(fx: Facts) -> Iterator[Finding]:
         )
     elif pin:
         cmds.append(f"conda install cudnn={pin}  # in a conda env; otherwise put cuDNN {pin} first on the loader path")
+    missing = _CUDNN_MISSING.search(said[1]) if said else None
+    if missing and not conda and not any("nvidia-cudnn" in c for c in cmds):
+        major = next(g for g in missing.groups() if g)
+        name = pkg or "nvidia-cudnn-cu12"
+        alt = "" if pkg else " (nvidia-cudnn-cu11 for a CUDA 11 build)"
+        cmds.append(
+            f'{PIP} install "{name}=={major}.*"  # the wheel that ships cuDNN {major}{alt}: what a skipped dependency '
+            "or extra (torch's own nvidia-cudnn dependency, jax[cuda12], tensorflow[and-cuda]) would have installed"
+        )
     if not cmds:
         cmds = [
             "ldconfig -p | grep libcudnn  # every cuDNN the loader can find",

@@ -249,6 +249,8 @@ def dll_load_failure(fx: Facts) -> Iterator[Finding]:
     said = error_match(fx, DLL_LOAD_FAILURE)
     if said and os_key(fx) != "windows" and "dll" not in said[1].lower() and "WinError" not in said[1]:
         said = None
+    if said and "WinError 1455" in f"{said[1]}\n{fx.user_error()}\n{fx.str('torch.error.message') or ''}":
+        said = None  # nothing is missing: the paging file is too small (windows-pagefile-too-small)
     tl = fx.dict("windows.torch_lib") or {}
     missing = [m for m in (tl.get("missing") or []) if isinstance(m, dict) and isinstance(m.get("dll"), str)]
     leftovers = [x for x in (tl.get("not_in_record") or []) if isinstance(x, str)]
@@ -287,19 +289,13 @@ _CLEAN = [
     f"{PIP} uninstall -y torch torchvision torchaudio  # repeat until pip says torch is not installed",
     "# delete a leftover ...\\site-packages\\torch folder if one remains, then reinstall:",
 ]
-_PAGING_FILE = [
-    "# Windows ran out of virtual memory while mapping torch's large CUDA DLLs (WinError 1455):",
-    "# System > About > Advanced system settings > Performance > Settings > Advanced > Virtual memory: "
-    "let Windows manage the paging file size (or set it to 16 GB or more), then reboot",
-    "# and load fewer processes at once (e.g. DataLoader num_workers=0) if it persists",
-]
 
 
 def _dll_fix(
     fx: Facts, said: Optional[Tuple[str, str]], full: str, dll: Optional[str], missing: List[dict], vc_absent: List[str]
 ) -> Tuple[List[str], str, str]:
-    """The situation behind the load failure, as (commands, why, title): a paging file too small,
-    torch 2.4.0's fbgemm.dll without its OpenMP runtime, cuDNN without zlibwapi, the Visual C++
+    """The situation behind the load failure, as (commands, why, title) (a paging file too small is
+    windows-pagefile-too-small, text_classes.py): torch 2.4.0's fbgemm.dll without its OpenMP runtime, cuDNN without zlibwapi, the Visual C++
     runtime, a DLL torch should have brought, or stale DLLs."""
     rel, var = torch_release(fx), variant(fx)
     reinstall = (
@@ -309,13 +305,6 @@ def _dll_fix(
     )
     d = (dll or "").lower()
     miss = {x["dll"].lower() for x in missing}
-    if (said and "WinError 1455" in said[1]) or "[WinError 1455]" in full:
-        why = "Each process maps torch's CUDA DLLs; with a small paging file the mapping fails."
-        return (
-            list(_PAGING_FILE),
-            why,
-            f"Windows cannot load {dll or 'torch’s DLLs'}: the paging file is too small (WinError 1455)",
-        )
     if "libomp140.x86_64.dll" in miss or (d == "fbgemm.dll" and rel == "2.4.0"):
         cmds = ["# torch 2.4.0's fbgemm.dll needs libomp140.x86_64.dll, which the wheel did not ship; 2.4.1 fixes it:"]
         cmds += install_commands(environment(fx), "2.4.1", var or "cu121", reinstall=True)

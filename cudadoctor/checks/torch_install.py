@@ -195,8 +195,9 @@ def cpu_only_torch(fx: Facts) -> Iterator[Finding]:
     if build != "cpu":
         if said and build is None:
             # The program that failed imported a CPU build; the facts cannot say which torch that was.
+            shown = said[1] if len(said[1]) <= 100 else said[1][:97] + "..."
             yield CPU_ONLY_TORCH.finding(
-                title='The torch that raised this error is a CPU-only build ("Torch not compiled with CUDA enabled")',
+                title=f'The torch in use is a CPU-only build (the text shows it: "{shown}")',
                 evidence={said[0]: said[1], "torch.version": fx.str("torch.version")},
                 fix=Fix(
                     (

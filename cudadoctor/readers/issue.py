@@ -12,7 +12,7 @@ said to be. Pure function of the text, like every reader: no I/O, no guessing.
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from .. import __version__
 from ..facts import FactsError, new_facts, sanitize
@@ -86,6 +86,8 @@ _ERROR_WORDS = (
     "unknown error",
     "illegal",
     "assert",
+    "mismatch",  # NVRM: API mismatch: the client ... has the version ...
+    "nvrm:",  # kernel log lines of the NVIDIA driver
 )
 _BOILERPLATE = re.compile(r"^\s*(?:#{1,6}\s|<!--|-->|[-*]\s*\[[ xX]\]|!\[|cc\s+@|</?\w+>\s*$)")
 
@@ -112,6 +114,19 @@ def read(text: str) -> Dict[str, Any]:
     lines = raw_lines(text)
     kinds = _segment(lines)
     parts = _parts(kinds)
+    starts, spans = _signature_lines(text) if "ignored" in kinds else (set(), [])
+    if starts:
+        # Lines no rule above calls error text (a kernel log, a build log, a library's warning) that an error
+        # signature knows (where a match starts, or inside a match over several lines) are error text. With
+        # nothing else recognised, the whole paste is.
+        alone = not any(p["kind"] not in ("ignored", "fence") for p in parts)
+
+        def known(line: str) -> bool:
+            key = _norm_line(line)[:200]
+            return key in starts or (len(key) >= 12 and any(key[:24] in span for span in spans))
+
+        kinds = ["error" if k == "ignored" and (alone or known(lines[i])) else k for i, k in enumerate(kinds)]
+        parts = _parts(kinds)
     if not any(p["kind"] not in ("ignored", "fence") for p in parts):
         raise FactsError(
             "pasted text: nothing recognised (no collect_env, nvidia-smi, deviceQuery, package list, traceback or error line)"
@@ -144,6 +159,24 @@ def _segment(lines: List[str]) -> List[Optional[str]]:
             kinds[i] = "error" if _errorish(line) and not _BOILERPLATE.match(line) else "ignored"
     _error_paragraphs(lines, kinds)
     return kinds
+
+
+def _norm_line(line: str) -> str:
+    from ..errortext.normalize import normalize
+
+    return re.sub(r"\s+", " ", normalize(line)).strip()
+
+
+def _signature_lines(text: str) -> Tuple[Set[str], List[str]]:
+    """Where error signatures of the knowledge base match: the lines they start on (normalised, whitespace
+    collapsed) and the matched texts (a match may run over several lines)."""
+    from ..errortext.engine import find_matches
+    from ..errortext.normalize import normalize
+    from ..errortext.signatures import kb_signatures
+
+    found, _problems = find_matches((), normalize(text), sigs=kb_signatures())
+    matches = [m for ms in found.values() for m in ms]
+    return {re.sub(r"\s+", " ", m.line_text).strip()[:200] for m in matches}, [m.text for m in matches]
 
 
 def _errorish(line: str) -> bool:
