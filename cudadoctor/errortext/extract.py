@@ -149,7 +149,7 @@ def _unambiguous_numbers() -> Dict[int, Tuple[str, str, str]]:
 def find_matches(codes: Sequence[Any], text: str, where: str = "user_error") -> Tuple[Dict[str, List[Any]], List[str]]:
     """The kb tables' evidence alone: matches of the table signatures of these codes in the normalised
     ``text`` (the engine's Match objects, by code). The engine's own pass already includes them."""
-    from .engine import find_matches as _match  # the engine imports this module: import at call time
+    from .match import find_matches as _match
 
     names = {getattr(c, "code", c) for c in codes}
     return _match(codes, text, where, [s for s in table_signatures() if s.code in names])

@@ -170,7 +170,7 @@ def _norm_line(line: str) -> str:
 def _signature_lines(text: str) -> Tuple[Set[str], List[str]]:
     """Where error signatures of the knowledge base match: the lines they start on (normalised, whitespace
     collapsed) and the matched texts (a match may run over several lines)."""
-    from ..errortext.engine import find_matches
+    from ..errortext.match import find_matches
     from ..errortext.normalize import normalize
     from ..errortext.signatures import kb_signatures
 
