@@ -36,6 +36,7 @@ KINDS = (
     "nvcc",
     "traceback",
     "error",
+    "text",
     "ignored",
 )
 
@@ -66,6 +67,7 @@ _ERROR_WORDS = (
     "exception",
     "failed",
     "failure",
+    "fatal",
     "not compatible",
     "undefined symbol",
     "no module named",
@@ -76,6 +78,7 @@ _ERROR_WORDS = (
     "core dumped",
     "cuda_error",
     "cudnn_status",
+    "cublas_status",
     "nccl",
     "out of memory",
     "not found",
@@ -87,6 +90,24 @@ _ERROR_WORDS = (
     "illegal",
     "assert",
 )
+#: What else reads like an error, whatever the program that printed it: a severity word, a refusal
+#: ("cannot", "not supported", "too old"), a log-level prefix (glog's ``E0000 12:00:00``, ``[E ...]``,
+#: apt's ``E:``, ``ERROR``/``FATAL``), kernel lines (``NVRM``, ``Xid``, dmesg timestamps), and the
+#: names every CUDA tool's errors carry (enum prefixes, ``sm_``/``compute_`` targets, nvcc, ptxas,
+#: stub libraries, nouveau).
+_ERROR_RX = re.compile(
+    r"\b(?:err|errno|panic|abort(?:ed|ing)?|critical|crash(?:ed|es)?|killed|denied|refused|rejected|"
+    r"timed?[ -]?out|traceback|fault|oops)\b"
+    r"|\b(?:cannot|can'?t|can not|could ?n[o']?t|couldn['\u2018\u2019]t|unable|unsupported|incompatible|invalid|"
+    r"missing|mismatch(?:ed)?|has no attribute|too old|too new|no longer|no such|degraded|downgraded|"
+    r"not (?:an? )?(?:found|supported|compatible|available|installed|loaded|enabled|recogni[sz]ed|allowed|permitted|"
+    r"detected|initiali[sz]ed|present|built|compiled|defined)|does ?n[o']?t (?:support|exist|match|work|have))\b"
+    r"|^\s*(?:[EFW]\d{4}\s|\[[EFW](?:\s|\d)|E:\s|(?:ERROR|FATAL|CRITICAL|WARN(?:ING)?)\b)"
+    r"|^\s*\[\s*\d+\.\d+\]|\bNVRM\b|\bXid\b|\bCU(?:DA)?_?ERROR_|\bcuda(?:Error|_error)\w*|\bcu[a-z]+Status\w*|"
+    r"\bnccl\w*(?:Error|Failure)|\bsm_\d{2,3}\b|\bcompute_\d{2,3}\b|\bnvcc\b|\bptxas\b|\bstubs?\b|\bnouveau\b|"
+    r"\bdkms\b|\bmodprobe\b|\bsecure ?boot\b|\bkernel driver in use\b",
+    re.IGNORECASE,
+)
 _BOILERPLATE = re.compile(r"^\s*(?:#{1,6}\s|<!--|-->|[-*]\s*\[[ xX]\]|!\[|cc\s+@|</?\w+>\s*$)")
 
 
@@ -94,8 +115,9 @@ def read(text: str) -> Dict[str, Any]:
     """The whole pasted text -> ``{"facts", "error_text", "parts"}``.
 
     ``parts`` lists each part found, ``{"kind", "lines": [first, last], "used": bool, "why"}``
-    (1-based line numbers of the text given). Raises :class:`FactsError` (one line) when nothing
-    in the text is recognised.
+    (1-based line numbers of the text given). Any text is read: what is not a known output is
+    searched for error lines and for facts written as prose (:mod:`.prose`). Raises
+    :class:`FactsError` (one line) only for input that is not text: empty, binary or oversized.
     """
     if isinstance(text, bytes):
         from ._text import _decode
@@ -105,19 +127,47 @@ def read(text: str) -> Dict[str, Any]:
         raise FactsError(f"pasted text: expected text, got {type(text).__name__}")
     if len(text) > MAX_TEXT_CHARS:
         raise FactsError(f"pasted text: larger than {MAX_TEXT_CHARS // (1024 * 1024)} MiB")
-    if not text.strip():
-        raise FactsError("pasted text: empty")
     if text.count("\n") > MAX_LINES:
         raise FactsError(f"pasted text: more than {MAX_LINES} lines")
+    if _binary(text):
+        raise FactsError("pasted text: binary data, not text (paste the output as text)")
+    if not _printable(text).strip():
+        raise FactsError("pasted text: empty")
     lines = raw_lines(text)
     kinds = _segment(lines)
+    _whole_text_fallback(lines, kinds)
     parts = _parts(kinds)
-    if not any(p["kind"] not in ("ignored", "fence") for p in parts):
-        raise FactsError(
-            "pasted text: nothing recognised (no collect_env, nvidia-smi, deviceQuery, package list, traceback or error line)"
-        )
     facts, error_text, parts = _facts(lines, parts)
     return {"facts": sanitize(facts), "error_text": sanitize(error_text), "parts": [p for p in parts if p["kind"] != "fence"]}
+
+
+#: Characters that are in no text: C0 controls other than tab, newline, carriage return, form feed and
+#: escape (ANSI colours), DEL, and U+FFFD (bytes that were not UTF-8).
+_NON_TEXT = re.compile(r"[\x00-\x08\x0e-\x1a\x1c-\x1f\x7f\ufffd]")
+
+
+def _printable(text: str) -> str:
+    return _NON_TEXT.sub("", text)
+
+
+def _binary(text: str) -> bool:
+    """More than one character in ten of the head is no text (UTF-16 read as UTF-8 is text: its NULs
+    are dropped, as the cleaner drops them)."""
+    head = text[:65536]
+    if head.count("\x00") > len(head) // 4:
+        head = head.replace("\x00", "")
+    return len(_NON_TEXT.findall(head)) * 10 > max(len(head), 1)
+
+
+def _whole_text_fallback(lines: List[str], kinds: List[Optional[str]]) -> None:
+    """Text with no known output and no line that reads like an error (a sentence, a title, a log
+    in words of its own) is read as error text as a whole: the signatures decide what it names.
+    Template prose (headings, comments, check boxes) stays ignored."""
+    if any(k not in (None, "ignored", "fence") for k in kinds):
+        return
+    for i, line in enumerate(lines):
+        if kinds[i] == "ignored" and not _BOILERPLATE.match(line):
+            kinds[i] = "text"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -147,8 +197,9 @@ def _segment(lines: List[str]) -> List[Optional[str]]:
 
 
 def _errorish(line: str) -> bool:
+    """Does the line read like an error (any program's, any format)?"""
     low = line.lower()
-    return any(w in low for w in _ERROR_WORDS)
+    return any(w in low for w in _ERROR_WORDS) or bool(_ERROR_RX.search(line[:2000]))
 
 
 def _error_paragraphs(lines: List[str], kinds: List[Optional[str]]) -> None:
@@ -388,7 +439,7 @@ def _parts(kinds: List[Optional[str]]) -> List[Dict[str, Any]]:
         elif (
             parts
             and parts[-1]["kind"] == k
-            and k in ("ignored", "error")
+            and k in ("ignored", "error", "text")
             and all(x is None for x in kinds[parts[-1]["lines"][1] : i])
         ):
             parts[-1]["lines"][1] = i + 1  # blank lines do not split a run of prose
@@ -428,7 +479,11 @@ def _facts(lines: List[str], parts: List[Dict[str, Any]]) -> Tuple[Dict[str, Any
                 p["used"], p["why"] = False, str(e)
         elif kind in ("nvidia-smi", "nvidia-smi-q"):
             if not nvidia_smi.parse(text):
-                p["used"], p["why"] = False, "no value could be read from it"
+                if any(_errorish(ln) for ln in body):
+                    p["kind"] = "error"  # nvidia-smi's own failure line, in a wording the reader has no value for
+                    errors.append(text.strip())
+                else:
+                    p["used"], p["why"] = False, "no value could be read from it"
                 continue
             smi.append(text)
             if any(rx.search(text) for rx, _, _ in nvidia_smi.INIT_FAILURES) or "Unable to determine" in text:
@@ -455,6 +510,9 @@ def _facts(lines: List[str], parts: List[Dict[str, Any]]) -> Tuple[Dict[str, Any
             nvcc = (m.group(1), m.group(2)) if m else None
         elif kind in ("traceback", "error"):
             errors.append(text.strip())
+        elif kind == "text":
+            errors.append(text.strip())
+            p["why"] = "no known output and no error line in the text: read as error text as a whole"
         elif kind == "ignored":
             p["used"], p["why"] = False, "prose or issue-template text with no error in it"
     # All nvidia-smi parts are read together: the reader prefers -q's full names to the banner's cut ones.
