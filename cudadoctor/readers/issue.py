@@ -526,7 +526,30 @@ def _facts(lines: List[str], parts: List[Dict[str, Any]]) -> Tuple[Dict[str, Any
     if error_text.strip():
         facts["user_error"] = {"text": error_text, "source": "pasted text"}
     facts["pasted"] = {"parts": [{k: v for k, v in p.items() if k != "why" or v} for p in parts if p["kind"] != "fence"]}
+    _prose_facts(facts, lines, parts)
     return facts, error_text, parts
+
+
+#: Parts whose lines may state facts in prose: all but the outputs a structured reader has read.
+_PROSE_KINDS = ("error", "text", "ignored", "traceback")
+
+
+def _prose_facts(facts: Dict[str, Any], lines: List[str], parts: List[Dict[str, Any]]) -> None:
+    """Facts written as prose (readers/prose.py) fill what the structured parts left unset."""
+    from . import prose
+
+    body: List[str] = [""] * len(lines)
+    for p in parts:
+        if p["kind"] in _PROSE_KINDS or not p.get("used"):
+            a, b = p["lines"]
+            for i in range(a - 1, b):
+                if not is_fence(lines[i]):
+                    body[i] = lines[i]
+    got = prose.read(body)
+    if not got:
+        return
+    filled = prose.fill(facts, got)
+    facts["pasted"]["prose"] = {**got, "filled": filled}
 
 
 def _merge_nvml(into: Dict[str, Any], got: Dict[str, Any]) -> None:
