@@ -121,12 +121,48 @@ def _for_installer(facts: Dict[str, Any], findings: List[Finding]) -> List[Findi
     return out
 
 
+def _ruled_out_by_facts(
+    facts: Dict[str, Any], findings: List[Finding], diagnosis: Optional[Dict[str, Any]]
+) -> "tuple[List[Finding], Optional[Dict[str, Any]]]":
+    """An error text whose cause the probed facts rule out (no NVIDIA GPU for an sm_120 error, no driver
+    for "driver too old": text from another machine or another time) is an info that names the fact
+    that disagrees, never an error "confirmed" by these facts (interpret/agreement.py)."""
+    from dataclasses import replace
+
+    from .interpret.agreement import disagreements
+
+    fx = Facts(facts)
+    if not fx.user_error():
+        return findings, diagnosis
+    out = []
+    for f in findings:
+        against = disagreements(fx, f.code) if f.severity in ("error", "warning") else []
+        if against:
+            f = replace(
+                f,
+                severity="info",
+                title=f"The error text points to {f.code}, but the facts disagree: {against[0]['why']}",
+                evidence={**f.evidence, "disagrees": [f"{a['fact']} = {a['value']}: {a['why']}" for a in against]},
+            )
+        out.append(f)
+    if diagnosis is not None:
+        against = disagreements(fx, str(diagnosis.get("code")))
+        if against:
+            diagnosis = {
+                **diagnosis,
+                "confirmed_by_facts": False,
+                "contradicted_by": list(diagnosis.get("contradicted_by") or []) + against,
+            }
+    return out, diagnosis
+
+
 def diagnose(facts: Dict[str, Any], registry: Registry, timings: Optional[Dict[str, float]] = None) -> Report:
     t = time.perf_counter()
     findings, runs = run_checks(registry, Facts(facts))
     from .errortext import adjudicate  # the error-text engine: the top cause, as triage names it
 
     findings, diagnosis = adjudicate(facts, findings, runs, registry)
+    findings, diagnosis = _ruled_out_by_facts(facts, findings, diagnosis)
     findings = _for_installer(facts, findings)
     tm = dict(timings or {})
     tm["checks_s"] = time.perf_counter() - t

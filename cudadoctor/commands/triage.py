@@ -49,6 +49,29 @@ def _pasted_issue(text: str) -> Optional[Tuple[Dict[str, Any], str]]:
     return got["facts"], got["error_text"] or text
 
 
+def _facts_disagree(res: Dict[str, Any], facts: Dict[str, Any], reg: "registry.Registry") -> None:
+    """A cause the facts rule out (the error came from another machine or another time) is never
+    "confirmed by the facts": it says which fact disagrees, and goes after the causes the facts allow."""
+    from ..facts import Facts
+    from ..interpret.agreement import disagreements
+
+    fx = Facts(facts)
+    ruled_out = set()
+    for c in res["candidates"]:
+        found = disagreements(fx, c["code"])
+        if not found:
+            continue
+        ruled_out.add(c["code"])
+        code = reg.code(c["code"])
+        if code is not None and c["title"].startswith("The error text points to"):
+            c["title"] = code.title  # the disagreement is said beside it, once
+        c["confirmed_by_facts"] = False
+        c["contradicted_by"] = list(c.get("contradicted_by") or []) + [
+            d for d in found if d not in (c.get("contradicted_by") or [])
+        ]
+    res["candidates"].sort(key=lambda c: c["code"] in ruled_out)  # stable: the order stays within each group
+
+
 @click.command("triage")
 @click.argument("text", nargs=-1)
 @click.option("-f", "--file", "file", metavar="FILE", help="Read the error message or whole traceback from FILE ('-' for stdin).")
@@ -123,6 +146,8 @@ def triage_cmd(
         attach_error(facts, err)  # exactly as `check --error-file` does, so both rank the same texts
         report = diagnose(facts, reg)
     res = triage(err, reg, report, top=top)
+    if facts is not None:
+        _facts_disagree(res, facts, reg)
     r = Redactor(pii=False) if show_pii else redactor_for([facts] if facts else [], live=True)
     res = r.redact(res)
     emit(render_triage(res, fmt), output)
