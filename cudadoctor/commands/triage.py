@@ -44,9 +44,25 @@ def _pasted_issue(text: str) -> Optional[Tuple[Dict[str, Any], str]]:
         got = issue.read(text)
     except FactsError:
         return None
-    if not any(p["used"] and p["kind"] not in ("error", "traceback") for p in got["parts"]):
+    structured = any(p["used"] and p["kind"] not in ("error", "traceback", "text") for p in got["parts"])
+    prose = bool(((got["facts"].get("pasted") or {}).get("prose") or {}).get("filled"))
+    if not structured and not prose:
         return None
     return got["facts"], got["error_text"] or text
+
+
+def _next_pastes(res: Dict[str, Any], facts: Optional[Dict[str, Any]]) -> list:
+    """When no cause was recognised: what to paste next, from what the facts (if any) do not show."""
+    if res["candidates"]:
+        return []
+    from ..facts import Facts, new_facts
+    from ..interpret.missing import next_pastes, unknowns
+
+    fx = Facts(facts if facts is not None else new_facts("text"))
+    missing = unknowns(fx)
+    if not res["input"].get("final_exception") and not any(m["what"] == "error" for m in missing):
+        missing.append({"what": "error", "why": "the whole error, not one line of it"})
+    return next_pastes(fx, missing)
 
 
 def _facts_disagree(res: Dict[str, Any], facts: Dict[str, Any], reg: "registry.Registry") -> None:
@@ -148,6 +164,7 @@ def triage_cmd(
     res = triage(err, reg, report, top=top)
     if facts is not None:
         _facts_disagree(res, facts, reg)
+    res["next"] = _next_pastes(res, facts)
     r = Redactor(pii=False) if show_pii else redactor_for([facts] if facts else [], live=True)
     res = r.redact(res)
     emit(render_triage(res, fmt), output)

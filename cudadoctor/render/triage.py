@@ -47,9 +47,15 @@ def render_text(res: Dict[str, Any]) -> str:
     out: List[str] = ["cudadoctor triage — likely causes of this error, most likely first", ""]
     cands = res["candidates"]
     if not cands:
-        out.append("No known error signature matched this text.")
+        out.append("No known error signature matched this text: it does not show a cause.")
         out.append("Run `cudadoctor check --error-file FILE` on the affected machine for a full diagnosis,")
         out.append("or `cudadoctor report` to make a report for a support ticket.")
+        if res.get("next"):
+            out.append("")
+            out.append("Or paste:")
+            for n in res["next"]:
+                out.append(f"  {_clean(n.get('run') or n.get('paste') or '')}")
+                out.append(f"      {_clean(n.get('why', ''))}")
     for i, c in enumerate(cands, 1):
         conf = c["confidence"] + _agreement(c)
         out.append(f"{i}. {_SEV.get(c['severity'], '?')} {c['code']}: {_clean(c['title'])}  [{conf}]")
@@ -88,7 +94,13 @@ def render_markdown(res: Dict[str, Any]) -> str:
         out += [f"Final error: {md_code(fe)}", ""]
     cands = res["candidates"]
     if not cands:
-        out += ["No known error signature matched this text.", ""]
+        out += ["No known error signature matched this text: it does not show a cause.", ""]
+        if res.get("next"):
+            out += ["Paste next:", ""]
+            for n in res["next"]:
+                what = md_code(n["run"]) if n.get("run") else md_escape(n.get("paste", ""))
+                out.append(f"- {what}: {md_escape(n.get('why', ''))}")
+            out.append("")
     for i, c in enumerate(cands, 1):
         conf = c["confidence"] + _agreement(c)
         out += [f"### {i}. `{c['code']}` ({c['severity']}): {md_escape(c['title'])}", "", f"Confidence: {md_escape(conf)}.", ""]

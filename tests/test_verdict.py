@@ -1,0 +1,81 @@
+"""Honest verdicts: "PyTorch can use the GPU" only with evidence; otherwise what is unknown and, for a
+paste that shows no cause, what to paste next (text, Markdown and JSON)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import FIXTURES, REPO
+from cudadoctor.cli import cli
+
+PASTED = FIXTURES / "pasted"
+HOLDOUT = REPO / "tests" / "data" / "holdout_cases"
+
+
+def check(*args, input=None):
+    return CliRunner().invoke(cli, ["check", *args], input=input)
+
+
+def summary(*args, input=None):
+    r = check(*args, "--format", "json", input=input)
+    assert r.exit_code in (0, 1), r.output
+    return json.loads(r.stdout)["summary"]
+
+
+def test_a_paste_with_no_cause_says_so_and_what_to_paste_next():
+    """A title with no error wording and no facts: not refused; the verdict says the text shows no cause,
+    names what is unknown and asks for collect_env, nvidia-smi and the full error."""
+    text = "Training hangs at the first epoch on my new workstation\n"
+    s = summary("--from-text", "-", input=text)
+    assert s["state"] == "unknown" and "the text shows no cause" in s["text"]
+    assert {"torch", "driver", "GPU", "error"} <= {u["what"] for u in s["unknown"]}
+    assert [n.get("run") or n.get("paste") for n in s["next"]][:2] == ["python -m torch.utils.collect_env", "nvidia-smi"]
+    assert s["next"][-1]["paste"].startswith("the full error")
+    out = check("--from-text", "-", input=text).output
+    assert "To tell, paste:" in out and "  python -m torch.utils.collect_env" in out
+    md = check("--from-text", "-", "--format", "markdown", input=text).output
+    assert "- `python -m torch.utils.collect_env`:" in md
+
+
+def test_what_to_paste_follows_what_is_missing():
+    """nvidia-smi's banner shows the driver and the GPUs: only torch is missing, so only collect_env is asked for."""
+    s = summary("--from-text", str(PASTED / "nvidia-smi-460-v100x8-banner.txt"))
+    runs = [n.get("run") for n in s["next"]]
+    assert "python -m torch.utils.collect_env" in runs and "nvidia-smi" not in runs
+    assert "driver" not in {u["what"] for u in s["unknown"]}
+    # nvidia-smi failing on Linux: the kernel's messages tell why; not under WSL (no NVIDIA module there)
+    from cudadoctor.facts import Facts, new_facts
+    from cudadoctor.interpret.missing import next_pastes, unknowns
+
+    f = new_facts("text")
+    f["nvml"] = {"status": "driver-not-loaded"}
+    f["system"] = {"os": "Linux"}
+    runs = [n.get("run") for n in next_pastes(Facts(f), unknowns(Facts(f)))]
+    assert any("dmesg" in (r or "") for r in runs) and "nvidia-smi" in runs
+    f["system"]["wsl"] = True
+    assert not any("dmesg" in (n.get("run") or "") for n in next_pastes(Facts(f), unknowns(Facts(f))))
+
+
+def test_is_available_in_prose_is_not_evidence():
+    """A sentence saying is_available() is True is not torch's report: no ✓."""
+    s = summary("--from-text", "-", input="torch.cuda.is_available() returns True but training is slow on my RTX 3090\n")
+    assert s["state"] == "unknown", s
+
+
+@pytest.mark.parametrize("name", ["h109-healthy-torch140-4x2080ti-visible-devices-cache", "e04-vllm072-a100-pynvml-old-healthy"])
+def test_a_complete_healthy_report_is_yes_and_says_no_kernel_ran(name):
+    s = summary("--from-collect-env", str(HOLDOUT / f"{name}.txt"))
+    assert s["state"] == "yes" and "no test kernel ran" in s["text"] and s["next"] == [], s
+
+
+def test_a_report_cut_before_torch_said_anything_is_not_yes(tmp_path):
+    """The same healthy report cut before its GPU and driver lines: what is unknown is named."""
+    lines = (HOLDOUT / "h109-healthy-torch140-4x2080ti-visible-devices-cache.txt").read_text().splitlines()
+    cut = [ln for ln in lines if not ln.startswith(("GPU", "Nvidia driver"))]
+    p = tmp_path / "cut.txt"
+    p.write_text("\n".join(cut) + "\n")
+    s = summary("--from-collect-env", str(p))
+    assert s["state"] == "unknown" and "GPU" in {u["what"] for u in s["unknown"]}, s
