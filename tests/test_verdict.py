@@ -79,3 +79,14 @@ def test_a_report_cut_before_torch_said_anything_is_not_yes(tmp_path):
     p.write_text("\n".join(cut) + "\n")
     s = summary("--from-collect-env", str(p))
     assert s["state"] == "unknown" and "GPU" in {u["what"] for u in s["unknown"]}, s
+
+
+def test_report_reads_a_paste_too(tmp_path):
+    """`report --from-text` reads what `check --from-text` reads, and the report's JSON says what to paste next."""
+    base = tmp_path / "r"
+    r = CliRunner().invoke(cli, ["report", "--from-text", "-", "-o", str(base)], input="Training hangs at the first epoch\n")
+    assert r.exit_code == 0, r.output
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["facts"]["origin"] == "text" and doc["summary"]["next"][0]["run"] == "python -m torch.utils.collect_env"
+    r = CliRunner().invoke(cli, ["report", "--from-text", "-", "-o", str(base)], input="\x00\x01\x02" * 40)
+    assert r.exit_code == 2 and "binary data" in r.output
