@@ -416,3 +416,16 @@ def test_pasted_facts_never_rule_a_cause_out():
     assert disagreements(Facts(facts), "gpu-arch-unsupported")
     facts = {**facts, "origin": "collect_env"}
     assert disagreements(Facts(facts), "gpu-arch-unsupported") == []
+
+
+def test_facts_read_from_the_error_itself_never_confirm_it(tmp_path):
+    """The GPU named in torch's sm_120 warning is a fact of the text, not a second witness: triage of the
+    error alone has no facts; a GPU and torch stated apart from the error are facts, and do confirm."""
+    err = tmp_path / "err.txt"
+    err.write_text(SM120_TEXT)
+    doc = json.loads(run_cli("triage", "-f", str(err), "--format", "json").stdout)
+    assert doc["with_facts"] is False and doc["candidates"][0]["confirmed_by_facts"] is None
+    err.write_text("My GPU is RTX 3090, torch 1.8.1+cu102\n\n" + NAILS_8.split("\n", 2)[2])
+    doc = json.loads(run_cli("triage", "-f", str(err), "--format", "json").stdout)
+    top = doc["candidates"][0]
+    assert doc["with_facts"] is True and top["code"] == "gpu-arch-unsupported" and top["confirmed_by_facts"] is True

@@ -45,7 +45,10 @@ def _pasted_issue(text: str) -> Optional[Tuple[Dict[str, Any], str]]:
     except FactsError:
         return None
     structured = any(p["used"] and p["kind"] not in ("error", "traceback", "text") for p in got["parts"])
-    prose = bool(((got["facts"].get("pasted") or {}).get("prose") or {}).get("filled"))
+    # Facts written as prose count when stated apart from the error lines: facts read from the error
+    # itself would only "confirm" what the error says.
+    said = (got["facts"].get("pasted") or {}).get("prose") or {}
+    prose = bool(said.get("filled")) and bool(said.get("apart_from_errors"))
     if not structured and not prose:
         return None
     return got["facts"], got["error_text"] or text

@@ -549,7 +549,13 @@ def _prose_facts(facts: Dict[str, Any], lines: List[str], parts: List[Dict[str, 
     if not got:
         return
     filled = prose.fill(facts, got)
-    facts["pasted"]["prose"] = {**got, "filled": filled}
+    # Which facts were stated apart from the error lines: those alone may confirm what the error says.
+    error_lines = {
+        i for p in parts if p["kind"] in ("error", "traceback", "text") for i in range(p["lines"][0], p["lines"][1] + 1)
+    }
+    stated = [v["line"] for v in got.values() if isinstance(v, dict) and "line" in v]
+    stated += [g["line"] for g in got.get("gpus") or []]
+    facts["pasted"]["prose"] = {**got, "filled": filled, "apart_from_errors": any(n not in error_lines for n in stated)}
 
 
 def _merge_nvml(into: Dict[str, Any], got: Dict[str, Any]) -> None:
