@@ -147,3 +147,15 @@ def test_prose_facts_reach_the_checks():
     doc = json.loads(r.stdout)
     assert doc["facts"]["nvml"]["devices"][0]["compute_capability"] == "8.6"
     assert "gpu-arch-unsupported" in {f["code"] for f in doc["findings"]}
+
+
+def test_values_that_agree_are_one_value_and_package_versions_are_not_releases():
+    # collect_env's GCC line names the compiler's package ("Ubuntu 7.5.0-3ubuntu1"), not the OS release
+    got = values("GCC version: (Ubuntu 7.5.0-3ubuntu1~18.04) 7.5.0\nOS: Ubuntu 18.04.5 LTS")
+    assert got["distro"] == "Ubuntu 18.04.5" and got["gcc"] == "7.5.0"
+    # the same torch said twice, once more precisely (https://github.com/facebookresearch/detectron2 issues' template)
+    assert values("pytorch 1.7\nPyTorch version: 1.7.0+cu110")["torch"] == "1.7.0+cu110"
+    assert values("cudnn 8.5.0 ... cuDNN 8.5")["cudnn"] == "8.5.0"
+    # torch's own warning names the GPU: the sentence's words after it are not the name
+    got = values("NVIDIA GeForce RTX 4090 with CUDA capability sm_89 is not compatible with the current PyTorch installation.")
+    assert got["gpus"] == [("NVIDIA GeForce RTX 4090", "8.9")]

@@ -78,7 +78,7 @@ _MAC = re.compile(r"(?<![\w-])(?:macos|mac\s*os\s*x?|osx)(?:\s+(?P<n>\d{2}(?:\.\
 _LINUX = re.compile(
     r"(?<![\w-])(?P<d>ubuntu|debian|centos|fedora|rhel|red\s*hat(?:\s*enterprise\s*linux)?|rocky(?:\s*linux)?|"
     r"alma(?:\s*linux)?|arch\s*linux|manjaro|linux\s*mint|linuxmint|opensuse(?:\s*(?:leap|tumbleweed))?|pop!?_?os)"
-    r"\s*(?P<n>\d{1,2}(?:\.\d{1,2}){0,2})?(?:\s*LTS)?(?![\w])",
+    r"(?:\s*(?P<n>\d{1,2}(?:\.\d{1,2}){0,2})(?![\w.-]))?(?:\s*LTS)?(?![\w-])",
     re.I,
 )
 _AVAILABLE = re.compile(
@@ -96,6 +96,8 @@ _GPU_LABELS = re.compile(
     re.I,
 )
 _FAMILIES = {"rtx", "gtx", "gt", "gts", "mx", "titan", "quadro", "tesla", "grid", "jetson", "geforce", "nvidia"}
+#: Words the GPU table ignores that are the sentence's, not the name's ("RTX 4090 with CUDA capability").
+_NOT_NAME = {"with", "and", "or", "on", "gpu", "gpus", "card"}
 _SPLIT_MODEL = re.compile(r"(?i)^(rtx|gtx|gts|gt|mx|gpu)(\d{2,4}\w*)$")
 _SPLIT_SUFFIX = re.compile(r"(?i)^(\d{3,4})(ti|super|s|d)$")
 
@@ -115,6 +117,12 @@ def _gpu_lookup(words: List[str]) -> Optional[str]:
     from .. import kb
 
     return kb.compute_capability(" ".join(words))
+
+
+def _gpu_key(words: List[str]) -> str:
+    from .. import kb
+
+    return kb._norm_gpu(" ".join(words))
 
 
 def _tokens(line: str) -> List[str]:
@@ -143,6 +151,9 @@ def _gpus_in(line: str, labelled: bool) -> List[Tuple[str, str]]:
                     continue  # "T4", "P4", "K80" alone are too short to be a GPU without a label or a family name
                 cap = _gpu_lookup(words)
                 if cap:
+                    while n > 1 and words[-1].lower() in _NOT_NAME and _gpu_key(toks[i : i + n - 1]) == _gpu_key(words):
+                        n -= 1  # "RTX 4090 with": the words that add nothing to the name are not part of it
+                        words = toks[i : i + n]
                     hit = (" ".join(words), cap, n)
                     break
             if hit is None and low in ("rtx", "gtx") and i + 1 < len(toks) and toks[i + 1].isdigit():
@@ -171,9 +182,11 @@ def _os_of(line: str) -> List[Tuple[str, str, Optional[str]]]:
         out.append(("Windows", "Windows " + re.sub(r"\s+", " ", m.group("n")).title(), None))
     for m in _MAC.finditer(line):
         out.append(("Darwin", ("macOS " + (m.group("n") or "")).strip(), None))
-    distros = list(_LINUX.finditer(line))
+    distros = [m for m in _LINUX.finditer(line) if not line[: m.start()].rstrip().endswith("(")]  # "(Ubuntu 7.5.0-3…)": a package
     for m in distros:
         name = re.sub(r"\s+", " ", m.group("d")).strip()
+        if name.lower() == "ubuntu" and m.group("n") and not re.fullmatch(r"\d{2}\.\d{2}(?:\.\d{1,2})?", m.group("n")):
+            continue  # Ubuntu's releases are YY.MM; "Ubuntu 7.5.0" is gcc's package version
         out.append(("Linux", (name.title() if name.islower() else name) + (f" {m.group('n')}" if m.group("n") else ""), None))
     if not distros and _BARE_LINUX.search(line):
         out.append(("Linux", "", None))
@@ -248,7 +261,7 @@ def read(lines: Iterable[str]) -> Dict[str, Any]:
     out: Dict[str, Any] = {}
     conflicts: Dict[str, List[str]] = {}
     for field, vals in got.items():
-        distinct = list(dict.fromkeys(v for v, _, _ in vals))
+        distinct = _most_specific(list(dict.fromkeys(v for v, _, _ in vals)))
         if field == "wsl":
             distinct = [v for v in distinct if v != "?"] or ["?"]
         if field == "os" and "Linux" in distinct and "Windows" in distinct and "wsl" in got:
@@ -272,6 +285,24 @@ def read(lines: Iterable[str]) -> Dict[str, Any]:
     if conflicts:
         out["conflicts"] = conflicts
     return out
+
+
+def _agree(short: str, long: str) -> bool:
+    """Does the less specific value say the same as the more specific one ("1.7" / "1.7.0+cu110",
+    "8.5" / "8.5.0", "Debian" / "Debian 12")?"""
+    if re.match(r"\d", short) and re.match(r"\d", long):
+        a = short.split("+")[0].split(".")
+        b = long.split("+")[0].split(".")
+        if "+" in short and short != long:
+            return False
+        return len(a) <= len(b) and b[: len(a)] == a or (len(a) > len(b) and a[: len(b)] == b and set(a[len(b) :]) <= {"0"})
+    return long.lower().startswith(short.lower())
+
+
+def _most_specific(values: List[str]) -> List[str]:
+    """The values, less those a more specific one agrees with."""
+    out = [v for v in values if not any(w != v and len(w) > len(v) and _agree(v, w) for w in values)]
+    return out or values
 
 
 def _mm(v: str) -> str:
