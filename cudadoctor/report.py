@@ -102,7 +102,9 @@ class Report:
                 elif c["warning"]:
                     text += f"; {c['warning']} warning{'s' if c['warning'] != 1 else ''} below"
                 shown = [m["what"] for m in missing if m["what"] != "kernel" or len(missing) == 1]
-                if pasted and shown:
+                if not pasted:
+                    shown = [w for w in shown if w != "error"]  # a machine checked without an error is no gap
+                if shown:
                     text += "; unknown: " + ", ".join(shown)
         nxt = next_pastes(fx, missing) if (pasted and state == "unknown") else []
         return {
@@ -123,7 +125,7 @@ class Report:
             return "a test kernel ran on each"
         origin = fx.str("origin")
         if origin not in ("text", "collect_env"):
-            return "probe"
+            return "torch reports CUDA available; no test kernel ran" if not any(k is not None for k in kernels) else "probe"
         # A pasted report says so with torch's own words, beside the torch it ran and the GPU or driver it saw
         # (collect_env's fields); a sentence "is_available() returns True" alone is not a report.
         said_by_torch = "Is CUDA available" in (fx.dict("collect_env.fields") or {})

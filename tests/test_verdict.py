@@ -90,3 +90,17 @@ def test_report_reads_a_paste_too(tmp_path):
     assert doc["facts"]["origin"] == "text" and doc["summary"]["next"][0]["run"] == "python -m torch.utils.collect_env"
     r = CliRunner().invoke(cli, ["report", "--from-text", "-", "-o", str(base)], input="\x00\x01\x02" * 40)
     assert r.exit_code == 2 and "binary data" in r.output
+
+
+def test_a_probe_without_a_kernel_run_says_so(tmp_path):
+    """The recorded healthy HGX: 'a test kernel ran on each'; the same facts with the kernel results removed
+    (as a probe that did not run one) still say yes from torch's own answer, and that no kernel ran."""
+    doc = json.loads((FIXTURES / "facts" / "hgx-8x-h100-healthy.json").read_text())
+    facts = doc.get("facts", doc)
+    assert "a test kernel ran on each" in summary("--facts", str(FIXTURES / "facts" / "hgx-8x-h100-healthy.json"))["text"]
+    for d in facts["torch"]["devices"]:
+        d.pop("kernel_ok", None)
+    p = tmp_path / "f.json"
+    p.write_text(json.dumps(facts))
+    s = summary("--facts", str(p))
+    assert s["state"] == "yes" and "no test kernel ran" in s["text"], s
