@@ -96,6 +96,29 @@ def test_libtorch_and_install_commands_are_not_the_installed_torch():
     assert "torch" not in values("pip install torch==2.0.0+cu113 torchvision==0.15.0+cu113")
 
 
+# Chinese labels and full-width colons in real environment notes (public repository files found by exact text
+# search in the code corpus: "pytorch版本：").
+ZH_BLOG = (
+    "配置时间：2021.10.25 以下是我亲测有效的使用 RTX 3060 的各部分安装版本 电脑系统：window 10 python版本：3.6.13 "
+    "pytorch版本：1.8.0 CUDA版本：11.2 cuDNN版本：8.2.0.53"
+)
+ZH_README = " GPU型号：Tesla V100-SXM2-32GB\n \n cuda版本：10.2\n \n Python版本：3.6.13\n \n pytorch版本：1.7.1"
+# https://github.com/pytorch/pytorch/issues/100095 (a numbered list)
+NUMBERED = "2. Cuda: 10.2\n3. OS: Ubuntu18.04\n4. cuDNN: cuDNNv8.2.2[July 6th.2021]. for CUDA 10.2\n5. Nvidia Driver:525.105.17\n6. GPU: GTX 1050Ti"
+
+
+def test_real_chinese_labels_and_a_numbered_list():
+    got = values(ZH_BLOG)
+    assert (got["torch"], got["python"], got["cuda"], got["cudnn"], got["distro"]) == ("1.8.0", "3.6.13", "11.2", "8.2.0", "Windows 10")
+    assert got["gpus"] == [("RTX 3060", "8.6")]
+    got = values(ZH_README)
+    assert (got["torch"], got["python"], got["cuda"]) == ("1.7.1", "3.6.13", "10.2")
+    assert got["gpus"] == [("Tesla V100-SXM2-32GB", "7.0")]
+    got = values(NUMBERED)
+    assert (got["driver"], got["cudnn"], got["distro"], got["cuda"]) == ("525.105.17", "8.2.2", "Ubuntu 18.04", "10.2")
+    assert got["gpus"] == [("GTX 1050 Ti", "6.1")]
+
+
 def test_labels_in_other_languages():
     # Chinese labels with full-width colons (as in a README of https://github.com/ search "显卡：rtx4090"),
     # German labels, a Markdown table.

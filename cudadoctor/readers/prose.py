@@ -73,7 +73,7 @@ _GCC = re.compile(
 )
 _WSL = re.compile(r"(?<![\w-])WSL\s*(?P<n>[12])?(?![\w-])", re.I)
 _BARE_LINUX = re.compile(r"(?<![\w-])linux(?![\w-])", re.I)
-_WINDOWS = re.compile(r"(?<![\w-])(?:windows|win)\s*(?P<n>7|8\.1|8|10|11|server\s*20\d\d)(?![\w.])", re.I)
+_WINDOWS = re.compile(r"(?<![\w-])(?:windows?|win)\s*(?P<n>7|8\.1|8|10|11|server\s*20\d\d)(?![\w.])", re.I)
 _MAC = re.compile(r"(?<![\w-])(?:macos|mac\s*os\s*x?|osx)(?:\s+(?P<n>\d{2}(?:\.\d{1,2}){0,2}))?(?![\w])", re.I)
 _LINUX = re.compile(
     r"(?<![\w-])(?P<d>ubuntu|debian|centos|fedora|rhel|red\s*hat(?:\s*enterprise\s*linux)?|rocky(?:\s*linux)?|"
@@ -91,7 +91,7 @@ _CODE_LABEL = re.compile(r"(?P<k>torch\.__version__|torch\.version\.cuda|torch\.
 _BARE = re.compile(r"^\s*['\"]?(?P<v>[\w.+]{1,40})['\"]?\s*$")
 
 _GPU_LABELS = re.compile(
-    r"(?:\bgpus?\b|graphics?\s*card|video\s*card|\bcard\b|显卡(?:型号)?|顯示卡|グラフィック(?:ボード|カード)|グラボ|"
+    r"(?:\bgpus?\b|gpu\s*(?:型号|名称|型號)|graphics?\s*card|video\s*card|\bcard\b|显卡(?:型号)?|顯示卡|グラフィック(?:ボード|カード)|グラボ|"
     r"grafikkarte|tarjeta\s+gr[aá]fica|carte\s+graphique|placa\s+de\s+v[ií]deo|видеокарта|그래픽\s*카드)",
     re.I,
 )
