@@ -104,3 +104,17 @@ def test_a_probe_without_a_kernel_run_says_so(tmp_path):
     p.write_text(json.dumps(facts))
     s = summary("--facts", str(p))
     assert s["state"] == "yes" and "no test kernel ran" in s["text"], s
+
+
+def test_a_driver_that_does_not_load_asks_for_the_kernel_log_first():
+    """https://github.com/elementary/os-patches/issues/155 (b10-21: "Can't install drivers. `nvidia-smi` cannot communicate with
+    drivers." on a GeForce 940MX after a kernel upgrade): the driver's own output and the kernel's log come first."""
+    text = (
+        "Nvidia drivers not installing on a GeForce 940MX\n## What Happened\n\n"
+        "Can't install drivers. `nvidia-smi` cannot communicate with drivers. I've tried `nvidia-driver-390`, "
+        "`nvidia-driver-450` and `nvidia-driver-455`.\n"
+    )
+    s = summary("--from-text", "-", input=text)
+    runs = [n.get("run") or n.get("paste") for n in s["next"]]
+    assert runs[0] == "nvidia-smi" and runs[1].startswith("sudo dmesg") and "dkms status" in runs[2], runs
+    assert runs[-1] == "python -m torch.utils.collect_env"

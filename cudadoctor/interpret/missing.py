@@ -8,10 +8,19 @@ commands (or parts of a log) whose output would show it, most useful first. Pure
 
 from __future__ import annotations
 
+import re
 from typing import Dict, List
 
 from ..facts import Facts
 from .gpus import gpus, nvidia_gpu_present
+
+#: An error that says the driver or its kernel module is not working (in anyone's words): the kernel log tells why.
+_DRIVER_TROUBLE = re.compile(
+    r"nvidia-smi\W+(?:has failed|cannot|can'?t|couldn'?t|fails?|failed|not found|command not found)|"
+    r"(?:driver|module)\W+(?:\w+\W+){0,3}(?:not (?:loaded|installed|found)|failed to load|not installing|cannot be loaded)|"
+    r"can'?t install (?:the )?(?:nvidia )?drivers?|\bNVRM\b|modprobe|\bdkms\b",
+    re.IGNORECASE,
+)
 
 #: What collect_env shows: torch, its CUDA build, CUDA availability, the driver, the GPUs, the packages.
 COLLECT_ENV = "python -m torch.utils.collect_env"
@@ -55,7 +64,7 @@ def next_pastes(fx: Facts, missing: List[Dict[str, str]]) -> List[Dict[str, str]
                 "why": "torch's version and CUDA build, whether it sees a GPU, the driver, the GPUs and the packages",
             }
         )
-    nvml_failed = fx.str("nvml.status") not in (None, "ok")
+    nvml_failed = fx.str("nvml.status") not in (None, "ok") or bool(_DRIVER_TROUBLE.search(fx.user_error()[-20000:]))
     if what & {"driver", "GPU"} or nvml_failed:
         out.append({"run": "nvidia-smi", "why": "the driver, the highest CUDA it supports and the GPUs, or the error it gives"})
     if nvml_failed and linux and not fx.bool("system.wsl"):
@@ -65,6 +74,14 @@ def next_pastes(fx: Facts, missing: List[Dict[str, str]]) -> List[Dict[str, str]
                 "why": "the kernel's messages about the NVIDIA module: why it did not load or why the GPU failed",
             }
         )
+        out.append(
+            {
+                "run": "uname -r; dkms status; lsmod | grep -E 'nvidia|nouveau'",
+                "why": "the running kernel, the kernels the module was built for, and which module is loaded",
+            }
+        )
+    if nvml_failed and out and out[0].get("run") == COLLECT_ENV:
+        out.append(out.pop(0))  # the driver is the trouble: its own output and the kernel's log first
     status = fx.str("torch.status")
     if status == "import-failed" and not fx.list("packages.distributions"):
         out.append(
