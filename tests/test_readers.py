@@ -410,3 +410,17 @@ def test_the_reader_loses_nothing_of_the_error_corpus():
         if d["code"] not in {f.code for f in diagnose(got["facts"], reg).findings if f.severity != "info"}:
             lost.append((where, d["code"]))
     assert n > 200 and not lost, lost
+
+
+def test_long_logs_read_in_bounded_time():
+    """A 12 000-line log (no known output) is read in a few seconds on a shared CI machine, not minutes."""
+    import time
+
+    text = "\n".join(
+        f"[{i}.0] worker {i}: loading model on GPU 0 RTX 3090 torch 1.8.{i % 10} driver 470.{i % 99} step {i} loss 0.{i}"
+        for i in range(12000)
+    )
+    t = time.perf_counter()
+    got = issue.read(text)
+    assert time.perf_counter() - t < 15
+    assert got["error_text"].strip()  # the dmesg-style prefixes read as log lines

@@ -95,17 +95,40 @@ _ERROR_WORDS = (
 #: apt's ``E:``, ``ERROR``/``FATAL``), kernel lines (``NVRM``, ``Xid``, dmesg timestamps), and the
 #: names every CUDA tool's errors carry (enum prefixes, ``sm_``/``compute_`` targets, nvcc, ptxas,
 #: stub libraries, nouveau).
-_ERROR_RX = re.compile(
-    r"\b(?:err|errno|panic|abort(?:ed|ing)?|critical|crash(?:ed|es)?|killed|denied|refused|rejected|"
-    r"timed?[ -]?out|traceback|fault|oops)\b"
-    r"|\b(?:cannot|can'?t|can not|could ?n[o']?t|couldn['\u2018\u2019]t|unable|unsupported|incompatible|invalid|"
-    r"missing|mismatch(?:ed)?|has no attribute|too old|too new|no longer|no such|degraded|downgraded|"
-    r"not (?:an? )?(?:found|supported|compatible|available|installed|loaded|enabled|recogni[sz]ed|allowed|permitted|"
-    r"detected|initiali[sz]ed|present|built|compiled|defined)|does ?n[o']?t (?:support|exist|match|work|have))\b"
-    r"|^\s*(?:[EFW]\d{4}\s|\[[EFW](?:\s|\d)|E:\s|(?:ERROR|FATAL|CRITICAL|WARN(?:ING)?)\b)"
-    r"|^\s*\[\s*\d+\.\d+\]|\bNVRM\b|\bXid\b|\bCU(?:DA)?_?ERROR_|\bcuda(?:Error|_error)\w*|\bcu[a-z]+Status\w*|"
-    r"\bnccl\w*(?:Error|Failure)|\bsm_\d{2,3}\b|\bcompute_\d{2,3}\b|\bnvcc\b|\bptxas\b|\bstubs?\b|\bnouveau\b|"
-    r"\bdkms\b|\bmodprobe\b|\bsecure ?boot\b|\bkernel driver in use\b",
+_ERROR_TOKENS = frozenset(
+    "err errno panic abort aborted aborting critical crash crashed crashes killed denied refused rejected timeout "
+    "traceback fault oops cannot unable unsupported incompatible invalid missing mismatch mismatched degraded "
+    "downgraded nvrm xid nvcc ptxas stub stubs nouveau dkms modprobe secureboot".split()
+)
+_ERROR_PHRASES = (
+    "can't",
+    "can not",
+    "could not",
+    "couldn't",
+    "couldnt",
+    "couldn\u2018t",
+    "couldn\u2019t",
+    "too old",
+    "too new",
+    "no longer",
+    "no such",
+    "has no attribute",
+    "timed out",
+    "time out",
+    "secure boot",
+    "kernel driver in use",
+)
+_WORD = re.compile(r"[a-z]+")
+#: A refusal: "not supported", "doesn't support", ...
+_NEGATION = re.compile(
+    r"\bnot (?:an? )?(?:found|supported|compatible|available|installed|loaded|enabled|recogni[sz]ed|allowed|permitted|"
+    r"detected|initiali[sz]ed|present|built|compiled|defined)\b|\bdoes ?n[o'\u2019]?t (?:support|exist|match|work|have)\b"
+)
+#: Log-level and kernel-log prefixes: glog's "E0000 12:00:00", "[E ...]", apt's "E:", ERROR/FATAL/WARN, dmesg's "[ 12.345]".
+_LEVEL_PREFIX = re.compile(r"\s*(?:[EFW]\d{4}\s|\[[EFW](?:\s|\d)|E:\s|(?:ERROR|FATAL|CRITICAL|WARN(?:ING)?)\b|\[\s*\d+\.\d+\])")
+#: The names every CUDA tool's errors carry: enum prefixes, status types, sm_/compute_ targets.
+_CUDA_NAMES = re.compile(
+    r"\bCU(?:DA)?_?ERROR_|\bcuda(?:Error|_error)\w*|\bcu[a-z]+Status\w*|\bnccl\w*(?:Error|Failure)|\bsm_\d{2,3}\b|\bcompute_\d{2,3}\b",
     re.IGNORECASE,
 )
 _BOILERPLATE = re.compile(r"^\s*(?:#{1,6}\s|<!--|-->|[-*]\s*\[[ xX]\]|!\[|cc\s+@|</?\w+>\s*$)")
@@ -197,9 +220,20 @@ def _segment(lines: List[str]) -> List[Optional[str]]:
 
 
 def _errorish(line: str) -> bool:
-    """Does the line read like an error (any program's, any format)?"""
+    """Does the line read like an error, whatever printed it? A severity word, a refusal ("cannot", "not
+    supported", "too old"), a log-level prefix (glog's ``E0000 …``, ``[E …]``, apt's ``E:``, ``ERROR``/
+    ``FATAL``), a kernel line (``NVRM``, ``Xid``, dmesg's timestamp), or the names CUDA tools' errors
+    carry (``CUDA_ERROR_…``, ``cudaError…``, ``cudnnStatus…``, ``sm_NN``, ``compute_NN``, nvcc, ptxas,
+    stubs, nouveau). Word and substring tests first: linear in the line, and fast on long logs."""
+    line = line[:2000]
     low = line.lower()
-    return any(w in low for w in _ERROR_WORDS) or bool(_ERROR_RX.search(line[:2000]))
+    if any(w in low for w in _ERROR_WORDS) or any(p in low for p in _ERROR_PHRASES):
+        return True
+    if _LEVEL_PREFIX.match(line) or not _ERROR_TOKENS.isdisjoint(_WORD.findall(low)):
+        return True
+    if ("not " in low or "n't" in low or "nt " in low or "n\u2019t" in low) and _NEGATION.search(low):
+        return True
+    return ("_" in low or "status" in low) and bool(_CUDA_NAMES.search(line))
 
 
 def _error_paragraphs(lines: List[str], kinds: List[Optional[str]]) -> None:

@@ -13,6 +13,7 @@ Pure functions of the text.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from typing import Any, Dict, Iterable, List, Optional, Tuple
@@ -88,6 +89,7 @@ _AVAILABLE = re.compile(
 )
 #: "print(torch.__version__)" / ">>> torch.version.cuda" and the value on the next line (a REPL or a script's output).
 _CODE_LABEL = re.compile(r"(?P<k>torch\.__version__|torch\.version\.cuda|torch\.cuda\.is_available\(\))\)?\s*$", re.I)
+_FRAME = re.compile(r'\s*File "[^"]*", line \d+')
 _BARE = re.compile(r"^\s*['\"]?(?P<v>[\w.+]{1,40})['\"]?\s*$")
 
 _GPU_LABELS = re.compile(
@@ -98,6 +100,8 @@ _GPU_LABELS = re.compile(
 _FAMILIES = {"rtx", "gtx", "gt", "gts", "mx", "titan", "quadro", "tesla", "grid", "jetson", "geforce", "nvidia"}
 #: Words the GPU table ignores that are the sentence's, not the name's ("RTX 4090 with CUDA capability").
 _NOT_NAME = {"with", "and", "or", "on", "gpu", "gpus", "card"}
+#: A token that may start a GPU name without a family word: "A100", "V100-SXM2-32GB", "T4", "K80", "L40S", "GP100".
+_MODEL = re.compile(r"^[a-z]{1,3}\d{1,4}[a-z]{0,3}(?:-[a-z0-9]+)*$")
 _SPLIT_MODEL = re.compile(r"(?i)^(rtx|gtx|gts|gt|mx|gpu)(\d{2,4}\w*)$")
 _SPLIT_SUFFIX = re.compile(r"(?i)^(\d{3,4})(ti|super|s|d)$")
 
@@ -114,9 +118,14 @@ def _clean(line: str) -> str:
 
 
 def _gpu_lookup(words: List[str]) -> Optional[str]:
+    return _lookup(" ".join(words).lower())
+
+
+@functools.lru_cache(maxsize=4096)
+def _lookup(name: str) -> Optional[str]:
     from .. import kb
 
-    return kb.compute_capability(" ".join(words))
+    return kb.compute_capability(name)
 
 
 def _gpu_key(words: List[str]) -> str:
@@ -144,8 +153,9 @@ def _gpus_in(line: str, labelled: bool) -> List[Tuple[str, str]]:
     while i < len(toks):
         low = toks[i].lower()
         hit = None
-        if low in _FAMILIES or (re.search(r"\d", low) and re.search(r"[a-z]", low)):
-            for n in range(min(5, len(toks) - i), 0, -1):
+        family = low in _FAMILIES
+        if family or _MODEL.match(low):
+            for n in range(min(5 if family else 3, len(toks) - i), 0, -1):
                 words = toks[i : i + n]
                 if n == 1 and len(low) <= 3 and not labelled and (i == 0 or toks[i - 1].lower() not in _FAMILIES):
                     continue  # "T4", "P4", "K80" alone are too short to be a GPU without a label or a family name
@@ -186,11 +196,29 @@ def _os_of(line: str) -> List[Tuple[str, str, Optional[str]]]:
     for m in distros:
         name = re.sub(r"\s+", " ", m.group("d")).strip()
         if name.lower() == "ubuntu" and m.group("n") and not re.fullmatch(r"\d{2}\.\d{2}(?:\.\d{1,2})?", m.group("n")):
-            continue  # Ubuntu's releases are YY.MM; "Ubuntu 7.5.0" is gcc's package version
+            out.append(("Linux", "Ubuntu", None))  # Ubuntu's releases are YY.MM; "Ubuntu 22" names no release
+            continue
         out.append(("Linux", (name.title() if name.islower() else name) + (f" {m.group('n')}" if m.group("n") else ""), None))
     if not distros and _BARE_LINUX.search(line):
         out.append(("Linux", "", None))
     return out
+
+
+#: (field, pattern, words one of which the line must hold, skipped on install lines) — the words keep long logs fast.
+_FIELDS: Tuple[Tuple[str, "re.Pattern[str]", Tuple[str, ...], bool], ...] = (
+    ("torch", _TORCH, ("torch",), True),
+    ("driver", _DRIVER, ("driver", "treiber", "驱动", "ドライバ", "controlador", "pilote", "드라이버"), False),
+    ("driver", _DRIVER_PACKAGE, ("nvidia-",), True),
+    ("cuda", _CUDA, ("cuda",), True),
+    ("nvcc", _NVCC, ("nvcc",), False),
+    ("cudnn", _CUDNN, ("cudnn",), False),
+    ("python", _PYTHON, ("py",), True),
+    ("gcc", _GCC, ("gcc", "g++"), False),
+)
+_OS_WORDS = (
+    "wsl", "win", "mac", "osx", "linux", "ubuntu", "debian", "centos", "fedora", "rhel", "red hat", "rocky", "alma",
+    "arch", "manjaro", "mint", "suse", "pop",
+)  # fmt: skip
 
 
 def read(lines: Iterable[str]) -> Dict[str, Any]:
@@ -205,6 +233,8 @@ def read(lines: Iterable[str]) -> Dict[str, Any]:
     for n, raw in enumerate(lines, 1):
         if n > MAX_LINES:
             break
+        if _FRAME.match(raw):
+            continue  # a traceback frame: a path and a line number, no fact
         line = _clean(raw)
         if not line.strip():
             continue
@@ -219,45 +249,35 @@ def read(lines: Iterable[str]) -> Dict[str, Any]:
                 elif prev_label == "torch.cuda.is_available()" and v.lower() in ("true", "false"):
                     add("cuda_available", v.lower(), n, raw)
             prev_label = None
-        c = _CODE_LABEL.search(line)
+        low = line.lower()
+        c = _CODE_LABEL.search(line) if "torch." in low else None
         if c:
             prev_label = c.group("k").lower()
-        m = _AVAILABLE.search(line)
+        m = _AVAILABLE.search(line) if "is_available" in low else None
         if m:
             add("cuda_available", m.group("v").lower(), n, raw)
         install = bool(_INSTALL.search(line))
-        if not install:
-            for m in _TORCH.finditer(line):
-                add("torch", m.group("v"), n, raw)
-        m2 = _SMI_INLINE.search(line)
-        if m2:
-            add("driver", m2.group("d"), n, raw)
-            add("driver_cuda", m2.group("c"), n, raw)
-        else:
-            for m in _DRIVER.finditer(line):
-                add("driver", m.group("v"), n, raw)
-            if not install:
-                for m in _DRIVER_PACKAGE.finditer(line):
-                    add("driver", m.group("v"), n, raw)
-            if not install:
-                for m in _CUDA.finditer(line):
-                    add("cuda", m.group("v"), n, raw)
-        for m in _NVCC.finditer(line):
-            add("nvcc", m.group("v"), n, raw)
-        for m in _CUDNN.finditer(line):
-            add("cudnn", m.group("v"), n, raw)
-        for m in _PYTHON.finditer(line):
-            add("python", m.group("v"), n, raw)
-        for m in _GCC.finditer(line):
-            add("gcc", m.group("v"), n, raw)
-        for os_name, distro, wsl in _os_of(line):
-            add("os", os_name, n, raw)
-            if distro:
-                add("distro", distro, n, raw)
-            if wsl:
-                add("wsl", wsl, n, raw)
-        for name, cap in _gpus_in(line, bool(_GPU_LABELS.search(line))):
-            gpus.append((name, cap, n))
+        for field, rx, words, skip_install in _FIELDS:
+            if (skip_install and install) or not any(w in low for w in words):
+                continue
+            if field == "driver" and "driver version" in low:
+                m2 = _SMI_INLINE.search(line)
+                if m2:  # nvidia-smi's header written inline: its CUDA is the driver's
+                    add("driver", m2.group("d"), n, raw)
+                    add("driver_cuda", m2.group("c"), n, raw)
+                    continue
+            for m in rx.finditer(line):
+                add(field, m.group("v"), n, raw)
+        if any(w in low for w in _OS_WORDS):
+            for os_name, distro, wsl in _os_of(line):
+                add("os", os_name, n, raw)
+                if distro:
+                    add("distro", distro, n, raw)
+                if wsl:
+                    add("wsl", wsl, n, raw)
+        if re.search(r"\d", low) or any(f in low for f in ("titan", "quadro", "tesla", "jetson", "geforce", "orin", "xavier")):
+            for name, cap in _gpus_in(line, bool(_GPU_LABELS.search(line))):
+                gpus.append((name, cap, n))
     out: Dict[str, Any] = {}
     conflicts: Dict[str, List[str]] = {}
     for field, vals in got.items():
