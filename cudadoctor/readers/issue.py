@@ -124,8 +124,9 @@ _NEGATION = re.compile(
     r"\bnot (?:an? )?(?:found|supported|compatible|available|installed|loaded|enabled|recogni[sz]ed|allowed|permitted|"
     r"detected|initiali[sz]ed|present|built|compiled|defined)\b|\bdoes ?n[o'\u2019]?t (?:support|exist|match|work|have)\b"
 )
-#: Log-level and kernel-log prefixes: glog's "E0000 12:00:00", "[E ...]", apt's "E:", ERROR/FATAL/WARN, dmesg's "[ 12.345]".
-_LEVEL_PREFIX = re.compile(r"\s*(?:[EFW]\d{4}\s|\[[EFW](?:\s|\d)|E:\s|(?:ERROR|FATAL|CRITICAL|WARN(?:ING)?)\b|\[\s*\d+\.\d+\])")
+#: Log-level prefixes: glog's "E0000 12:00:00", "[E ...]", apt's "E:", ERROR/FATAL/WARN. (A dmesg timestamp alone is
+#: not one: a kernel log is mostly harmless lines, and its NVRM/Xid lines are found by their words.)
+_LEVEL_PREFIX = re.compile(r"\s*(?:[EFW]\d{4}\s|\[[EFW](?:\s|\d)|E:\s|(?:ERROR|FATAL|CRITICAL|WARN(?:ING)?)\b)")
 #: The names every CUDA tool's errors carry: enum prefixes, status types, sm_/compute_ targets.
 _CUDA_NAMES = re.compile(
     r"\bCU(?:DA)?_?ERROR_|\bcuda(?:Error|_error)\w*|\bcu[a-z]+Status\w*|\bnccl\w*(?:Error|Failure)|\bsm_\d{2,3}\b|\bcompute_\d{2,3}\b",
