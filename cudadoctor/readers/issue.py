@@ -237,6 +237,10 @@ def _errorish(line: str) -> bool:
     return ("_" in low or "status" in low) and bool(_CUDA_NAMES.search(line))
 
 
+#: A paragraph longer than this is a log, not a message.
+_PARAGRAPH_LINES = 40
+
+
 def _error_paragraphs(lines: List[str], kinds: List[Optional[str]]) -> None:
     """A paragraph (lines between blank lines and fences) with an error line in it is error text as a
     whole: the lines after "...is not compatible..." say which architectures the build has."""
@@ -246,8 +250,11 @@ def _error_paragraphs(lines: List[str], kinds: List[Optional[str]]) -> None:
         while j < len(lines) and lines[j].strip() and kinds[j] in ("error", "ignored"):
             j += 1
         if "error" in kinds[i:j]:
+            # A message's paragraph; in a long log (hundreds of lines, no blank line), only the few lines after
+            # each error line, so that the log's harmless lines do not push its errors out of the kept tail.
+            near = None if j - i <= _PARAGRAPH_LINES else {k + d for k in range(i, j) if kinds[k] == "error" for d in (1, 2, 3)}
             for k in range(i, j):
-                if kinds[k] == "ignored" and not _BOILERPLATE.match(lines[k]):
+                if kinds[k] == "ignored" and not _BOILERPLATE.match(lines[k]) and (near is None or k in near):
                     kinds[k] = "error"
         i = max(j, i + 1)
 
