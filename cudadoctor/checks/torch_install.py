@@ -14,6 +14,7 @@ from cudadoctor.interpret import (
     nvidia_gpu_present,
     os_family,
     release_of,
+    variant_of_tag,
 )
 from cudadoctor.model import Code, Finding, Fix, check
 
@@ -209,6 +210,8 @@ def cpu_only_torch(fx: Facts) -> Iterator[Finding]:
                 ),
             )
         return
+    if _cpu_only_from_could_not_collect(fx) and _cuda_ran(fx):
+        return  # "Could not collect" beside an error only CUDA code gives: the build is not shown to be CPU
     gpu = nvidia_gpu_present(fx)
     if gpu is False:
         return  # a CPU build on a machine without an NVIDIA GPU is the right build
@@ -249,6 +252,27 @@ def cpu_only_torch(fx: Facts) -> Iterator[Finding]:
         fix=Fix(tuple(cmds), why),
         severity="error" if gpu else "warning",
     )
+
+
+def _cpu_only_from_could_not_collect(fx: Facts) -> bool:
+    """Is the CPU build read from collect_env's "CUDA used to build PyTorch: Could not collect" alone
+    (no +cpu tag, no literal None, no CPU build string in the package lists)?"""
+    said = (fx.dict("collect_env.fields") or {}).get("CUDA used to build PyTorch")
+    if not isinstance(said, str) or said.strip().lower() not in ("could not collect", "could not collect."):
+        return False
+    return variant_of_tag(fx.str("torch.version")) is None
+
+
+def _cuda_ran(fx: Facts) -> bool:
+    """Does anything show that CUDA code of this torch ran: torch saw CUDA, or the error is one only a CUDA
+    build raises (no kernel image / sm_XX not compatible, the driver-version check, cuDNN's errors)?"""
+    if fx.bool("torch.cuda_available"):
+        return True
+    from .arch import GPU_ARCH_UNSUPPORTED
+    from .driver_compat import DRIVER_TOO_OLD
+    from .libraries import CUDNN_MISMATCH
+
+    return any(error_match(fx, c) for c in (GPU_ARCH_UNSUPPORTED, DRIVER_TOO_OLD, CUDNN_MISMATCH))
 
 
 def _inside(path: str, folder: str) -> bool:
