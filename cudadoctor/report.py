@@ -12,7 +12,7 @@ from .document import envelope
 from .facts import REPORT_KIND, Facts
 from .model import Finding
 from .registry import Registry
-from .runner import CheckRun, run_checks
+from .runner import CheckRun, run_checks, run_fallbacks
 
 
 def _kb_date() -> Optional[str]:
@@ -127,6 +127,7 @@ def diagnose(facts: Dict[str, Any], registry: Registry, timings: Optional[Dict[s
     from .errortext import adjudicate  # the error-text engine: the top cause, as triage names it
 
     findings, diagnosis = adjudicate(facts, findings, runs, registry)
+    findings, runs = run_fallbacks(registry, Facts(facts), findings, runs)  # a learned guess where nothing else said
     findings = _for_installer(facts, findings)
     tm = dict(timings or {})
     tm["checks_s"] = time.perf_counter() - t

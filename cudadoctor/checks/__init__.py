@@ -14,6 +14,7 @@ BUILTIN_MODULES = (
     "gpu_state",
     "health",
     "kernel_driver",
+    "learned",
     "libraries",
     "platform",
     "probes",
