@@ -89,7 +89,7 @@ class Model:
             raise ValueError(f"classifier model was cut with tokenizer {d.get('tokenizer')!r}, this scorer uses {TOKENIZER!r}")
         vocab = list(d["vocabulary"])
         classes = tuple(d["classes"])
-        coef = tuple(tuple(float(x) for x in row) for row in d["coef"])
+        coef = tuple(tuple(row) for row in d["coef"])
         if len(coef) != len(classes) or any(len(r) != len(vocab) for r in coef) or len(d["idf"]) != len(vocab):
             raise ValueError("classifier model: coef/idf shapes do not match the vocabulary and classes")
         return cls(
