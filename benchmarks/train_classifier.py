@@ -217,24 +217,25 @@ def cross_validate(samples: Sequence[Sample], k: int = K_FEATURES, c: float = C)
 
 
 def figures(
-    samples: Sequence[Sample], oof: Sequence[Dict[str, float]], threshold: float, only: Optional[Sequence[bool]] = None
+    samples: Sequence[Sample], oof: Sequence[Dict[str, float]], threshold: float, only: Optional[Sequence[Optional[set]]] = None
 ) -> Dict[str, Any]:
     """Accuracy, top-3 accuracy, and at ``threshold``: how many texts get a guess reported, the precision of
     those guesses, the share of texts with a catalogued cause that get it right, healthy texts flagged.
-    ``only``: a mask of the samples to count (e.g. where the rules are silent)."""
+    ``only``: per sample, None to leave it out, else the codes a guess may not be (rules_silent)."""
     n = top1 = top3 = 0
     said = said_right = 0
     reportable_truth = caught = 0
     healthy = healthy_flagged = 0
     for i, (s, p) in enumerate(zip(samples, oof)):
-        if only is not None and not only[i]:
+        if only is not None and only[i] is None:
             continue
+        veto = only[i] if only is not None else None
         n += 1
         ranked = sorted(p, key=lambda k: -p[k])
         top1 += ranked[:1] == [s.label]
         top3 += s.label in ranked[:3]
         guess = ranked[0]
-        fires = guess not in NOT_REPORTED and p[guess] >= threshold
+        fires = guess not in NOT_REPORTED and p[guess] >= threshold and not (veto and guess in veto)
         said += fires
         said_right += fires and guess == s.label
         if s.label not in NOT_REPORTED:
@@ -256,18 +257,23 @@ def figures(
     }
 
 
-def rules_silent(samples: Sequence[Sample]) -> List[bool]:
-    """For each sample, whether the rules (every check but the fallbacks, and the error-text engine) make no
-    error or warning finding on the facts it came from: where the fallback would speak."""
+def rules_silent(samples: Sequence[Sample]) -> List[Optional[set]]:
+    """For each sample, None when the rules (every check but the fallbacks, and the error-text engine) make an
+    error or warning finding on the facts it came from; else the codes they judged (the engine's top cause, any
+    info finding's code), which the fallback may not report. Not None: where the fallback would speak."""
     from cudadoctor import registry
+    from cudadoctor.checks.learned import judged
     from cudadoctor.report import diagnose
 
     reg = registry.load(plugins=False)
     reg.checks = [c for c in reg.checks if not c.fallback]
-    out = []
+    out: List[Optional[set]] = []
     for s in samples:
-        facts = _facts_of(s)
-        out.append(not any(f.severity in ("error", "warning") for f in diagnose(facts, reg).findings))
+        r = diagnose(_facts_of(s), reg)
+        if any(f.severity in ("error", "warning") for f in r.findings):
+            out.append(None)
+        else:
+            out.append({f.code for f in r.findings} | set(judged(r.facts, (r.extra or {}).get("diagnosis"))))
     return out
 
 

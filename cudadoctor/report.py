@@ -127,7 +127,9 @@ def diagnose(facts: Dict[str, Any], registry: Registry, timings: Optional[Dict[s
     from .errortext import adjudicate  # the error-text engine: the top cause, as triage names it
 
     findings, diagnosis = adjudicate(facts, findings, runs, registry)
-    findings, runs = run_fallbacks(registry, Facts(facts), findings, runs)  # a learned guess where nothing else said
+    from .checks.learned import judged  # a learned guess where no rule said anything, never one the rules judged
+
+    findings, runs = run_fallbacks(registry, Facts(facts), findings, runs, judged(facts, diagnosis))
     findings = _for_installer(facts, findings)
     tm = dict(timings or {})
     tm["checks_s"] = time.perf_counter() - t

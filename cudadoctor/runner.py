@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, replace
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Iterable, List, Optional
 
 from .core_codes import CHECK_CRASHED
 from .facts import Facts
@@ -160,12 +160,20 @@ def run_checks(
 
 
 def run_fallbacks(
-    registry: Registry, facts: Facts, findings: List[Finding], runs: List[CheckRun], timeout: float = CHECK_TIMEOUT_S
+    registry: Registry,
+    facts: Facts,
+    findings: List[Finding],
+    runs: List[CheckRun],
+    judged: Iterable[str] = (),
+    timeout: float = CHECK_TIMEOUT_S,
 ) -> "tuple[List[Finding], List[CheckRun]]":
     """The fallback checks (a learned guess, checks/learned.py), given what the others found: they run only when no
     other check (nor the error-text engine) made an error or warning finding, and may not make an error themselves.
     Where they do not run, their runs say ok with no findings, as a check whose guard clause does not apply. A fallback's
-    run lists only the codes it reported (it may emit any), so that no reader takes it for the owner of the others'."""
+    run lists only the codes it reported (it may emit any), so that no reader takes it for the owner of the others'.
+    ``judged``: codes the rules already judged on these facts (the error-text engine's top cause, which its
+    check declined or the facts contradict); like the code of any finding made (an info), a fallback never
+    reports them: the rules are the authority on their codes."""
     if not any(c.fallback for c in registry.checks):
         return findings, runs
     decided = any(f.severity in ("error", "warning") and f.code != CHECK_CRASHED.code for f in findings)
@@ -175,7 +183,10 @@ def run_fallbacks(
     more, more_runs = run_checks(registry, facts, timeout, fallback=True)
     # A guess is never an error on its own: a fallback's error finding is reported as a warning.
     more = [replace(f, severity="warning") if f.severity == "error" and f.code != CHECK_CRASHED.code else f for f in more]
+    settled = set(judged) | {f.code for f in findings}
+    more = [f for f in more if f.code not in settled or f.code == CHECK_CRASHED.code]
     for run in more_runs:
+        run.findings = sum(1 for f in more if f.check == run.name)
         run.codes = sorted({f.code for f in more if f.check == run.name})
     out = findings + more
     out.sort(key=lambda f: (severity_rank(f.severity), f.code, f.title))

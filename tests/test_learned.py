@@ -225,3 +225,44 @@ def test_the_learned_check_is_listed_and_owns_no_code():
     assert not reg.problems
     assert all(src != "cudadoctor:learned" for _code, src in reg.codes.values())
     assert {"driver-too-old", "no-gpu-visible", "python-unsupported"} <= {c.code for c in chk.codes}
+
+
+def test_a_guess_never_names_a_code_the_rules_judged():
+    """An info finding of the code (e.g. the engine's "the facts contradict it"), or the engine's top cause that
+    its check declined on facts about the machine: the rules are the authority on their codes."""
+    code = Code("no-nvidia-driver", "t", "driver", "error", EXPL)
+
+    @check(code, name="guess", fallback=True)
+    def guess(facts):
+        return [code.finding(title="maybe", evidence={}, fix=Fix((), "none"), severity="warning")]
+
+    reg = registry.Registry()
+    guess.source = "test:guess"
+    reg.checks.append(guess)
+    fx = Facts(new_facts("collect_env"))
+    findings, runs = run_fallbacks(reg, fx, [], [], judged=["no-nvidia-driver"])
+    assert findings == [] and runs[0].findings == 0 and runs[0].codes == []
+    info = code.finding(title="the facts contradict it", evidence={}, fix=Fix((), "none"), severity="info")
+    findings, runs = run_fallbacks(reg, fx, [info], [])
+    assert findings == [info] and runs[0].findings == 0
+    findings, runs = run_fallbacks(reg, fx, [], [])
+    assert [(f.code, f.severity) for f in findings] == [("no-nvidia-driver", "warning")]
+
+
+def test_judged_is_the_engines_top_cause_only_where_facts_could_decide_it():
+    """torch's "Found no NVIDIA driver" against a recorded healthy 8x H100 machine: the engine names no-nvidia-driver,
+    whose check, seeing driver 580 and eight GPUs, declined it: judged. The same text alone: nothing could judge it."""
+    from cudadoctor.checks.learned import judged
+    from conftest import load_fixture
+
+    text = "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver"
+    reg = registry.load(plugins=False)
+    facts = load_fixture("hgx-8x-h100-healthy.json")
+    attach_error(facts, text)
+    r = diagnose(facts, reg)
+    diag = r.extra["diagnosis"]
+    assert diag["code"] == "no-nvidia-driver" and not [f for f in r.findings if f.severity in ("error", "warning")]
+    assert judged(facts, diag) == ["no-nvidia-driver"]
+    alone = error_facts(text)
+    assert judged(alone, diagnose(alone, reg).extra["diagnosis"]) == []
+    assert judged(alone, None) == []

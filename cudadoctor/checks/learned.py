@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import importlib
 import re
-from typing import Dict, Iterator, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from cudadoctor import learned as _learned
 from cudadoctor.facts import Facts
@@ -62,6 +62,27 @@ def ranked(fx: Facts) -> "list[_learned.Guess]":
     if not top or top[0].label not in model.reportable or top[0].label not in CATALOGUE or top[0].probability < model.threshold:
         return []
     return top
+
+
+def judged(facts: Dict[str, Any], diagnosis: Optional[Dict[str, Any]]) -> List[str]:
+    """The codes the rules judged on these facts, which the guess may not name (``runner.run_fallbacks``):
+    the error-text engine's top cause when the facts contradict it, or when its own check declined it on facts
+    about this machine (torch, the driver, the GPUs or the Python known). With none of those known (an error
+    text alone) the check's silence is no judgement: the guess may then name the text's top cause."""
+    code = (diagnosis or {}).get("code")
+    if not code:
+        return []
+    if (diagnosis or {}).get("contradicted_by"):
+        return [code]
+    fx = Facts(facts)
+    known = (
+        fx.str("torch.version")
+        or fx.str("torch.status")
+        or fx.str("nvml.driver_version")
+        or fx.dicts("nvml.devices")
+        or fx.str("python.version")
+    )
+    return [code] if known else []
 
 
 @check(*CATALOGUE.values(), name="learned-cause", fallback=True)
