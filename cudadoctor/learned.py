@@ -62,6 +62,11 @@ def features(text: str) -> List[str]:
     return out
 
 
+def _filler(feature: str) -> bool:
+    """A word or pair of only filler words and numbers: it counts, but is not shown as a word that drove a guess."""
+    return all(w in _FILLER or w.isdigit() for w in feature.split())
+
+
 @dataclass(frozen=True)
 class Guess:
     """One likely cause: its label (a catalogue code, ``healthy`` or ``uncatalogued``), its
@@ -149,7 +154,7 @@ class Model:
                 if c > 0:
                     contrib.append((c, inv[j]))
             contrib.sort(key=lambda t: -t[0])
-            readable = [f[2:] for _, f in contrib if f[:2] in ("w:", "b:") and not set(f[2:].split()) <= _FILLER]
+            readable = [f[2:] for _, f in contrib if f[:2] in ("w:", "b:") and not _filler(f[2:])]
             if not readable:
                 readable = [f[2:].strip() for _, f in contrib]
             out.append(Guess(self.classes[k], probs[k], tuple(dict.fromkeys(readable))[:n_words]))
