@@ -27,8 +27,11 @@ import train_classifier as tc  # noqa: E402
 CORPUS = REPO / "tests" / "data" / "error_corpus"
 
 
-def corpus_line(name: str, n: int) -> dict:
-    return json.loads((CORPUS / name).read_text(encoding="utf-8").splitlines()[n - 1])
+def corpus_line(name: str, source: str) -> dict:
+    """The corpus entry of ``name`` quoted from the thread ``source``."""
+    lines = [json.loads(x) for x in (CORPUS / name).read_text(encoding="utf-8").splitlines() if x.strip()]
+    [hit] = [d for d in lines if d["source"] == source]
+    return hit
 
 
 def error_facts(text: str) -> dict:
@@ -120,7 +123,7 @@ def test_the_finding_is_a_labelled_guess_with_confidence_and_the_words_that_drov
     the classifier says python-unsupported, as a warning titled "Likely: ..."."""
     from cudadoctor.checks.learned import learned_cause
 
-    line = corpus_line("install.jsonl", 7)
+    line = corpus_line("install.jsonl", "https://github.com/facebookresearch/ImageBind/issues/139")
     assert line["code"] == "python-unsupported"
     [f] = learned_cause(Facts(error_facts(line["text"])))
     assert f.code == "python-unsupported" and f.severity == "warning"
@@ -187,7 +190,9 @@ def _with_rule(severity):
 
 @pytest.mark.parametrize("severity,speaks", [("error", False), ("warning", False), ("info", True)])
 def test_the_fallback_speaks_only_where_no_rule_made_an_error_or_warning(severity, speaks):
-    line = corpus_line("cuda-runtime.jsonl", 81)  # yongxinw/GSDT#6: CUDA_VISIBLE_DEVICES hid the GPU
+    line = corpus_line(
+        "cuda-runtime.jsonl", "https://github.com/yongxinw/GSDT/issues/6"
+    )  # yongxinw/GSDT#6: CUDA_VISIBLE_DEVICES hid the GPU
     assert line["code"] == "no-gpu-visible"
     reg = _with_rule(severity)
     fx = Facts(error_facts(line["text"]))
