@@ -112,8 +112,10 @@ def error_text(text: str) -> str:
 def _cases(folder: Path, tag: str, pastes: bool = False) -> List[Sample]:
     out = []
     for j in sorted(folder.glob("*.json")):
-        case = json.loads(j.read_text(encoding="utf-8"))
         stem = str(j)[: -len(".json")]
+        if not Path(stem + ".txt").is_file():  # a case is a json with its collect_env text beside it (not first-sight.json)
+            continue
+        case = json.loads(j.read_text(encoding="utf-8"))
         label, group = _label(case["label"]), _group(case.get("source", ""))
         t = _text_from_facts(_read_case(Path(stem)))
         if t.strip():
