@@ -1,5 +1,5 @@
 """Train the learned fallback (cudadoctor/learned.py) on every labelled real text, measure it with
-cross-validation grouped by thread, and export it as cudadoctor/kb/classifier_model.json.
+cross-validation grouped by thread, and export it as cudadoctor/kb/models/classifier_model.json.
 
     python benchmarks/train_classifier.py            # train, cross-validate, write the model
     python benchmarks/train_classifier.py --cv-only  # only the figures

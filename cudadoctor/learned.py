@@ -2,7 +2,7 @@
 
 ``benchmarks/train_classifier.py`` trains a TF-IDF + multinomial logistic regression model with
 scikit-learn on the labelled real texts (cases, holdout cases, error corpus) and exports it as
-``cudadoctor/kb/classifier_model.json``. This module reads that file and gives, for any text, the
+``cudadoctor/kb/models/classifier_model.json``. This module reads that file and gives, for any text, the
 likely causes with their probabilities and the features that drove them, exactly as scikit-learn's
 ``predict_proba`` would (tests/test_learned.py checks it to 1e-6). No scikit-learn or numpy here.
 
@@ -25,7 +25,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 #: The version of :func:`features`; a model trained with another is refused.
 TOKENIZER = "words+bigrams+char3-5/v1"
-MODEL_PATH = Path(__file__).parent / "kb" / "classifier_model.json"
+MODEL_PATH = Path(__file__).parent / "kb" / "models" / "classifier_model.json"
 #: Text beyond this many characters (from the end: tracebacks end with what matters) is not read.
 MAX_CHARS = 20000
 

@@ -48,7 +48,7 @@ def samples():
 @pytest.fixture(scope="module")
 def model():
     m = learned.load_model()
-    assert m is not None, "cudadoctor/kb/classifier_model.json is missing: run python benchmarks/train_classifier.py"
+    assert m is not None, "cudadoctor/kb/models/classifier_model.json is missing: run python benchmarks/train_classifier.py"
     return m
 
 
@@ -277,3 +277,18 @@ def test_judged_is_the_engines_top_cause_only_where_facts_could_decide_it():
     alone = error_facts(text)
     assert judged(alone, diagnose(alone, reg).extra["diagnosis"]) == []
     assert judged(alone, None) == []
+
+
+def test_the_model_ships_in_the_package_data():
+    """The model is not a compatibility table (tests/test_kb.py's top-level kb/*.json): it lives in kb/models/,
+    which the package data must carry, or an install would quietly have no fallback."""
+    import fnmatch
+
+    try:
+        import tomllib
+    except ImportError:  # Python < 3.11
+        tomllib = pytest.importorskip("tomli")
+    meta = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    patterns = meta["tool"]["setuptools"]["package-data"]["cudadoctor.kb"]
+    rel = learned.MODEL_PATH.relative_to(REPO / "cudadoctor" / "kb").as_posix()
+    assert any(fnmatch.fnmatch(rel, p) and p.count("/") == rel.count("/") for p in patterns), (rel, patterns)

@@ -2,7 +2,7 @@
 
 A fallback check (model.Check.fallback): the runner calls it after every other check and the
 error-text engine, and only when none of them made an error or warning finding. It scores the
-facts' error texts with the shipped classifier (cudadoctor/learned.py, kb/classifier_model.json,
+facts' error texts with the shipped classifier (cudadoctor/learned.py, kb/models/classifier_model.json,
 trained on labelled real texts; docs/learned.md) and, when the most likely label is a catalogue
 code at or above the model's threshold, reports it as a WARNING titled "Likely: ...", with the
 confidence and the words that drove it in ``evidence["learned"]``. It never says "healthy" and
