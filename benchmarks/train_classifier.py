@@ -328,7 +328,15 @@ def main(argv: Optional[List[str]] = None) -> int:
         f"{t / 100:.2f}": {"all": figures(samples, oof, t / 100), "rules_silent": figures(samples, oof, t / 100, silent)}
         for t in range(30, 100, 10)
     }
-    print(json.dumps({"cv": cv, "cv_where_rules_silent": cv_silent, "by_threshold": per_threshold}, indent=1))
+    by_label: Dict[str, List[int]] = {}
+    for smp, p in zip(samples, oof):
+        n_right = by_label.setdefault(smp.label, [0, 0])
+        n_right[0] += 1
+        n_right[1] += max(p, key=lambda k: p[k]) == smp.label
+    weakest = {k: f"{r}/{n}" for k, (n, r) in sorted(by_label.items(), key=lambda kv: (kv[1][1] / kv[1][0], -kv[1][0]))}
+    print(
+        json.dumps({"cv": cv, "cv_where_rules_silent": cv_silent, "by_threshold": per_threshold, "by_label": weakest}, indent=1)
+    )
     if args.cv_only:
         return 0
     tf, lr = fit([s.text for s in samples], [s.label for s in samples], [s.group for s in samples], args.k, args.c)
