@@ -22,7 +22,7 @@ from cudadoctor.facts import Facts
 from cudadoctor.model import Code, Finding, Fix, check
 
 from . import BUILTIN_MODULES
-from ._common import error_texts
+from cudadoctor.errortext.sources import error_texts
 
 _THIS = __name__.rsplit(".", 1)[1]
 
