@@ -18,11 +18,11 @@ import re
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from cudadoctor import learned as _learned
+from cudadoctor.errortext.sources import error_texts
 from cudadoctor.facts import Facts
 from cudadoctor.model import Code, Finding, Fix, check
 
 from . import BUILTIN_MODULES
-from cudadoctor.errortext.sources import error_texts
 
 _THIS = __name__.rsplit(".", 1)[1]
 
