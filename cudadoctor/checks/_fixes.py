@@ -153,9 +153,14 @@ def install_commands(
     reinstall: bool = False,
     companions: Optional[Sequence[str]] = None,
 ) -> List[str]:
-    """Commands that put torch `release` built for `variant` (and its paired companions) in place."""
+    """Commands that put torch `release` built for `variant` (and its paired companions) in place.
+
+    A torch of the same release already installed gets ``--force-reinstall`` whatever the caller
+    says: pip takes ``torch==2.5.1`` from any index as satisfied by an installed 2.5.1+cu121 (a local
+    version matches a specifier without one) and would change nothing."""
     if companions is None:
         companions = list(env.companions)
+    reinstall = reinstall or same_release_installed(env, release)
     if env.facts is not None:
         from ._installer import (
             install_for_manager,  # conda-forge, uv and the rest: the env's own installer
@@ -173,6 +178,20 @@ def install_commands(
             pip_install(release, variant, companions, reinstall),
         ]
     return [pip_install(release, variant, companions, reinstall)]
+
+
+def installed_torch(env: Environment) -> Optional[str]:
+    """The torch version installed in the diagnosed environment ('2.5.1+cu121'), None when none is known."""
+    fx = env.facts
+    if fx is None:
+        return None
+    return fx.str("torch.version") or (fx.distribution("torch") or fx.distribution("pytorch") or {}).get("version")
+
+
+def same_release_installed(env: Environment, release: Optional[str]) -> bool:
+    """A torch is installed that an install of ``release`` (any release when None) would leave in place."""
+    have = release_of(installed_torch(env))
+    return bool(have) and (release is None or have == release)
 
 
 def filtered_path_command(var: str, entries: List[str], drop: Callable[[str], bool]) -> str:

@@ -467,12 +467,17 @@ def _rewrite(fx: Facts, m: str, cmd: str, reinstalled: set) -> str:
 
 
 def adapt_commands(fx: Facts, commands: Sequence[str]) -> Tuple[str, ...]:
-    """``commands`` with every ``python -m pip ...`` written for the environment's manager (see above).
+    """``commands`` with every ``python -m pip ...`` written for the environment's manager (see above),
+    then aimed at the diagnosed interpreter (:func:`for_target`).
 
     pip and conda-pip: unchanged. uv-venv: ``uv pip``. uv-project: ``uv add`` / ``uv remove`` (or
     ``uv pip uninstall`` where the fix reinstalls), reads with ``uv pip``. conda: the packages conda
     installed with conda, the rest with pip. pip-system-managed: installs with the venv's pip, after one
     ``python3 -m venv .venv``. Pure; a command already written for the manager comes back as it was."""
+    return for_target(fx, _for_manager(fx, commands))
+
+
+def _for_manager(fx: Facts, commands: Sequence[str]) -> Tuple[str, ...]:
     m = manager(fx)
     if m in PIP_LIKE or (m == "conda" and (_conda_fix(commands) or _torch_mixed(fx))):
         return tuple(commands)
@@ -484,4 +489,119 @@ def adapt_commands(fx: Facts, commands: Sequence[str]) -> Tuple[str, ...]:
         if not any("-m venv" in c or "uv venv" in c for c in out):
             at = next(i for i, (a, b) in enumerate(zip(out, commands)) if a != b)
             out.insert(at, "python3 -m venv .venv  # this Python's packages are managed by the OS (PEP 668): use a venv")
+    return tuple(out)
+
+
+# ---------------------------------------------------------------- the diagnosed interpreter
+#
+# ``cudadoctor check --python /env/bin/python`` (the cluster set-up), or cudadoctor run by uvx/pipx
+# diagnosing the active environment: a plain ``python -m pip`` installs into whatever ``python`` the
+# shell finds, which may be another interpreter. for_target() names the diagnosed one wherever a
+# plain command would miss it, and only there (the common case keeps its short commands):
+#
+# ==================================  =========================================================
+# command                             aimed at the diagnosed interpreter when it is not ...
+# ==================================  =========================================================
+# ``python -m pip``, ``python -c``    ... the first ``python`` on PATH (recorded at collection,
+#                                     tool.interpreter.python_on_path_is_target): ``/env/bin/python -m pip``
+# ``uv pip ...``                      ... the environment uv picks (VIRTUAL_ENV, else CONDA_PREFIX,
+#                                     else ./.venv): ``uv pip install --python /env/bin/python``
+# ``conda install/remove/update``     ... the active conda environment (CONDA_PREFIX): ``-p PREFIX``
+# ``uv add/remove/sync``              ... the project of the working directory: ``--project ROOT``
+# ==================================  =========================================================
+#
+# Facts from pasted text (collect_env, a ticket) have no interpreter record: their commands are for
+# the user's own ``python``, as written. A saved facts file from before these fields: the
+# interpreter is named when it was given with --python.
+
+_PY_WORD = re.compile(r"(?<![\w/\\.$-])python3?(?= +(?:-[mcXIuE]\b|setup\.py\b))")
+_UV_PIP = re.compile(r"(?<![\w/\\.-])uv pip (install|uninstall|list|show|freeze|check|tree|sync)\b")
+_UV_PROJECT = re.compile(r"(?<![\w/\\.-])uv (add|remove|sync|lock|tree)\b")
+_CONDA = re.compile(r"(?<![\w/\\.-])conda (install|remove|uninstall|update|list)\b")
+
+
+def _shell_word(path: str) -> str:
+    """``path`` as one shell word (double quotes only when it needs them: Windows paths keep their backslashes)."""
+    return f'"{path}"' if re.search(r"[\s'\"$&;|()<>*?`!]", path) else path
+
+
+def _norm(path: Optional[str]) -> Optional[str]:
+    if not path:
+        return None
+    p = path.replace("\\", "/").rstrip("/")
+    return p.lower() if re.match(r"^[A-Za-z]:/", p) else p
+
+
+def _target_python(fx: Facts) -> Optional[str]:
+    """The diagnosed interpreter when a plain ``python`` would not run it; None otherwise."""
+    interp = fx.dict("tool.interpreter")
+    if not interp:
+        return None  # pasted facts: the user's own python
+    path = interp.get("path")
+    exe = fx.str("python.executable")
+    py = path if isinstance(path, str) and os_abs(path) else exe or (path if isinstance(path, str) else None)
+    if not py:
+        return None
+    same = interp.get("python_on_path_is_target")
+    if isinstance(same, bool):
+        return None if same else py
+    return py if interp.get("reason") == "option" else None
+
+
+def os_abs(path: str) -> bool:
+    return path.startswith(("/", "~")) or bool(re.match(r"^[A-Za-z]:[\\/]", path))
+
+
+def _uv_finds_target(fx: Facts) -> bool:
+    """uv pip's own choice (VIRTUAL_ENV, else CONDA_PREFIX, else .venv in the working directory) is
+    the diagnosed environment."""
+    prefix = _norm(fx.str("python.prefix"))
+    venv, conda = _norm(fx.env("VIRTUAL_ENV")), _norm(fx.env("CONDA_PREFIX") or fx.str("python.conda_prefix"))
+    if venv or conda:
+        return (venv or conda) == prefix
+    cwd = _norm(fx.str("python.cwd"))
+    return bool(cwd and prefix == cwd + "/.venv")
+
+
+def _conda_active_is_target(fx: Facts) -> bool:
+    active = _norm(fx.env("CONDA_PREFIX") or fx.str("python.conda_prefix"))
+    return active is not None and active == _norm(fx.str("python.prefix"))
+
+
+def _project_root(fx: Facts) -> Optional[str]:
+    """The uv project's root when the working directory is outside it (``uv add`` acts on the cwd's project)."""
+    root = (fx.dict("python.manager.uv_project") or {}).get("root")
+    cwd = _norm(fx.str("python.cwd"))
+    if not isinstance(root, str) or not cwd:
+        return None
+    r = _norm(root) or ""
+    return None if cwd == r or cwd.startswith(r + "/") else root
+
+
+def _add_option(cmd: str, at: "re.Pattern[str]", present: str, option: str) -> str:
+    """``option`` after each ``at`` in ``cmd``, unless the command already says ``present``."""
+    return cmd if re.search(present, cmd) else at.sub(lambda m: f"{m.group(0)} {option}", cmd)
+
+
+def for_target(fx: Facts, commands: Sequence[str]) -> Tuple[str, ...]:
+    """``commands`` aimed at the diagnosed interpreter where a plain command would act on another
+    (see the table above). Pure; pasted facts and the common case come back unchanged."""
+    if not fx.dict("tool.interpreter"):
+        return tuple(commands)
+    py = _target_python(fx)
+    prefix = fx.str("python.prefix")
+    uv_py = None if _uv_finds_target(fx) else fx.str("python.executable") or py
+    conda_p = None if (_conda_active_is_target(fx) or not prefix) else prefix
+    root = _project_root(fx)
+    out = []
+    for c in commands:
+        if py:
+            c = _PY_WORD.sub(lambda m: _shell_word(py), c)
+        if uv_py:
+            c = _add_option(c, _UV_PIP, r" --python\b", f"--python {_shell_word(uv_py)}")
+        if root:
+            c = _add_option(c, _UV_PROJECT, r" --project\b", f"--project {_shell_word(root)}")
+        if conda_p:
+            c = _add_option(c, _CONDA, r" (-p|--prefix|-n|--name)\b", f"-p {_shell_word(conda_p)}")
+        out.append(c)
     return tuple(out)

@@ -14,6 +14,7 @@ from cudadoctor.interpret import (
     nvidia_gpu_present,
     os_family,
     release_of,
+    variant,
 )
 from cudadoctor.model import Code, Finding, Fix, check
 
@@ -183,7 +184,9 @@ def torch_import_failed(fx: Facts) -> Iterator[Finding]:
         evidence["traceback_tail"] = "\n".join(tb.strip().splitlines()[-8:])
     release = release_of(fx.str("torch.version")) or release_of((fx.distribution("torch") or {}).get("version"))
     pin = f"torch=={release}" if release else "torch"
-    cmds = [f"{PIP} uninstall -y torch", f"{PIP} install --no-cache-dir --force-reinstall {pin}"]
+    var = variant(fx)  # the same build again, from its own index (PyPI's wheel of a release is one variant)
+    idx = f" --index-url {INDEX}{var}" if release and var and re.fullmatch(r"cu\d+|cpu|rocm[\d.]+|xpu", var) else ""
+    cmds = [f"{PIP} uninstall -y torch", f"{PIP} install --no-cache-dir --force-reinstall {pin}{idx}"]
     if how == "hung":
         cmds = ['python -X importtime -c "import torch" 2>&1 | tail -20  # where it stalls'] + cmds
     yield TORCH_IMPORT_FAILED.finding(
