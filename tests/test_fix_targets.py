@@ -256,3 +256,160 @@ def test_every_pip_torch_install_reinstalls_when_that_release_is_installed():
                 before = " ".join(cmds[:i])
                 assert "--force-reinstall" in c or re.search(r"pip uninstall -y torch\b", before), (name, f.code, c)
     assert seen >= 3, seen
+
+
+# --- item 4: conda fixes follow the channel the environment uses --------------------------------
+#
+# conda-meta records laid out as conda writes them, with real packages' names, builds and channels:
+# conda-forge's CPU build from a real `conda list | grep pytorch` (TKahyo/GIMS README, next to a
+# TITAN X), the PyTorch channel's CPU build with cpuonly from a real conda list (meta-pytorch/data#315).
+# The real pyenv probe reads them; the rest of the facts are a real case's (017: two RTX 3090s, driver
+# 470, a CPU torch), so cpu-only-torch plans the CUDA build for that driver.
+
+CONDA_FORGE = "https://conda.anaconda.org/conda-forge/linux-64"
+PYTORCH = "https://conda.anaconda.org/pytorch/linux-64"
+GIMS = [("pytorch", "2.0.0", "cpu_generic_py310h3496f23_1", CONDA_FORGE)]
+DATA_315 = [
+    ("cpuonly", "2.0", "0", PYTORCH),
+    ("pytorch", "1.11.0", "py3.8_cpu_0", PYTORCH),
+    ("torchaudio", "0.11.0", "py38_cpu", PYTORCH),
+    ("torchvision", "0.12.0", "py38_cpu", PYTORCH),
+]
+
+
+def conda_env_facts(tmp_path: Path, records: list) -> dict:
+    from test_installer import probe, venv
+
+    env = venv(tmp_path / "env")
+    (env / "conda-meta").mkdir()
+    for name, version, build, channel in records:
+        rec = {"name": name, "version": version, "build": build, "channel": channel}
+        (env / "conda-meta" / f"{name}-{version}-{build}.json").write_text(json.dumps(rec))
+    python = probe(env / "bin" / "python", tmp_path)
+    cases = casefacts.CASES if casefacts.CASES.is_dir() else REPO.parent.parent / "shared" / "cases"
+    if not (cases / "017-conda-cpuonly-torch181-rtx3090.json").is_file():
+        pytest.skip("shared cases not found")
+    casefacts.CASES = cases
+    facts = casefacts.facts_from_case("017-conda-cpuonly-torch181-rtx3090")
+    facts["python"] = {**facts.get("python", {}), **{k: v for k, v in python.items() if k == "manager"}}
+    torch = next(r for r in records if r[0] == "pytorch")
+    facts["torch"]["version"] = torch[1]
+    facts["packages"]["distributions"] = [
+        {"name": "torch" if n == "pytorch" else n, "version": v, "installer": "conda"}
+        for n, v, _, _ in records
+        if n in ("pytorch", "torchvision", "torchaudio")
+    ]
+    return facts
+
+
+def cpu_only_fix(facts: dict) -> List[str]:
+    report = diagnose(copy.deepcopy(facts), REG)
+    return list(next(f for f in report.findings if f.code == "cpu-only-torch").fix.commands)
+
+
+def test_conda_forge_cpu_build_gets_conda_forges_cuda_build(tmp_path):
+    cmds = cpu_only_fix(conda_env_facts(tmp_path, GIMS))
+    text = "\n".join(cmds)
+    assert re.search(r"^conda install -c conda-forge pytorch-gpu=2\.0 .*\"cuda-version<=11\.\d\"", text, re.M), cmds
+    for impossible in ("-c pytorch", "pytorch-cuda", "cpuonly", "-c nvidia"):
+        assert impossible not in text, cmds
+
+
+def test_conda_forge_cpu_selector_is_removed_first(tmp_path):
+    cmds = cpu_only_fix(conda_env_facts(tmp_path, GIMS + [("pytorch-cpu", "2.0.0", "cpu_generic_py310h3496f23_1", CONDA_FORGE)]))
+    assert cmds[0].startswith("conda remove --force pytorch-cpu"), cmds
+    assert cmds[1].startswith("conda install -c conda-forge pytorch-gpu=2.0"), cmds
+
+
+def test_pytorch_channel_cpu_build_with_cpuonly_stays_on_its_channel(tmp_path):
+    cmds = cpu_only_fix(conda_env_facts(tmp_path, DATA_315))
+    assert cmds[0].startswith("conda remove --force cpuonly"), cmds
+    assert re.match(
+        r"conda install pytorch==1\.11\.0 torchvision==0\.12\.0 torchaudio==0\.11\.0 cudatoolkit=11\.3 -c pytorch$", cmds[1]
+    ), cmds
+
+
+def test_pytorch_channel_without_cpuonly_listed_does_not_remove_it(tmp_path):
+    cmds = cpu_only_fix(conda_env_facts(tmp_path, [r for r in DATA_315 if r[0] != "cpuonly"]))
+    assert not any("cpuonly" in c for c in cmds), cmds
+    assert any(c.endswith("-c pytorch") for c in cmds), cmds
+
+
+def test_channel_from_the_list_column_or_the_build_string():
+    from cudadoctor.checks._installer import torch_channel
+    from cudadoctor.facts import Facts
+
+    def listed(build: str, channel: str | None = None) -> Facts:
+        d = {
+            "name": "torch",
+            "package": "pytorch",
+            "version": "2.0.0",
+            "build": build,
+            "installer": "conda",
+            "listed_by": "conda",
+        }
+        if channel:
+            d["channel"] = channel
+        return Facts({"packages": {"distributions": [d]}})
+
+    # real build strings (kb/installers.json sources), pasted without the channel column
+    assert torch_channel(listed("cpu_generic_py310h3496f23_1")) == "conda-forge"
+    assert torch_channel(listed("cuda126_generic_py310_h478e78a_207")) == "conda-forge"
+    assert torch_channel(listed("cuda120_py310h327d3bc_301")) == "conda-forge"
+    assert torch_channel(listed("py3.8_cpu_0")) == "pytorch"
+    assert torch_channel(listed("py3.9_cuda12.1_cudnn8.9.2_0")) == "pytorch"
+    # a named channel wins over the build string; URLs lose their host and subdir
+    assert torch_channel(listed("cpu_py310h0", "pkgs/main")) == "pkgs/main"
+    assert torch_channel(Facts({"python": {"manager": {"conda_packages": {"pytorch": {"channel": PYTORCH}}}}})) == "pytorch"
+    assert torch_channel(listed("h1234")) is None
+
+
+# --- item 2 for conda and uv: -p PREFIX and --python where the tool would pick another env ------
+
+
+def _target_facts(prefix: str, env_vars: dict, cwd: str = "/home/u") -> dict:
+    return {
+        "python": {"executable": f"{prefix}/bin/python", "prefix": prefix, "cwd": cwd},
+        "environment": {"vars": env_vars},
+        "tool": {"interpreter": {"path": f"{prefix}/bin/python", "reason": "option", "python_on_path_is_target": False}},
+    }
+
+
+def test_conda_and_uv_commands_name_the_environment_only_when_another_is_active():
+    from cudadoctor.checks._installer import for_target
+    from cudadoctor.facts import Facts
+
+    cmds = ["conda install -c conda-forge pytorch-gpu=2.6", "uv pip install --reinstall torch", "python -m pip show torch"]
+    other = Facts(_target_facts("/opt/envs/train", {"CONDA_PREFIX": "/opt/conda"}))
+    assert for_target(other, cmds) == (
+        "conda install -p /opt/envs/train -c conda-forge pytorch-gpu=2.6",
+        "uv pip install --python /opt/envs/train/bin/python --reinstall torch",
+        "/opt/envs/train/bin/python -m pip show torch",
+    )
+    active = _target_facts("/opt/envs/train", {"CONDA_PREFIX": "/opt/envs/train"})
+    active["tool"]["interpreter"]["python_on_path_is_target"] = True
+    assert for_target(Facts(active), cmds) == tuple(cmds)
+    # pasted facts (no interpreter record): the user's own python, as written
+    assert for_target(Facts({"python": {"prefix": "/x"}}), cmds) == tuple(cmds)
+
+
+def test_cpuonly_absent_from_a_collect_env_conda_list_is_not_taken_as_not_installed():
+    """collect_env lists conda packages through a grep that leaves cpuonly out: the removal stays, hedged."""
+    facts = load_fixture("live-torch2141-cu130-nodriver.json")
+    facts["python"]["manager"] = {}
+    facts["packages"]["distributions"] = [
+        {"name": "torch", "package": "pytorch", "version": "2.1.0", "installer": "conda", "listed_by": "conda"}
+    ]
+    from cudadoctor.checks._fixes import install_commands
+    from cudadoctor.facts import Facts
+    from cudadoctor.interpret import environment
+
+    cmds = install_commands(environment(Facts(facts)), "2.1.0", "cu121", companions=[])
+    assert cmds == [
+        "conda remove --force cpuonly  # only if installed: it pins the CPU build",
+        "conda install pytorch==2.1.0 pytorch-cuda=12.1 -c pytorch -c nvidia",
+    ]
+    # 1.11 wheels had cu115, the PyTorch channel only cudatoolkit 10.2 and 11.3 (previous-versions page)
+    assert install_commands(environment(Facts(facts)), "1.11.0", "cu115", companions=[])[-1] == (
+        "conda install pytorch==1.11.0 cudatoolkit=11.3 -c pytorch"
+    )

@@ -102,15 +102,76 @@ def uv_pip_commands(pip_command: str) -> List[str]:
     return [cmd]
 
 
+_SUBDIRS = re.compile(r"^(noarch|(linux|win|osx|emscripten|wasi|zos)-[\w]+)$")
+
+
+def _channel_name(channel: str) -> str:
+    """'https://conda.anaconda.org/conda-forge/linux-64' -> 'conda-forge'; 'pytorch' -> 'pytorch';
+    'https://repo.anaconda.com/pkgs/main/linux-64' -> 'pkgs/main' (the URL less its host and subdir)."""
+    c = channel.strip().rstrip("/")
+    if "://" in c:
+        c = c.split("://", 1)[1].split("/", 1)[1] if "/" in c.split("://", 1)[1] else ""
+    parts = [p for p in c.split("/") if p]
+    if parts and _SUBDIRS.match(parts[-1]):
+        parts = parts[:-1]
+    return "/".join(parts) or channel
+
+
+def _conda_record(fx: Facts, name: str) -> Optional[Dict]:
+    """conda's record of package ``name`` here: conda-meta (the probe), else a pasted conda list's row."""
+    rec = fx.dict(f"python.manager.conda_packages.{name}")
+    if rec:
+        return rec
+    for d in fx.dicts("packages.distributions"):
+        if str(d.get("installer") or "").lower() != "conda":
+            continue
+        if str(d.get("package") or d.get("name") or "").lower() == name:
+            return d
+    return None
+
+
+def conda_installed(fx: Facts, name: str) -> Optional[bool]:
+    """True when conda's records list ``name``; False only where the pyenv probe read conda-meta (it
+    records every torch selector: pytorch-cpu, pytorch-gpu, cpuonly...); None otherwise (collect_env's
+    conda lines and a grepped conda list leave packages out)."""
+    if _conda_record(fx, name):
+        return True
+    return False if fx.dict("python.manager.conda_packages") else None
+
+
+def torch_channel(fx: Facts) -> Optional[str]:
+    """The channel conda's torch came from ('conda-forge', 'pytorch', 'pkgs/main'...): conda-meta's
+    record or the conda list's channel column; else what its build string says (kb/installers.json:
+    each channel's build strings); None when nothing says."""
+    rec: Dict = {}
+    for name in ("pytorch", "pytorch-gpu", "pytorch-cpu"):
+        rec = _conda_record(fx, name) or {}
+        if rec:
+            break
+    channel = rec.get("channel")
+    if isinstance(channel, str) and channel.strip():
+        return _channel_name(channel)
+    build = str(rec.get("build") or "")
+    for chan, patterns in ((_table().get("conda_channels") or {}).get("build_patterns") or {}).items():
+        if build and any(re.match(p, build) for p in patterns):
+            return str(chan)
+    return None
+
+
 def conda_forge_commands(
     fx: Facts, release: Optional[str], variant: Optional[str], companions: Sequence[str]
 ) -> Optional[List[str]]:
-    """conda-forge's build of the release: pytorch-gpu (CUDA, limited to the variant's CUDA) or pytorch-cpu."""
+    """conda-forge's build of the release: pytorch-gpu (CUDA, limited to the variant's CUDA) or pytorch-cpu.
+
+    The other selector (pytorch-cpu when the CUDA build is wanted, and the reverse) and the PyTorch
+    channel's cpuonly are removed first where conda's list has them: each pins the build it names
+    (conda-forge's pytorch builds constrain the other selector to a version that does not exist)."""
     t = _table().get("conda_forge") or {}
     if variant and variant != "cpu" and os_key(fx) not in (t.get("cuda_os") or ["linux"]):
         return None  # no conda-forge CUDA build assumed here: pip inside the env
     series = ".".join(release.split(".")[:2]) if release else None
-    pkg = t.get("cpu_package", "pytorch-cpu") if variant == "cpu" else t.get("gpu_package", "pytorch-gpu")
+    cpu_pkg, gpu_pkg = str(t.get("cpu_package", "pytorch-cpu")), str(t.get("gpu_package", "pytorch-gpu"))
+    pkg = cpu_pkg if variant == "cpu" else gpu_pkg
     specs = [f"{pkg}={series}" if series else pkg]
     from ._fixes import companion_pin
 
@@ -122,14 +183,34 @@ def conda_forge_commands(
         specs.append(f"{t.get('cuda_pin', 'cuda-version')}<={cuda}")
     chan = t.get("channel", "conda-forge")
     cmds = [f"conda install -c {chan} " + " ".join(_q(s) for s in specs)]
-    channel = str((fx.dict("python.manager.conda_packages.pytorch") or {}).get("channel") or "")
-    if channel and "conda-forge" not in channel:
+    channel = torch_channel(fx)
+    pins = [n for n in ((gpu_pkg if pkg == cpu_pkg else cpu_pkg), "cpuonly") if conda_installed(fx, n)]
+    if pins:
+        cmds.insert(0, f"conda remove --force {' '.join(pins)}  # it pins the other build")
+    if channel and channel != chan and _conda_record(fx, "pytorch"):
         cmds.insert(
             0,
-            f"conda remove --force {' '.join(['pytorch', *companions])}  # from the {channel.rstrip('/').split('/')[-1] or channel} "
-            "channel; conda-forge's build replaces it",
+            f"conda remove --force {' '.join(['pytorch', *companions])}  # from the {channel} channel; conda-forge's build replaces it",
         )
     return cmds
+
+
+def pytorch_channel_cuda(release: Optional[str], variant: Optional[str]) -> Optional[Tuple[str, bool]]:
+    """(CUDA version, whether its cudatoolkit comes from conda-forge) of the PyTorch conda channel's
+    build of ``release`` closest to the wheel variant ``variant`` without exceeding its CUDA (the
+    driver runs that); None when the channel published no such build (kb/installers.json)."""
+    t = _table().get("conda_pytorch_channel") or {}
+    r = mm(release) if release else None
+    if not (r and variant and variant.startswith("cu") and variant[2:].isdigit()):
+        return None
+    table = t.get("cuda") or {}
+    entry = table.get(str(release)) or table.get(f"{r[0]}.{r[1]}") or {}
+    want = (int(variant[2:-1]), int(variant[-1]))
+    ok = [c for c in entry.get("cuda") or [] if (mm(c) or (99, 0)) <= want]
+    if not ok:
+        return None
+    best = max(ok, key=lambda c: mm(c) or (0, 0))
+    return best, best in (entry.get("conda_forge") or [])
 
 
 def _pytorch_channel_publishes(release: Optional[str], variant: Optional[str]) -> bool:
@@ -138,7 +219,7 @@ def _pytorch_channel_publishes(release: Optional[str], variant: Optional[str]) -
     r = mm(release) if release else None
     if not (r and last and r <= last and variant):
         return False
-    return variant == "cpu" or variant in (t.get("pytorch_cuda") or {}) or r < (1, 13)
+    return variant == "cpu" or pytorch_channel_cuda(release, variant) is not None
 
 
 def install_for_manager(
@@ -152,9 +233,9 @@ def install_for_manager(
     if m in PIP_LIKE:
         return None
     if m == "conda":
-        channel = str((fx.dict("python.manager.conda_packages.pytorch") or {}).get("channel") or "")
-        if _pytorch_channel_publishes(release, variant) and "conda-forge" not in channel:
-            return None  # the PyTorch channel still has it: _fixes.py plans that
+        channel = torch_channel(fx)
+        if _pytorch_channel_publishes(release, variant) and channel != "conda-forge":
+            return None  # the PyTorch channel still has it: _fixes.py plans that (cpuonly only where listed)
         return conda_forge_commands(fx, release, variant, companions)
     if m == "uv-project":
         return uv_project_commands(fx, release, variant, companions)

@@ -19,7 +19,7 @@ from cudadoctor.interpret import (
 from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import INDEX, PIP, error_match, find_text, kb
-from ._fixes import companion_pins, newest_variant_for_driver
+from ._fixes import companion_pins, install_commands, newest_variant_for_driver
 
 TORCH_NOT_INSTALLED = Code(
     code="torch-not-installed",
@@ -234,14 +234,12 @@ def cpu_only_torch(fx: Facts) -> Iterator[Finding]:
     }
     cmds: List[str]
     if installer(fx) == "conda":
-        cuda = f"{variant[2:-1]}.{variant[-1]}" if variant and variant.startswith("cu") else "12.1"
-        cmds = [
-            "conda remove --force cpuonly",
-            f"conda install pytorch=={release or '<version>'} {' '.join(p.replace('==', '==') for p in pins)} pytorch-cuda={cuda} -c pytorch -c nvidia".replace(
-                "  ", " "
-            ),
-        ]
-        why = "conda's cpuonly package pins the CPU build; the pytorch-cuda package selects the CUDA build."
+        # the channel this env's torch came from, and what it publishes (checks/_installer.py, kb/installers.json)
+        cmds = install_commands(environment(fx), release, variant)
+        why = (
+            "conda's CPU build is pinned by a selector package (cpuonly, pytorch-cpu); "
+            "the CUDA build comes from the channel that publishes this release."
+        )
     else:
         idx = f" --index-url {INDEX}{variant}" if variant else ""
         target = " ".join([f"torch=={release}" if release else "torch"] + pins)
