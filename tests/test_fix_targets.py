@@ -413,3 +413,25 @@ def test_cpuonly_absent_from_a_collect_env_conda_list_is_not_taken_as_not_instal
     assert install_commands(environment(Facts(facts)), "1.11.0", "cu115", companions=[])[-1] == (
         "conda install pytorch==1.11.0 cudatoolkit=11.3 -c pytorch"
     )
+
+
+def test_plain_python_is_the_target_only_in_the_same_directory_and_the_same_file(tmp_path):
+    """interpreter.plain_python: a venv's bin/python and bin/python3 are one interpreter; another venv's
+    python on PATH, or a bin/python that is another program (Python 2 on old systems), is not."""
+    from cudadoctor.probes.interpreter import plain_python
+
+    a, b = venv_bin(tmp_path / "a"), venv_bin(tmp_path / "b")
+    assert plain_python(str(a / "python3"), {"PATH": f"{a}{os.pathsep}{b}"}) == (str(a / "python"), True)
+    assert plain_python(str(a / "python3"), {"PATH": f"{b}{os.pathsep}{a}"}) == (str(b / "python"), False)
+    other = tmp_path / "old" / "bin"
+    other.mkdir(parents=True)
+    (other / "python").write_text("#!/bin/sh\necho Python 2.7\n")
+    (other / "python").chmod(0o755)
+    os.symlink(sys.executable, other / "python3")
+    assert plain_python(str(other / "python3"), {"PATH": str(other)}) == (str(other / "python"), False)
+    assert plain_python(str(a / "python3"), {"PATH": str(tmp_path / "nowhere")}) == (None, False)
+
+
+def venv_bin(path: Path) -> Path:
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True, timeout=120)
+    return path / "bin"
