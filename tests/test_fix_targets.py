@@ -369,7 +369,7 @@ def test_channel_from_the_list_column_or_the_build_string():
 
 def _target_facts(prefix: str, env_vars: dict, cwd: str = "/home/u") -> dict:
     return {
-        "python": {"executable": f"{prefix}/bin/python", "prefix": prefix, "cwd": cwd},
+        "python": {"executable": f"{prefix}/bin/python", "prefix": prefix, "cwd": cwd, "conda": True},
         "environment": {"vars": env_vars},
         "tool": {"interpreter": {"path": f"{prefix}/bin/python", "reason": "option", "python_on_path_is_target": False}},
     }
@@ -389,6 +389,11 @@ def test_conda_and_uv_commands_name_the_environment_only_when_another_is_active(
     active = _target_facts("/opt/envs/train", {"CONDA_PREFIX": "/opt/envs/train"})
     active["tool"]["interpreter"]["python_on_path_is_target"] = True
     assert for_target(Facts(active), cmds) == tuple(cmds)
+    # a venv is not a conda environment: a conda line there (conda install cudnn=... in a conda env;
+    # otherwise ...) is left as written
+    venv = _target_facts("/opt/envs/train", {})
+    venv["python"]["conda"] = False
+    assert for_target(Facts(venv), cmds[:1]) == tuple(cmds[:1])
     # pasted facts (no interpreter record): the user's own python, as written
     assert for_target(Facts({"python": {"prefix": "/x"}}), cmds) == tuple(cmds)
 

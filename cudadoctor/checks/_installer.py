@@ -587,7 +587,8 @@ def _for_manager(fx: Facts, commands: Sequence[str]) -> Tuple[str, ...]:
 #                                     tool.interpreter.python_on_path_is_target): ``/env/bin/python -m pip``
 # ``uv pip ...``                      ... the environment uv picks (VIRTUAL_ENV, else CONDA_PREFIX,
 #                                     else ./.venv): ``uv pip install --python /env/bin/python``
-# ``conda install/remove/update``     ... the active conda environment (CONDA_PREFIX): ``-p PREFIX``
+# ``conda install/remove/update``     ... the active conda environment (CONDA_PREFIX), in a conda
+#                                     environment: ``-p PREFIX``
 # ``uv add/remove/sync``              ... the project of the working directory: ``--project ROOT``
 # ==================================  =========================================================
 #
@@ -620,7 +621,7 @@ def _target_python(fx: Facts) -> Optional[str]:
         return None  # pasted facts: the user's own python
     path = interp.get("path")
     exe = fx.str("python.executable")
-    py = path if isinstance(path, str) and os_abs(path) else exe or (path if isinstance(path, str) else None)
+    py = path if isinstance(path, str) and _is_abs(path) else exe or (path if isinstance(path, str) else None)
     if not py:
         return None
     same = interp.get("python_on_path_is_target")
@@ -629,7 +630,7 @@ def _target_python(fx: Facts) -> Optional[str]:
     return py if interp.get("reason") == "option" else None
 
 
-def os_abs(path: str) -> bool:
+def _is_abs(path: str) -> bool:
     return path.startswith(("/", "~")) or bool(re.match(r"^[A-Za-z]:[\\/]", path))
 
 
@@ -672,7 +673,8 @@ def for_target(fx: Facts, commands: Sequence[str]) -> Tuple[str, ...]:
     py = _target_python(fx)
     prefix = fx.str("python.prefix")
     uv_py = None if _uv_finds_target(fx) else fx.str("python.executable") or py
-    conda_p = None if (_conda_active_is_target(fx) or not prefix) else prefix
+    conda_env = fx.bool("python.conda") or bool(fx.dict("python.manager.conda_packages"))
+    conda_p = prefix if (prefix and conda_env and not _conda_active_is_target(fx)) else None
     root = _project_root(fx)
     out = []
     for c in commands:
