@@ -117,6 +117,22 @@ def _on_path(env: Mapping[str, str], skip: str) -> Optional[str]:
     return None
 
 
+def plain_python(target: str, env: Optional[Mapping[str, str]] = None) -> Tuple[Optional[str], bool]:
+    """(the first ``python`` on PATH, whether it is ``target``): what a fix command's plain
+    ``python -m pip`` would run. The same interpreter: the same directory (a venv's ``bin/python`` and
+    ``bin/python3``) and the same file behind the links (``/usr/bin/python`` may be Python 2)."""
+    env = os.environ if env is None else env
+    name = "python.exe" if _WIN else "python"
+    for d in (env.get("PATH") or "").split(os.pathsep):
+        p = os.path.join(d, name) if d else ""
+        if p and os.path.isfile(p) and os.access(p, os.X_OK):
+            here = os.path.normcase(os.path.abspath(d))
+            there = os.path.normcase(os.path.dirname(os.path.abspath(target)))
+            same_dir = here == there or _real(d) == _real(os.path.dirname(os.path.abspath(target)))
+            return p, same_dir and _real(p) == _real(target)
+    return None, False
+
+
 def choose(
     python: Optional[str] = None,
     env: Optional[Mapping[str, str]] = None,
