@@ -20,6 +20,8 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, Mapping, Optional
 
+from .project import UPGRADE_ADVICE
+
 #: Document kinds this version writes, with their current schema version.
 KINDS: Dict[str, int] = {
     "cudadoctor-facts": 1,
@@ -67,8 +69,7 @@ def check_version(doc: Mapping[str, Any], name: str = "document") -> int:
     newest = KINDS.get(str(kind))
     if newest is not None and version > newest:
         raise DocumentError(
-            f"{name}: written by a newer cudadoctor ({kind} schema {version}; this one reads up to "
-            f"{newest}); upgrade: pip install -U cudadoctor"
+            f"{name}: written by a newer cudadoctor ({kind} schema {version}; this one reads up to {newest}); {UPGRADE_ADVICE}"
         )
     return version
 

@@ -227,5 +227,7 @@ def test_every_command_that_reads_reports_refuses_a_newer_schema(tmp_path, args)
     r = run_cli(*argv)
     assert r.returncode == 2, r.stdout
     assert r.stderr.startswith("cudadoctor: error:") and "newer cudadoctor (schema 2" in r.stderr
-    assert "pip install -U cudadoctor" in r.stderr and len(r.stderr.splitlines()) == 1
+    from cudadoctor.project import UPGRADE_ADVICE
+
+    assert UPGRADE_ADVICE in r.stderr and "pip install -U git+https://" in r.stderr and len(r.stderr.splitlines()) == 1
     assert not (tmp_path / "r.json").exists()
