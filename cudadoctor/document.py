@@ -34,6 +34,7 @@ KINDS: Dict[str, int] = {
     "cudadoctor-triage": 1,
     "cudadoctor-devices": 1,
     "cudadoctor-kb": 1,
+    "cudadoctor-kb-answer": 1,  # `kb driver|arch|pair|gpu` (cudadoctor/kb/answers.py)
 }
 
 
