@@ -45,9 +45,22 @@ Shell completion (commands, options, their choices), once in your shell's start-
 _DOCS = re.compile(r"(?<![\w/.])docs/([\w.-]+\.md)")
 
 
-def link_docs(text: "str | None") -> "str | None":
-    """``docs/smoke.md`` in help text -> its web address: an installed cudadoctor has no docs folder."""
-    return _DOCS.sub(lambda m: doc_url(m.group(1)), text) if text else text
+def link_docs(text: "str | None", pages: "list[str]") -> "str | None":
+    """``docs/smoke.md`` in help text -> ``smoke.md (link below)``, its page added to ``pages``: an
+    installed cudadoctor has no docs folder, and a web address in an option's narrow column would be
+    wrapped mid-word (the command's epilog lists the addresses whole)."""
+
+    def sub(m: "re.Match[str]") -> str:
+        if m.group(1) not in pages:
+            pages.append(m.group(1))
+        return f"{m.group(1)} (link below)"
+
+    return _DOCS.sub(sub, text) if text else text
+
+
+def epilog(pages: "list[str]") -> str:
+    links = "\b\nDocuments:\n" + "\n".join(f"  {doc_url(p)}" for p in pages) + "\n\n" if pages else ""
+    return links + EXIT_CODES_EPILOG
 
 
 class OneLineUsageError(click.UsageError):
@@ -79,7 +92,7 @@ def color_option(expose: bool = False) -> click.Option:
         expose_value=expose,
         callback=_color_callback,
         is_eager=True,
-        help="Colour in the text output: auto (a terminal, unless NO_COLOR is set or TERM=dumb; the default), always, never.",
+        help="Colour in the text output: auto (the default) is a terminal, unless NO_COLOR is set (non-empty) or TERM=dumb.",
     )
 
 
@@ -87,11 +100,12 @@ def _prepare(cmd: click.Command, name: str) -> click.Command:
     """Once per loaded command: help links to the web, the shared exit codes, --color where it colours."""
     if getattr(cmd, "_cudadoctor_prepared", False):
         return cmd
-    cmd.help = link_docs(cmd.help)
+    pages: "list[str]" = []
+    cmd.help = link_docs(cmd.help, pages)
     for p in cmd.params:
         if isinstance(p, click.Option):
-            p.help = link_docs(p.help)
-    cmd.epilog = EXIT_CODES_EPILOG
+            p.help = link_docs(p.help, pages)
+    cmd.epilog = epilog(pages)
     if name in COLOR_COMMANDS and not any(p.name == "color" for p in cmd.params):
         cmd.params.append(color_option())
     if isinstance(cmd, click.Group):
