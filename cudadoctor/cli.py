@@ -159,7 +159,8 @@ class LazyGroup(click.Group):
     context_settings={"help_option_names": ["-h", "--help"]},
     epilog="Exit codes: 0 fine; 1 findings (each command's help says which); "
     + EXIT_CODES_EPILOG[len("Every command exits ") :]
-    + f"\n\nDocumentation: {REPO_URL}; other ways to install and upgrade: {INSTALL_URL}\n\n"
+    + f"\n\n\b\nDocumentation: {REPO_URL}\n  installing and upgrading: {INSTALL_URL}\n  exit codes, colour, "
+    + f"stdin, completion: {doc_url('cli.md')}\n\n"
     + COMPLETION_HELP,
 )
 @click.version_option(__version__, "-V", "--version", prog_name="cudadoctor")

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, Mapping, Optional
 
-from .project import UPGRADE_ADVICE
+from .project import upgrade_advice
 
 #: Document kinds this version writes, with their current schema version.
 KINDS: Dict[str, int] = {
@@ -70,7 +70,7 @@ def check_version(doc: Mapping[str, Any], name: str = "document") -> int:
     newest = KINDS.get(str(kind))
     if newest is not None and version > newest:
         raise DocumentError(
-            f"{name}: written by a newer cudadoctor ({kind} schema {version}; this one reads up to {newest}); {UPGRADE_ADVICE}"
+            f"{name}: written by a newer cudadoctor ({kind} schema {version}; this one reads up to {newest}); {upgrade_advice()}"
         )
     return version
 

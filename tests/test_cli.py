@@ -162,6 +162,16 @@ def test_every_help_lists_exit_codes_3_and_130_and_points_at_the_web_not_docs():
     assert f"\n    {REPO_URL}/blob/main/docs/collect-env.md\n" in invoke("check", "--help").output  # whole, on its own line
 
 
+def test_every_document_the_help_links_exists():
+    import re
+
+    pages = set()
+    for cmd in [(), *((c,) for c in COMMANDS)]:
+        pages |= set(re.findall(re.escape(REPO_URL) + r"/blob/main/docs/([\w.-]+\.md)", invoke(*cmd, "--help").output))
+    assert {"install.md", "collect-env.md", "smoke.md", "cluster.md", "support.md"} <= pages
+    assert all((REPO / "docs" / p).is_file() for p in pages), pages
+
+
 def test_short_version_flag():
     assert invoke("-V").output == invoke("--version").output == f"cudadoctor, version {__import__('cudadoctor').__version__}\n"
 
