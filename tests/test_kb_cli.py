@@ -76,6 +76,11 @@ def test_gpu_rtx_4090():
     assert kb("gpu", "RTX 4090").output.startswith("RTX 4090: compute capability 8.9 (sm_89)")
 
 
+def test_format_before_or_after_the_question():
+    assert json.loads(kb("--format", "json", "gpu", "RTX 4090").output)["capability"] == "8.9"
+    assert kb("--format", "json", "gpu", "RTX 4090", "--format", "text").output.startswith("RTX 4090: compute")
+
+
 def test_bare_kb_still_lists_the_sources_and_says_what_to_ask():
     r = kb()
     assert r.exit_code == 0 and "cuda_drivers  (checked" in r.output and "kb driver 12.8" in r.output

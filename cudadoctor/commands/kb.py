@@ -12,10 +12,16 @@ from ..render.kb import render_answer, render_kb
 from ._shared import BadInput
 
 _format = click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+# A question's --format; when not given, `kb --format json driver 12.8` (the group's) holds.
+_q_format = click.option("--format", "fmt", type=click.Choice(["text", "json"]), default=None, help="text (the default) or json.")
 
 
-def _answer(ask: Callable[..., Dict[str, Any]], fmt: str, *args: str) -> None:
+def _answer(ask: Callable[..., Dict[str, Any]], fmt: Optional[str], *args: str) -> None:
     from ..kb.answers import QueryError
+
+    if fmt is None:
+        parent = click.get_current_context().parent
+        fmt = (parent.params.get("fmt") if parent is not None else None) or "text"
 
     try:
         answer = ask(*args)
@@ -49,8 +55,8 @@ def kb_cmd(ctx: click.Context, fmt: str) -> None:
 
 @kb_cmd.command("driver")
 @click.argument("version")
-@_format
-def driver_cmd(version: str, fmt: str) -> None:
+@_q_format
+def driver_cmd(version: str, fmt: Optional[str]) -> None:
     """The minimum NVIDIA driver for a CUDA VERSION (12.8), or what a driver VERSION (570.124.04) supports."""
     from ..kb import answers
 
@@ -59,8 +65,8 @@ def driver_cmd(version: str, fmt: str) -> None:
 
 @kb_cmd.command("arch")
 @click.argument("arch")
-@_format
-def arch_cmd(arch: str, fmt: str) -> None:
+@_q_format
+def arch_cmd(arch: str, fmt: Optional[str]) -> None:
     """The GPUs and the official PyTorch wheels that have an architecture: sm_120, compute_90, 8.6."""
     from ..kb import answers
 
@@ -70,8 +76,8 @@ def arch_cmd(arch: str, fmt: str) -> None:
 @kb_cmd.command("pair")
 @click.argument("package", type=click.Choice(["torch", "torchvision", "torchaudio"], case_sensitive=False))
 @click.argument("version")
-@_format
-def pair_cmd(package: str, version: str, fmt: str) -> None:
+@_q_format
+def pair_cmd(package: str, version: str, fmt: Optional[str]) -> None:
     """The torch, torchvision and torchaudio releases that go together, from one of them: pair torch 2.6."""
     from ..kb import answers
 
@@ -80,8 +86,8 @@ def pair_cmd(package: str, version: str, fmt: str) -> None:
 
 @kb_cmd.command("gpu")
 @click.argument("name")
-@_format
-def gpu_cmd(name: str, fmt: str) -> None:
+@_q_format
+def gpu_cmd(name: str, fmt: Optional[str]) -> None:
     """A GPU's compute capability, by the name nvidia-smi or torch prints ("RTX 4090", "A100-SXM4-80GB")."""
     from ..kb import answers
 
