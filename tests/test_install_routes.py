@@ -132,9 +132,10 @@ def test_checkout_into_a_fresh_venv(tmp_path):
 
 
 def test_python_m_build_makes_the_same_wheel(tmp_path):
-    pytest.importorskip("build", reason="`build` is in the test extra; CI has it")
+    # build.__main__: a build/ folder left in a checkout by `pip wheel .` imports as a namespace package `build`
+    pytest.importorskip("build.__main__", reason="`build` is in the test extra; CI has it")
     r = run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", tmp_path / "dist", source_copy(tmp_path)],
-            env=dict(os.environ))  # build found as this interpreter finds it
+            env=dict(os.environ), cwd=tmp_path)  # build found as this interpreter finds it
     assert r.returncode == 0, r.stderr[-2000:]
     whl = next((tmp_path / "dist").glob("cudadoctor-*-py3-none-any.whl"))
     import zipfile
