@@ -1,0 +1,102 @@
+"""The issue bot's answer as a GitHub comment (Markdown): only reads the answer (cudadoctor/bot/answer.py).
+
+The comment starts with a hidden marker (:data:`MARKER`), by which later runs find it and edit it
+in place instead of posting a second one.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional
+
+from ..document import clean as _clean
+from .markdown import md_code
+
+MARKER = "<!-- cudadoctor-bot: one comment, edited in place -->"
+
+_READ = {
+    "collect_env": "collect_env",
+    "nvidia-smi": "nvidia-smi",
+    "nvidia-smi-q": "nvidia-smi -q",
+    "devicequery": "deviceQuery",
+    "pip-list": "pip list",
+    "pip-freeze": "pip freeze",
+    "conda-list": "conda list",
+    "nvcc": "nvcc --version",
+    "traceback": "a traceback",
+    "error": "error lines",
+}
+
+
+def _one_line(s: Any, limit: int = 300) -> str:
+    text = " ".join(_clean(str(s)).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _fence(text: str) -> List[str]:
+    body = _clean(text).rstrip("\n")
+    ticks = "```"
+    while ticks in body:
+        ticks += "`"
+    return [ticks + "text", body, ticks]
+
+
+def _read_line(read: List[str]) -> str:
+    what = [_READ.get(k, k) for k in read if k in _READ]
+    return (
+        ("Read from this issue: " + ", ".join(what) + ".")
+        if what
+        else "Nothing in this issue could be read as an error or an environment report."
+    )
+
+
+def _link(code: str, links: List[str], docs_url: Optional[str]) -> str:
+    parts = []
+    if docs_url:
+        parts.append(f"[what `{code}` means and how to confirm it]({docs_url.replace('{code}', code)})")
+    else:
+        parts.append(f"`cudadoctor explain {code}` says what it means and how to confirm it")
+    if links:
+        parts.append(f"reference: {links[0]}")
+    return "; ".join(parts)
+
+
+def render(answer: Dict[str, Any], footer: str = "", docs_url: Optional[str] = None) -> str:
+    """The comment's Markdown; empty for an event that is not answered."""
+    kind = answer.get("answer")
+    if kind is None:
+        return ""
+    out: List[str] = [MARKER]
+    if kind == "cause":
+        c = answer["cause"]
+        out += [f"**Likely cause: {_one_line(c['title'])}** ({md_code(c['code'])})", ""]
+        out.append("**Evidence** (from this issue):")
+        for e in c["evidence"]:
+            label = "error" if e["what"] == "error" else md_code(e["what"])
+            out.append(f"- {label}: {md_code(_one_line(e['quote'], 200))}")
+        out.append("")
+        fix = c["fix"]
+        out.append("**Fix**" + (f": {_one_line(fix['why'], 500)}" if fix.get("why") else ""))
+        cmds = [x for x in fix.get("commands") or [] if x.strip()]
+        if cmds:
+            out += [""] + _fence("\n".join(cmds))
+        out += ["", "More: " + _link(c["code"], c.get("links") or [], docs_url) + "."]
+        out += ["", f"<sub>{_read_line(answer.get('read') or [])} Named from {c['established_by']}.</sub>"]
+    elif kind == "healthy":
+        out += [
+            "**The GPU setup looks fine.** The environment in this issue shows PyTorch using the GPU, and no setup "
+            "problem cudadoctor checks for; the problem is probably elsewhere (the code, the model, the data).",
+            "",
+            f"<sub>{_read_line(answer.get('read') or [])}</sub>",
+        ]
+    else:
+        out += [
+            "**Not enough to name a cause yet**: " + _one_line(answer.get("missing") or "", 600) + ".",
+            "",
+            "To decide it, please add to this issue (edit it, or reply):",
+            "",
+        ]
+        out += [f"- [ ] {a['ask']}" for a in answer.get("asks") or []]
+        out += ["", f"<sub>{_read_line(answer.get('read') or [])}</sub>"]
+    if footer:
+        out += ["", footer]
+    return "\n".join(out) + "\n"
