@@ -45,7 +45,7 @@ def answer_event(event_path: Optional[str], config_path: Optional[str], fmt: str
         raise BadInput(
             "--github-event reads the issue from the event: no TEXT, -f, --facts, --from-collect-env, --live or --show-pii"
         )
-    if fmt not in ("github-comment", "json"):
+    if fmt not in ("github-comment", "json", "text"):  # text (the default) is the comment
         raise BadInput("--github-event answers as --format github-comment (the comment) or json (the answer)")
     try:
         cfg = load_config(config_path)

@@ -33,7 +33,7 @@ def _one_line(s: Any, limit: int = 300) -> str:
 
 
 def _fence(text: str) -> List[str]:
-    body = _clean(text).rstrip("\n")
+    body = "\n".join(_clean(line) for line in text.split("\n")).rstrip()
     ticks = "```"
     while ticks in body:
         ticks += "`"
