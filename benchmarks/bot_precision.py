@@ -53,7 +53,7 @@ def issue_of_case(folder: Path, cid: str, case: Dict[str, Any]) -> Tuple[str, st
     if ef.exists():
         err = ef.read_text(encoding="utf-8")
     env = (folder / f"{cid}.txt").read_text(encoding="utf-8")
-    title = (err.strip().splitlines() or ["CUDA is not available"])[0].strip()[:120]
+    title = (err.strip().splitlines() or ["Problem with the GPU setup"])[0].strip()[:120]
     body = "## Bug\n\n"
     if err.strip():
         body += f"```\n{err.strip()}\n```\n\n"
@@ -80,9 +80,9 @@ def event_payload(number: int, title: str, body: str, source: str, action: str =
     }
 
 
-def cases() -> Iterator[Tuple[str, str, str, str, str]]:
+def cases(dirs: Tuple[Path, ...] = CASE_DIRS) -> Iterator[Tuple[str, str, str, str, str]]:
     """(id, label, source, title, body) of every labelled case."""
-    for folder in CASE_DIRS:
+    for folder in dirs:
         if not folder.is_dir():
             print(f"bot_precision: {folder} is not there; its cases are left out", file=sys.stderr)
             continue
@@ -128,6 +128,7 @@ def score(rows: List[Dict[str, Any]]) -> Dict[str, Any]:
         "healthy_cases": len(healthy),
         "healthy_named": sum(r["answer"] == "cause" for r in healthy),
         "healthy_said_healthy": sum(r["answer"] == "healthy" for r in healthy),
+        "healthy_answers_on_broken": [r["id"] for r in rows if r["answer"] == "healthy" and r["label"] != "healthy"],
         "wrong": [f"{r['id']}: named {r['named']}, label {r['label']}" for r in named if r["named"] != r["label"]],
     }
 
@@ -160,6 +161,11 @@ def _line(name: str, s: Dict[str, Any]) -> str:
         f"right {s['right']}/{s['named']} ({100 * s['precision']:.1f} %); asks for more on {s['asks']} "
         f"({100 * s['asks'] / max(s['cases'], 1):.1f} %); looks healthy on {s['healthy_answers']}; "
         f"healthy cases {s['healthy_cases']}: named a cause on {s['healthy_named']}, said healthy on {s['healthy_said_healthy']}"
+        + (
+            f"; said healthy on {len(s['healthy_answers_on_broken'])} cases labelled with a cause"
+            if s["cases"] and s["healthy_cases"]
+            else ""
+        )
     )
 
 
@@ -176,6 +182,16 @@ def main(argv: Optional[List[str]] = None) -> int:
     print(_line("labelled cases (shared + holdout + b10)", s))
     for w in s["wrong"]:
         print(f"  wrong: {w}")
+    for folder in CASE_DIRS:
+        ids = {cid for cid, *_rest in cases((folder,))}
+        if ids:
+            print(
+                "  "
+                + _line(
+                    str(folder.relative_to(ROOT) if folder.is_relative_to(ROOT) else folder),
+                    score([r for r in rows if r["id"] in ids]),
+                )
+            )
     if not a.no_corpus:
         crow = run(corpus(), a.confidence)
         cs = score(crow)

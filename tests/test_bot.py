@@ -228,6 +228,12 @@ class _Stub(BaseHTTPRequestHandler):
             return self._reply(200, [{"name": x} for x in self.labels])
         self._reply(404, {"message": "Not Found"})
 
+    def do_DELETE(self):
+        self.calls.append(("DELETE", self.path, None))
+        if self.path.startswith("/repos/example/project/issues/7/labels/"):
+            return self._reply(200, [])
+        self._reply(404, {"message": "Not Found"})
+
     def do_PATCH(self):
         body = self._body()
         self.calls.append(("PATCH", self.path, body))
@@ -296,11 +302,17 @@ def test_one_comment_is_created_then_edited_in_place(stub, tmp_path):
 
 
 def test_labels_from_the_repository_config(stub, tmp_path):
+    """The issue was labelled needs-info on its first answer; now a cause is named: that label comes off."""
     (tmp_path / ".github").mkdir()
-    (tmp_path / ".github" / "cudadoctor.yml").write_text("labels:\n  cause: cuda-setup\n  families:\n    gpu: [gpu]\n")
-    r, _ = _run_bot(_event("h09-rtx3090-torch181-cu101-nokernel"), tmp_path, stub)
+    (tmp_path / ".github" / "cudadoctor.yml").write_text(
+        "labels:\n  cause: cuda-setup\n  ask: [needs info]\n  families:\n    gpu: [gpu]\n"
+    )
+    ev = _event("h09-rtx3090-torch181-cu101-nokernel", action="edited")
+    ev["issue"]["labels"] = [{"name": "needs info"}, {"name": "bug"}]
+    r, _ = _run_bot(ev, tmp_path, stub)
     assert r.returncode == 0, r.stderr
     assert ("POST", "/repos/example/project/issues/7/labels", {"labels": ["cuda-setup", "gpu"]}) in _Stub.calls
+    assert [c[:2] for c in _Stub.calls if c[0] == "DELETE"] == [("DELETE", "/repos/example/project/issues/7/labels/needs%20info")]
 
 
 def test_dry_run_writes_the_job_summary_and_posts_nothing(stub, tmp_path):

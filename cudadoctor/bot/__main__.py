@@ -75,12 +75,13 @@ def main(argv: Optional[List[str]] = None) -> int:
         gh = GitHub(
             os.environ.get("GITHUB_TOKEN", ""), os.environ.get("GITHUB_API_URL") or "https://api.github.com", issue.repository
         )
-        done = post(gh, issue.number, comment, ans["labels"])
+        stale = [x for x in cfg.managed_labels() if x in issue.labels and x not in ans["labels"]]
+        done = post(gh, issue.number, comment, ans["labels"], stale)
     except PostError as e:
         print(f"cudadoctor-bot: error: {e}", file=sys.stderr)
         return 3
     print(
-        f"cudadoctor-bot: #{issue.number}: {ans['answer']} {code}; comment {done['comment']}; labels {done['labels'] or 'none'}",
+        f"cudadoctor-bot: #{issue.number}: {ans['answer']} {code}; comment {done['comment']}; labels {done['labels'] or 'none'}; removed {done['removed'] or 'none'}",
         file=sys.stderr,
     )
     _outputs({"answer": ans["answer"], "code": code, "comment-id": str(done["comment_id"] or "")})

@@ -59,6 +59,7 @@ class Symptom:
     what: str  # the symptom, in words
     causes: str  # the causes its docs list, in words
     asks: Tuple[Tuple[str, str], ...]  # (id, what to run or paste) that tell them apart
+    standard: Tuple[str, ...]  # which of the standard asks (ASKS) help decide it, when the issue lacks them
     from_text_only: bool = False  # a symptom only when the error text alone made it (facts can establish it)
 
 
@@ -73,12 +74,14 @@ SYMPTOMS: Dict[str, Symptom] = {
             ("lsmod", "`lsmod | grep nvidia` and `sudo dmesg | grep -i -E 'nvidia|nvrm|secure'` (Linux)"),
             ("where", "whether this runs in a container (`docker run` with `--gpus all`?), a Slurm job, WSL or a VM"),
         ),
+        ("nvidia-smi", "collect_env"),
     ),
     "torch-import-failed": Symptom(
         "`import torch` fails",
         "a missing or shadowed shared library, a NumPy ABI mismatch, two half-installed torch versions, "
         "a Windows DLL that cannot load",
         (("import", 'the whole output of `python -c "import torch"`, run in the same environment'),),
+        ("traceback", "pip-list"),
     ),
     "dll-load-failure": Symptom(
         "Windows cannot load one of torch's DLLs",
@@ -88,12 +91,14 @@ SYMPTOMS: Dict[str, Symptom] = {
             ("dll", "the exact DLL name and WinError number from the error"),
             ("vcredist", "the output of `where msvcp140.dll vcruntime140_1.dll` in a Command Prompt"),
         ),
+        ("traceback", "pip-list"),
     ),
     "torch-not-installed": Symptom(
         "Python cannot find torch",
         "torch installed into another environment, no wheel for this Python version or platform, a local "
         "file or folder named `torch` shadowing the package",
         (("which", 'the output of `python -c "import sys; print(sys.executable, sys.version)"` and `python -m pip --version`'),),
+        ("pip-list",),
     ),
     # The check's own title for the text "all CUDA-capable devices are busy or unavailable" lists three causes;
     # `nvidia-smi -q`'s compute mode establishes the first.
@@ -106,6 +111,7 @@ SYMPTOMS: Dict[str, Symptom] = {
                 "the output of `nvidia-smi -q -d COMPUTE` and `nvidia-smi --query-compute-apps=pid,used_memory --format=csv`",
             ),
         ),
+        ("nvidia-smi",),
         from_text_only=True,
     ),
 }
@@ -145,18 +151,21 @@ def _unknown_facts(f: Finding) -> List[str]:
     return [k for k, v in f.evidence.items() if k not in TEXT_KEYS and v in (None, "", [], {})]
 
 
-def _confidence(f: Finding, diagnosis: Optional[Dict[str, Any]], registry: Any) -> str:
-    """high: facts read from the issue establish it, or an error text that real threads confirmed only with
+def _confidence(f: Finding, diagnosis: Optional[Dict[str, Any]], registry: Any) -> Tuple[str, List[str]]:
+    """(confidence, the other causes real threads confirmed for its error text).
+
+    high: facts read from the issue establish it, or an error text that real threads confirmed only with
     this cause; medium: an error text real threads confirmed with other causes too (bot/shared.py), unless
     the issue shows most of the facts its check looked at."""
     lines = _text_lines(f, diagnosis)
     shared = shared_causes(f.code, lines, registry) if lines else None
+    others = sorted(set(shared or {}) - {f.code})
     known = _fact_evidence(f)
     if known:
-        return "medium" if shared and len(_unknown_facts(f)) > len(known) else "high"
+        return ("medium" if others and len(_unknown_facts(f)) > len(known) else "high"), others
     if not lines:
-        return "low"
-    return "medium" if shared else "high"
+        return "low", others
+    return ("medium" if others else "high"), others
 
 
 _RANK = {"high": 2, "medium": 1, "low": 0}
@@ -190,16 +199,18 @@ def _candidates(report: Any, diagnosis: Optional[Dict[str, Any]]) -> Tuple[List[
     return [f for f in usable if f.severity == "warning"], "warning"
 
 
-def _choose(report: Any, cfg: BotConfig, registry: Any) -> Tuple[Optional[Finding], str, List[Dict[str, str]]]:
+def _choose(report: Any, cfg: BotConfig, registry: Any) -> Tuple[Optional[Finding], str, List[Dict[str, Any]]]:
     """The one cause to name (or None), its confidence, and every candidate with why it is not named."""
     diagnosis = report.extra.get("diagnosis")
     cands, sev = _candidates(report, diagnosis)
-    considered: List[Dict[str, str]] = []
+    considered: List[Dict[str, Any]] = []
     nameable: List[Tuple[Finding, str]] = []
     for f in cands:
-        conf = _confidence(f, diagnosis, registry)
+        conf, others = _confidence(f, diagnosis, registry)
         why = _why_not(f, conf, cfg)
-        considered.append({"code": f.code, "severity": f.severity, "confidence": conf, "not_named": why or ""})
+        considered.append(
+            {"code": f.code, "severity": f.severity, "confidence": conf, "not_named": why or "", "text_also_confirmed_as": others}
+        )
         if why is None and f.code not in [g.code for g, _ in nameable]:
             nameable.append((f, conf))
     if not nameable:
@@ -252,25 +263,34 @@ def _quotes(f: Finding, diagnosis: Optional[Dict[str, Any]]) -> List[Dict[str, s
     return out[:8]
 
 
-def _asks(facts: Dict[str, Any], considered: List[Dict[str, str]], registry: Any) -> List[Dict[str, str]]:
-    """Exactly the outputs that would decide it: what the issue lacks, plus a symptom's own questions."""
+def _asks(facts: Dict[str, Any], considered: List[Dict[str, Any]], registry: Any) -> List[Dict[str, str]]:
+    """Exactly the outputs that would decide it: the standard ones the issue lacks and that bear on what was
+    seen, plus a symptom's own questions."""
     fx = Facts(facts)
     parts = set(_parts(facts))
     codes = [c["code"] for c in considered]
-    areas = {registry.code(c).area for c in codes if registry.code(c) is not None}
-    out: List[Dict[str, str]] = []
-    if "traceback" not in parts:
-        out.append({"id": "traceback", "ask": ASKS["traceback"]})
-    if "collect_env" not in parts:
-        out.append({"id": "collect_env", "ask": ASKS["collect_env"]})
-    if not parts & {"nvidia-smi", "nvidia-smi-q", "devicequery"} and not fx.str("nvml.driver_version"):
-        out.append({"id": "nvidia-smi", "ask": ASKS["nvidia-smi"]})
-    if not parts & {"pip-list", "pip-freeze", "conda-list"} and ("collect_env" not in parts or areas & set(_PACKAGE_AREAS)):
-        out.append({"id": "pip-list", "ask": ASKS["pip-list"]})
-    for c in codes:
-        s = SYMPTOMS.get(c)
-        if s is not None:
-            out += [{"id": i, "ask": a[0].upper() + a[1:] + "."} for i, a in s.asks if i not in [o["id"] for o in out]]
+    related = codes + [o for c in considered for o in c.get("text_also_confirmed_as") or []]
+    areas = {registry.code(c).area for c in related if registry.code(c) is not None}
+    symptoms = [SYMPTOMS[c] for c in codes if c in SYMPTOMS]
+    have = {
+        "traceback": "traceback" in parts,
+        "collect_env": "collect_env" in parts,
+        "nvidia-smi": bool(parts & {"nvidia-smi", "nvidia-smi-q", "devicequery"}) or bool(fx.str("nvml.driver_version")),
+        "pip-list": bool(parts & {"pip-list", "pip-freeze", "conda-list"}),
+    }
+    if symptoms:
+        wanted = {w for s in symptoms for w in s.standard}
+    elif not codes:
+        wanted = {"traceback", "collect_env", "nvidia-smi"} | (set() if have["collect_env"] else {"pip-list"})
+    else:
+        wanted = {"traceback", "collect_env"}
+        if areas & {"driver", "gpu", "system"}:
+            wanted.add("nvidia-smi")
+        if areas & set(_PACKAGE_AREAS):
+            wanted.add("pip-list")
+    out = [{"id": k, "ask": v} for k, v in ASKS.items() if k in wanted and not have[k]]
+    for s in symptoms:
+        out += [{"id": i, "ask": a[0].upper() + a[1:] + "."} for i, a in s.asks if i not in [o["id"] for o in out]]
     return out
 
 
@@ -323,7 +343,15 @@ def decide(issue: Issue, registry: Any, cfg: BotConfig) -> Dict[str, Any]:
             "asks": [],
         }
     elif not considered and report.verdict()["state"] == "yes" and not [x for x in report.findings if x.severity != "info"]:
-        answer = {"answer": "healthy", "read": read, "cause": None, "considered": [], "missing": None, "asks": []}
+        answer = {
+            "answer": "healthy",
+            "read": read,
+            "cause": None,
+            "considered": [],
+            "missing": None,
+            "asks": [],
+            "observed": _observed(facts),
+        }
     else:
         answer = {
             "answer": "ask",
@@ -337,7 +365,26 @@ def decide(issue: Issue, registry: Any, cfg: BotConfig) -> Dict[str, Any]:
     return _finish(r.redact(answer), head, cfg, registry, facts)
 
 
-def _missing(considered: Sequence[Dict[str, str]], read: Sequence[str]) -> str:
+def _observed(facts: Dict[str, Any]) -> List[Dict[str, str]]:
+    """What the issue shows that makes the setup look fine (the healthy answer's evidence)."""
+    fx = Facts(facts)
+    out = []
+    for path, what in (
+        ("torch.version", "torch"),
+        ("torch.cuda", "CUDA (torch's build)"),
+        ("torch.cuda_available", "torch.cuda.is_available()"),
+        ("nvml.driver_version", "NVIDIA driver"),
+    ):
+        v = fx.get(path)
+        if v not in (None, ""):
+            out.append({"what": what, "quote": str(v)})
+    names = [str(d.get("name")) for d in fx.dicts("nvml.devices") if d.get("name")]
+    if names:
+        out.append({"what": "GPUs", "quote": ", ".join(dict.fromkeys(names))})
+    return out
+
+
+def _missing(considered: Sequence[Dict[str, Any]], read: Sequence[str]) -> str:
     symptoms = [SYMPTOMS[c["code"]] for c in considered if c["code"] in SYMPTOMS]
     if symptoms:
         s = symptoms[0]

@@ -59,6 +59,13 @@ class BotConfig:
             out += self.label_codes.get(code or "", ())
         return list(dict.fromkeys(out))
 
+    def managed_labels(self) -> List[str]:
+        """Every label the bot may add: one no longer right for the issue's answer is removed."""
+        out = list(self.label_cause) + list(self.label_ask) + list(self.label_healthy)
+        for v in list(self.label_families.values()) + list(self.label_codes.values()):
+            out += v
+        return list(dict.fromkeys(out))
+
 
 def _labels(v: Any, where: str) -> Tuple[str, ...]:
     if isinstance(v, str):

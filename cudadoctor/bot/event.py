@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Tuple
 
 from ..facts import FactsError, as_object, decode_json
 
@@ -30,6 +30,7 @@ class Issue:
     action: str
     sender_is_bot: bool = False
     comment: Optional[str] = None
+    labels: Tuple[str, ...] = ()  # the labels the issue has now
 
     @property
     def text(self) -> str:
@@ -72,6 +73,7 @@ def parse(data: bytes, name: str = "event") -> Issue:
         action=str(doc.get("action") or ""),
         sender_is_bot=sender.get("type") == "Bot",
         comment=str(comment.get("body") or "") if is_comment else None,
+        labels=tuple(str(x.get("name")) for x in issue.get("labels") or [] if isinstance(x, dict) and x.get("name")),
     )
 
 

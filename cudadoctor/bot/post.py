@@ -7,7 +7,9 @@ repository from the event. REST calls (https://docs.github.com/en/rest/issues/co
 * ``GET  /repos/{owner}/{repo}/issues/{number}/comments?per_page=100&page=N`` to find our comment;
 * ``PATCH /repos/{owner}/{repo}/issues/comments/{id}`` to edit it (skipped when the text is the same);
 * ``POST /repos/{owner}/{repo}/issues/{number}/comments`` to create it the first time;
-* ``POST /repos/{owner}/{repo}/issues/{number}/labels`` to add labels (existing ones are kept).
+* ``POST /repos/{owner}/{repo}/issues/{number}/labels`` to add labels (existing ones are kept);
+* ``DELETE /repos/{owner}/{repo}/issues/{number}/labels/{name}`` to remove a label the bot added
+  earlier that no longer fits (``needs-info`` once a cause is named).
 
 In dry-run the comment goes to the job summary (``$GITHUB_STEP_SUMMARY``) and nothing is posted.
 """
@@ -16,8 +18,9 @@ from __future__ import annotations
 
 import json
 import urllib.error
+import urllib.parse
 import urllib.request
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..render.github_comment import MARKER
 
@@ -75,9 +78,9 @@ class GitHub:
         return None
 
 
-def post(gh: GitHub, number: int, comment: str, labels: List[str]) -> Dict[str, Any]:
-    """One comment (created, or edited in place), then the labels. Returns what was done."""
-    done: Dict[str, Any] = {"comment": None, "comment_id": None, "labels": []}
+def post(gh: GitHub, number: int, comment: str, labels: List[str], remove: Sequence[str] = ()) -> Dict[str, Any]:
+    """One comment (created, or edited in place), then the labels; ``remove``: labels to take off. Returns what was done."""
+    done: Dict[str, Any] = {"comment": None, "comment_id": None, "labels": [], "removed": []}
     mine = gh.find_comment(number)
     if mine is None:
         made = gh.call("POST", f"/repos/{gh.repo}/issues/{number}/comments", {"body": comment})
@@ -90,6 +93,10 @@ def post(gh: GitHub, number: int, comment: str, labels: List[str]) -> Dict[str, 
     if labels:
         gh.call("POST", f"/repos/{gh.repo}/issues/{number}/labels", {"labels": labels})
         done["labels"] = list(labels)
+    for name in remove:
+        if name not in labels:
+            gh.call("DELETE", f"/repos/{gh.repo}/issues/{number}/labels/{urllib.parse.quote(name, safe='')}")
+            done["removed"].append(name)
     return done
 
 

@@ -83,11 +83,15 @@ def render(answer: Dict[str, Any], footer: str = "", docs_url: Optional[str] = N
         out += ["", f"<sub>{_read_line(answer.get('read') or [])} Named from {c['established_by']}.</sub>"]
     elif kind == "healthy":
         out += [
-            "**The GPU setup looks fine.** The environment in this issue shows PyTorch using the GPU, and no setup "
-            "problem cudadoctor checks for; the problem is probably elsewhere (the code, the model, the data).",
+            "**The GPU setup looks fine.** The environment in this issue shows PyTorch able to use the GPU, and none of "
+            "cudadoctor's checks finds a setup problem in it (driver, CUDA build, GPU architecture, libraries, packages). "
+            "The cause is probably not the GPU setup.",
             "",
-            f"<sub>{_read_line(answer.get('read') or [])}</sub>",
         ]
+        obs = answer.get("observed") or []
+        if obs:
+            out += ["**Seen in this issue:**"] + [f"- {o['what']}: {md_code(_one_line(o['quote'], 200))}" for o in obs] + [""]
+        out.append(f"<sub>{_read_line(answer.get('read') or [])}</sub>")
     else:
         out += [
             "**Not enough to name a cause yet**: " + _one_line(answer.get("missing") or "", 600) + ".",
@@ -95,7 +99,14 @@ def render(answer: Dict[str, Any], footer: str = "", docs_url: Optional[str] = N
             "To decide it, please add to this issue (edit it, or reply):",
             "",
         ]
-        out += [f"- [ ] {a['ask']}" for a in answer.get("asks") or []]
+        asks = answer.get("asks") or []
+        if asks:
+            out += [f"- [ ] {a['ask']}" for a in asks]
+        else:
+            out[-2] = (
+                "Everything cudadoctor would ask for is already here, and it still does not establish one cause: a maintainer will look."
+            )
+            out.pop()
         out += ["", f"<sub>{_read_line(answer.get('read') or [])}</sub>"]
     if footer:
         out += ["", footer]
