@@ -410,3 +410,23 @@ def test_the_action_run_steps_pass_shellcheck(tmp_path):
         p.write_text("#!/usr/bin/env bash\n" + step["run"])
         r = subprocess.run([exe, "-s", "bash", str(p)], capture_output=True, text=True, timeout=60)
         assert r.returncode == 0, r.stdout
+
+
+def test_values_from_the_issue_cannot_mention_link_or_inject_markup(tmp_path):
+    """A GPU name in the pasted collect_env carries a mention, a link and HTML: the comment shows them inert."""
+    ev = json.loads((FIX / "h09-rtx3090-torch181-cu101-nokernel.event.json").read_text())
+    ev["issue"]["body"] = ev["issue"]["body"].replace(
+        "GeForce RTX 3090", "GeForce RTX 3090 @octocat <img src=x> https://evil.example"
+    )
+    p = tmp_path / "event.json"
+    p.write_text(json.dumps(ev))
+    r = _triage("--github-event", str(p), "--format", "github-comment")
+    assert r.exit_code == 0, r.output
+    assert "gpu-arch-unsupported" in r.output and "octocat" in r.output
+    cmarkgfm = pytest.importorskip("cmarkgfm")  # GitHub's own Markdown engine (the test extra)
+    import re
+
+    html = cmarkgfm.github_flavored_markdown_to_html(r.output, options=cmarkgfm.cmark.Options.CMARK_OPT_UNSAFE)
+    assert "<img" not in html and 'href="https://evil' not in html, html
+    # GitHub mentions run on text outside code; there, the @ is followed by an invisible word joiner.
+    assert "@octocat" not in re.sub(r"<code>.*?</code>", "", html), html

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional
 
 from ..document import clean as _clean
-from .markdown import md_code
+from .markdown import md_code, md_escape
 
 MARKER = "<!-- cudadoctor-bot: one comment, edited in place -->"
 
@@ -68,14 +68,16 @@ def render(answer: Dict[str, Any], footer: str = "", docs_url: Optional[str] = N
     out: List[str] = [MARKER]
     if kind == "cause":
         c = answer["cause"]
-        out += [f"**Likely cause: {_one_line(c['title'])}** ({md_code(c['code'])})", ""]
+        # Titles and fix texts carry values read from the issue (GPU names, versions, paths): escaped, so that an
+        # issue cannot make the bot's comment mention people, link, or render HTML.
+        out += [f"**Likely cause: {md_escape(_one_line(c['title']))}** ({md_code(c['code'])})", ""]
         out.append("**Evidence** (from this issue):")
         for e in c["evidence"]:
             label = "error" if e["what"] == "error" else md_code(e["what"])
             out.append(f"- {label}: {md_code(_one_line(e['quote'], 200))}")
         out.append("")
         fix = c["fix"]
-        out.append("**Fix**" + (f": {_one_line(fix['why'], 500)}" if fix.get("why") else ""))
+        out.append("**Fix**" + (f": {md_escape(_one_line(fix['why'], 500))}" if fix.get("why") else ""))
         cmds = [x for x in fix.get("commands") or [] if x.strip()]
         if cmds:
             out += [""] + _fence("\n".join(cmds))
