@@ -430,3 +430,11 @@ def test_values_from_the_issue_cannot_mention_link_or_inject_markup(tmp_path):
     assert "<img" not in html and 'href="https://evil' not in html, html
     # GitHub mentions run on text outside code; there, the @ is followed by an invisible word joiner.
     assert "@octocat" not in re.sub(r"<code>.*?</code>", "", html), html
+
+
+def test_bot_without_token_or_event_says_so_in_one_line(tmp_path):
+    r, _ = _run_bot(_event("h09-rtx3090-torch181-cu101-nokernel"), tmp_path, "http://127.0.0.1:9", GITHUB_TOKEN="")
+    assert r.returncode == 3 and "GITHUB_TOKEN is not set" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    e = {k: v for k, v in ENV.items() if k != "GITHUB_EVENT_PATH"}
+    r = subprocess.run([sys.executable, "-m", "cudadoctor.bot"], capture_output=True, text=True, env=e, cwd=tmp_path, timeout=120)
+    assert r.returncode == 2 and "no event" in r.stderr and "Traceback" not in r.stderr, r.stderr
