@@ -293,6 +293,7 @@ def smoke(
     epochs: Optional[int] = None,
     timeout: float = 300.0,
     show_pii: bool = False,
+    offline: bool = False,
 ) -> SmokeResult:
     """Train the MNIST MLP on ``device`` and check every stage (``cudadoctor smoke``).
 
@@ -308,7 +309,7 @@ def smoke(
     if synthetic and download:
         raise ValueError("synthetic and download exclude each other")
     py = _interpreter(python) or choose(None)[0]
-    result = smoke_with_diagnosis(py, dev, data_dir, download, synthetic, epochs, timeout, False)
+    result = smoke_with_diagnosis(py, dev, data_dir, download, synthetic, epochs, timeout, False, fetch=not offline)
     result = (Redactor(pii=False) if show_pii else redactor_for([], live=True)).redact(result)
     return SmokeResult(result)
 

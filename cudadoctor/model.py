@@ -50,8 +50,8 @@ class Code:
 
     ``explanation`` has the fixed sections ``what`` (what it detects), ``why`` (why it breaks),
     ``confirm`` (how to confirm by hand) and ``fix`` (how to fix). ``signatures`` are regular
-    expressions for error texts users see when this is the cause (used by triage and by checks
-    that read the user's error).
+    expressions for error texts users see when this is the cause, for plugins; the built-in codes'
+    wordings are signature data with their sources (cudadoctor/kb/errors/*.json).
     """
 
     code: str
@@ -94,10 +94,16 @@ class Code:
         )
 
     def matches(self, text: str) -> List[str]:
-        """The signatures of this code found in ``text`` (the matched substrings)."""
+        """The signatures of this code (its signature data in kb/errors/ and its own) found in ``text``,
+        normalised by the error-text engine: the matched substrings."""
+        from .errortext.normalize import normalize
+        from .errortext.signatures import compiled, of_code
+
+        norm = normalize(text)
+        flat = re.sub(r"\s+", " ", norm)
         hits = []
-        for sig in self.signatures:
-            m = re.search(sig, text, re.IGNORECASE)
+        for sig in of_code(self):
+            m = compiled(sig.regex).search(norm) or compiled(sig.regex).search(flat)
             if m:
                 hits.append(m.group(0))
         return hits

@@ -17,6 +17,7 @@ from casefacts import CASES, case_ids, facts_from_case, load_case
 from conftest import load_fixture, run_cli
 from cudadoctor import registry
 from cudadoctor.cli import cli
+from cudadoctor.errortext.signatures import of_code
 from cudadoctor.facts import new_facts
 from cudadoctor.report import diagnose
 
@@ -77,7 +78,7 @@ def test_every_catalogue_code_is_registered_with_docs_and_signatures():
         assert all(len(c.explanation[s]) > 40 for s in c.SECTIONS), code
         assert c.links and all(u.startswith("https://") for u in c.links), code
         if code != "multiple-torch-installs":  # seen as a version discrepancy, not an error text
-            assert c.signatures, code
+            assert of_code(c), code  # its wordings: signature data in cudadoctor/kb/errors/
 
 
 @pytest.mark.parametrize("code", CATALOGUE)
@@ -409,8 +410,9 @@ def test_a_pinned_release_without_wheels_for_this_python_even_with_torch_install
 def test_windows_paging_file_too_small_is_named():
     text = ('OSError: [WinError 1455] The paging file is too small for this operation to complete. Error loading '
             '"C:\\venv\\lib\\site-packages\\torch\\lib\\cudnn_cnn_infer64_8.dll" or one of its dependencies.')
-    f = the(text_facts(text, system={"os": "Windows"}), "dll-load-failure")
+    f = the(text_facts(text, system={"os": "Windows"}), "windows-pagefile-too-small")
     assert "paging file" in f.title and any("Virtual memory" in c for c in f.fix.commands)
+    assert "dll-load-failure" not in found(text_facts(text, system={"os": "Windows"}))
 
 
 def test_windows_probe_facts_name_the_missing_dll(tmp_path):

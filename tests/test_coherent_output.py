@@ -113,7 +113,7 @@ def test_failed_check_and_devices_say_why_on_stderr_with_o(tmp_path):
 
 def test_failure_reason_of_a_real_smoke_result(tmp_path):
     """The reason smoke -o should print (commands/smoke.py: see written() in commands/_shared.py)."""
-    r = run("smoke", "--device", "cpu", "--data-dir", str(tmp_path / "nothing"), "--format", "json")
+    r = run("smoke", "--device", "cpu", "--offline", "--data-dir", str(tmp_path / "nothing"), "--format", "json")
     result = json.loads(r.stdout)
     assert r.returncode == 2 and result["status"] == "error"
     reason = failure_reason(result)

@@ -588,3 +588,62 @@ def test_this_machines_real_collect_env_matches_the_live_probes():
     assert parsed["python"]["version"] == live["python"]["version"]
     assert parsed["toolkit"]["nvcc_version"] == live["toolkit"]["nvcc_version"]
     assert "driver_version" not in parsed["nvml"] or parsed["nvml"]["driver_version"] is None
+
+
+# --- "Could not collect" for the build: a CPU build only where torch's own answer says so ------------
+
+_HOLDOUT = Path(__file__).parent / "data" / "holdout_cases"
+_E08 = (_HOLDOUT / "e08-win-conda-torch222-cpu-rtx4080.txt").read_text(encoding="utf-8")  # a real CPU build's report
+
+
+def _cli_findings(*args):
+    r = CliRunner().invoke(cli, ["check", *args, "--format", "json"])
+    assert r.exit_code in (0, 1), r.output
+    return {f["code"]: f["severity"] for f in json.loads(r.stdout)["findings"]}
+
+
+def test_could_not_collect_beside_torchs_false_is_a_cpu_build():
+    t = parse_collect_env(_E08)["torch"]
+    assert "Is CUDA available: False" in _E08 and t["cuda"] is None
+
+
+def test_could_not_collect_everywhere_leaves_the_build_unknown(tmp_path):
+    """A rendering where every unknown reads "Could not collect" (an imported torch always answers True or
+    False to is_available): the build is unknown, and an sm_120 error is not blamed on a CPU build."""
+    text = _E08.replace("Is CUDA available: False", "Is CUDA available: Could not collect")
+    assert "cuda" not in parse_collect_env(text)["torch"]
+    p, e = tmp_path / "ce.txt", tmp_path / "err.txt"
+    p.write_text(text)
+    e.write_text(
+        "NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch installation.\n"
+        "The current PyTorch install supports CUDA capabilities sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90.\n"
+    )
+    assert "cpu-only-torch" not in _cli_findings("--from-collect-env", str(p), "--error-file", str(e))
+    # torch's own True: a CUDA build whatever the build line says
+    assert "cuda" not in parse_collect_env(_E08.replace("Is CUDA available: False", "Is CUDA available: True"))["torch"]
+
+
+def test_the_package_lists_name_the_build():
+    """pip's +cuXXX / +cpu tag or conda's build string of the listed torch at the imported version."""
+    text = _E08.replace("Is CUDA available: False", "Is CUDA available: Could not collect")
+    lines = [ln for ln in text.splitlines() if not re.match(r"\[(?:pip3?|conda)\]\s+(?:torch|pytorch)\s", ln)]
+    ver = parse_collect_env(text)["torch"]["version"]
+    for extra, want in (
+        (f"[pip3] torch=={ver}+cu118", "11.8"),
+        (f"[pip3] torch=={ver}+cpu", None),
+        (f"[conda] pytorch                   {ver}         py3.9_cuda11.8_cudnn8.7.0_0    pytorch", "11.8"),
+        (f"[conda] pytorch                   {ver}             cpu_py39h0d6a2c9_0    conda-forge", None),
+    ):
+        got = parse_collect_env("\n".join(lines + [extra]) + "\n")["torch"]
+        assert "cuda" in got and got["cuda"] == want, (extra, got)
+    # a listed torch of another version says nothing about the imported one
+    assert "cuda" not in parse_collect_env("\n".join(lines + ["[pip3] torch==1.0.0+cpu"]) + "\n")["torch"]
+
+
+def test_cpu_only_does_not_stand_on_could_not_collect_when_cuda_ran(tmp_path):
+    """torch answered False, but the error is one only CUDA code gives: not a CPU build's finding."""
+    p, e = tmp_path / "ce.txt", tmp_path / "err.txt"
+    p.write_text(_E08)
+    e.write_text("RuntimeError: CUDA error: no kernel image is available for execution on the device\n")
+    assert "cpu-only-torch" not in _cli_findings("--from-collect-env", str(p), "--error-file", str(e))
+    assert _cli_findings("--from-collect-env", str(p)).get("cpu-only-torch") == "error"

@@ -216,3 +216,162 @@ def test_healthy_cases_get_no_error_findings():
             continue
         r = CliRunner().invoke(cli, ["check", "--from-collect-env", str(j.with_suffix(".txt")), "--format", "json"])
         assert not [f["code"] for f in json.loads(r.output)["findings"] if f["severity"] == "error"], j.name
+
+
+# --- one cleaner: what logs, mails, notebooks and issues do to real texts -------------------------
+
+from cudadoctor.errortext import evidence as _evidence  # noqa: E402
+from cudadoctor.errortext import signatures as _signatures  # noqa: E402
+from cudadoctor.errortext.normalize import clean_lines, line_roles, normalize  # noqa: E402
+
+
+@pytest.mark.parametrize("text,want,code", [
+    # https://github.com/stackhpc/ansible-slurm-appliance/issues/287: rsyslog writes the kernel's newlines as #012
+    ("Jun 30 11:07:05 gpu-0 kernel: NVRM: API mismatch: the client has the version 535.54.03, but#012NVRM: this kernel "
+     "module has the version 530.30.02.  Please#012NVRM: make sure that this kernel module and all NVIDIA driver#012NVRM: "
+     "components have the same version.",
+     "NVRM: API mismatch: the client has the version 535.54.03, but this kernel module has the version 530.30.02.",
+     "nvml-driver-mismatch"),
+    # https://github.com/NVIDIA/nvidia-docker/issues/182: journalctl, the wrapped lines indented under the prefix
+    ("Aug 26 14:08:07 nyasara-linux kernel: NVRM: API mismatch: the client has the version 367.44, but\n"
+     "                                      NVRM: this kernel module has the version 367.35.  Please\n"
+     "                                      NVRM: make sure that this kernel module and all NVIDIA driver\n"
+     "                                      NVRM: components have the same version.",
+     "NVRM: API mismatch: the client has the version 367.44, but this kernel module has the version 367.35.",
+     "nvml-driver-mismatch"),
+    # https://github.com/Frogging-Family/nvidia-all/issues/394: dmesg, a newer driver naming its client
+    ("[    9.424670] NVRM: API mismatch: the client 'kwin_wayland' (pid 1005)\n"
+     "               NVRM: has the version 595.84, but this kernel module has\n"
+     "               NVRM: the version 595.80.  Please make sure that this\n"
+     "               NVRM: kernel module and all NVIDIA driver components\n"
+     "               NVRM: have the same version.",
+     "NVRM: API mismatch: the client 'kwin_wayland' (pid 1005) has the version 595.84, but this kernel module has the version 595.80.",
+     "nvml-driver-mismatch"),
+    # https://github.com/NVIDIA/NVSentinel/issues/155: the multi-line form of Xid 79
+    ("[ 1843.308145] NVRM: The NVIDIA GPU 0000:b3:00.0\n               NVRM: (PCI ID: 10de:26b5) installed in this system has\n"
+     "               NVRM: fallen off the bus and is not responding to commands.",
+     "NVRM: The NVIDIA GPU 0000:b3:00.0 (PCI ID: 10de:26b5) installed in this system has fallen off the bus",
+     "gpu-lost"),
+])
+def test_kernel_messages_from_any_log_read_as_one_line(text, want, code):
+    norm = normalize(text)
+    assert want in norm, norm
+    assert triage(text, REG)["candidates"][0]["code"] == code
+
+
+def test_separate_kernel_messages_stay_separate_lines():
+    # https://github.com/pop-os/pop/issues/3363: two messages, each ended with a full stop
+    text = ("Sep 23 18:37:03 xxx kernel: [   34.193759] NVRM: Xid (PCI:0000:01:00): 79, pid='<unknown>', name=<unknown>, "
+            "GPU has fallen off the bus.\nSep 23 18:37:03 xxx kernel: [   34.193770] NVRM: GPU 0000:01:00.0: GPU has fallen off the bus.")
+    assert normalize(text).split("\n") == [
+        "NVRM: Xid (PCI:0000:01:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.",
+        "NVRM: GPU 0000:01:00.0: GPU has fallen off the bus.",
+    ]
+
+
+# https://github.com/whyNLP/LCKV/issues/17 (uv's wording; the root cause is the isolated build)
+UV = ("ModuleNotFoundError: No module named 'torch'\n\nhint: This error likely indicates that `flash-attn@2.8.1` depends on `torch`, "
+      "but doesn't declare it as a build dependency. If `flash-attn` is a first-party package, consider\nadding `torch` to its "
+      "`build-system.requires`. Otherwise, `uv pip install torch` into the environment and re-run with `--no-build-isolation`.")
+
+
+def test_a_tools_hint_after_the_error_is_part_of_its_message():
+    lines = normalize(UV).split("\n")
+    roles = line_roles(lines)
+    assert [r for line, r in zip(lines, roles) if line.startswith("hint:")] == ["final"]
+    assert triage(UV, REG)["candidates"][0]["code"] == "extension-build-isolation"
+    # a line of output before it (a notebook's stdout, a log line) does not change the verdict
+    assert triage("Installing flash-attn\n" + UV, REG)["candidates"][0]["code"] == "extension-build-isolation"
+
+
+def test_a_notebook_pasted_as_json_reads_as_its_outputs():
+    # the traceback lines of a real error, stored as a notebook stores them (ANSI colours, one list item per line)
+    tb = ["\x1b[0;31m---------------------------------------------------------------------------\x1b[0m",
+          "\x1b[0;31mRuntimeError\x1b[0m                              Traceback (most recent call last)",
+          "Cell \x1b[0;32mIn[3], line 2\x1b[0m\n\x1b[1;32m      1\x1b[0m \x1b[38;5;28;01mimport\x1b[39;00m \x1b[38;5;21;01mtorch\x1b[39;00m",
+          "\x1b[0;31mRuntimeError\x1b[0m: CUDA error: no kernel image is available for execution on the device"]
+    nb = {"cells": [{"cell_type": "code", "source": ["import torch\n"], "outputs": [
+        {"output_type": "stream", "name": "stderr", "text": ["UserWarning: \n", "NVIDIA GeForce RTX 5090 with CUDA capability sm_120 "
+                                                               "is not compatible with the current PyTorch installation.\n"]},
+        {"output_type": "error", "ename": "RuntimeError", "evalue": "CUDA error", "traceback": tb}]}], "nbformat": 4}
+    text = json.dumps(nb)
+    norm = normalize(text)
+    assert "RuntimeError: CUDA error: no kernel image is available for execution on the device" in norm
+    assert "\x1b" not in norm and '"cells"' not in norm
+    assert triage(text, REG)["candidates"][0]["code"] == "gpu-arch-unsupported"
+    # the same outputs pasted as the notebook file stores one of them (JSON strings, one per line)
+    fragment = '"traceback": [\n' + ",\n".join(json.dumps(x) for x in tb) + "\n]"
+    assert "RuntimeError: CUDA error: no kernel image is available" in normalize(fragment)
+
+
+def test_a_collapsed_blocks_caption_is_not_a_line_but_an_error_in_it_is():
+    assert normalize("<details>\n<summary>Full traceback</summary>\n\n```\nRuntimeError: x\n```\n</details>").strip() == "RuntimeError: x"
+    assert "RuntimeError: CUDA error" in normalize("<details><summary>RuntimeError: CUDA error</summary>\nmore\n</details>")
+
+
+def test_the_readers_get_the_same_cleaning_line_for_line():
+    from cudadoctor.readers._text import raw_lines
+
+    text = "> PyTorch version: 2.1.0+cu121\r\n> Is CUDA available: False\r\n> CUDA used to build PyTorch：12.1\r\n"
+    assert raw_lines(text) == clean_lines(text) == ["PyTorch version: 2.1.0+cu121", "Is CUDA available: False",
+                                                      "CUDA used to build PyTorch:12.1", ""]
+    # a log prefix goes, the user's indentation stays (it tells the parts of a paste apart)
+    assert clean_lines("[   34.193759] NVRM: x\n    [rank0]: RuntimeError: y\n    File \"a.py\", line 1") == [
+        "NVRM: x", "    [rank0]: RuntimeError: y", '    File "a.py", line 1']
+
+
+# --- one evidence pass, one list of providers ----------------------------------------------------
+
+def test_one_evidence_pass_per_run(monkeypatch):
+    calls = []
+
+    def counting(texts, extra):
+        calls.append(texts)
+        return _evidence.signature_matches(texts, extra)
+
+    monkeypatch.setattr(_evidence, "PROVIDERS", (counting,))
+    _evidence.of_texts.cache_clear()
+    facts = new_facts("collect_env")
+    facts["user_error"] = {"text": "RuntimeError: The NVIDIA driver on your system is too old (found version 11040). Please update "
+                                   "your GPU driver"}
+    report = diagnose(facts, REG)  # every check, then the adjudication
+    assert report.extra["diagnosis"]["code"] == "driver-too-old"
+    assert len(calls) == 1, calls
+    triage(facts["user_error"]["text"], REG, report)  # triage on the same run reads the same evidence
+    assert len(calls) == 1
+
+
+def test_the_checks_have_no_matcher_of_their_own():
+    import cudadoctor.checks._common as common
+
+    assert not hasattr(common, "find_text") and not hasattr(common, "_unwrapped")
+    assert _evidence.PROVIDERS[0] is _evidence.signature_matches
+
+
+# --- every wording is data with its source --------------------------------------------------------
+
+def test_built_in_codes_declare_no_wordings_of_their_own():
+    builtin = registry.load(plugins=False)
+    for name, (code, _src) in builtin.codes.items():
+        assert not code.signatures, f"{name}: its wordings belong in cudadoctor/kb/errors/ with their sources"
+
+
+def test_every_signature_file_is_read_in_order_and_a_bad_one_names_itself(tmp_path, monkeypatch):
+    for doc_name, doc in _signatures.kb_documents():
+        assert re.match(r"\d{4}-\d{2}-\d{2}$", doc["checked"]) and doc.get("about"), doc_name
+    sig = {"code": "gpu-lost", "confidence": "high", "implies": "x", "sources": ["https://example.org/t/1"], "checked": "2026-11-27"}
+    (tmp_path / "b.json").write_text(json.dumps({"checked": "2026-11-27", "about": "b", "signatures": [dict(sig, regex="second")]}))
+    (tmp_path / "a.json").write_text(json.dumps({"checked": "2026-11-27", "about": "a", "signatures": [dict(sig, regex="first")]}))
+    monkeypatch.setattr(_signatures, "ERRORS_DIR", tmp_path)
+    _signatures.kb_documents.cache_clear()
+    _signatures.kb_signatures.cache_clear()
+    try:
+        assert [s.regex for s in _signatures.kb_signatures()] == ["first", "second"]
+        (tmp_path / "c.json").write_text(json.dumps({"checked": "2026-11-27", "signatures": [dict(sig, regex="([")]}))
+        _signatures.kb_documents.cache_clear()
+        _signatures.kb_signatures.cache_clear()
+        with pytest.raises(_signatures.SignatureError, match="c.json"):
+            _signatures.kb_signatures()
+    finally:
+        _signatures.kb_documents.cache_clear()
+        _signatures.kb_signatures.cache_clear()

@@ -163,7 +163,9 @@ def test_driver_supports_cuda(driver, cuda, os, want):
 def test_driver_supports_cuda_unknown():
     assert kb.driver_supports_cuda("x", "12.4") is None
     assert kb.driver_supports_cuda("535.104.05", "") is None
-    assert kb.driver_supports_cuda("370.28", "8.0") is None       # older than the tables
+    assert kb.driver_supports_cuda("370.28", "8.0") is True        # CUDA 8.0.44 needs 367.48 (11.0 RC notes, Table 2)
+    assert kb.driver_supports_cuda("340.29", "8.0") is False
+    assert kb.driver_supports_cuda("340.29", "6.5") is None        # older than the tables
     assert kb.driver_supports_cuda("384.81", "8.0") is True        # backward compatibility
 
 

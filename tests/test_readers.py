@@ -285,12 +285,32 @@ def test_text_report_names_the_parts():
     assert "cudadoctor: read error (lines 4-6), nvidia-smi (lines 11-20); ignored lines 1, 9" in r.stderr
 
 
-@pytest.mark.parametrize("garbage", ["hello world\nthis is not a report\n", "\x00\x01\x02" * 50, "   \n"])
-def test_garbage_is_one_line_error_exit_2(garbage):
+@pytest.mark.parametrize("garbage,why", [
+    ("\x00\x01\x02" * 50, "binary data"),
+    ("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x01\x00" * 20, "binary data"),
+    ("   \n", "empty"),
+    ("\x00\x00 \n\x00", "empty"),
+])
+def test_only_empty_or_binary_text_is_bad_input(garbage, why):
     r = check("--from-text", "-", input=garbage)
     assert r.exit_code == 2
     err = r.stderr.strip()
-    assert err.startswith("cudadoctor: error: stdin: pasted text:") and "\n" not in err and "Traceback" not in r.output
+    assert err.startswith("cudadoctor: error: stdin: pasted text: " + why), err
+    assert "\n" not in err and "Traceback" not in r.output
+
+
+def test_oversized_text_is_bad_input():
+    with pytest.raises(FactsError, match="larger than 2 MiB"):
+        issue.read("x" * (issue.MAX_TEXT_CHARS + 1))
+
+
+def test_prose_without_any_known_output_is_read_not_refused():
+    """Nothing in it is a known output and no line reads like an error: read, never refused; the
+    whole text is the error text, and the report says that the text shows no cause."""
+    got = issue.read("hello world\nthis is not a report\n")
+    assert [(p["kind"], p["used"]) for p in got["parts"]] == [("text", True)]
+    r = check("--from-text", "-", input="hello world\nthis is not a report\n")
+    assert r.exit_code == 0, r.output
 
 
 def test_from_text_excludes_other_sources(tmp_path):
@@ -342,3 +362,71 @@ def test_handle_errors_with_gpu_index_and_no_devices():
     assert [(d["index"], d["pci_bus_id"], d["error"]["code"]) for d in n["devices"]] == [
         (0, "0000:C1:00.0", 999), (1, "0000:E1:00.0", 999)]
     assert n["device_count"] == 2
+
+
+# --- any paste is read: the error corpus through the pasted-text reader -------------------------
+
+def _corpus():
+    for f in sorted((Path(__file__).parent / "data" / "error_corpus").glob("*.jsonl")):
+        for n, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1):
+            if line.strip():
+                yield f"{f.stem}:{n}", json.loads(line)
+
+
+@pytest.mark.parametrize("text,kind", [
+    ("nvcc fatal   : Unsupported gpu architecture 'compute_75'", "error"),  # nvcc's own spacing
+    ("[74889.644138] NVRM: Xid (PCI:0000:02:00): 79, GPU has fallen off the bus.", "error"),
+    ("\tKernel driver in use: nouveau\n\tKernel modules: nouveau, nvidia_drm, nvidia", "error"),
+    ("E0000 00:00:1711234567.123456 12345 cuda_dlopen.cc:42] Could not load library", "error"),
+    ("2024-03-03T19:18:33.4939555Z nvcc fatal   : Unsupported gpu architecture 'compute_35'", "error"),
+    ("Cuda Runtime (CUDA driver is a stub library)", "error"),
+    ("torch-1.0.0-cp37-cp37m-linux_x86_64.whl is not a supported wheel on this platform.", "error"),
+])
+def test_error_lines_in_any_format(text, kind):
+    got = issue.read(text)
+    assert [p["kind"] for p in got["parts"]] == [kind]
+    for line in text.split("\n"):  # every line is kept (the cleaner may drop a log prefix)
+        assert line.strip()[-25:] in got["error_text"], (line, got["error_text"])
+
+
+def test_the_reader_loses_nothing_of_the_error_corpus():
+    """Every real error text of the corpus is read (none refused), and pasted alone it reaches its code
+    whenever the same text given as --error-file does: the reader keeps every error line."""
+    from cudadoctor import registry
+    from cudadoctor.facts import new_facts
+    from cudadoctor.report import diagnose
+
+    reg = registry.load()
+    lost = []
+    n = 0
+    for where, d in _corpus():
+        got = issue.read(d["text"])
+        assert got["error_text"].strip() or any(p["used"] and p["kind"] != "ignored" for p in got["parts"]), where
+        plain = new_facts("text")
+        plain["user_error"] = {"text": d["text"]}
+        if d["code"] not in {f.code for f in diagnose(plain, reg).findings if f.severity != "info"}:
+            continue
+        n += 1
+        if d["code"] not in {f.code for f in diagnose(got["facts"], reg).findings if f.severity != "info"}:
+            lost.append((where, d["code"]))
+    assert n > 200 and not lost, lost
+
+
+def test_long_logs_read_in_bounded_time():
+    """A 12 000-line log (no known output) is read in a few seconds on a shared CI machine, not minutes."""
+    import time
+
+    text = "\n".join(
+        f"[{i}.0] worker {i}: loading model on GPU 0 RTX 3090 torch 1.8.{i % 10} driver 470.{i % 99} step {i} loss 0.{i}"
+        for i in range(12000)
+    )
+    t = time.perf_counter()
+    got = issue.read(text)
+    assert time.perf_counter() - t < 15
+    assert [p["kind"] for p in got["parts"]] == ["text"]  # no line of it reads like an error: read as a whole
+    # a kernel log: its NVRM line is the error text, the harmless lines around it are not
+    log = "\n".join(f"[ {i}.000000] usb 1-{i}: new high-speed USB device number {i}" for i in range(3000))
+    nvrm = "[ 3000.1] NVRM: API mismatch: the client has the version 535.54.03, but\n"
+    for text in (log + "\n" + nvrm, nvrm + log + "\n"):
+        got = issue.read(text)
+        assert "NVRM: API mismatch" in got["error_text"] and len(got["error_text"]) < 1000, len(got["error_text"])

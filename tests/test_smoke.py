@@ -144,9 +144,9 @@ def test_data_missing_names_where_it_looked_and_cli_exits_2(tmp_path):
     assert time.monotonic() - t0 < 30  # fails before importing torch
     assert r["status"] == "error" and r["error"]["kind"] == "data-missing"
     assert str(tmp_path / "nowhere" / "MNIST" / "raw") in r["error"]["looked_in"]
-    assert "--data-dir" in r["error"]["message"] and "--download" in r["error"]["message"]
+    assert "--data-dir" in r["error"]["message"] and "--offline" in r["error"]["message"]
     assert exit_code_for(r) == 2
-    res = CliRunner().invoke(cli, ["smoke", "--device", "cpu", "--python", TORCH_PY, "--data-dir",
+    res = CliRunner().invoke(cli, ["smoke", "--device", "cpu", "--offline", "--python", TORCH_PY, "--data-dir",
                                    str(tmp_path / "nowhere")])
     assert res.exit_code == 2, res.output
     assert "data-missing" in res.output and str(tmp_path / "nowhere") in res.output
@@ -180,7 +180,7 @@ def test_truncated_idx_is_a_clear_data_corrupt_error(tmp_path):
     assert r["status"] == "error" and r["error"]["kind"] == "data-corrupt", r
     assert "truncated" in r["error"]["message"] and str(p) in r["error"]["message"]
     assert "Traceback" not in json.dumps(r)
-    res = CliRunner().invoke(cli, ["smoke", "--device", "cpu", "--python", TORCH_PY, "--data-dir", str(tmp_path)])
+    res = CliRunner().invoke(cli, ["smoke", "--device", "cpu", "--offline", "--python", TORCH_PY, "--data-dir", str(tmp_path)])
     assert res.exit_code == 2 and "truncated" in res.output
 
 
@@ -437,7 +437,7 @@ def test_exit_code_policy_of_the_cli(status, kind, code):
 
 def test_cli_exit_code_is_the_policys_for_a_missing_data_set(tmp_path):
     """The CLI (not a second policy) decides: data missing is bad input, 2, on one line of stderr."""
-    res = CliRunner().invoke(cli, ["smoke", "--device", "cpu", "--python", sys.executable, "--data-dir",
+    res = CliRunner().invoke(cli, ["smoke", "--device", "cpu", "--offline", "--python", sys.executable, "--data-dir",
                                    str(tmp_path / "nowhere"), "--format", "json"])
     assert res.exit_code == 2, res.output
     doc = json.loads(res.stdout)
@@ -456,7 +456,7 @@ def test_workload_siblings_import_only_stdlib_and_torch():
 def test_smoke_to_a_file_says_why_it_failed_on_stderr(tmp_path):
     """-o FILE: the reason (here: MNIST not found, and where) is on stderr too, not only in the file."""
     out = tmp_path / "smoke.json"
-    r = run_cli("smoke", "--device", "cpu", "--data-dir", str(tmp_path / "nowhere"), "-o", str(out))
+    r = run_cli("smoke", "--device", "cpu", "--offline", "--data-dir", str(tmp_path / "nowhere"), "-o", str(out))
     assert r.returncode != 0 and out.exists()
     line = r.stderr.strip().splitlines()[-1]
     assert line.startswith("cudadoctor smoke: wrote") and "nowhere" in line, r.stderr
@@ -555,3 +555,80 @@ print(json.dumps({"adam": (mine[0] - ref[0]).abs().max().item(), "lr": [mine[1],
     d = json.loads(lines[1])
     assert d["adam"] < 1e-6 and d["sgd"] < 1e-6, d
     assert abs(d["lr"][0] - d["lr"][1]) < 1e-12 and d["moved"] > 1e-3, d
+
+
+# ---------------------------------------------------------------------------------------------------------
+# MNIST fetched by default (from a mirror on 127.0.0.1 here: no network), --offline forbids it
+# ---------------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def mnist_mirror(tmp_path):
+    """A local HTTP mirror of the real MNIST (gzip-recompressed: a site's mirror may do that), and its request log."""
+    import http.server
+    import threading
+
+    root = tmp_path / "mirror"
+    root.mkdir()
+    for f in MNIST_RAW.glob("*-ubyte"):
+        (root / (f.name + ".gz")).write_bytes(gzip.compress(f.read_bytes(), compresslevel=1))
+    seen = []
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *a, **k):
+            super().__init__(*a, directory=str(root), **k)
+
+        def log_message(self, *a):
+            seen.append(self.path)
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{srv.server_address[1]}/", root, seen
+    srv.shutdown()
+
+
+def _smoke_cli(tmp_path, mirror, *args):
+    env = dict(os.environ, HOME=str(tmp_path / "home"), XDG_CACHE_HOME=str(tmp_path / "cache"), NO_COLOR="1",
+               CUDADOCTOR_MNIST_MIRROR=mirror)
+    return subprocess.run([sys.executable, "-m", "cudadoctor", "smoke", "--device", "cpu", "--python", TORCH_PY,
+                           "--format", "json", *args], capture_output=True, text=True, timeout=600, env=env,
+                          cwd=str(tmp_path))
+
+
+@needs_torch
+@needs_mnist
+def test_smoke_on_a_fresh_machine_downloads_mnist_says_where_and_passes(tmp_path, mnist_mirror):
+    url, _, seen = mnist_mirror
+    r = _smoke_cli(tmp_path, url)
+    assert r.returncode == 0, r.stderr[-2000:]
+    raw = tmp_path / "cache" / "cudadoctor" / "data" / "MNIST" / "raw"
+    assert sorted(p.name for p in raw.iterdir()) == sorted(f.name + ".gz" for f in MNIST_RAW.glob("*-ubyte"))
+    assert "downloading it (4 files, 12 MB)" in r.stderr and f"MNIST saved in {raw}" in r.stderr
+    assert sorted(seen) == sorted("/" + p.name for p in raw.iterdir())
+    doc = json.loads(r.stdout)
+    assert doc["status"] == "pass" and doc["data"]["path"] == str(raw)
+    again = _smoke_cli(tmp_path, url)  # found in the cache now: nothing fetched again
+    assert again.returncode == 0 and "downloading" not in again.stderr and len(seen) == 4
+
+
+@needs_torch
+@needs_mnist
+def test_offline_never_touches_the_network_and_says_what_to_do_in_one_line(tmp_path, mnist_mirror):
+    url, _, seen = mnist_mirror
+    r = _smoke_cli(tmp_path, url, "--offline")
+    assert r.returncode == 2 and not seen
+    err = json.loads(r.stdout)["error"]
+    assert err["kind"] == "data-missing" and "\n" not in err["message"] and len(err["looked_in"]) >= 5
+    assert "--data-dir DIR" in err["message"] and "--synthetic" in err["message"]
+
+
+@needs_torch
+@needs_mnist
+def test_a_mirror_serving_other_bytes_is_refused_by_the_checksums(tmp_path, mnist_mirror):
+    url, root, seen = mnist_mirror
+    (root / "t10k-labels-idx1-ubyte.gz").write_bytes(gzip.compress(b"\0" * 10008))
+    r = _smoke_cli(tmp_path, url, "--data-dir", str(tmp_path / "d"))
+    assert r.returncode == 2, r.stderr[-2000:]
+    err = json.loads(r.stdout)["error"]
+    assert err["kind"] == "download-failed" and "MD5 mismatch" in " ".join(err["looked_in"]), err
+    assert "t10k-labels-idx1-ubyte.gz" in seen[-1]  # the site's mirror replaces the public ones: nothing else tried

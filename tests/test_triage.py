@@ -364,3 +364,68 @@ def test_triage_is_linear_on_hostile_pastes():
         t = time.perf_counter()
         triage(text, REG)
         assert time.perf_counter() - t < 3.0, text[:30]
+
+
+# --- text from another machine or time: the facts disagree ----------------------------------------
+
+# https://github.com/pytorch/pytorch/issues/150733 (the warning and error a RTX 5090 D prints with a torch without sm_120)
+SM120_TEXT = (
+    "UserWarning: \nNVIDIA GeForce RTX 5090 D with CUDA capability sm_120 is not compatible with the current PyTorch "
+    "installation.\nThe current PyTorch install supports CUDA capabilities sm_50 sm_60 sm_61 sm_70 sm_75 sm_80 sm_86 sm_90.\n"
+    "RuntimeError: CUDA error: no kernel image is available for execution on the device\n"
+)
+# https://github.com/rikdz/GraphWriter/issues/6
+DRIVER_OLD_TEXT = (
+    "The NVIDIA driver on your system is too old (found version 6050).\nPlease update your GPU driver by downloading and "
+    "installing a new\nversion from the URL: http://www.nvidia.com/Download/index.aspx\n"
+)
+NO_GPU_FACTS = FIXTURES / "facts" / "live-torch2141-cu130-nodriver.json"  # probed: no NVIDIA device, no driver
+
+
+@pytest.mark.parametrize("text,code", [(SM120_TEXT, "gpu-arch-unsupported"), (DRIVER_OLD_TEXT, "driver-too-old")])
+def test_text_the_facts_rule_out_is_never_confirmed(tmp_path, text, code):
+    err = tmp_path / "err.txt"
+    err.write_text(text)
+    r = run_cli("triage", "-f", str(err), "--facts", str(NO_GPU_FACTS), "--format", "json")
+    cands = {c["code"]: c for c in json.loads(r.stdout)["candidates"]}
+    assert cands[code]["confirmed_by_facts"] is False, cands[code]
+    facts_against = {d["fact"] for d in cands[code]["contradicted_by"]}
+    assert "system.pci_nvidia_devices" in facts_against
+    if code == "driver-too-old":
+        assert "nvml.status" in facts_against
+    first = json.loads(r.stdout)["candidates"][0]
+    assert first["code"] == "no-nvidia-driver" and first["confirmed_by_facts"] is True
+    text_out = run_cli("triage", "-f", str(err), "--facts", str(NO_GPU_FACTS)).stdout
+    line = next(ln for ln in text_out.splitlines() if f" {code}: " in ln)
+    assert "confirmed by the facts" not in line and "but the facts disagree: this machine has no NVIDIA GPU" in line
+    # check, with the same facts and error: an info naming the fact, not an error
+    r = run_cli("check", "--facts", str(NO_GPU_FACTS), "--error-file", str(err), "--format", "json")
+    doc = json.loads(r.stdout)
+    f = next(x for x in doc["findings"] if x["code"] == code)
+    assert f["severity"] == "info" and "the facts disagree" in f["title"], f
+    assert doc["extra"]["diagnosis"]["confirmed_by_facts"] is not True
+
+
+def test_pasted_facts_never_rule_a_cause_out():
+    """Only probed facts can: a collect_env that says "No CUDA" shows what the report lacked, not the machine."""
+    from cudadoctor.facts import Facts
+    from cudadoctor.interpret.agreement import disagreements
+
+    facts = json.loads(NO_GPU_FACTS.read_text())
+    facts = facts.get("facts", facts)
+    assert disagreements(Facts(facts), "gpu-arch-unsupported")
+    facts = {**facts, "origin": "collect_env"}
+    assert disagreements(Facts(facts), "gpu-arch-unsupported") == []
+
+
+def test_facts_read_from_the_error_itself_never_confirm_it(tmp_path):
+    """The GPU named in torch's sm_120 warning is a fact of the text, not a second witness: triage of the
+    error alone has no facts; a GPU and torch stated apart from the error are facts, and do confirm."""
+    err = tmp_path / "err.txt"
+    err.write_text(SM120_TEXT)
+    doc = json.loads(run_cli("triage", "-f", str(err), "--format", "json").stdout)
+    assert doc["with_facts"] is False and doc["candidates"][0]["confirmed_by_facts"] is None
+    err.write_text("My GPU is RTX 3090, torch 1.8.1+cu102\n\n" + NAILS_8.split("\n", 2)[2])
+    doc = json.loads(run_cli("triage", "-f", str(err), "--format", "json").stdout)
+    top = doc["candidates"][0]
+    assert doc["with_facts"] is True and top["code"] == "gpu-arch-unsupported" and top["confirmed_by_facts"] is True

@@ -1,4 +1,4 @@
-"""Small pure helpers shared by the built-in checks: the error texts the facts hold.
+"""Small pure helpers shared by the built-in checks: what the error texts say (through the one text engine).
 
 What the facts mean lives in :mod:`cudadoctor.interpret`; fix commands in :mod:`._fixes`.
 Nothing here does I/O. The knowledge base (``cudadoctor.kb``) is read-only package data.
@@ -6,11 +6,10 @@ Nothing here does I/O. The knowledge base (``cudadoctor.kb``) is read-only packa
 
 from __future__ import annotations
 
-import re
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from cudadoctor import kb as _kb
-from cudadoctor.errortext.signatures import code_pattern
+from cudadoctor.errortext.evidence import said as _said, search, text_of  # noqa: F401  (for the checks)
 from cudadoctor.errortext.sources import error_texts  # noqa: F401  (re-exported for the checks)
 from cudadoctor.facts import Facts
 from cudadoctor.model import Code, Finding, Fix
@@ -23,35 +22,10 @@ def kb():
     return _kb
 
 
-def any_of(patterns: Iterable[str]) -> str:
-    """One regex matching any of ``patterns`` (e.g. a code's signatures), for :func:`find_text`."""
-    return "|".join(f"(?:{p})" for p in patterns)
-
-
-def error_match(fx: Facts, code) -> Optional[Tuple[str, str]]:
-    """The first error text matching any signature of ``code`` (the engine's data and the Code's own)."""
-    pattern = code_pattern(code)
-    return find_text(fx, pattern) if pattern else None
-
-
-#: A kernel message the log wraps over lines that each start again with "NVRM:" (dmesg, journalctl -k).
-_NVRM_WRAP = re.compile(r"\s*\n\s*(?:\[[\d. ]+\]\s*)?(?:\w+ \d+ [\d:]+ \S+ )?(?:kernel: )?NVRM:\s*")
-
-
-def _unwrapped(text: str) -> str:
-    return re.sub(r"\s+", " ", _NVRM_WRAP.sub(" ", text))
-
-
-def find_text(fx: Facts, pattern: str) -> Optional[Tuple[str, str]]:
-    """The first error text matching ``pattern`` (regex, case-insensitive): (where, matched line)."""
-    rx = re.compile(pattern, re.IGNORECASE)
-    for where, text in error_texts(fx):
-        m = rx.search(text) or rx.search(re.sub(r"\s+", " ", text)) or rx.search(_unwrapped(text))
-        if m:
-            start = text.rfind("\n", 0, m.start()) + 1
-            end = text.find("\n", m.end())
-            return where, text[start : end if end != -1 else None].strip()[:400]
-    return None
+def error_match(fx: Facts, code: Code) -> Optional[Tuple[str, str]]:
+    """(where, line) of the first error text line a signature of ``code`` matches: the run's one
+    evidence pass (cudadoctor.errortext.evidence), never a second matcher."""
+    return _said(fx, code)
 
 
 def text_finding(

@@ -55,13 +55,6 @@ GPU_ARCH_UNSUPPORTED = Code(
         "https://pytorch.org/get-started/locally/",
         "https://github.com/pytorch/pytorch/issues/150733",
     ),
-    signatures=(
-        r"no kernel image is available for execution on the device",
-        r"CUDA capability sm_\d+ is not compatible with the current PyTorch installation",
-        r"which is of cuda capability \d+\.\d+\.?\s+PyTorch no longer supports this GPU because it is too old",
-        r"cudaErrorNoKernelImageForDevice",
-        r"invalid device function",
-    ),
 )
 
 

@@ -27,7 +27,7 @@ from cudadoctor.interpret import (
 )
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import PIP, error_match, find_text, kb
+from ._common import PIP, error_match, kb, search
 from ._fixes import companion_fix, install_commands, newest_runnable
 
 TORCHVISION_MISMATCH = Code(
@@ -55,15 +55,6 @@ TORCHVISION_MISMATCH = Code(
         "https://pytorch.org/get-started/previous-versions/",
         "https://pytorch.org/audio/main/installation.html#compatibility-matrix",
     ),
-    signatures=(
-        r"operator torchvision::\w+ does not exist",
-        r"Detected that PyTorch and (torchvision|TorchAudio) were compiled with different CUDA (major )?versions",
-        r"Couldn't load custom C\+\+ ops",
-        r"torchvision/_C\.so: undefined symbol",
-        r"torchaudio/lib/\w+\.so: undefined symbol",
-        r"Could not run 'torchvision::\w+' with arguments from the 'CUDA' backend",
-        r"partially initialized module 'torchvision' has no attribute 'extension'",
-    ),
 )
 
 NUMPY_ABI_MISMATCH = Code(
@@ -87,14 +78,6 @@ NUMPY_ABI_MISMATCH = Code(
     links=(
         "https://numpy.org/devdocs/dev/depending_on_numpy.html#numpy-2-abi-handling",
         "https://github.com/pytorch/pytorch/issues/107302",
-    ),
-    signatures=(
-        r"A module that was compiled using NumPy 1\.x cannot be run in\s+NumPy 2",
-        r"_ARRAY_API not found",
-        r"numpy\.core\.multiarray failed to import",
-        r"module compiled against (ABI|API) version 0x[0-9a-f]+ but this version of numpy is 0x[0-9a-f]+",
-        r"numpy\.dtype size changed, may indicate binary incompatibility",
-        r"RuntimeError: Numpy is not available",
     ),
 )
 
@@ -120,7 +103,6 @@ MULTIPLE_TORCH_INSTALLS = Code(
         "finding names), unset PYTHONPATH if it points into another environment, then reinstall once.",
     },
     links=("https://docs.python.org/3/library/site.html", "https://pip.pypa.io/en/stable/user_guide/#user-installs"),
-    signatures=(),
 )
 
 
@@ -352,7 +334,7 @@ def multiple_torch_installs(fx: Facts) -> Iterator[Finding]:
         if paired and imported and mm(paired) != mm(imported) and any(mm(paired) == mm(v) for v, _ in others):
             broken = True
             evidence["torchvision"] = f"{tv.get('version')} (paired with torch {paired}, the one not imported)"
-    said = find_text(fx, r"operator torchvision::\w+ does not exist|undefined symbol")
+    said = search(fx, r"operator torchvision::\w+ does not exist|undefined symbol")
     if said:
         evidence[said[0]] = said[1]
         broken = True

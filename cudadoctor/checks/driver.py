@@ -19,7 +19,7 @@ from cudadoctor.interpret import (
 )
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import any_of, error_match, find_text, kb
+from ._common import error_match, kb, search
 
 NO_NVIDIA_DRIVER = Code(
     code="no-nvidia-driver",
@@ -39,13 +39,6 @@ NO_NVIDIA_DRIVER = Code(
         "If the machine has no NVIDIA GPU, run on one that has, or install the CPU wheel.",
     },
     links=("https://docs.nvidia.com/cuda/cuda-installation-guide-linux/", "https://www.nvidia.com/Download/index.aspx"),
-    signatures=(
-        r"Found no NVIDIA driver on your system",
-        r"NVIDIA-SMI has failed because it couldn.t communicate with the NVIDIA driver",
-        r"nvidia-smi: (command )?not found",
-        r"CUDA driver initialization failed",
-        r"libcuda\.so(\.1)?: cannot open shared object file",
-    ),
 )
 
 NO_GPU_VISIBLE = Code(
@@ -68,12 +61,6 @@ NO_GPU_VISIBLE = Code(
     links=(
         "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars",
         "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/docker-specialized.html",
-    ),
-    signatures=(
-        r"no CUDA-capable device is detected",
-        r"cudaErrorNoDevice",
-        r"No CUDA GPUs are available",
-        r"error=38 : no CUDA-capable device",
     ),
     # "invalid device ordinal": device-ordinal-invalid; "could not select device driver": container-toolkit-missing
 )
@@ -269,7 +256,7 @@ def no_gpu_visible(fx: Facts) -> Iterator[Finding]:
     if count is None and devices:
         count = len(devices)
     torch_count = fx.int("torch.device_count")
-    said = find_text(fx, any_of(NO_GPU_VISIBLE.signatures[:4]))
+    said = error_match(fx, NO_GPU_VISIBLE)
     driver_ok = nvml == "ok" or bool(driver_version(fx)) or (kernel_module(fx) is True and nvml not in ("library-missing",))
     evidence = {"nvml.status": nvml, "nvml.device_count": count, "torch.device_count": torch_count}
     if said:
@@ -284,6 +271,7 @@ def no_gpu_visible(fx: Facts) -> Iterator[Finding]:
         found = (
             _cvd_hides(fx, count, uuids, evidence)
             or _nvd_hides(fx, evidence)
+            or _slurm_without_gpus(fx, count, torch_count, evidence)
             or _driver_sees_none(nvml, count, evidence)
             or _cuda_sees_none(said, torch_count, evidence)
             or _unavailable_unexplained(fx, devices, evidence)
@@ -315,7 +303,7 @@ def _container_without_gpus(fx: Facts, evidence: Dict[str, Any]) -> Finding:
 
 def _ordinal_without_driver(fx: Facts, nvml: Optional[str], evidence: Dict[str, Any]) -> Optional[Finding]:
     """No driver facts, but the program asked for a device index this process cannot see."""
-    ordinal = find_text(fx, r"invalid device ordinal|No CUDA GPUs are available")
+    ordinal = search(fx, r"invalid device ordinal|No CUDA GPUs are available")
     if not (ordinal and nvml not in ("library-missing", "driver-not-loaded", "no-nvidia-smi") and kernel_module(fx) is not False):
         return None
     evidence[ordinal[0]] = ordinal[1]
@@ -346,11 +334,42 @@ def _cvd_hides(fx: Facts, count: Optional[int], uuids: List[str], evidence: Dict
         return None
     evidence["CUDA_VISIBLE_DEVICES"] = cvd
     good = ",".join(str(i) for i in range(count)) if count else "0"
+    cmds: Tuple[str, ...] = (
+        "unset CUDA_VISIBLE_DEVICES",
+        f"# or choose from `nvidia-smi -L`, e.g.: export CUDA_VISIBLE_DEVICES={good}",
+    )
+    if (cvd or "").strip() == "":
+        # Schedulers set it empty for work that asked for no GPU: fix the request, not the variable.
+        cmds += _SLURM_REQUEST if fx.env("SLURM_JOB_ID") else ()
+        cmds += ("# under Ray, a task or actor without num_gpus gets CUDA_VISIBLE_DEVICES='': @ray.remote(num_gpus=1)",)
     return _hidden(
         problem,
         evidence,
-        ("unset CUDA_VISIBLE_DEVICES", f"# or choose from `nvidia-smi -L`, e.g.: export CUDA_VISIBLE_DEVICES={good}"),
+        cmds,
         "CUDA only sees the devices that CUDA_VISIBLE_DEVICES names, up to its first invalid entry.",
+    )
+
+
+#: How a Slurm job asks for GPUs (Slurm exposes to a job only the GPUs it was allocated).
+_SLURM_REQUEST = (
+    "#SBATCH --gres=gpu:1  # or srun --gpus=1 ...: a Slurm job sees only the GPUs it requests",
+    "scontrol show job $SLURM_JOB_ID | grep -i -E 'tres|gres'  # what this job was given",
+)
+
+
+def _slurm_without_gpus(
+    fx: Facts, count: Optional[int], torch_count: Optional[int], evidence: Dict[str, Any]
+) -> Optional[Finding]:
+    """A Slurm job that was allocated no GPU: the node has them, the job's cgroup hides them."""
+    job = fx.env("SLURM_JOB_ID")
+    if not job or fx.env("SLURM_JOB_GPUS") or fx.env("SLURM_STEP_GPUS") or not (count == 0 or torch_count == 0):
+        return None
+    evidence["SLURM_JOB_ID"] = job
+    return _hidden(
+        f"This Slurm job ({job}) was allocated no GPU (no SLURM_JOB_GPUS): request GPUs for the job",
+        evidence,
+        _SLURM_REQUEST,
+        "Slurm confines a job to the GPUs it requested (--gres/--gpus); without a request it sees none.",
     )
 
 

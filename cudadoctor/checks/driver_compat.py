@@ -56,12 +56,6 @@ DRIVER_TOO_OLD = Code(
         "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html#id5",
         "https://pytorch.org/get-started/previous-versions/",
     ),
-    signatures=(
-        r"The NVIDIA driver on your system is too old \(found version \d+\)",
-        r"CUDA driver version is insufficient for CUDA runtime version",
-        r"cudaErrorInsufficientDriver",
-        r"CUDA_ERROR_INSUFFICIENT_DRIVER",
-    ),
 )
 
 NVML_DRIVER_MISMATCH = Code(
@@ -89,11 +83,6 @@ NVML_DRIVER_MISMATCH = Code(
         "https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/",
         "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html",
     ),
-    signatures=(
-        r"(?:Failed to initialize NVML|nvml error):\s*Driver/library version mismatch",
-        r"NVML library version: \d+",
-        r"API mismatch: the NVIDIA kernel module has version",
-    ),  # error 803's wordings: kb/errors/error_signatures.json
 )
 
 CUDA_FORWARD_COMPAT = Code(
@@ -117,12 +106,6 @@ CUDA_FORWARD_COMPAT = Code(
         "from LD_LIBRARY_PATH (or uninstall the cuda-compat package).",
     },
     links=("https://docs.nvidia.com/deploy/cuda-compatibility/#forward-compatibility",),
-    signatures=(
-        r"forward compatibility was attempted on non supported HW",
-        r"cudaErrorCompatNotSupportedOnDevice",
-        r"CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE",
-        r"Error 804",
-    ),
 )
 
 FABRIC_MANAGER_MISSING = Code(
@@ -146,7 +129,6 @@ FABRIC_MANAGER_MISSING = Code(
         "https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/index.html",
         "https://github.com/pytorch/pytorch/issues/35710",
     ),
-    signatures=(r"system not yet initialized", r"cudaErrorSystemNotReady", r"CUDA_ERROR_SYSTEM_NOT_READY", r"Error 802"),
 )
 
 
@@ -315,6 +297,8 @@ def nvml_driver_mismatch(fx: Facts) -> Iterator[Finding]:
         lib = m.group(1)
     if nvml != "driver-library-mismatch" and not said:
         return
+    if nvml != "driver-library-mismatch" and said and _COMPAT_803.search(said[1]) and _compat_in_use(fx):
+        return  # error 803 from a cuda-compat libcuda on the path: cuda-compat-driver-mismatch names that root
     evidence = {
         "nvml.status": nvml,
         "nvml.error": fx.str("nvml.error"),
@@ -350,6 +334,22 @@ def nvml_driver_mismatch(fx: Facts) -> Iterator[Finding]:
     if kmod and lib:
         title += f" (module {kmod}, libraries {lib})"
     yield NVML_DRIVER_MISMATCH.finding(title=title, evidence=evidence, fix=Fix(tuple(cmds), why))
+
+
+#: CUDA's error 803 (cudaErrorSystemDriverMismatch), as opposed to NVML's or the kernel log's own mismatch lines.
+_COMPAT_803 = re.compile(
+    r"unsupported display driver / cuda driver combination|Error 803\b|SystemDriverMismatch|SYSTEM_DRIVER_MISMATCH", re.I
+)
+
+
+def _compat_in_use(fx: Facts) -> bool:
+    """A cuda-compat libcuda (a `compat/` directory) is loaded, on LD_LIBRARY_PATH or in ld.so.conf."""
+    libs = loaded_libraries(fx) or []
+    return (
+        any(d["name"].startswith("libcuda.so") and "/compat" in d["path"] for d in libs)
+        or any("/compat" in p for p in (ld_library_path(fx) or []))
+        or any(isinstance(p, str) and "/compat" in p for p in (fx.list("system.ld_so_conf_cuda") or []))
+    )
 
 
 def _consumer(name: str) -> bool:

@@ -14,7 +14,7 @@ from cudadoctor.facts import Facts
 from cudadoctor.interpret import arch_runs, build_arch_list, gpus, torch_version
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import PIP, error_match, error_texts, find_text
+from ._common import PIP, error_match, search, text_of
 
 EXTENSION_ABI_MISMATCH = Code(
     code="extension-abi-mismatch",
@@ -157,7 +157,7 @@ def _package(line: str) -> Optional[str]:
 
 
 def _all_text(fx: Facts) -> str:
-    return "\n".join(t for _w, t in error_texts(fx))
+    return text_of(fx)  # the error texts as the engine normalised them
 
 
 @check(EXTENSION_ABI_MISMATCH)
@@ -204,7 +204,7 @@ def extension_build_isolation(fx: Facts) -> Iterator[Finding]:
     torch imports here (no pip lines pasted) is the same situation, or another interpreter: a warning."""
     said = error_match(fx, EXTENSION_BUILD_ISOLATION)
     if not said:
-        bare = find_text(fx, r"No module named '?torch'?(?![\w.])")
+        bare = search(fx, r"No module named '?torch'?(?![\w.])")
         if bare and torch_version(fx) and fx.str("torch.status") in (None, "ok"):
             yield _bare_no_torch(fx, bare)
         return
@@ -254,7 +254,7 @@ _TORCH_OWN_ARCH = re.compile(
 def _no_kernel_beside_torch(fx: Facts) -> Optional[Tuple[str, str]]:
     """'no kernel image' while torch's own build has kernels for every GPU (known capability and arch
     list): the kernel that failed belongs to a separately built package."""
-    said = find_text(fx, _NO_KERNEL.pattern)
+    said = search(fx, _NO_KERNEL.pattern)
     archs, _source = build_arch_list(fx)
     caps = [g.get("capability") for g in gpus(fx)]
     if not said or not archs or not caps or not all(isinstance(c, str) and arch_runs(c, archs) for c in caps):

@@ -89,11 +89,6 @@ GPU_COMPUTE_MODE_RESTRICTED = Code(
         "or stop the process holding the GPU, or run one process per GPU as the cluster intends.",
     },
     links=("https://docs.nvidia.com/deploy/nvidia-smi/index.html",),
-    signatures=(
-        r"CUDA-capable device\(s\) is/are busy or unavailable",
-        r"cudaErrorDevicesUnavailable",
-        r"all CUDA-capable devices are busy or unavailable",
-    ),
 )
 
 MIG_NO_INSTANCES = Code(
@@ -131,7 +126,6 @@ GPU_MEMORY_OCCUPIED = Code(
         "fix": "Use another GPU (CUDA_VISIBLE_DEVICES), wait for the job, or stop the process "
         "holding the memory (`kill PID` if it is yours).",
     },
-    signatures=(r"CUDA out of memory",),
 )
 
 PERSISTENCE_MODE_OFF = Code(

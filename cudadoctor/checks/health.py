@@ -47,7 +47,6 @@ GPU_ECC_ERRORS = Code(
         "for a replacement (RMA).",
     },
     links=(MEMORY_ERRORS_DOC, XID_DOC),
-    signatures=(r"uncorrectable ECC error encountered", r"cudaErrorECCUncorrectable", r"CUDA_ERROR_ECC_UNCORRECTABLE"),
 )
 
 GPU_MEMORY_REMAP = Code(
@@ -87,7 +86,6 @@ GPU_LOST = Code(
         "reseat the card; repeated Xid 79 means a hardware fault: contact the vendor.",
     },
     links=(XID_DOC,),
-    signatures=(r"GPU is lost", r"fallen off the bus", r"Unable to determine the device handle for GPU", r"\bXid\b.*\b79\b"),
 )
 
 

@@ -13,7 +13,7 @@ from cudadoctor.facts import Facts
 from cudadoctor.interpret import gpus, kernel_module, ld_library_path, loaded_libraries
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import error_match, error_texts
+from ._common import error_match, text_of
 from ._fixes import filtered_path_command
 
 KERNEL_MODULE_MISSING = Code(
@@ -140,7 +140,7 @@ CUDA_COMPAT_DRIVER_MISMATCH = Code(
 
 
 def _text(fx: Facts) -> str:
-    return "\n".join(t for _w, t in error_texts(fx))
+    return text_of(fx)  # the error texts as the engine normalised them
 
 
 def _distro(fx: Facts) -> str:

@@ -65,15 +65,6 @@ CUDNN_MISMATCH = Code(
         "https://github.com/pytorch/pytorch/blob/main/torch/backends/cudnn/__init__.py",
         "https://docs.nvidia.com/deeplearning/cudnn/backend/latest/reference/support-matrix.html",
     ),
-    signatures=(
-        r"cuDNN version incompatibility",
-        r"cuDNN version mismatch: PyTorch was compiled against \d+ but linked against \d+",
-        r"Could not load library libcudnn\w*\.so(\.\d+)*",
-        r"Could not load library cudnn\w*\.dll",
-        r"libcudnn\w*\.so(\.\d+)*: cannot open shared object file",
-        r"Unable to load any of \{libcudnn",
-        r"Invalid handle\. Cannot load symbol cudnn\w+",
-    ),
 )
 
 LIBRARY_SHADOWING = Code(
@@ -102,12 +93,6 @@ LIBRARY_SHADOWING = Code(
         "https://github.com/pytorch/pytorch/issues/134929",
         "https://man7.org/linux/man-pages/man8/ld.so.8.html",
     ),
-    signatures=(
-        r"undefined symbol: \w+, version lib(cudart|cublas|cublasLt|cusparse|cusparseLt|cufft|curand|cusolver|nvJitLink|nccl|nvrtc|cudnn\w*|cupti)\.so\.\d+",
-        r"version `lib(cudart|cublas|cublasLt|cusparse|cufft|curand|cusolver|nvJitLink|nvrtc)\.so\.\d+(\.\d+)?' not found",
-        r"libtorch_cuda\.so: undefined symbol: nccl\w+",
-        r"lib(cusparse|cusolver|cublas)\.so\.\d+: undefined symbol: \w+",
-    ),
 )
 
 STUB_LIBCUDA = Code(
@@ -127,7 +112,6 @@ STUB_LIBCUDA = Code(
         "`sudo ldconfig`); keep it only in the link step of builds (`-L…/stubs`).",
     },
     links=("https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html",),
-    signatures=(r"CUDA driver is a stub library", r"cudaErrorStubLibrary", r"CUDA_ERROR_STUB_LIBRARY"),
 )
 
 CUDA_TOOLKIT_MISMATCH = Code(
@@ -152,10 +136,6 @@ CUDA_TOOLKIT_MISMATCH = Code(
         "https://pytorch.org/docs/stable/cpp_extension.html",
         "https://github.com/pytorch/pytorch/blob/main/torch/utils/cpp_extension.py",
     ),
-    signatures=(
-        r"The detected CUDA version \(\d+\.\d+\) mismatches the version that was used to compile\s+PyTorch \(\d+\.\d+\)",
-        r"The detected CUDA version \(\d+\.\d+\) has a minor version mismatch with the version that was used to compile PyTorch",
-    ),
 )
 
 
@@ -176,6 +156,13 @@ def _cudnn_compatible(compiled: Tuple[int, int, int], runtime: Tuple[int, int, i
     if runtime[0] < 7:
         return runtime[1] == compiled[1]
     return runtime[1] >= compiled[1]
+
+
+#: cuDNN itself cannot be found (not a library cuDNN needs): its major version from the file name.
+_CUDNN_MISSING = re.compile(
+    r"libcudnn\w*\.so\.(\d+): cannot open shared object file|Unable to load any of \{?libcudnn\w*\.so\.(\d+)"
+    r"|Could not locate cudnn_\w+?64_(\d+)\.dll|(?:Could not load library|Unable to load) libcudnn\w*\.so\.(\d+)\.?\s*(?:Error: libcudnn|$)"
+)
 
 
 @check(CUDNN_MISMATCH)
@@ -239,6 +226,15 @@ def cudnn_mismatch(fx: Facts) -> Iterator[Finding]:
         )
     elif pin:
         cmds.append(f"conda install cudnn={pin}  # in a conda env; otherwise put cuDNN {pin} first on the loader path")
+    missing = _CUDNN_MISSING.search(said[1]) if said else None
+    if missing and not conda and not any("nvidia-cudnn" in c for c in cmds):
+        major = next(g for g in missing.groups() if g)
+        name = pkg or "nvidia-cudnn-cu12"
+        alt = "" if pkg else " (nvidia-cudnn-cu11 for a CUDA 11 build)"
+        cmds.append(
+            f'{PIP} install "{name}=={major}.*"  # the wheel that ships cuDNN {major}{alt}: what a skipped dependency '
+            "or extra (torch's own nvidia-cudnn dependency, jax[cuda12], tensorflow[and-cuda]) would have installed"
+        )
     if not cmds:
         cmds = [
             "ldconfig -p | grep libcudnn  # every cuDNN the loader can find",

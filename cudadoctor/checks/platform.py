@@ -52,11 +52,6 @@ PYTHON_UNSUPPORTED = Code(
         "https://github.com/pytorch/pytorch/blob/main/RELEASE.md#release-compatibility-matrix",
         "https://pytorch.org/get-started/locally/",
     ),
-    signatures=(
-        r"No matching distribution found for torch\b",
-        r"Could not find a version that satisfies the requirement torch\b",
-        r"torch-[^\s]+\.whl is not a supported wheel on this platform",
-    ),
 )
 
 DLL_LOAD_FAILURE = Code(
@@ -83,16 +78,6 @@ DLL_LOAD_FAILURE = Code(
         "https://learn.microsoft.com/en-us/cpp/windows/latest-supported-vc-redist",
         "https://github.com/pytorch/pytorch/issues/129568",
     ),
-    signatures=(
-        r"\[WinError 126\]",
-        r"\[WinError 127\]",
-        r"\[WinError 1114\]",
-        r"\[WinError 1455\]",
-        r"(?:Error|Erro) loading [\"“”'][^\"“”']+\.dll[\"“”'] or one of its dependencies",
-        r"DLL load failed( while importing \w+)?",
-        r"Could not load library \w+\.dll\. Error code \d+",
-        r"Could not locate zlibwapi\.dll",
-    ),
 )
 
 WSL_DRIVER_IN_GUEST = Code(
@@ -115,7 +100,6 @@ WSL_DRIVER_IN_GUEST = Code(
         "need nvcc; keep the Windows driver up to date instead.",
     },
     links=("https://docs.nvidia.com/cuda/wsl-user-guide/index.html",),
-    signatures=(r"CUDA driver version is insufficient for CUDA runtime version",),
 )
 
 
@@ -166,6 +150,14 @@ def _python_reasons(py: Optional[str], bits: Optional[int], arch: str, plat: str
                 )
         elif kb().newest_torch_for_python(py, plat) is None and not _older_than_the_tables(py):
             reasons.append(f"no torch release has wheels for Python {mm_str(py) or py} on {plat}")
+        elif req and plat != "linux-x86_64" and kb().torch_wheel_on_pypi(release_of(req) or req, py, plat) is False:
+            # PyPI's own file list (kb/torch_wheels.json): on macOS, Windows and Linux aarch64 PyPI's wheels are
+            # the ones there are (linux-x86_64 has CUDA indexes beside PyPI: the release ranges above cover it).
+            have = kb().pypi_torch_versions(py, plat) or []
+            reasons.append(
+                f"PyPI has no torch {release_of(req) or req} wheel for Python {mm_str(py) or py} on {plat}"
+                + (f" (its wheels there: torch {have[0]} to {have[-1]})" if have else "")
+            )
     return reasons
 
 
@@ -257,6 +249,8 @@ def dll_load_failure(fx: Facts) -> Iterator[Finding]:
     said = error_match(fx, DLL_LOAD_FAILURE)
     if said and os_key(fx) != "windows" and "dll" not in said[1].lower() and "WinError" not in said[1]:
         said = None
+    if said and "WinError 1455" in f"{said[1]}\n{fx.user_error()}\n{fx.str('torch.error.message') or ''}":
+        said = None  # nothing is missing: the paging file is too small (windows-pagefile-too-small)
     tl = fx.dict("windows.torch_lib") or {}
     missing = [m for m in (tl.get("missing") or []) if isinstance(m, dict) and isinstance(m.get("dll"), str)]
     leftovers = [x for x in (tl.get("not_in_record") or []) if isinstance(x, str)]
@@ -295,19 +289,13 @@ _CLEAN = [
     f"{PIP} uninstall -y torch torchvision torchaudio  # repeat until pip says torch is not installed",
     "# delete a leftover ...\\site-packages\\torch folder if one remains, then reinstall:",
 ]
-_PAGING_FILE = [
-    "# Windows ran out of virtual memory while mapping torch's large CUDA DLLs (WinError 1455):",
-    "# System > About > Advanced system settings > Performance > Settings > Advanced > Virtual memory: "
-    "let Windows manage the paging file size (or set it to 16 GB or more), then reboot",
-    "# and load fewer processes at once (e.g. DataLoader num_workers=0) if it persists",
-]
 
 
 def _dll_fix(
     fx: Facts, said: Optional[Tuple[str, str]], full: str, dll: Optional[str], missing: List[dict], vc_absent: List[str]
 ) -> Tuple[List[str], str, str]:
-    """The situation behind the load failure, as (commands, why, title): a paging file too small,
-    torch 2.4.0's fbgemm.dll without its OpenMP runtime, cuDNN without zlibwapi, the Visual C++
+    """The situation behind the load failure, as (commands, why, title) (a paging file too small is
+    windows-pagefile-too-small, text_classes.py): torch 2.4.0's fbgemm.dll without its OpenMP runtime, cuDNN without zlibwapi, the Visual C++
     runtime, a DLL torch should have brought, or stale DLLs."""
     rel, var = torch_release(fx), variant(fx)
     reinstall = (
@@ -317,13 +305,6 @@ def _dll_fix(
     )
     d = (dll or "").lower()
     miss = {x["dll"].lower() for x in missing}
-    if (said and "WinError 1455" in said[1]) or "[WinError 1455]" in full:
-        why = "Each process maps torch's CUDA DLLs; with a small paging file the mapping fails."
-        return (
-            list(_PAGING_FILE),
-            why,
-            f"Windows cannot load {dll or 'torch’s DLLs'}: the paging file is too small (WinError 1455)",
-        )
     if "libomp140.x86_64.dll" in miss or (d == "fbgemm.dll" and rel == "2.4.0"):
         cmds = ["# torch 2.4.0's fbgemm.dll needs libomp140.x86_64.dll, which the wheel did not ship; 2.4.1 fixes it:"]
         cmds += install_commands(environment(fx), "2.4.1", var or "cu121", reinstall=True)

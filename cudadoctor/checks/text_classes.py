@@ -2,7 +2,9 @@
 and the exact fix. The error-text engine finds them; these checks turn a match into a finding with commands.
 
 Codes: shm-exhausted, device-ordinal-invalid, container-toolkit-missing, host-compiler-unsupported,
-toolkit-arch-unsupported, nvidia-uvm-stale, mkl-incompatible, cuda-home-not-set, open-kernel-module-unsupported.
+toolkit-arch-unsupported, nvidia-uvm-stale, mkl-incompatible, cuda-home-not-set, open-kernel-module-unsupported,
+gpu-init-failed, gpu-needs-legacy-driver, cuda-library-missing, companion-cpu-only-build,
+windows-pagefile-too-small.
 """
 
 from __future__ import annotations
@@ -10,9 +12,10 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
+from cudadoctor import kb
 from cudadoctor.facts import Facts
 from cudadoctor.interpret import torch_cuda
-from cudadoctor.model import Code, Finding, check
+from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import PIP, error_match, text_finding
 
@@ -154,6 +157,135 @@ OPEN_KERNEL_MODULE_UNSUPPORTED = Code(
     links=("https://github.com/NVIDIA/open-gpu-kernel-modules",),
 )
 
+GPU_INIT_FAILED = Code(
+    code="gpu-init-failed",
+    title="The NVIDIA kernel module is loaded but cannot initialise the GPU (RmInitAdapter failed)",
+    area="gpu",
+    severity="error",
+    explanation={
+        "what": 'The kernel log says "NVRM: GPU 0000:xx:00.0: RmInitAdapter failed! (0x..:0x..:NNNN)" and '
+        '"rm_init_adapter failed, device minor number N": the driver is loaded and sees the GPU on the PCI bus, '
+        'but bringing it up failed, so nvidia-smi says "No devices were found" and CUDA finds no device.',
+        "why": "The driver could not start the GPU: its firmware (GSP) failed to boot, the card lacks power or sits in "
+        "a slot or riser it cannot train on, the firmware setup hides its memory window (Above 4G decoding / "
+        "Resizable BAR off, or a VM passthrough without it), the driver branch does not support this GPU, or the "
+        "GPU is failing. The lines just before RmInitAdapter in the kernel log name which step failed.",
+        "confirm": "`sudo dmesg | grep -i -E 'nvrm|xid'` (the lines before RmInitAdapter: GSP, GFW_BOOT, BAR, "
+        "power); `lspci -nn -d 10de:` (the GPU is on the bus); `nvidia-smi` says No devices were found.",
+        "fix": "Reseat the card and connect every power cable, enable Above 4G decoding (and Resizable BAR) in the "
+        "firmware setup, install a driver branch that supports the GPU (for a GSP firmware error also try the other "
+        "kernel-module flavour, open or proprietary), then cold-boot. If it persists on another slot or machine, "
+        "the GPU is failing.",
+    },
+    links=(
+        "https://github.com/NVIDIA/open-gpu-kernel-modules/issues/789",
+        "https://docs.nvidia.com/deploy/xid-errors/",
+    ),
+)
+
+GPU_NEEDS_LEGACY_DRIVER = Code(
+    code="gpu-needs-legacy-driver",
+    title="The installed NVIDIA driver no longer supports this GPU: it needs a legacy driver branch",
+    area="driver",
+    severity="error",
+    explanation={
+        "what": 'The kernel log says "The NVIDIA <GPU> GPU installed in this system is supported through the NVIDIA '
+        '<branch>.xx Legacy drivers ... The <version> NVIDIA driver will ignore this GPU", usually followed by '
+        '"NVRM: No NVIDIA GPU found": nvidia-smi cannot communicate with the driver and CUDA sees no device.',
+        "why": "Each NVIDIA driver branch drops older GPU generations, which stay supported only by a legacy branch "
+        "(Fermi: 390.xx, Kepler: 470.xx, Maxwell/Pascal/Volta: 580.xx). A distribution or driver upgrade that moves "
+        "to a newer branch silently leaves such a GPU without a driver.",
+        "confirm": "`sudo dmesg | grep -A4 'Legacy drivers'` names the GPU and the branch; `nvidia-smi` fails; "
+        "`lspci -nn -d 10de:` shows the GPU.",
+        "fix": "Install the legacy branch the message names (e.g. `nvidia-driver-470` on Ubuntu, "
+        "`nvidia-470xx-dkms` on Arch, `legacy_470` on NixOS) and reboot. The legacy branch caps the CUDA version "
+        "the driver offers, so pick a torch build whose CUDA that driver supports (and whose architecture list "
+        "still includes the GPU).",
+    },
+    links=(
+        "https://www.nvidia.com/en-us/drivers/unix/legacy-gpu/",
+        "https://github.com/NixOS/nixos-hardware/issues/1828",
+    ),
+)
+
+CUDA_LIBRARY_MISSING = Code(
+    code="cuda-library-missing",
+    title="A package cannot find a CUDA library of the CUDA version it was built for (libcublas, libcudart, ...)",
+    area="libraries",
+    severity="error",
+    explanation={
+        "what": "A package that ships its own CUDA code (onnxruntime-gpu, CTranslate2/faster-whisper, bitsandbytes, "
+        '...) cannot load a CUDA library it links against: "Library libcublas.so.12 is not found or cannot be '
+        'loaded", "Failed to load library libonnxruntime_providers_cuda.so with error: libcublasLt.so.11: cannot '
+        'open shared object file", "Could not locate cublasLt64_12.dll".',
+        "why": "Such packages are built for one CUDA major version and load that version's libraries at run time "
+        "(the .so.N / 64_N.dll number is the major). They are not installed, or installed only for another major "
+        "(a system CUDA 11 for a CUDA 12 build), or installed as pip wheels (nvidia-cublas-cu12, ...) whose "
+        "directories the loader does not search. torch's own wheels bring these libraries for torch only: "
+        "another package finds them only when torch was imported first, or when they are on the loader path.",
+        "confirm": "The library name in the message (its number is the CUDA major the package wants); "
+        "`ldconfig -p | grep <library>`; `pip list | grep -i -E 'nvidia-|onnxruntime|ctranslate2'`.",
+        "fix": "Install the pip wheel of that library for that CUDA major (e.g. `pip install nvidia-cublas-cu12` "
+        "for libcublas.so.12) and put its lib directory on LD_LIBRARY_PATH (or import torch before the package), "
+        "or install the build of the package made for the CUDA you have (e.g. onnxruntime-gpu for CUDA 12, "
+        "CTranslate2 3.x for CUDA 11).",
+    },
+    links=(
+        "https://onnxruntime.ai/docs/execution-providers/CUDA-ExecutionProvider.html#requirements",
+        "https://github.com/SYSTRAN/faster-whisper#gpu",
+        "https://github.com/microsoft/onnxruntime/issues/21684",
+    ),
+)
+
+COMPANION_CPU_ONLY_BUILD = Code(
+    code="companion-cpu-only-build",
+    title="A GPU library used beside torch (DGL, jaxlib, ...) is its CPU-only build",
+    area="packages",
+    severity="error",
+    explanation={
+        "what": "A library that has separate CPU and CUDA builds was installed in its CPU-only build, so it refuses "
+        'the GPU or falls back to the CPU: DGL says "Device API cuda is not enabled. Please install the cuda '
+        'version of dgl", JAX says "An NVIDIA GPU may be present on this machine, but a CUDA-enabled jaxlib is not '
+        'installed" (older: "No GPU/TPU found, falling back to CPU"). torch itself may well be a CUDA build.',
+        "why": "`pip install dgl` and `pip install jax` install the CPU builds; the CUDA builds come from the "
+        "project's own wheel index or extra (dgl: the -cuXXX wheels from data.dgl.ai; jax: `jax[cuda12]`) and must "
+        "match the CUDA (and, for DGL, the torch) in use.",
+        "confirm": "`pip list | grep -i -E 'dgl|jax'` (a CPU build has no cuXXX / cuda in its name or extra); "
+        '`python -c "import jax; print(jax.devices())"` lists only CpuDevice.',
+        "fix": "Uninstall the CPU build and install the library's CUDA build for your CUDA version: DGL from its "
+        "wheel index (e.g. `pip install dgl -f https://data.dgl.ai/wheels/torch-2.3/cu121/repo.html`), JAX with "
+        '`pip install -U "jax[cuda12]"`.',
+    },
+    links=(
+        "https://www.dgl.ai/pages/start.html",
+        "https://docs.jax.dev/en/latest/installation.html#nvidia-gpu",
+        "https://github.com/dmlc/dgl/issues/5427",
+    ),
+)
+
+WINDOWS_PAGEFILE_TOO_SMALL = Code(
+    code="windows-pagefile-too-small",
+    title="Windows cannot load torch's CUDA DLLs: the paging file is too small (WinError 1455)",
+    area="system",
+    severity="error",
+    explanation={
+        "what": 'Importing torch (often in each DataLoader worker) fails with "OSError: [WinError 1455] The paging '
+        'file is too small for this operation to complete. Error loading ...\\torch\\lib\\<cudnn/cublas/caffe2>.dll".',
+        "why": "Windows commits virtual memory for every loaded DLL; torch's CUDA DLLs (cuDNN, cuBLAS, ...) reserve "
+        "gigabytes. With a small or fixed paging file, and with several processes each loading them (DataLoader "
+        "workers, multiprocessing), the commit limit is reached and Windows refuses to map the next DLL. Nothing is "
+        "missing or mismatched.",
+        "confirm": "The message says WinError 1455 (any language); System Properties > Advanced > Performance > "
+        "Virtual memory shows the paging file size; fewer workers (`num_workers=0`) makes it go away.",
+        "fix": "Let Windows manage the paging file size (or set a larger one) on a drive with free space and "
+        "restart; use fewer DataLoader workers or processes; close other memory-hungry programs.",
+    },
+    links=(
+        "https://learn.microsoft.com/en-us/troubleshoot/windows-client/performance/introduction-to-the-page-file",
+        "https://github.com/pytorch/pytorch/issues/59904",
+    ),
+)
+
 
 @check(SHM_EXHAUSTED)
 def shm_exhausted(fx: Facts) -> Iterator[Finding]:
@@ -220,12 +352,34 @@ def container_toolkit_missing(fx: Facts) -> Iterator[Finding]:
 @check(HOST_COMPILER_UNSUPPORTED)
 def host_compiler_unsupported(fx: Facts) -> Iterator[Finding]:
     said = error_match(fx, HOST_COMPILER_UNSUPPORTED)
-    m = re.search(r"later than (\d+)", said[1]) if said else None
-    n = m.group(1) if m else "<N>"
+    # nvcc's host_config.h: "gcc versions later than 12"; torch's cpp_extension: "the maximum required version by CUDA 11.7 (11.5.0)"
+    m = re.search(r"later than (\d+)|maximum required version by CUDA [\d.]+ \((\d+)", said[1]) if said else None
+    limits = kb.host_compiler_limits(fx.str("toolkit.nvcc_version") or "")  # kb/host_compilers.json
+    if m:
+        n = m.group(1) or m.group(2)
+    else:
+        n = str(limits["gcc_max"]) if limits and limits.get("gcc_max") else "<N>"
+    newer = kb.cuda_accepting_gcc(int(n) + 1) if n.isdigit() else None
+    if said and "targets unsupported OS" in said[1]:
+        yield HOST_COMPILER_UNSUPPORTED.finding(
+            title="nvcc refuses this host compiler: on Windows it accepts only the 64-bit MSVC (cl.exe x64)",
+            evidence={said[0]: said[1]},
+            fix=Fix(
+                (
+                    "# install Visual Studio (or its Build Tools) with 'Desktop development with C++'",
+                    "# build from the 'x64 Native Tools Command Prompt for VS' so cl.exe is the x64 compiler",
+                    "# not MinGW/MSYS2 g++ or a 32-bit cl.exe; with CMake: -G 'Visual Studio 17 2022' -A x64",
+                ),
+                "nvcc on Windows supports only the 64-bit Microsoft C++ compiler as its host compiler.",
+            ),
+        )
+        return
     cmds = [
         f"sudo apt-get install gcc-{n} g++-{n}",
         f"export CC=gcc-{n} CXX=g++-{n} NVCC_PREPEND_FLAGS='-ccbin /usr/bin/g++-{n}'",
-        "# then rebuild; or install a newer CUDA toolkit that supports your gcc",
+        f"# then rebuild; or install CUDA {newer} or newer (its nvcc accepts gcc {int(n) + 1})"
+        if newer
+        else "# then rebuild; or install a newer CUDA toolkit that supports your gcc",
     ]
     yield from text_finding(
         HOST_COMPILER_UNSUPPORTED,
@@ -241,7 +395,16 @@ def toolkit_arch_unsupported(fx: Facts) -> Iterator[Finding]:
     said = error_match(fx, TOOLKIT_ARCH_UNSUPPORTED)
     m = re.search(r"compute_(\d+)", said[1]) if said else None
     arch = m.group(1) if m else None
+    span = kb.nvcc_target_releases(f"compute_{arch}") if arch else None  # kb/nvcc_archs.json (ptxas --help)
+    known = kb.nvcc_releases()
+    if span and span[1] != known[-1]:
+        which = f"# compute_{arch} is accepted by nvcc {span[0]} to {span[1]} only"
+    elif span:
+        which = f"# compute_{arch} needs nvcc {span[0]} or newer"
+    elif arch:
+        which = f"# no nvcc from CUDA {known[0]} on accepts compute_{arch}"
     cmds = [
+        *([which] if arch else []),
         "nvcc --list-gpu-arch  # what this nvcc can build for",
         'python -c "import torch; print(torch.cuda.get_device_capability())"  # what your GPU needs',
         'export TORCH_CUDA_ARCH_LIST="<X.Y of your GPU>"  # drop '
@@ -297,6 +460,7 @@ def cuda_home_not_set(fx: Facts) -> Iterator[Finding]:
         f"export CUDA_HOME=/usr/local/cuda-{ver}  # a toolkit of that version (apt: cuda-toolkit-{ver.replace('.', '-')})",
         "export PATH=$CUDA_HOME/bin:$PATH",
         f"# or: conda install -c nvidia cuda-nvcc={ver}",
+        "# in a container: build FROM an nvidia/cuda:<version>-devel-* image (the -runtime ones have no nvcc)",
     ]
     yield from text_finding(
         CUDA_HOME_NOT_SET,
@@ -323,8 +487,148 @@ def open_kernel_module_unsupported(fx: Facts) -> Iterator[Finding]:
     )
 
 
+@check(GPU_INIT_FAILED)
+def gpu_init_failed(fx: Facts) -> Iterator[Finding]:
+    from .health import GPU_LOST
+    from .kernel_driver import OPEN_KERNEL_MODULE_REQUIRED
+
+    # RmInitAdapter failing is the consequence; a kernel line that names why is the root, reported by its own code.
+    if any(error_match(fx, c) for c in (OPEN_KERNEL_MODULE_REQUIRED, OPEN_KERNEL_MODULE_UNSUPPORTED, GPU_LOST)):
+        return
+    cmds = [
+        "sudo dmesg | grep -i -E 'nvrm|xid'  # the lines before RmInitAdapter name the failing step (GSP, GFW_BOOT, BAR, power)",
+        "lspci -nn -d 10de:  # the GPU is on the PCI bus",
+        "# reseat the card, connect every power cable; firmware setup: Above 4G decoding (and Resizable BAR) on",
+        "# install a driver branch that supports this GPU; for a GSP error also try the other flavour (open / proprietary)",
+        "sudo reboot  # a cold boot",
+    ]
+    yield from text_finding(
+        GPU_INIT_FAILED,
+        fx,
+        "The NVIDIA driver is loaded but cannot initialise the GPU (RmInitAdapter failed)",
+        cmds,
+        "The driver sees the GPU but could not bring it up: firmware, power, slot, firmware settings or a failing GPU.",
+    )
+
+
+_LEGACY = re.compile(
+    r"The NVIDIA (?P<gpu>.+?) GPU installed in this system(?: is|>)\s+(?:NVRM:\s+)?supported through the NVIDIA\s+"
+    r"(?P<branch>\d+)\.xx Legacy drivers[\s\S]{0,160}?The (?P<driver>[\d.]+) NVIDIA driver will ignore",
+    re.I,
+)
+
+
+@check(GPU_NEEDS_LEGACY_DRIVER)
+def gpu_needs_legacy_driver(fx: Facts) -> Iterator[Finding]:
+    said = error_match(fx, GPU_NEEDS_LEGACY_DRIVER)
+    if not said:
+        return
+    m = _LEGACY.search(re.sub(r"\s*NVRM:\s*", " ", fx.user_error() or said[1])) or _LEGACY.search(said[1])
+    branch = m.group("branch") if m else "<branch>"
+    gpu = "the " + re.sub(r"^(?:NVIDIA\s+)+", "", m.group("gpu")).strip() if m else "this GPU"
+    driver = m.group("driver") if m else None
+    cmds = [
+        f"sudo apt-get install nvidia-driver-{branch}  # Ubuntu/Debian; Arch: nvidia-{branch}xx-dkms; Fedora: "
+        f"akmod-nvidia-{branch}xx; NixOS: hardware.nvidia.package = ...nvidiaPackages.legacy_{branch}",
+        "sudo reboot",
+        "nvidia-smi  # the CUDA version this branch offers: choose a torch build for it",
+    ]
+    title = f"The NVIDIA driver{(' ' + driver) if driver else ''} ignores {gpu}: it needs the {branch}.xx legacy driver"
+    yield GPU_NEEDS_LEGACY_DRIVER.finding(
+        title=title,
+        evidence={said[0]: said[1], "legacy_branch": branch if m else None, "driver": driver},
+        fix=Fix(tuple(cmds), "Newer driver branches drop older GPU generations; the legacy branch still drives them."),
+    )
+
+
+#: CUDA library -> the pip wheel that ships it (nvidia-<name>-cu<major>).
+_CUDA_LIB_WHEEL = {
+    "cublas": "cublas",
+    "cublaslt": "cublas",
+    "cudart": "cuda-runtime",
+    "cufft": "cufft",
+    "curand": "curand",
+    "cusparse": "cusparse",
+    "cusolver": "cusolver",
+    "nvrtc": "cuda-nvrtc",
+    "nvjitlink": "nvjitlink",
+}
+_CUDA_LIB = re.compile(
+    r"\b(?:lib)?(cublasLt|cublas|cudart|cufft|curand|cusparse|cusolver|nvrtc|nvJitLink)(?:\.so\.|64_)(\d+)", re.I
+)
+
+
+@check(CUDA_LIBRARY_MISSING)
+def cuda_library_missing(fx: Facts) -> Iterator[Finding]:
+    said = error_match(fx, CUDA_LIBRARY_MISSING)
+    if not said:
+        return
+    m = _CUDA_LIB.search(said[1])
+    lib, major = (m.group(1), m.group(2)) if m else ("cublas", "<N>")
+    wheel = f"nvidia-{_CUDA_LIB_WHEEL[lib.lower()]}-cu{major}"
+    mod = _CUDA_LIB_WHEEL[lib.lower()].replace("-", "_")
+    cmds = [
+        f"{PIP} install {wheel}  # ships {lib} for CUDA {major}",
+        f"export LD_LIBRARY_PATH=$(python -c \"import os, nvidia.{mod} as m; print(os.path.join(m.__path__[0], 'lib'))\"):$LD_LIBRARY_PATH",
+        "# or: import torch before the package (torch loads its own CUDA libraries), or install the package's build "
+        "for the CUDA you have",
+    ]
+    yield CUDA_LIBRARY_MISSING.finding(
+        title=f"A package built for CUDA {major} cannot find {lib} (CUDA {major}'s library is not installed or not on the loader path)",
+        evidence={said[0]: said[1], "library": lib if m else None, "cuda_major": major if m else None},
+        fix=Fix(tuple(cmds), f"The package loads CUDA {major}'s {lib} at run time; it must be installed and findable."),
+    )
+
+
+@check(COMPANION_CPU_ONLY_BUILD)
+def companion_cpu_only_build(fx: Facts) -> Iterator[Finding]:
+    said = error_match(fx, COMPANION_CPU_ONLY_BUILD)
+    if not said:
+        return
+    dgl = "dgl" in said[1].lower()
+    lib = "DGL" if dgl else "jaxlib"
+    cmds = (
+        [
+            f"{PIP} uninstall -y dgl",
+            f"{PIP} install dgl -f https://data.dgl.ai/wheels/torch-<torch major.minor>/cu<XYZ>/repo.html  # the CUDA build for your torch and CUDA",
+        ]
+        if dgl
+        else [
+            f"{PIP} uninstall -y jax jaxlib",
+            f'{PIP} install -U "jax[cuda12]"  # the CUDA 12 build (jax[cuda13] for CUDA 13)',
+            'python -c "import jax; print(jax.devices())"  # lists CudaDevice',
+        ]
+    )
+    yield COMPANION_CPU_ONLY_BUILD.finding(
+        title=f"{lib} is its CPU-only build: install its CUDA build",
+        evidence={said[0]: said[1]},
+        fix=Fix(tuple(cmds), f"{lib}'s CPU build has no GPU code; its CUDA build comes from its own index or extra."),
+    )
+
+
+@check(WINDOWS_PAGEFILE_TOO_SMALL)
+def windows_pagefile_too_small(fx: Facts) -> Iterator[Finding]:
+    cmds = [
+        "# System Properties > Advanced > Performance Settings > Advanced > Virtual memory > Change:",
+        "#   'Automatically manage paging file size' (or a larger custom size) on a drive with free space; restart",
+        "# and/or: DataLoader(..., num_workers=0 or fewer) - each worker loads torch's CUDA DLLs again",
+    ]
+    yield from text_finding(
+        WINDOWS_PAGEFILE_TOO_SMALL,
+        fx,
+        "Windows ran out of paging file while loading torch's CUDA DLLs (WinError 1455)",
+        cmds,
+        "Each process that imports torch commits gigabytes of virtual memory for its CUDA DLLs.",
+    )
+
+
 def register():
     return [
+        companion_cpu_only_build,
+        windows_pagefile_too_small,
+        cuda_library_missing,
+        gpu_needs_legacy_driver,
+        gpu_init_failed,
         shm_exhausted,
         device_ordinal_invalid,
         container_toolkit_missing,

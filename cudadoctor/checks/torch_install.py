@@ -14,10 +14,11 @@ from cudadoctor.interpret import (
     nvidia_gpu_present,
     os_family,
     release_of,
+    variant_of_tag,
 )
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import INDEX, PIP, error_match, find_text, kb
+from ._common import INDEX, PIP, error_match, kb, search
 from ._fixes import companion_pins, newest_variant_for_driver
 
 TORCH_NOT_INSTALLED = Code(
@@ -34,7 +35,6 @@ TORCH_NOT_INSTALLED = Code(
         "wheel index for your driver.",
     },
     links=("https://pytorch.org/get-started/locally/",),
-    signatures=(r"No module named '?torch'?(?!\w)",),
 )
 
 TORCH_IMPORT_FAILED = Code(
@@ -71,7 +71,6 @@ CPU_ONLY_TORCH = Code(
         "(the exact command is in the finding).",
     },
     links=("https://pytorch.org/get-started/locally/", "https://pytorch.org/get-started/previous-versions/"),
-    signatures=(r"Torch not compiled with CUDA enabled", r"CUDA used to build PyTorch: None"),
 )
 
 
@@ -94,11 +93,6 @@ LOCAL_SHADOW = Code(
         "for a source checkout, run from another directory.",
     },
     links=("https://docs.python.org/3/library/sys_path_init.html", "https://github.com/obss/sahi/issues/402"),
-    signatures=(
-        r"partially initialized module '(?:torch|numpy)' has no attribute",
-        r"cannot import name '\w+' from partially initialized module '(?:torch|numpy)'",
-        r"module 'torch' has no attribute '(?:cuda|nn|Tensor|tensor|device|float32|optim|from_numpy|zeros|ones|randn)'",
-    ),
 )
 
 
@@ -118,7 +112,7 @@ def torch_not_installed(fx: Facts) -> Iterator[Finding]:
     maybe = (
         fx.get("torch.importable") is False
         and (status is None or (status == "import-failed" and fx.bool("collect_env.pip_on_path") is True))
-        and not find_text(fx, _TORCH_FOUND)  # the traceback runs inside a torch package: one was found
+        and not search(fx, _TORCH_FOUND)  # the traceback runs inside a torch package: one was found
     )
     if not (definite or maybe):
         return
@@ -202,8 +196,9 @@ def cpu_only_torch(fx: Facts) -> Iterator[Finding]:
     if build != "cpu":
         if said and build is None:
             # The program that failed imported a CPU build; the facts cannot say which torch that was.
+            shown = said[1] if len(said[1]) <= 100 else said[1][:97] + "..."
             yield CPU_ONLY_TORCH.finding(
-                title='The torch that raised this error is a CPU-only build ("Torch not compiled with CUDA enabled")',
+                title=f'The torch in use is a CPU-only build (the text shows it: "{shown}")',
                 evidence={said[0]: said[1], "torch.version": fx.str("torch.version")},
                 fix=Fix(
                     (
@@ -215,6 +210,8 @@ def cpu_only_torch(fx: Facts) -> Iterator[Finding]:
                 ),
             )
         return
+    if _cpu_only_from_could_not_collect(fx) and _cuda_ran(fx):
+        return  # "Could not collect" beside an error only CUDA code gives: the build is not shown to be CPU
     gpu = nvidia_gpu_present(fx)
     if gpu is False:
         return  # a CPU build on a machine without an NVIDIA GPU is the right build
@@ -255,6 +252,27 @@ def cpu_only_torch(fx: Facts) -> Iterator[Finding]:
         fix=Fix(tuple(cmds), why),
         severity="error" if gpu else "warning",
     )
+
+
+def _cpu_only_from_could_not_collect(fx: Facts) -> bool:
+    """Is the CPU build read from collect_env's "CUDA used to build PyTorch: Could not collect" alone
+    (no +cpu tag, no literal None, no CPU build string in the package lists)?"""
+    said = (fx.dict("collect_env.fields") or {}).get("CUDA used to build PyTorch")
+    if not isinstance(said, str) or said.strip().lower() not in ("could not collect", "could not collect."):
+        return False
+    return variant_of_tag(fx.str("torch.version")) is None
+
+
+def _cuda_ran(fx: Facts) -> bool:
+    """Does anything show that CUDA code of this torch ran: torch saw CUDA, or the error is one only a CUDA
+    build raises (no kernel image / sm_XX not compatible, the driver-version check, cuDNN's errors)?"""
+    if fx.bool("torch.cuda_available"):
+        return True
+    from .arch import GPU_ARCH_UNSUPPORTED
+    from .driver_compat import DRIVER_TOO_OLD
+    from .libraries import CUDNN_MISMATCH
+
+    return any(error_match(fx, c) for c in (GPU_ARCH_UNSUPPORTED, DRIVER_TOO_OLD, CUDNN_MISMATCH))
 
 
 def _inside(path: str, folder: str) -> bool:

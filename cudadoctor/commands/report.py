@@ -86,6 +86,12 @@ def _write(path: str, text: str) -> None:
     help="Make the report from the output of `python -m torch.utils.collect_env` in FILE ('-' for stdin).",
 )
 @click.option(
+    "--from-text",
+    "from_text",
+    metavar="FILE",
+    help="Make the report from a whole pasted issue or ticket in FILE ('-' for stdin), as `check --from-text`.",
+)
+@click.option(
     "--error", "error", metavar="TEXT", help="The error message you saw (goes into the report and is used as evidence)."
 )
 @click.option("--error-file", "error_file", metavar="FILE", help="Read the error message or traceback from FILE ('-' for stdin).")
@@ -105,6 +111,7 @@ def report_cmd(
     output: Optional[str],
     facts_file: Optional[str],
     from_collect_env: Optional[str],
+    from_text: Optional[str],
     error: Optional[str],
     error_file: Optional[str],
     python: Optional[str],
@@ -131,11 +138,13 @@ def report_cmd(
             raise BadInput(str(e)) from None
     base = base_path(output)
     t0 = time.perf_counter()
-    if smoke and (facts_file or from_collect_env):
-        raise BadInput("--smoke runs on this machine; it cannot go with --facts or --from-collect-env")
+    if smoke and (facts_file or from_collect_env or from_text):
+        raise BadInput("--smoke runs on this machine; it cannot go with --facts, --from-collect-env or --from-text")
     if smoke_data_dir and not smoke:
         raise BadInput("--smoke-data-dir goes with --smoke")
-    facts = gather(facts_file, python, quick, timeout, error, error_file, deep=deep, from_collect_env=from_collect_env)
+    facts = gather(
+        facts_file, python, quick, timeout, error, error_file, deep=deep, from_collect_env=from_collect_env, from_text=from_text
+    )
     t1 = time.perf_counter()
     reg = registry.load()
     report = diagnose(facts, reg, timings={"probes_s": t1 - t0, "plugins_s": time.perf_counter() - t1})

@@ -55,7 +55,15 @@ def _device(ctx, param, value: str) -> str:
     help="Where to run: a GPU, every visible GPU (all), or the CPU (to check the workload itself).",
 )
 @click.option("--data-dir", metavar="DIR", help="Where MNIST is (DIR/MNIST/raw/*-ubyte[.gz], the torchvision layout).")
-@click.option("--download", is_flag=True, help="Download MNIST (the only option that uses the network).")
+@click.option(
+    "--download", is_flag=True, help="Download MNIST into --data-dir (or the cache) even where a copy is found elsewhere."
+)
+@click.option(
+    "--offline",
+    is_flag=True,
+    help="Never use the network: MNIST missing is an error (by default smoke downloads it, 11 MB, into "
+    "~/.cache/cudadoctor/data; $CUDADOCTOR_MNIST_MIRROR names a mirror of your own).",
+)
 @click.option("--synthetic", is_flag=True, help="Train on generated seven-segment digits instead of MNIST (bar 95%).")
 @click.option("--epochs", type=click.IntRange(min=1), metavar="N", help="Most epochs to train (stops early at the bar).")
 @format_option
@@ -117,6 +125,7 @@ def smoke_cmd(
     rank_timeout: Optional[float] = None,
     show_pii: bool = False,
     backend: Optional[str] = None,
+    offline: bool = False,
 ) -> None:
     """Train the MNIST MLP on the GPU and check every stage: device, CPU agreement, training to 97%,
     throughput vs CPU, mixed precision, cuDNN and host<->device bandwidth.
@@ -129,6 +138,8 @@ def smoke_cmd(
         raise BadInput(f"--python {python}: not an executable file")
     if synthetic and download:
         raise BadInput("--synthetic and --download exclude each other")
+    if offline and download:
+        raise BadInput("--offline and --download exclude each other")
     if (combined or per_rank or rank_timeout is not None) and not distributed:
         raise BadInput("--per-rank and --rank-timeout go with --distributed")
     if backend and not distributed:
@@ -154,7 +165,7 @@ def smoke_cmd(
     python = choose(python)[0]  # as check does: an isolated install trains with the user's active environment
     # A GPU that cannot be used is diagnosed the way `check` does, with its fix, once the workload's
     # device stage has failed (never before it: a healthy GPU imports torch once).
-    result = smoke_with_diagnosis(python, device, data_dir, download, synthetic, epochs, timeout, progress)
+    result = smoke_with_diagnosis(python, device, data_dir, download, synthetic, epochs, timeout, progress, fetch=not offline)
     result = (Redactor(pii=False) if show_pii else redactor_for([], live=True)).redact(result)
     written = emit(smoke_metrics(result) if fmt == "prometheus" else render(result, fmt), output)
     if written:

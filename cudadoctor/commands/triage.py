@@ -44,9 +44,51 @@ def _pasted_issue(text: str) -> Optional[Tuple[Dict[str, Any], str]]:
         got = issue.read(text)
     except FactsError:
         return None
-    if not any(p["used"] and p["kind"] not in ("error", "traceback") for p in got["parts"]):
+    structured = any(p["used"] and p["kind"] not in ("error", "traceback", "text") for p in got["parts"])
+    # Facts written as prose count when stated apart from the error lines: facts read from the error
+    # itself would only "confirm" what the error says.
+    said = (got["facts"].get("pasted") or {}).get("prose") or {}
+    prose = bool(said.get("filled")) and bool(said.get("apart_from_errors"))
+    if not structured and not prose:
         return None
     return got["facts"], got["error_text"] or text
+
+
+def _next_pastes(res: Dict[str, Any], facts: Optional[Dict[str, Any]]) -> list:
+    """When no cause was recognised: what to paste next, from what the facts (if any) do not show."""
+    if res["candidates"]:
+        return []
+    from ..facts import Facts, new_facts
+    from ..interpret.missing import next_pastes, unknowns
+
+    fx = Facts(facts if facts is not None else new_facts("text"))
+    missing = unknowns(fx)
+    if not res["input"].get("final_exception") and not any(m["what"] == "error" for m in missing):
+        missing.append({"what": "error", "why": "the whole error, not one line of it"})
+    return next_pastes(fx, missing)
+
+
+def _facts_disagree(res: Dict[str, Any], facts: Dict[str, Any], reg: "registry.Registry") -> None:
+    """A cause the facts rule out (the error came from another machine or another time) is never
+    "confirmed by the facts": it says which fact disagrees, and goes after the causes the facts allow."""
+    from ..facts import Facts
+    from ..interpret.agreement import disagreements
+
+    fx = Facts(facts)
+    ruled_out = set()
+    for c in res["candidates"]:
+        found = disagreements(fx, c["code"])
+        if not found:
+            continue
+        ruled_out.add(c["code"])
+        code = reg.code(c["code"])
+        if code is not None and c["title"].startswith("The error text points to"):
+            c["title"] = code.title  # the disagreement is said beside it, once
+        c["confirmed_by_facts"] = False
+        c["contradicted_by"] = list(c.get("contradicted_by") or []) + [
+            d for d in found if d not in (c.get("contradicted_by") or [])
+        ]
+    res["candidates"].sort(key=lambda c: c["code"] in ruled_out)  # stable: the order stays within each group
 
 
 @click.command("triage")
@@ -143,6 +185,9 @@ def triage_cmd(
         attach_error(facts, err)  # exactly as `check --error-file` does, so both rank the same texts
         report = diagnose(facts, reg)
     res = triage(err, reg, report, top=top)
+    if facts is not None:
+        _facts_disagree(res, facts, reg)
+    res["next"] = _next_pastes(res, facts)
     r = Redactor(pii=False) if show_pii else redactor_for([facts] if facts else [], live=True)
     res = r.redact(res)
     emit(render_triage(res, fmt), output)

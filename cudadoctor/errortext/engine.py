@@ -4,10 +4,10 @@ Used by `check` (through :func:`adjudicate`, called by report.diagnose), `triage
 `diff`: they all rank with :func:`rank`, so they never name different top causes for the same text
 and facts.
 
-Signatures are data (cudadoctor/kb/errors/error_signatures.json, see :mod:`.signatures`) plus the
-``signatures`` each :class:`~cudadoctor.model.Code` declares. Text is normalised first
-(:mod:`.normalize`) and matched with its whitespace collapsed (a message hard-wrapped over two
-lines still matches).
+Signatures are data (every cudadoctor/kb/errors/*.json, see :mod:`.signatures`) plus the
+``signatures`` a plugin's :class:`~cudadoctor.model.Code` declares. Text is normalised first
+(:mod:`.normalize`) and matched once per run (:mod:`.evidence`) with its whitespace collapsed (a
+message hard-wrapped over two lines still matches).
 
 Ranking, for each code, takes its best match:
 
@@ -24,60 +24,19 @@ Pure: no I/O.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..model import Code, Finding, Fix, severity_rank
-from .normalize import ROLE_WEIGHT, line_roles, normalize
-from .signatures import Signature, compiled, for_codes, prefilter
+from .evidence import catalogue_signatures, of_texts
+from .match import Match
+from .normalize import line_roles, normalize
 from .sources import error_texts
 
 TRIAGE_KIND = "cudadoctor-triage"
 TRIAGE_SCHEMA = 1
 #: The name findings added by the engine carry as their check.
 ENGINE_CHECK = "error-text"
-
-# --- matching --------------------------------------------------------------------------------
-
-_REGEX_SYNTAX = re.compile(r"\\[dDwWsSbBAZ]|\\.|\[[^\]]*\]|\(\?[:!=<]*|[.*+?(){}|^$]|\{\d*,?\d*\}")
-
-
-def specificity(signature: str, matched: str) -> float:
-    """0.3 .. 1.0: how much literal text the signature pins down."""
-    literal = len(_REGEX_SYNTAX.sub("", signature))
-    n = min(literal, len(matched.strip()))
-    return 0.3 + 0.7 * min(n, 60) / 60
-
-
-@dataclass
-class Match:
-    signature: str
-    text: str
-    line: int  # 1-based, in the normalised text
-    line_text: str
-    role: str
-    score: float
-    where: str = "user_error"  # which error text of the facts: user_error, torch.error.message, ...
-    sig: Optional[Signature] = None
-
-    def to_dict(self) -> Dict[str, Any]:
-        d = {
-            "signature": self.signature,
-            "text": self.text,
-            "line": self.line,
-            "line_text": self.line_text,
-            "role": self.role,
-            "score": round(self.score, 3),
-            "where": self.where,
-        }
-        if self.sig is not None:
-            d["confidence"] = self.sig.confidence
-            if self.sig.implies:
-                d["implies"] = self.sig.implies
-            if self.sig.sources:
-                d["sources"] = list(self.sig.sources)
-        return d
 
 
 @dataclass
@@ -115,92 +74,6 @@ class Candidate:
 
 def confidence(score: float) -> str:
     return "high" if score >= 0.7 else ("medium" if score >= 0.45 else "low")
-
-
-def _line_index(flat_starts: List[int], pos: int) -> int:
-    lo, hi = 0, len(flat_starts) - 1
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if flat_starts[mid] <= pos:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
-#: Matching reads at most this much of one line, and of the whole text (its head and its tail).
-MAX_LINE = 4096
-MAX_MATCHED = 96 * 1024
-
-
-def _head_tail_lines(lines: Sequence[str]) -> set:
-    """Indices of the lines that are matched: all of them, or for a huge paste its first 16 KB and last 80 KB."""
-    total = sum(min(len(x), MAX_LINE) + 1 for x in lines)
-    if total <= MAX_MATCHED:
-        return set(range(len(lines)))
-    keep, size = set(), 0
-    for i, x in enumerate(lines):
-        if size > 16 * 1024:
-            break
-        keep.add(i)
-        size += min(len(x), MAX_LINE) + 1
-    size = 0
-    for i in range(len(lines) - 1, -1, -1):
-        if size > MAX_MATCHED - 16 * 1024:
-            break
-        keep.add(i)
-        size += min(len(lines[i]), MAX_LINE) + 1
-    return keep
-
-
-def find_matches(
-    codes: Sequence[Code], text: str, where: str = "user_error", sigs: Optional[Sequence[Signature]] = None
-) -> Tuple[Dict[str, List[Match]], List[str]]:
-    """Every signature match of every code in the normalised text. Returns (matches, problems)."""
-    lines = text.split("\n")
-    roles = line_roles(lines)
-    n = max(len(lines), 1)
-    # The whitespace-collapsed text, with where each line starts in it.
-    starts, parts, pos = [], [], 0
-    budget = _head_tail_lines(lines)
-    for k, line in enumerate(lines):
-        piece = re.sub(r"\s+", " ", line.strip()) if k in budget else ""
-        if len(piece) > MAX_LINE:  # a line this long is a blob; its ends carry the message
-            piece = piece[: MAX_LINE // 2] + " … " + piece[-MAX_LINE // 2 :]
-        starts.append(pos)
-        parts.append(piece)
-        pos += len(piece) + 1
-    flat = " ".join(parts)
-    out: Dict[str, List[Match]] = {}
-    problems: List[str] = []
-    low = flat.lower()
-    for sig in for_codes(codes) if sigs is None else sigs:
-        need = prefilter(sig.regex)
-        if need is not None and not any(lit in low for lit in need):
-            continue
-        try:
-            rx = compiled(sig.regex)
-        except re.error as e:
-            problems.append(f"{sig.code}: signature {sig.regex!r} is not a valid regular expression ({e})")
-            continue
-        best: Dict[int, Match] = {}
-        for m in rx.finditer(flat):
-            if not m.group(0).strip():
-                continue
-            i = _line_index(starts, m.start())
-            w = ROLE_WEIGHT[roles[i]]
-            # A match spanning into the final exception counts as final.
-            j = _line_index(starts, max(m.end() - 1, m.start()))
-            if any(roles[k] == "final" for k in range(i, j + 1)):
-                w, role = ROLE_WEIGHT["final"], "final"
-            else:
-                role = roles[i]
-            s = specificity(sig.regex, m.group(0)) * w * sig.weight * (1 + 0.1 * j / n)
-            if i not in best or s > best[i].score:
-                best[i] = Match(sig.regex, m.group(0).strip()[:300], i + 1, lines[i].strip()[:300], role, s, where, sig)
-        if best:
-            out.setdefault(sig.code, []).extend(best.values())
-    return out, problems
 
 
 #: Causal layers (areas), lowest first: a failure in a lower layer explains failures named in a
@@ -258,14 +131,9 @@ def rank(
     a finished report gives what :func:`adjudicate` gave.
     """
     codes = [c for c, _src in registry.codes.values()]
-    sigs = for_codes(codes)
-    matches: Dict[str, List[Match]] = {}
-    problems: List[str] = []
-    for where, text in texts:
-        found, probs = find_matches(codes, normalize(text), where, sigs)
-        for code_name, lst in found.items():
-            matches.setdefault(code_name, []).extend(lst)
-        problems += [p for p in probs if p not in problems]
+    ev = of_texts(tuple(texts), catalogue_signatures(codes))  # the run's one evidence pass (cached)
+    matches: Dict[str, List[Match]] = {c: list(ms) for c, ms in ev.matches.items() if registry.code(c) is not None}
+    problems = list(ev.problems)
     own = [f for f in findings if getattr(f, "check", "") != ENGINE_CHECK]
     by_code = {f.code: f for f in own}
     with_facts = fx is not None or bool(findings) or bool(runs) or report is not None

@@ -1,4 +1,4 @@
-"""Error signatures as data: cudadoctor/kb/errors/error_signatures.json, plus the ``signatures`` a Code declares.
+"""Error signatures as data: every cudadoctor/kb/errors/*.json (sorted by name), plus the ``signatures`` a Code declares.
 
 Each signature: the code it points to, a regular expression (matched case-insensitively over the
 normalised text, whitespace collapsed), a confidence (high | medium | low), what it implies, which
@@ -109,23 +109,45 @@ def parse(doc: Dict[str, Any]) -> Tuple[Signature, ...]:
     return tuple(out)
 
 
+#: Where the signature data lives: every ``*.json`` file there is read, in sorted order.
+ERRORS_DIR = Path(__file__).parent.parent / "kb" / "errors"
+
+
 @functools.lru_cache(maxsize=None)
-def kb_document() -> Dict[str, Any]:
-    # A plain path (see kb._load: importlib.resources imported from two threads could deadlock).
-    text = (Path(__file__).parent.parent / "kb" / "errors" / "error_signatures.json").read_text(encoding="utf-8")
-    return json.loads(text)
+def kb_documents() -> Tuple[Tuple[str, Dict[str, Any]], ...]:
+    """Every signature document in kb/errors/, as (file name, document), sorted by name."""
+    # Plain paths (see kb._load: importlib.resources imported from two threads could deadlock).
+    return tuple((f.name, json.loads(f.read_text(encoding="utf-8"))) for f in sorted(ERRORS_DIR.glob("*.json")))
+
+
+def kb_document(name: str = "error_signatures.json") -> Dict[str, Any]:
+    """One signature document of kb/errors/ (by default the first and largest)."""
+    for n, doc in kb_documents():
+        if n == name:
+            return doc
+    raise KeyError(name)
 
 
 @functools.lru_cache(maxsize=None)
 def kb_signatures() -> Tuple[Signature, ...]:
-    return parse(kb_document())
+    """The signatures of every kb/errors/*.json, file by file in sorted order."""
+    out: List[Signature] = []
+    for name, doc in kb_documents():
+        try:
+            out.extend(parse(doc))
+        except SignatureError as e:
+            raise SignatureError(f"kb/errors/{name}: {e}") from None
+    return tuple(out)
 
 
 def for_codes(codes: Iterable[Any]) -> List[Signature]:
-    """The signatures of these codes: the knowledge base's, then each Code's own (not repeated)."""
+    """The signatures of these codes: the knowledge base's (error_signatures.json, then those made from the error
+    and Xid tables by errortext/extract.py), then each Code's own (not repeated)."""
+    from .extract import table_signatures  # kbsrc: the kb error/Xid tables' signatures (errortext/extract.py)
+
     codes = list(codes)
     names = {c.code for c in codes}
-    out = [s for s in kb_signatures() if s.code in names]
+    out = [s for s in (*kb_signatures(), *table_signatures()) if s.code in names]
     seen = {(s.code, s.regex) for s in out}
     for c in codes:
         for rx in c.signatures:

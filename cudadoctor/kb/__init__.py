@@ -45,9 +45,27 @@ __all__ = [
     "index_url",
     "newest_release",
     "variant_archs",
+    "error_tables",
+    "error_entry",
+    "errors_numbered",
+    "xid",
+    "host_compiler_limits",
+    "cuda_accepting_gcc",
+    "nvcc_target_releases",
+    "torch_wheel_on_pypi",
+    "pypi_torch_versions",
 ]
 
+# cuda_errors, library_errors, xid: every CUresult / cudaError_t, NCCL / cuDNN / cuBLAS status and Xid with its
+# catalogue code (errortext/extract.py); host_compilers, nvcc_archs: what each nvcc release accepts (crt/host_config.h,
+# ptxas --help); torch_wheels: which torch releases PyPI has wheels for, per platform and Python.
 TABLES = (
+    "cuda_errors",
+    "library_errors",
+    "xid",
+    "host_compilers",
+    "nvcc_archs",
+    "torch_wheels",
     "cuda_drivers",
     "torch_releases",
     "torch_arch_lists",
@@ -83,6 +101,142 @@ def warm() -> None:
 def kb_date() -> str:
     """The newest 'checked' date over all tables (YYYY-MM-DD)."""
     return max(t["checked"] for t in tables().values())
+
+
+# ---------------------------------------------------------------- error enums and Xids
+
+#: (table file, key in it, API label) for every error enum the tables hold; the label is what a finding
+#: shows ("CUDA runtime", "cuDNN", ...).
+ERROR_TABLES = (
+    ("cuda_errors", "driver", "CUDA driver API"),
+    ("cuda_errors", "runtime", "CUDA runtime API"),
+    ("cuda_errors", "runtime_legacy", "CUDA runtime API (CUDA 10.0 and older)"),
+    ("library_errors", "nccl", "NCCL"),
+    ("library_errors", "cudnn", "cuDNN"),
+    ("library_errors", "cudnn_legacy", "cuDNN 8"),
+    ("library_errors", "cublas", "cuBLAS"),
+)
+
+
+def error_tables() -> dict[str, list[dict]]:
+    """Every error enum the tables hold: {"CUDA runtime API": [{"value", "name", "message"?, "doc"?,
+    "code"?, "confidence"?, "why"?}, ...], ...} (kb/cuda_errors.json, kb/library_errors.json)."""
+    return {label: list(_load(f)[key]) for f, key, label in ERROR_TABLES}
+
+
+@functools.lru_cache(maxsize=None)
+def _errors_by_name() -> dict[str, tuple[str, dict]]:
+    out: dict[str, tuple[str, dict]] = {}
+    for label, rows in error_tables().items():
+        for e in rows:
+            out.setdefault(e["name"].lower(), (label, e))  # the current table first; legacy rows repeat names
+    return out
+
+
+def error_entry(name: str) -> tuple[str, dict] | None:
+    """(API label, entry) of an error enum by name, any case: "cudaErrorInsufficientDriver" ->
+    ("CUDA runtime API", {"value": 35, ..., "code": "driver-too-old"}); None when no table has it."""
+    return _errors_by_name().get(str(name).lower())
+
+
+@functools.lru_cache(maxsize=None)
+def _cuda_numbers() -> dict[int, list[tuple[str, dict]]]:
+    """Number -> the CUDA driver/runtime entries it names: the current headers' first; the pre-10.1 runtime
+    numbering only for numbers the current headers do not define (34 is cudaErrorStubLibrary now, not
+    the old cudaErrorNotReady; 38 is only ever the old cudaErrorNoDevice)."""
+    tables = error_tables()
+    out: dict[int, list[tuple[str, dict]]] = {}
+    for label in ("CUDA driver API", "CUDA runtime API"):
+        for e in tables[label]:
+            out.setdefault(int(e["value"]), []).append((label, e))
+    for e in tables["CUDA runtime API (CUDA 10.0 and older)"]:
+        if int(e["value"]) not in out:
+            out[int(e["value"])] = [("CUDA runtime API (CUDA 10.0 and older)", e)]
+    return out
+
+
+def errors_numbered(value: int) -> list[tuple[str, dict]]:
+    """The CUDA driver/runtime API errors this number names ([] if none): 35 -> [("CUDA runtime API",
+    cudaErrorInsufficientDriver)]; 100 -> both CUDA_ERROR_NO_DEVICE and cudaErrorNoDevice."""
+    return list(_cuda_numbers().get(int(value), []))
+
+
+def xid(number: int) -> dict | None:
+    """NVIDIA's Xid entry ({"xid", "mnemonic"?, "description"?, "code"?, ...}) by number, None if unknown."""
+    for r in _load("xid")["xids"]:
+        if r["xid"] == int(number):
+            return dict(r)
+    return None
+
+
+# ---------------------------------------------------------------- nvcc: host compilers and targets
+
+
+def host_compiler_limits(cuda: str) -> dict | None:
+    """What nvcc of this CUDA release accepts as host compiler (kb/host_compilers.json, from its host_config.h):
+    {"release", "gcc_max", "clang_max", "msvc_min", "msvc_max_exclusive", "visual_studio"}; None if unknown.
+    "12.4" -> gcc_max 13, clang_max 17."""
+    mm = _mm(cuda)
+    row = _load("host_compilers")["cuda"].get(f"{mm[0]}.{mm[1]}") if mm else None
+    return dict(row) if row else None
+
+
+def cuda_accepting_gcc(gcc_major: int) -> str | None:
+    """The first CUDA release whose nvcc accepts this GCC major: 13 -> "12.4", 14 -> "12.8"; None when no known
+    release does, or when the oldest release the table covers (12.0) already does (an older one may too)."""
+    rows = _load("host_compilers")["cuda"]
+    order = sorted(rows, key=_tv)
+    for i, mm in enumerate(order):
+        if rows[mm].get("gcc_max", -1) >= int(gcc_major):
+            # The oldest covered release accepting it is the first only if the release before it is covered too
+            # and refused it; a GCC the oldest covered release accepts may be accepted by older ones.
+            return mm if i > 0 else None
+    return None
+
+
+def nvcc_target_releases(target: str) -> tuple[str, str] | None:
+    """(first, last) CUDA release whose nvcc accepts this target ("sm_86", "compute_120", "sm_90a"), over the
+    releases kb/nvcc_archs.json covers (12.0 on); None if no covered release knows it (older targets such as
+    compute_35 were dropped before 12.0)."""
+    row = _load("nvcc_archs")["targets"].get(str(target).strip().lower())
+    return (row["first"], row["last"]) if row else None
+
+
+def nvcc_releases() -> list[str]:
+    """The CUDA releases kb/nvcc_archs.json covers, oldest first."""
+    return sorted(_load("nvcc_archs")["releases"], key=_tv)
+
+
+# ---------------------------------------------------------------- torch wheels on PyPI
+
+
+def pypi_torch_versions(python_version: str, platform: str = "linux-x86_64") -> list[str] | None:
+    """Every torch release PyPI has a wheel for, for this CPython minor on this platform, oldest first
+    (kb/torch_wheels.json; platforms as kb's: linux-x86_64, linux-aarch64, windows, macos, macos-x86_64).
+    [] when PyPI has none for that Python there; None for a platform or Python the table does not cover."""
+    py = _mm(python_version)
+    table = _load("torch_wheels")["pypi"].get(platform)
+    if py is None or table is None:
+        return None
+    covered = {_tmm(p) for pf in _load("torch_wheels")["pypi"].values() for p in pf}
+    if py not in covered:
+        return None  # a Python no platform has torch wheels for in the table (2.7, 3.15): unknown, not "none"
+    return list(table.get(f"{py[0]}.{py[1]}", []))
+
+
+def torch_wheel_on_pypi(torch_version: str, python_version: str, platform: str = "linux-x86_64") -> bool | None:
+    """Does PyPI have a wheel of this torch ("2.5.1", or any patch of the series "2.5") for this Python on this
+    platform? None when the table cannot say (unknown platform, Python or torch release)."""
+    versions = pypi_torch_versions(python_version, platform)
+    t = parse_version(torch_version)
+    if versions is None or not t:
+        return None
+    everywhere = {v for pf in _load("torch_wheels")["pypi"].values() for vs in pf.values() for v in vs}
+    if len(t) >= 3:
+        want = ".".join(str(x) for x in t[:3])
+        return want in versions if want in everywhere else None
+    series = [v for v in everywhere if _tv(v)[:2] == t[:2]]
+    return any(v in versions for v in series) if series else None
 
 
 # ---------------------------------------------------------------- versions

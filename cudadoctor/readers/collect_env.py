@@ -203,10 +203,14 @@ def _torch(facts: Dict[str, Any], f: Dict[str, str], r: _Reader, hip_build: bool
             t["cuda"] = None  # printed only for torch.version.cuda is None: a CPU build
         elif _version(c):
             t["cuda"] = _version(c)
-        elif imported and (c == UNKNOWN or c.lower() == "could not collect"):
+        elif imported and (c == UNKNOWN or c.lower() == "could not collect") and _cpu_said(f):
             t["cuda"] = None  # replace_nones: torch imported and torch.version.cuda was None
         elif imported and c == "N/A" and hip_build:
             t["cuda"] = None  # ROCm builds print N/A here; torch.version.cuda is None
+    if imported and "cuda" not in t and not hip_build:
+        listed = _listed_build(r, t["version"])
+        if listed is not None:
+            t["cuda"] = None if listed == "cpu" else listed  # the build the package list names for this torch
     hip_raw = f.get("ROCM used to build PyTorch")
     if hip_raw is not None:
         if _version(hip_raw):
@@ -232,6 +236,48 @@ def _torch(facts: Dict[str, Any], f: Dict[str, str], r: _Reader, hip_build: bool
     xnn = _bool(f.get("Is XNNPACK available"))
     if xnn is not None:
         t["xnnpack_available"] = xnn
+
+
+def _cpu_said(f: Dict[str, str]) -> bool:
+    """Does "CUDA used to build PyTorch: Could not collect" stand for torch.version.cuda = None?
+
+    collect_env prints "Could not collect" for every None (replace_nones), so beside an imported torch
+    it says a CPU build — but only in a report whose "Is CUDA available" is torch's own bool: an imported
+    torch always answers True or False there. "Is CUDA available: True" is a CUDA build; "Could not
+    collect" (or no such line) there is a rendering where every unknown reads "Could not collect", and
+    the build stays unknown.
+    """
+    avail = _bool(f.get("Is CUDA available"))
+    return avail is False
+
+
+_CONDA_CUDA_BUILD = re.compile(r"(?:^|_)cuda_?(\d{1,2})\.?(\d)(?:\.\d+)?(?:_|$)|^cuda(\d{2})(\d)py", re.IGNORECASE)
+_CONDA_CPU_BUILD = re.compile(r"(?:^|_)cpu(?:_|$)", re.IGNORECASE)
+
+
+def _listed_build(r: _Reader, version: str) -> Optional[str]:
+    """'cpu', or the CUDA version ('11.3'), of the torch the package lists name at this version: pip's
+    local tag (``torch==1.11.0+cpu``, ``+cu113``) or conda's build string (``py3.8_cpu_0``,
+    ``py3.9_cuda11.3_cudnn8.2.0_0``, conda-forge's ``cpu_mkl_py39h…`` / ``cuda112py39h…``). None when no
+    listed torch of that version says."""
+    base = version.split("+")[0]
+    for d in _distributions(r)[0]:
+        if _norm(d["name"]) != "torch" or str(d.get("version") or "").split("+")[0] != base:
+            continue
+        v = str(d.get("version") or "")
+        m = re.search(r"\+cu(\d{2,3})$", v)
+        if m:
+            return f"{m.group(1)[:-1]}.{m.group(1)[-1]}"
+        if v.endswith("+cpu"):
+            return "cpu"
+        build = str(d.get("build") or "")
+        m = _CONDA_CUDA_BUILD.search(build)
+        if m:
+            major, minor = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+            return f"{int(major)}.{minor}"
+        if _CONDA_CPU_BUILD.search(build):
+            return "cpu"
+    return None
 
 
 def _listed_torch(r: _Reader) -> bool:

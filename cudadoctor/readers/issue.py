@@ -12,7 +12,7 @@ said to be. Pure function of the text, like every reader: no I/O, no guessing.
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from .. import __version__
 from ..facts import FactsError, new_facts, sanitize
@@ -36,6 +36,7 @@ KINDS = (
     "nvcc",
     "traceback",
     "error",
+    "text",
     "ignored",
 )
 
@@ -66,6 +67,7 @@ _ERROR_WORDS = (
     "exception",
     "failed",
     "failure",
+    "fatal",
     "not compatible",
     "undefined symbol",
     "no module named",
@@ -76,6 +78,7 @@ _ERROR_WORDS = (
     "core dumped",
     "cuda_error",
     "cudnn_status",
+    "cublas_status",
     "nccl",
     "out of memory",
     "not found",
@@ -86,6 +89,50 @@ _ERROR_WORDS = (
     "unknown error",
     "illegal",
     "assert",
+    "mismatch",  # NVRM: API mismatch: the client ... has the version ...
+    "nvrm:",  # kernel log lines of the NVIDIA driver
+)
+#: What else reads like an error, whatever the program that printed it: a severity word, a refusal
+#: ("cannot", "not supported", "too old"), a log-level prefix (glog's ``E0000 12:00:00``, ``[E ...]``,
+#: apt's ``E:``, ``ERROR``/``FATAL``), kernel lines (``NVRM``, ``Xid``, dmesg timestamps), and the
+#: names every CUDA tool's errors carry (enum prefixes, ``sm_``/``compute_`` targets, nvcc, ptxas,
+#: stub libraries, nouveau).
+_ERROR_TOKENS = frozenset(
+    "err errno panic abort aborted aborting critical crash crashed crashes killed denied refused rejected timeout "
+    "traceback fault oops cannot unable unsupported incompatible invalid missing mismatch mismatched degraded "
+    "downgraded nvrm xid nvcc ptxas stub stubs nouveau dkms modprobe secureboot".split()
+)
+_ERROR_PHRASES = (
+    "can't",
+    "can not",
+    "could not",
+    "couldn't",
+    "couldnt",
+    "couldn\u2018t",
+    "couldn\u2019t",
+    "too old",
+    "too new",
+    "no longer",
+    "no such",
+    "has no attribute",
+    "timed out",
+    "time out",
+    "secure boot",
+    "kernel driver in use",
+)
+_WORD = re.compile(r"[a-z]+")
+#: A refusal: "not supported", "doesn't support", ...
+_NEGATION = re.compile(
+    r"\bnot (?:an? )?(?:found|supported|compatible|available|installed|loaded|enabled|recogni[sz]ed|allowed|permitted|"
+    r"detected|initiali[sz]ed|present|built|compiled|defined)\b|\bdoes ?n[o'\u2019]?t (?:support|exist|match|work|have)\b"
+)
+#: Log-level prefixes: glog's "E0000 12:00:00", "[E ...]", apt's "E:", ERROR/FATAL/WARN. (A dmesg timestamp alone is
+#: not one: a kernel log is mostly harmless lines, and its NVRM/Xid lines are found by their words.)
+_LEVEL_PREFIX = re.compile(r"\s*(?:[EFW]\d{4}\s|\[[EFW](?:\s|\d)|E:\s|(?:ERROR|FATAL|CRITICAL|WARN(?:ING)?)\b)")
+#: The names every CUDA tool's errors carry: enum prefixes, status types, sm_/compute_ targets.
+_CUDA_NAMES = re.compile(
+    r"\bCU(?:DA)?_?ERROR_|\bcuda(?:Error|_error)\w*|\bcu[a-z]+Status\w*|\bnccl\w*(?:Error|Failure)|\bsm_\d{2,3}\b|\bcompute_\d{2,3}\b",
+    re.IGNORECASE,
 )
 _BOILERPLATE = re.compile(r"^\s*(?:#{1,6}\s|<!--|-->|[-*]\s*\[[ xX]\]|!\[|cc\s+@|</?\w+>\s*$)")
 
@@ -94,8 +141,9 @@ def read(text: str) -> Dict[str, Any]:
     """The whole pasted text -> ``{"facts", "error_text", "parts"}``.
 
     ``parts`` lists each part found, ``{"kind", "lines": [first, last], "used": bool, "why"}``
-    (1-based line numbers of the text given). Raises :class:`FactsError` (one line) when nothing
-    in the text is recognised.
+    (1-based line numbers of the text given). Any text is read: what is not a known output is
+    searched for error lines and for facts written as prose (:mod:`.prose`). Raises
+    :class:`FactsError` (one line) only for input that is not text: empty, binary or oversized.
     """
     if isinstance(text, bytes):
         from ._text import _decode
@@ -105,19 +153,60 @@ def read(text: str) -> Dict[str, Any]:
         raise FactsError(f"pasted text: expected text, got {type(text).__name__}")
     if len(text) > MAX_TEXT_CHARS:
         raise FactsError(f"pasted text: larger than {MAX_TEXT_CHARS // (1024 * 1024)} MiB")
-    if not text.strip():
-        raise FactsError("pasted text: empty")
     if text.count("\n") > MAX_LINES:
         raise FactsError(f"pasted text: more than {MAX_LINES} lines")
+    if _binary(text):
+        raise FactsError("pasted text: binary data, not text (paste the output as text)")
+    if not _printable(text).strip():
+        raise FactsError("pasted text: empty")
     lines = raw_lines(text)
     kinds = _segment(lines)
+    _whole_text_fallback(lines, kinds)
     parts = _parts(kinds)
-    if not any(p["kind"] not in ("ignored", "fence") for p in parts):
-        raise FactsError(
-            "pasted text: nothing recognised (no collect_env, nvidia-smi, deviceQuery, package list, traceback or error line)"
-        )
+    starts, spans = _signature_lines(text) if "ignored" in kinds else (set(), [])
+    if starts:
+        # Lines no rule above calls error text (a kernel log, a build log, a library's warning) that an error
+        # signature knows (where a match starts, or inside a match over several lines) are error text. With
+        # nothing else recognised, the whole paste is.
+        alone = not any(p["kind"] not in ("ignored", "fence") for p in parts)
+
+        def known(line: str) -> bool:
+            key = _norm_line(line)[:200]
+            return key in starts or (len(key) >= 12 and any(key[:24] in span for span in spans))
+
+        kinds = ["error" if k == "ignored" and (alone or known(lines[i])) else k for i, k in enumerate(kinds)]
+        parts = _parts(kinds)
     facts, error_text, parts = _facts(lines, parts)
     return {"facts": sanitize(facts), "error_text": sanitize(error_text), "parts": [p for p in parts if p["kind"] != "fence"]}
+
+
+#: Characters that are in no text: C0 controls other than tab, newline, carriage return, form feed and
+#: escape (ANSI colours), DEL, and U+FFFD (bytes that were not UTF-8).
+_NON_TEXT = re.compile(r"[\x00-\x08\x0e-\x1a\x1c-\x1f\x7f\ufffd]")
+
+
+def _printable(text: str) -> str:
+    return _NON_TEXT.sub("", text)
+
+
+def _binary(text: str) -> bool:
+    """More than one character in ten of the head is no text (UTF-16 read as UTF-8 is text: its NULs
+    are dropped, as the cleaner drops them)."""
+    head = text[:65536]
+    if head.count("\x00") > len(head) // 4:
+        head = head.replace("\x00", "")
+    return len(_NON_TEXT.findall(head)) * 10 > max(len(head), 1)
+
+
+def _whole_text_fallback(lines: List[str], kinds: List[Optional[str]]) -> None:
+    """Text with no known output and no line that reads like an error (a sentence, a title, a log
+    in words of its own) is read as error text as a whole: the signatures decide what it names.
+    Template prose (headings, comments, check boxes) stays ignored."""
+    if any(k not in (None, "ignored", "fence") for k in kinds):
+        return
+    for i, line in enumerate(lines):
+        if kinds[i] == "ignored" and not _BOILERPLATE.match(line):
+            kinds[i] = "text"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -146,9 +235,43 @@ def _segment(lines: List[str]) -> List[Optional[str]]:
     return kinds
 
 
+def _norm_line(line: str) -> str:
+    from ..errortext.normalize import normalize
+
+    return re.sub(r"\s+", " ", normalize(line)).strip()
+
+
+def _signature_lines(text: str) -> Tuple[Set[str], List[str]]:
+    """Where error signatures of the knowledge base match: the lines they start on (normalised, whitespace
+    collapsed) and the matched texts (a match may run over several lines)."""
+    from ..errortext.match import find_matches
+    from ..errortext.normalize import normalize
+    from ..errortext.signatures import kb_signatures
+
+    found, _problems = find_matches((), normalize(text), sigs=kb_signatures())
+    matches = [m for ms in found.values() for m in ms]
+    return {re.sub(r"\s+", " ", m.line_text).strip()[:200] for m in matches}, [m.text for m in matches]
+
+
 def _errorish(line: str) -> bool:
+    """Does the line read like an error, whatever printed it? A severity word, a refusal ("cannot", "not
+    supported", "too old"), a log-level prefix (glog's ``E0000 …``, ``[E …]``, apt's ``E:``, ``ERROR``/
+    ``FATAL``), a kernel line (``NVRM``, ``Xid``, dmesg's timestamp), or the names CUDA tools' errors
+    carry (``CUDA_ERROR_…``, ``cudaError…``, ``cudnnStatus…``, ``sm_NN``, ``compute_NN``, nvcc, ptxas,
+    stubs, nouveau). Word and substring tests first: linear in the line, and fast on long logs."""
+    line = line[:2000]
     low = line.lower()
-    return any(w in low for w in _ERROR_WORDS)
+    if any(w in low for w in _ERROR_WORDS) or any(p in low for p in _ERROR_PHRASES):
+        return True
+    if _LEVEL_PREFIX.match(line) or not _ERROR_TOKENS.isdisjoint(_WORD.findall(low)):
+        return True
+    if ("not " in low or "n't" in low or "nt " in low or "n\u2019t" in low) and _NEGATION.search(low):
+        return True
+    return ("_" in low or "status" in low) and bool(_CUDA_NAMES.search(line))
+
+
+#: A paragraph longer than this is a log, not a message.
+_PARAGRAPH_LINES = 40
 
 
 def _error_paragraphs(lines: List[str], kinds: List[Optional[str]]) -> None:
@@ -160,8 +283,11 @@ def _error_paragraphs(lines: List[str], kinds: List[Optional[str]]) -> None:
         while j < len(lines) and lines[j].strip() and kinds[j] in ("error", "ignored"):
             j += 1
         if "error" in kinds[i:j]:
+            # A message's paragraph; in a long log (hundreds of lines, no blank line), only the few lines after
+            # each error line, so that the log's harmless lines do not push its errors out of the kept tail.
+            near = None if j - i <= _PARAGRAPH_LINES else {k + d for k in range(i, j) if kinds[k] == "error" for d in (1, 2, 3)}
             for k in range(i, j):
-                if kinds[k] == "ignored" and not _BOILERPLATE.match(lines[k]):
+                if kinds[k] == "ignored" and not _BOILERPLATE.match(lines[k]) and (near is None or k in near):
                     kinds[k] = "error"
         i = max(j, i + 1)
 
@@ -388,7 +514,7 @@ def _parts(kinds: List[Optional[str]]) -> List[Dict[str, Any]]:
         elif (
             parts
             and parts[-1]["kind"] == k
-            and k in ("ignored", "error")
+            and k in ("ignored", "error", "text")
             and all(x is None for x in kinds[parts[-1]["lines"][1] : i])
         ):
             parts[-1]["lines"][1] = i + 1  # blank lines do not split a run of prose
@@ -428,7 +554,11 @@ def _facts(lines: List[str], parts: List[Dict[str, Any]]) -> Tuple[Dict[str, Any
                 p["used"], p["why"] = False, str(e)
         elif kind in ("nvidia-smi", "nvidia-smi-q"):
             if not nvidia_smi.parse(text):
-                p["used"], p["why"] = False, "no value could be read from it"
+                if any(_errorish(ln) for ln in body):
+                    p["kind"] = "error"  # nvidia-smi's own failure line, in a wording the reader has no value for
+                    errors.append(text.strip())
+                else:
+                    p["used"], p["why"] = False, "no value could be read from it"
                 continue
             smi.append(text)
             if any(rx.search(text) for rx, _, _ in nvidia_smi.INIT_FAILURES) or "Unable to determine" in text:
@@ -455,6 +585,9 @@ def _facts(lines: List[str], parts: List[Dict[str, Any]]) -> Tuple[Dict[str, Any
             nvcc = (m.group(1), m.group(2)) if m else None
         elif kind in ("traceback", "error"):
             errors.append(text.strip())
+        elif kind == "text":
+            errors.append(text.strip())
+            p["why"] = "no known output and no error line in the text: read as error text as a whole"
         elif kind == "ignored":
             p["used"], p["why"] = False, "prose or issue-template text with no error in it"
     # All nvidia-smi parts are read together: the reader prefers -q's full names to the banner's cut ones.
@@ -468,7 +601,36 @@ def _facts(lines: List[str], parts: List[Dict[str, Any]]) -> Tuple[Dict[str, Any
     if error_text.strip():
         facts["user_error"] = {"text": error_text, "source": "pasted text"}
     facts["pasted"] = {"parts": [{k: v for k, v in p.items() if k != "why" or v} for p in parts if p["kind"] != "fence"]}
+    _prose_facts(facts, lines, parts)
     return facts, error_text, parts
+
+
+#: Parts whose lines may state facts in prose: all but the outputs a structured reader has read.
+_PROSE_KINDS = ("error", "text", "ignored", "traceback")
+
+
+def _prose_facts(facts: Dict[str, Any], lines: List[str], parts: List[Dict[str, Any]]) -> None:
+    """Facts written as prose (readers/prose.py) fill what the structured parts left unset."""
+    from . import prose
+
+    body: List[str] = [""] * len(lines)
+    for p in parts:
+        if p["kind"] in _PROSE_KINDS or not p.get("used"):
+            a, b = p["lines"]
+            for i in range(a - 1, b):
+                if not is_fence(lines[i]):
+                    body[i] = lines[i]
+    got = prose.read(body)
+    if not got:
+        return
+    filled = prose.fill(facts, got)
+    # Which facts were stated apart from the error lines: those alone may confirm what the error says.
+    error_lines = {
+        i for p in parts if p["kind"] in ("error", "traceback", "text") for i in range(p["lines"][0], p["lines"][1] + 1)
+    }
+    stated = [v["line"] for v in got.values() if isinstance(v, dict) and "line" in v]
+    stated += [g["line"] for g in got.get("gpus") or []]
+    facts["pasted"]["prose"] = {**got, "filled": filled, "apart_from_errors": any(n not in error_lines for n in stated)}
 
 
 def _merge_nvml(into: Dict[str, Any], got: Dict[str, Any]) -> None:

@@ -27,9 +27,10 @@ def explain_text(code) -> str:
         out.append(SECTION_TITLES[key])
         out.extend(textwrap.fill(code.explanation[key], width=88, initial_indent="    ", subsequent_indent="    ").splitlines())
         out.append("")
-    if code.signatures:
-        out.append("Error texts it recognises (regular expressions)")
-        out.extend(f"    {s}" for s in code.signatures)
+    sigs = _signatures(code)
+    if sigs:
+        out.append("Error texts it recognises (regular expressions, cudadoctor/kb/errors/)")
+        out.extend(f"    {s.regex}" for s in sigs)
         out.append("")
     if code.links:
         out.append("References")
@@ -41,16 +42,31 @@ def explain_markdown(code) -> str:
     out = [f"# `{code.code}`", "", f"**{code.title}** — severity: {code.severity}; area: {code.area}.", ""]
     for key in code.SECTIONS:
         out += [f"## {SECTION_TITLES[key]}", "", code.explanation[key], ""]
-    if code.signatures:
-        out += ["## Error texts it recognises", ""] + [f"- `{s}`" for s in code.signatures] + [""]
+    if _signatures(code):
+        out += [
+            "## Error texts it recognises",
+            "",
+            "Signature data with the public threads each wording comes from: `cudadoctor/kb/errors/*.json` "
+            f"(`cudadoctor explain {code.code}` lists them).",
+            "",
+        ]
     if code.links:
         out += ["## References", ""] + [f"- <{u}>" for u in code.links] + [""]
     return "\n".join(out)
 
 
+def _signatures(code: Any) -> List[Any]:
+    """Every signature of ``code``: its data in kb/errors/ and the ones it declares itself."""
+    from ..errortext.signatures import of_code
+
+    return of_code(code)
+
+
 def render_explain(code: Any, fmt: str) -> str:
     if fmt == "json":
-        return dumps(code.to_dict())
+        d = code.to_dict()
+        d["signatures"] = [s.regex for s in _signatures(code)]
+        return dumps(d)
     if fmt == "markdown":
         return explain_markdown(code)
     return explain_text(code)

@@ -82,6 +82,12 @@ def render_markdown(report: Report, verbose: bool = False) -> str:
     v = report.verdict()
     sym = {"yes": "✅", "no": "❌", "degraded": "⚠️", "unknown": "❔"}[v["state"]]
     out: List[str] = ["## cudadoctor report", "", f"**{sym} {md_escape(v['text'])}.**", ""]
+    if v.get("next"):
+        out += ["To tell, paste:", ""]
+        for n in v["next"]:
+            what = md_code(n["run"]) if n.get("run") else md_escape(n.get("paste", ""))
+            out.append(f"- {what}: {md_escape(n.get('why', ''))}")
+        out.append("")
     out += ["| Area | Status | Details |", "|---|---|---|"]
     for _, label, status, detail in areas(report):
         out.append(f"| {md_escape(label)} | {SYMBOLS[status]} | {md_escape(detail)} |")

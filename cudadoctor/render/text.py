@@ -59,4 +59,17 @@ def render_text(report: Report, verbose: bool = False, color: bool = False) -> s
     sym = {"yes": "ok", "no": "error", "degraded": "error", "unknown": "unknown"}[v["state"]]
     out.append("")
     out.append(_c(f"{SYMBOLS[sym]} {v['text']}.", sym, color))
+    out += next_lines(v)
     return "\n".join(out) + "\n"
+
+
+def next_lines(v: dict) -> List[str]:
+    """What to paste next, when the paste showed no cause (the verdict's ``next``)."""
+    nxt = v.get("next") or []
+    if not nxt:
+        return []
+    out = ["", "To tell, paste the output of:" if all("run" in n for n in nxt) else "To tell, paste:"]
+    for n in nxt:
+        out.append(f"  {_clean(n.get('run') or n.get('paste') or '')}")
+        out.append(f"      {_clean(n.get('why', ''))}")
+    return out

@@ -28,21 +28,36 @@ def _distinct(matches: List[Dict[str, Any]], n: int = 2) -> List[Dict[str, Any]]
     return out[:n]
 
 
+def _agreement(c: Dict[str, Any]) -> str:
+    """What the facts say of a candidate: they confirm it, rule it out (naming the fact), or do not report it."""
+    against = c.get("contradicted_by") or []
+    if against:
+        first = against[0]
+        value = first.get("value", first.get("equals"))
+        shown = f"{first.get('fact', '?')} = {value}" if value is not None else str(first.get("fact", "?"))
+        return f", but the facts disagree: {first.get('why', '')} ({shown})"
+    if c["confirmed_by_facts"]:
+        return ", confirmed by the facts"
+    if c["confirmed_by_facts"] is False:
+        return ", not reported by the checks on these facts"
+    return ""
+
+
 def render_text(res: Dict[str, Any]) -> str:
     out: List[str] = ["cudadoctor triage — likely causes of this error, most likely first", ""]
     cands = res["candidates"]
     if not cands:
-        out.append("No known error signature matched this text.")
+        out.append("No known error signature matched this text: it does not show a cause.")
         out.append("Run `cudadoctor check --error-file FILE` on the affected machine for a full diagnosis,")
         out.append("or `cudadoctor report` to make a report for a support ticket.")
+        if res.get("next"):
+            out.append("")
+            out.append("Or paste:")
+            for n in res["next"]:
+                out.append(f"  {_clean(n.get('run') or n.get('paste') or '')}")
+                out.append(f"      {_clean(n.get('why', ''))}")
     for i, c in enumerate(cands, 1):
-        conf = c["confidence"] + (
-            ", confirmed by the facts"
-            if c["confirmed_by_facts"]
-            else ", not reported by the checks on these facts"
-            if c["confirmed_by_facts"] is False
-            else ""
-        )
+        conf = c["confidence"] + _agreement(c)
         out.append(f"{i}. {_SEV.get(c['severity'], '?')} {c['code']}: {_clean(c['title'])}  [{conf}]")
         if c.get("root_cause_of"):
             out.append(f"     root cause: the facts show this, and it explains {c['root_cause_of']} named by the error")
@@ -79,15 +94,15 @@ def render_markdown(res: Dict[str, Any]) -> str:
         out += [f"Final error: {md_code(fe)}", ""]
     cands = res["candidates"]
     if not cands:
-        out += ["No known error signature matched this text.", ""]
+        out += ["No known error signature matched this text: it does not show a cause.", ""]
+        if res.get("next"):
+            out += ["Paste next:", ""]
+            for n in res["next"]:
+                what = md_code(n["run"]) if n.get("run") else md_escape(n.get("paste", ""))
+                out.append(f"- {what}: {md_escape(n.get('why', ''))}")
+            out.append("")
     for i, c in enumerate(cands, 1):
-        conf = c["confidence"] + (
-            ", confirmed by the facts"
-            if c["confirmed_by_facts"]
-            else ", not reported by the checks on these facts"
-            if c["confirmed_by_facts"] is False
-            else ""
-        )
+        conf = c["confidence"] + _agreement(c)
         out += [f"### {i}. `{c['code']}` ({c['severity']}): {md_escape(c['title'])}", "", f"Confidence: {md_escape(conf)}.", ""]
         if c.get("root_cause_of"):
             out += [f"Root cause: the facts show this, and it explains `{c['root_cause_of']}` named by the error.", ""]

@@ -33,6 +33,14 @@ MNIST_GZ_MD5 = {
     "t10k-labels-idx1-ubyte.gz": "ec29112dd5afa0611ce80d1b7f02629c",
 }
 MNIST_MIRRORS = ("https://ossci-datasets.s3.amazonaws.com/mnist/", "http://yann.lecun.com/exdb/mnist/")
+#: A site's own mirror (a URL prefix holding the four .gz files), used instead of the public ones: CUDADOCTOR_MNIST_MIRROR.
+MIRROR_VAR = "CUDADOCTOR_MNIST_MIRROR"
+MNIST_GZ_BYTES = 11594722  # the four official .gz files together
+
+
+def mirrors():
+    own = os.environ.get(MIRROR_VAR, "").strip()
+    return (own.rstrip("/") + "/",) if own else MNIST_MIRRORS
 
 
 class DataError(Exception):
@@ -136,6 +144,27 @@ def default_roots():
     return list(dict.fromkeys(os.path.abspath(r) for r in roots if r))
 
 
+def _home(path):
+    home = os.path.expanduser("~")
+    return "~" + path[len(home) :] if home not in ("/", "") and path.startswith(home + os.sep) else path
+
+
+def ensure_mnist(data_dir, say):
+    """The parent's step before the workload (no --offline): MNIST where it is, else downloaded into the cache (or
+    --data-dir), saying so through ``say``. Returns the data dir to hand the workload; raises DataError."""
+    try:
+        locate_mnist(data_dir)
+        return data_dir
+    except DataError as e:
+        if e.kind != "data-missing":
+            raise
+    root = download_root(data_dir)
+    say(f"cudadoctor smoke: MNIST is not on this machine; downloading it (4 files, {MNIST_GZ_BYTES / 1e6:.0f} MB) into {root}")
+    download_mnist(root, say)
+    say(f"cudadoctor smoke: MNIST saved in {os.path.join(root, 'MNIST', 'raw')} (MD5 checksums verified)")
+    return root
+
+
 def download_root(data_dir):
     if data_dir:
         return os.path.abspath(os.path.expanduser(data_dir))
@@ -167,38 +196,41 @@ def locate_mnist(data_dir=None):
             if found:
                 missing = [MNIST_FILES[k] for k in MNIST_FILES if k not in found]
                 partial.append(f"{d} has only {len(found)} of 4 files (missing: {', '.join(missing)})")
-    where = "--data-dir " + roots[0] if data_dir else "the usual places"
+    if data_dir:
+        where = f"in --data-dir {roots[0]} (looked in its MNIST/raw, mnist/raw, MNIST, raw and itself)"
+    else:
+        where = "in the usual places (" + ", ".join(_home(r) for r in roots) + "; each with MNIST/raw and the like)"
     msg = (
-        f"MNIST not found in {where}. Looked in:\n  "
-        + "\n  ".join(looked)
-        + ("\n" + "\n".join(partial) if partial else "")
-        + "\nFix it either way:\n"
-        "  1. point to an existing copy:  --data-dir DIR  (DIR/MNIST/raw/train-images-idx3-ubyte[.gz] ..., "
-        "the torchvision layout)\n"
-        f"  2. download it (network):     --download  (into {download_root(data_dir)})\n"
-        "  (or --synthetic to verify the GPU on generated data without MNIST)"
+        f"MNIST is not {where}"
+        + ("; " + "; ".join(partial) if partial else "")
+        + f". Without --offline, smoke downloads it (11 MB, checksums verified) into {_home(download_root(data_dir))}; "
+        "or point to a copy with --data-dir DIR, or train on generated digits with --synthetic."
     )
     raise DataError("data-missing", msg, looked_in=looked)
 
 
-def download_mnist(root):
-    """Download the four .gz files (MD5-checked) into root/MNIST/raw, torchvision's layout. Network is used
-    ONLY here (--download)."""
+def download_mnist(root, say=None):
+    """Download the four .gz files (MD5-checked) into root/MNIST/raw, torchvision's layout. The only place the
+    smoke uses the network. ``say`` gets one line per file fetched."""
     raw = os.path.join(root, "MNIST", "raw")
     os.makedirs(raw, exist_ok=True)
     import urllib.request
 
     for name, md5 in MNIST_GZ_MD5.items():
         dest = os.path.join(raw, name)
-        if os.path.isfile(dest) and _md5(dest) == md5:
-            continue
+        if os.path.isfile(dest):
+            with open(dest, "rb") as f:
+                if _official(name, f.read(), md5):
+                    continue
         errors = []
-        for mirror in MNIST_MIRRORS:
+        for mirror in mirrors():
+            if say:
+                say(f"  {name} from {mirror}")
             try:
                 with urllib.request.urlopen(mirror + name, timeout=60) as r:
                     blob = r.read()
-                if hashlib.md5(blob).hexdigest() != md5:
-                    raise ValueError("md5 mismatch")
+                if not _official(name, blob, md5):
+                    raise ValueError("not the official file (MD5 mismatch)")
                 with open(dest + ".part", "wb") as f:
                     f.write(blob)
                 os.replace(dest + ".part", dest)
@@ -206,7 +238,23 @@ def download_mnist(root):
             except Exception as e:
                 errors.append(f"{mirror}{name}: {e}")
         else:
-            raise DataError("download-failed", "could not download MNIST:\n  " + "\n  ".join(errors), path=raw)
+            raise DataError(
+                "download-failed",
+                f"could not download MNIST ({errors[-1]}); point to a copy with --data-dir DIR, set {MIRROR_VAR} to a "
+                "mirror you can reach, or train on generated digits with --synthetic",
+                path=raw,
+                looked_in=errors,
+            )
+
+
+def _official(name, blob, gz_md5):
+    """The official .gz file, or a recompressed copy of the official content (a site mirror may gzip it anew)."""
+    if hashlib.md5(blob).hexdigest() == gz_md5:
+        return True
+    try:
+        return hashlib.md5(gzip.decompress(blob)).hexdigest() == MNIST_RAW_MD5[name[: -len(".gz")]]
+    except (OSError, EOFError, zlib.error):
+        return False
 
 
 def _md5(path):

@@ -76,10 +76,11 @@ def smoke_with_diagnosis(
     epochs: Optional[int],
     timeout_s: float,
     progress: bool,
+    fetch: bool = False,
 ) -> dict:
     """The workload first; the diagnosis only when its device stage failed. The workload's own stages are kept
     (what it saw), and the diagnosis names the cause and its fix in ``error`` (kind ``gpu-unusable``)."""
-    result = run_smoke(python, device, data_dir, download, synthetic, epochs, timeout_s, progress)
+    result = run_smoke(python, device, data_dir, download, synthetic, epochs, timeout_s, progress, fetch=fetch)
     if device == "cpu" or not needs_diagnosis(result):
         return result
     gate = diagnosis_gate(python, device)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sys
 import tempfile
 import threading
 import time
@@ -56,11 +57,21 @@ def run_smoke(
     epochs: int | None,
     timeout_s: float,
     progress: bool,
+    fetch: bool = False,
 ) -> dict:
     """Run the smoke workload with `python` in a child process: the result (kind cudadoctor-smoke), whose status
     is "pass", "fail" (a stage failed, a crash or a timeout of the child too) or "error" (the check could not
-    be made: data missing or corrupt, a failed download, a bad interpreter; docs/smoke.md)."""
+    be made: data missing or corrupt, a failed download, a bad interpreter; docs/smoke.md). With ``fetch``, MNIST
+    missing from the usual places (or --data-dir) is downloaded first, saying so on stderr."""
     device = device or "cuda"
+    fetch_error = None
+    if fetch and not synthetic and not download:
+        from . import data
+
+        try:
+            data_dir = data.ensure_mnist(data_dir, lambda line: print(line, file=sys.stderr, flush=True))
+        except data.DataError as e:
+            fetch_error = e.to_dict()
     cfg = {
         "device": device,
         "data_dir": data_dir,
@@ -82,6 +93,9 @@ def run_smoke(
             "python": python,
         },
     )
+    if fetch_error:
+        base["error"] = fetch_error
+        return base
     w, child = run_child(python, WORKLOAD, cfg, progress, timeout_s)
     if isinstance(w, str):
         base["error"] = {"kind": "bad-interpreter", "message": f"cannot run {python}: {w}"}

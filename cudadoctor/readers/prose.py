@@ -1,0 +1,389 @@
+"""Facts written as prose: "CUDA Version：11.3", "pytorch:1.10", "torch 2.1.0+cu121", "Graphics card: rtx4090",
+"my gcc is 13.2.1", "driver 535", "Treiberversion: 470", "显卡: 3090", "系统: Ubuntu 20.04", "python3.10",
+"Windows 11", "WSL2", a Markdown table of versions — in any order, with labels in several languages and any
+punctuation (full-width colons and commas are read as their ASCII forms).
+
+Lenient but never guessing: a value is read only where the text writes it beside its label (or, for GPU
+names, where the name is one NVIDIA's table knows: kb.compute_capability). A fact the text states twice
+with different values is left unset, and said to be (``conflicts``). Install commands (``pip install
+torch==X``) say what was asked for, not what is there, and are not read. :func:`read` returns what it
+read; :func:`fill` puts it into a facts document only where the structured readers left a value unset.
+Pure functions of the text.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from typing import Any, Dict, Iterable, List, Optional, Tuple
+
+#: Lines longer than this are cut before matching (no label and value are this far apart).
+MAX_LINE = 2000
+#: At most this many lines are read (prose around a paste is short; logs are not prose).
+MAX_LINES = 5000
+
+_SEP = r"\s*(?:[:=]=?|\bis\b|\bist\b|\bes\b|\best\b|是|为|->|=>)?\s*"
+_TEMPLATE_HINT = re.compile(r"\((?:e\.\s?g\.?|eg|z\.\s?b\.|例如|如)[^)]*\)", re.I)
+#: Lines that name what was asked for, not what is there: install commands and pip's resolver output.
+_INSTALL = re.compile(
+    r"\b(?:pip3?|conda|mamba|uv\s+pip|poetry)\s+(?:install|add|create)\b|\binstall(?:ing)?\s+(?:torch|pytorch)==|"
+    r"\brequirements?\b|matching distribution|^\s*(?:Collecting|Downloading|Looking in|Obtaining)\b",
+    re.I,
+)
+
+_VERSION = r"v?(?P<v>\d+\.\d+(?:\.\d+)?(?:(?:a|b|rc)\d+)?(?:\.?(?:dev|post)\d+)?(?:\+[\w.]+)?)"
+_TORCH = re.compile(
+    r"(?<![\w./-])(?:py)?torch(?:\s*version|\s*版本|\s*バージョン|\s*versi[oó]n)?" + _SEP + r"['\"]?" + _VERSION,
+    re.I,
+)
+_DRIVER = re.compile(
+    r"(?:(?:nvidia\s*)?driver(?:'s)?(?:\s*version)?|nvidia[- ]driver|treiber(?:version)?|驱动(?:程序)?(?:版本)?|"
+    r"ドライバー?(?:の)?(?:バージョン)?|versi[oó]n\s+del\s+controlador|controlador(?:\s+nvidia)?|"
+    r"version\s+du\s+pilote|pilote(?:\s+nvidia)?|드라이버(?:\s*버전)?)"
+    + _SEP
+    + r"(?:version\s*)?v?(?P<v>[1-9]\d{2}(?:\.\d{1,3}){0,2})(?![\d.]*\d)",
+    re.I,
+)
+_DRIVER_PACKAGE = re.compile(r"\bnvidia-(?:driver-)?(?P<v>[1-9]\d{2})(?:-(?:open|server))?\b", re.I)
+_SMI_INLINE = re.compile(r"Driver Version:\s*(?P<d>[1-9]\d{2}(?:\.\d{1,3}){0,2})\s+CUDA Version:\s*(?P<c>\d{1,2}\.\d)", re.I)
+_CUDA = re.compile(
+    r"(?<![\w./-])(?:cuda(?:\s*toolkit)?(?:\s*version|\s*版本|\s*バージョン|\s*versi[oó]n)?|cudatoolkit)"
+    + _SEP
+    + r"(?:cuda\s*)?v?(?P<v>\d{1,2}\.\d(?:\.\d{1,3})?)(?![\d.]*\d)",
+    re.I,
+)
+_NVCC = re.compile(
+    r"(?:\bnvcc\b[^\n]{0,40}?(?:release\s*|\bV)|\bnvcc(?:\s*(?:-V|--version|version))?"
+    + _SEP
+    + r")(?P<v>\d{1,2}\.\d(?:\.\d{1,3})?)",
+    re.I,
+)
+_CUDNN = re.compile(r"(?<![\w./-])cudnn(?:\s*version|\s*版本)?" + _SEP + r"v?(?P<v>\d{1,2}\.\d{1,2}(?:\.\d{1,3})?)", re.I)
+_PYTHON = re.compile(
+    r"(?<![\w./-])(?:python|py)(?:\s*version|\s*版本|\s*バージョン|\s*versi[oó]n)?"
+    + _SEP
+    + r"v?(?P<v>[23]\.\d{1,2}(?:\.\d{1,2})?)(?![\d.]*\d)",
+    re.I,
+)
+_GCC = re.compile(
+    r"(?<![\w./\[-])(?:gcc|g\+\+)(?:\s*version|\s*版本)?"
+    + _SEP
+    + r"(?:\([^)]{0,60}\)\s*)?v?(?P<v>\d{1,2}(?:\.\d{1,2}){1,2})(?![\d.]*\d)",
+    re.I,
+)
+_WSL = re.compile(r"(?<![\w-])WSL\s*(?P<n>[12])?(?![\w-])", re.I)
+_BARE_LINUX = re.compile(r"(?<![\w-])linux(?![\w-])", re.I)
+_WINDOWS = re.compile(r"(?<![\w-])(?:windows?|win)\s*(?P<n>7|8\.1|8|10|11|server\s*20\d\d)(?![\w.])", re.I)
+_MAC = re.compile(r"(?<![\w-])(?:macos|mac\s*os\s*x?|osx)(?:\s+(?P<n>\d{2}(?:\.\d{1,2}){0,2}))?(?![\w])", re.I)
+_LINUX = re.compile(
+    r"(?<![\w-])(?P<d>ubuntu|debian|centos|fedora|rhel|red\s*hat(?:\s*enterprise\s*linux)?|rocky(?:\s*linux)?|"
+    r"alma(?:\s*linux)?|arch\s*linux|manjaro|linux\s*mint|linuxmint|opensuse(?:\s*(?:leap|tumbleweed))?|pop!?_?os)"
+    r"(?:\s*(?P<n>\d{1,2}(?:\.\d{1,2}){0,2})(?![\w.-]))?(?:\s*LTS)?(?![\w-])",
+    re.I,
+)
+_AVAILABLE = re.compile(
+    r"torch\.cuda\.is_available\(\)\s*(?:\)\s*)?(?:returns?|returned|is|shows?|gives?|outputs?|prints?|=+|-+>|=>|:|→|返回|为|是)?\s*"
+    r"\**(?P<v>true|false)\b",
+    re.I,
+)
+#: "print(torch.__version__)" / ">>> torch.version.cuda" and the value on the next line (a REPL or a script's output).
+_CODE_LABEL = re.compile(r"(?P<k>torch\.__version__|torch\.version\.cuda|torch\.cuda\.is_available\(\))\)?\s*$", re.I)
+_FRAME = re.compile(r'\s*File "[^"]*", line \d+')
+_BARE = re.compile(r"^\s*['\"]?(?P<v>[\w.+]{1,40})['\"]?\s*$")
+
+_GPU_LABELS = re.compile(
+    r"(?:\bgpus?\b|gpu\s*(?:型号|名称|型號)|graphics?\s*card|video\s*card|\bcard\b|显卡(?:型号)?|顯示卡|グラフィック(?:ボード|カード)|グラボ|"
+    r"grafikkarte|tarjeta\s+gr[aá]fica|carte\s+graphique|placa\s+de\s+v[ií]deo|видеокарта|그래픽\s*카드)",
+    re.I,
+)
+_FAMILIES = {"rtx", "gtx", "gt", "gts", "mx", "titan", "quadro", "tesla", "grid", "jetson", "geforce", "nvidia"}
+#: Words the GPU table ignores that are the sentence's, not the name's ("RTX 4090 with CUDA capability").
+_NOT_NAME = {"with", "and", "or", "on", "gpu", "gpus", "card"}
+#: A token that may start a GPU name without a family word: "A100", "V100-SXM2-32GB", "T4", "K80", "L40S", "GP100".
+_MODEL = re.compile(r"^[a-z]{1,3}\d{1,4}[a-z]{0,3}(?:-[a-z0-9]+)*$")
+_SPLIT_MODEL = re.compile(r"(?i)^(rtx|gtx|gts|gt|mx|gpu)(\d{2,4}\w*)$")
+_SPLIT_SUFFIX = re.compile(r"(?i)^(\d{3,4})(ti|super|s|d)$")
+
+
+def _clean(line: str) -> str:
+    line = unicodedata.normalize("NFKC", line[:MAX_LINE])
+    line = _TEMPLATE_HINT.sub("", line)
+    s = line.strip()
+    if s.startswith("|") and s.count("|") >= 3:
+        cells = [c.strip() for c in s.strip("|").split("|")]
+        if not all(re.fullmatch(r":?-{2,}:?", c) for c in cells if c):
+            line = ": ".join(c for c in cells if c)
+    return line.replace("**", "").replace("`", "")
+
+
+def _gpu_lookup(words: List[str]) -> Optional[str]:
+    return _lookup(" ".join(words).lower())
+
+
+@functools.lru_cache(maxsize=4096)
+def _lookup(name: str) -> Optional[str]:
+    from .. import kb
+
+    return kb.compute_capability(name)
+
+
+def _gpu_key(words: List[str]) -> str:
+    from .. import kb
+
+    return kb._norm_gpu(" ".join(words))
+
+
+def _tokens(line: str) -> List[str]:
+    out: List[str] = []
+    for t in re.findall(r"[A-Za-z0-9][A-Za-z0-9+-]*", line):
+        m = _SPLIT_MODEL.match(t)
+        parts = [m.group(1), m.group(2)] if m else [t]
+        for p in parts:
+            s = _SPLIT_SUFFIX.match(p)
+            out.extend([s.group(1), s.group(2)] if s else [p])
+    return out
+
+
+def _gpus_in(line: str, labelled: bool) -> List[Tuple[str, str]]:
+    """(name as written, compute capability) of each NVIDIA GPU named in the line."""
+    toks = _tokens(line)
+    found: List[Tuple[str, str]] = []
+    i = 0
+    while i < len(toks):
+        low = toks[i].lower()
+        hit = None
+        family = low in _FAMILIES
+        if family or _MODEL.match(low):
+            for n in range(min(5 if family else 3, len(toks) - i), 0, -1):
+                words = toks[i : i + n]
+                if n == 1 and len(low) <= 3 and not labelled and (i == 0 or toks[i - 1].lower() not in _FAMILIES):
+                    continue  # "T4", "P4", "K80" alone are too short to be a GPU without a label or a family name
+                cap = _gpu_lookup(words)
+                if cap:
+                    while n > 1 and words[-1].lower() in _NOT_NAME and _gpu_key(toks[i : i + n - 1]) == _gpu_key(words):
+                        n -= 1  # "RTX 4090 with": the words that add nothing to the name are not part of it
+                        words = toks[i : i + n]
+                    hit = (" ".join(words), cap, n)
+                    break
+            if hit is None and low in ("rtx", "gtx") and i + 1 < len(toks) and toks[i + 1].isdigit():
+                # "GTX 3090": the model number names the card when only one family has it.
+                caps = {c for c in (_gpu_lookup([f, toks[i + 1]]) for f in ("rtx", "gtx")) if c}
+                if len(caps) == 1:
+                    hit = (" ".join(toks[i : i + 2]), caps.pop(), 2)
+        elif (labelled or (i > 0 and toks[i - 1].lower() == "gpu")) and low.isdigit() and len(low) == 4:
+            caps = {c for c in (_gpu_lookup([f, toks[i]]) for f in ("rtx", "gtx")) if c}
+            if len(caps) == 1:
+                hit = (toks[i], caps.pop(), 1)
+        if hit:
+            found.append((hit[0], hit[1]))
+            i += hit[2]
+        else:
+            i += 1
+    return found
+
+
+def _os_of(line: str) -> List[Tuple[str, str, Optional[str]]]:
+    """(os, distro, wsl version) for each OS the line names."""
+    out: List[Tuple[str, str, Optional[str]]] = []
+    for m in _WSL.finditer(line):
+        out.append(("Linux", "", m.group("n") or "?"))
+    for m in _WINDOWS.finditer(line):
+        out.append(("Windows", "Windows " + re.sub(r"\s+", " ", m.group("n")).title(), None))
+    for m in _MAC.finditer(line):
+        out.append(("Darwin", ("macOS " + (m.group("n") or "")).strip(), None))
+    distros = [m for m in _LINUX.finditer(line) if not line[: m.start()].rstrip().endswith("(")]  # "(Ubuntu 7.5.0-3…)": a package
+    for m in distros:
+        name = re.sub(r"\s+", " ", m.group("d")).strip()
+        if name.lower() == "ubuntu" and m.group("n") and not re.fullmatch(r"\d{2}\.\d{2}(?:\.\d{1,2})?", m.group("n")):
+            out.append(("Linux", "Ubuntu", None))  # Ubuntu's releases are YY.MM; "Ubuntu 22" names no release
+            continue
+        out.append(("Linux", (name.title() if name.islower() else name) + (f" {m.group('n')}" if m.group("n") else ""), None))
+    if not distros and _BARE_LINUX.search(line):
+        out.append(("Linux", "", None))
+    return out
+
+
+#: (field, pattern, words one of which the line must hold, skipped on install lines) — the words keep long logs fast.
+_FIELDS: Tuple[Tuple[str, "re.Pattern[str]", Tuple[str, ...], bool], ...] = (
+    ("torch", _TORCH, ("torch",), True),
+    ("driver", _DRIVER, ("driver", "treiber", "驱动", "ドライバ", "controlador", "pilote", "드라이버"), False),
+    ("driver", _DRIVER_PACKAGE, ("nvidia-",), True),
+    ("cuda", _CUDA, ("cuda",), True),
+    ("nvcc", _NVCC, ("nvcc",), False),
+    ("cudnn", _CUDNN, ("cudnn",), False),
+    ("python", _PYTHON, ("py",), True),
+    ("gcc", _GCC, ("gcc", "g++"), False),
+)
+_OS_WORDS = (
+    "wsl", "win", "mac", "osx", "linux", "ubuntu", "debian", "centos", "fedora", "rhel", "red hat", "rocky", "alma",
+    "arch", "manjaro", "mint", "suse", "pop",
+)  # fmt: skip
+
+
+def read(lines: Iterable[str]) -> Dict[str, Any]:
+    """Every fact the prose states: ``{field: [(value, line_no, text)]}``, plus ``gpus``."""
+    got: Dict[str, List[Tuple[str, int, str]]] = {}
+    gpus: List[Tuple[str, str, int]] = []
+    prev_label: Optional[str] = None
+
+    def add(field: str, value: str, n: int, text: str) -> None:
+        got.setdefault(field, []).append((value, n, text.strip()[:200]))
+
+    for n, raw in enumerate(lines, 1):
+        if n > MAX_LINES:
+            break
+        if _FRAME.match(raw):
+            continue  # a traceback frame: a path and a line number, no fact
+        line = _clean(raw)
+        if not line.strip():
+            continue
+        if prev_label is not None:
+            b = _BARE.match(line)
+            if b:
+                v = b.group("v")
+                if prev_label == "torch.__version__" and re.match(r"\d+\.\d+", v):
+                    add("torch", v, n, raw)
+                elif prev_label == "torch.version.cuda" and re.fullmatch(r"\d{1,2}\.\d(?:\.\d+)?", v):
+                    add("torch_cuda", v, n, raw)
+                elif prev_label == "torch.cuda.is_available()" and v.lower() in ("true", "false"):
+                    add("cuda_available", v.lower(), n, raw)
+            prev_label = None
+        low = line.lower()
+        c = _CODE_LABEL.search(line) if "torch." in low else None
+        if c:
+            prev_label = c.group("k").lower()
+        m = _AVAILABLE.search(line) if "is_available" in low else None
+        if m:
+            add("cuda_available", m.group("v").lower(), n, raw)
+        install = bool(_INSTALL.search(line))
+        for field, rx, words, skip_install in _FIELDS:
+            if (skip_install and install) or not any(w in low for w in words):
+                continue
+            if field == "driver" and "driver version" in low:
+                m2 = _SMI_INLINE.search(line)
+                if m2:  # nvidia-smi's header written inline: its CUDA is the driver's
+                    add("driver", m2.group("d"), n, raw)
+                    add("driver_cuda", m2.group("c"), n, raw)
+                    continue
+            for m in rx.finditer(line):
+                add(field, m.group("v"), n, raw)
+        if any(w in low for w in _OS_WORDS):
+            for os_name, distro, wsl in _os_of(line):
+                add("os", os_name, n, raw)
+                if distro:
+                    add("distro", distro, n, raw)
+                if wsl:
+                    add("wsl", wsl, n, raw)
+        if re.search(r"\d", low) or any(f in low for f in ("titan", "quadro", "tesla", "jetson", "geforce", "orin", "xavier")):
+            for name, cap in _gpus_in(line, bool(_GPU_LABELS.search(line))):
+                gpus.append((name, cap, n))
+    out: Dict[str, Any] = {}
+    conflicts: Dict[str, List[str]] = {}
+    for field, vals in got.items():
+        distinct = _most_specific(list(dict.fromkeys(v for v, _, _ in vals)))
+        if field == "wsl":
+            distinct = [v for v in distinct if v != "?"] or ["?"]
+        if field == "os" and "Linux" in distinct and "Windows" in distinct and "wsl" in got:
+            distinct = ["Linux"]  # WSL is Linux on Windows: both are named, the Linux one is where torch runs
+        if field == "distro" and "wsl" in got:
+            distinct = [d for d in distinct if not d.startswith("Windows")]  # the host's, not the Linux torch runs in
+            if not distinct:
+                continue
+        if len(distinct) == 1:
+            v = distinct[0]
+            line_no, text = next((ln, t) for x, ln, t in vals if x == v)
+            out[field] = {"value": v, "line": line_no, "text": text}
+        else:
+            conflicts[field] = distinct[:6]
+    names: Dict[str, Dict[str, Any]] = {}
+    for name, cap, line_no in gpus:
+        key = re.sub(r"\s+", "", name.lower())
+        names.setdefault(key, {"name": name, "compute_capability": cap, "line": line_no})
+    if names:
+        out["gpus"] = list(names.values())[:16]
+    if conflicts:
+        out["conflicts"] = conflicts
+    return out
+
+
+def _agree(short: str, long: str) -> bool:
+    """Does the less specific value say the same as the more specific one ("1.7" / "1.7.0+cu110",
+    "8.5" / "8.5.0", "Debian" / "Debian 12")?"""
+    if re.match(r"\d", short) and re.match(r"\d", long):
+        a = short.split("+")[0].split(".")
+        b = long.split("+")[0].split(".")
+        if "+" in short and short != long:
+            return False
+        return len(a) <= len(b) and b[: len(a)] == a or (len(a) > len(b) and a[: len(b)] == b and set(a[len(b) :]) <= {"0"})
+    return long.lower().startswith(short.lower())
+
+
+def _most_specific(values: List[str]) -> List[str]:
+    """The values, less those a more specific one agrees with."""
+    out = [v for v in values if not any(w != v and len(w) > len(v) and _agree(v, w) for w in values)]
+    return out or values
+
+
+def _mm(v: str) -> str:
+    return ".".join(v.split(".")[:2])
+
+
+def fill(facts: Dict[str, Any], got: Dict[str, Any]) -> List[str]:
+    """Put what :func:`read` found into ``facts`` where the structured readers left it unset.
+    Returns the fact paths filled."""
+    filled: List[str] = []
+
+    def val(field: str) -> Optional[str]:
+        d = got.get(field)
+        return d["value"] if isinstance(d, dict) else None
+
+    def put(section: str, key: str, value: Any) -> None:
+        sec = facts.setdefault(section, {})
+        if sec.get(key) in (None, "", [], {}):
+            sec[key] = value
+            filled.append(f"{section}.{key}")
+
+    t = facts.get("torch") or {}
+    tv = val("torch")
+    if tv and not t.get("version"):
+        put("torch", "version", tv)
+        m = re.search(r"\+cu(\d{2,3})$", tv)
+        if m and "cuda" not in t:
+            d = m.group(1)
+            put("torch", "cuda", f"{d[:-1]}.{d[-1]}")
+        elif tv.endswith("+cpu") and "cuda" not in t:
+            put("torch", "cuda", None)  # a CPU build
+    tc = val("torch_cuda")
+    if tc and "cuda" not in (facts.get("torch") or {}):
+        put("torch", "cuda", tc)
+    avail = val("cuda_available")
+    if avail and "cuda_available" not in (facts.get("torch") or {}):
+        put("torch", "cuda_available", avail == "true")
+    n = facts.get("nvml") or {}
+    if val("driver") and not n.get("driver_version"):
+        put("nvml", "driver_version", val("driver"))
+    if val("driver_cuda") and not n.get("cuda_driver_version"):
+        put("nvml", "cuda_driver_version", val("driver_cuda"))
+    if got.get("gpus") and not n.get("devices") and not (facts.get("torch") or {}).get("devices"):
+        put(
+            "nvml",
+            "devices",
+            [
+                {"index": i, "name": g["name"], "compute_capability": g["compute_capability"], "from": "prose"}
+                for i, g in enumerate(got["gpus"])
+            ],
+        )
+    if val("nvcc") and not (facts.get("toolkit") or {}).get("nvcc_version"):
+        put("toolkit", "nvcc_version", _mm(val("nvcc") or ""))
+    if val("python") and not (facts.get("python") or {}).get("version"):
+        put("python", "version", val("python"))
+    s = facts.get("system") or {}
+    if val("os") and not s.get("os"):
+        put("system", "os", val("os"))
+        if val("distro") and not s.get("distro"):
+            put("system", "distro", val("distro"))
+    if val("wsl") in ("1", "2") and s.get("wsl") is None:
+        put("system", "wsl", True)
+        facts["system"]["wsl_version"] = int(val("wsl") or 0)
+    return filled
