@@ -13,7 +13,9 @@ answered as the action answers it (cudadoctor.bot.answer.decide):
   (a reporter who pasted only the error), reported separately: its labels are the code the text
   implies (its README's labelling rule), not always the thread's root cause.
 
-Right: the named code is the case's label. A healthy case must never get a cause.
+Right: the named code is the case's label. A label `uncatalogued:NAME` counts as NAME once cudadoctor has
+a code of that name (the case was labelled before the code existed; its label names the same cause). A
+healthy case must never get a cause.
 
     python benchmarks/bot_precision.py [--confidence high|medium] [--markdown] [--json OUT]
 """
@@ -141,6 +143,8 @@ def run(which: Iterator[Tuple[str, str, str, str, str]], confidence: str) -> Lis
     cfg = BotConfig(confidence=confidence)
     rows = []
     for cid, label, source, title, body in which:
+        if label.startswith("uncatalogued:") and reg.code(label.split(":", 1)[1]) is not None:
+            label = label.split(":", 1)[1]  # catalogued since the case was labelled
         a = answer(title, body, source, reg, cfg)
         rows.append(
             {
