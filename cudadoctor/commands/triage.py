@@ -110,7 +110,17 @@ def _facts_disagree(res: Dict[str, Any], facts: Dict[str, Any], reg: "registry.R
     help="Confirm against the output of `python -m torch.utils.collect_env` the user posted ('-' for stdin).",
 )
 @click.option("--top", type=click.IntRange(min=1), default=5, show_default=True, help="How many likely codes to show.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json", "markdown", "github-comment"]), default="text", show_default=True
+)
+@click.option(
+    "--github-event",
+    "github_event",
+    metavar="FILE",
+    help="Answer the issue in this GitHub event payload ($GITHUB_EVENT_PATH) as the issue bot does: "
+    "--format github-comment (the comment) or json (the answer); docs/github-action.md.",
+)
+@click.option("--bot-config", "bot_config", metavar="FILE", help="With --github-event: the repository's .github/cudadoctor.yml.")
 @output_option
 @show_pii_option
 def triage_cmd(
@@ -123,6 +133,8 @@ def triage_cmd(
     from_collect_env: Optional[str],
     top: int,
     fmt: str,
+    github_event: Optional[str],
+    bot_config: Optional[str],
     output: Optional[str],
     show_pii: bool,
 ) -> None:
@@ -137,6 +149,14 @@ def triage_cmd(
     Exit codes: 0 at least one likely cause found; 1 nothing recognised; 2 bad input.
     """
     warn_show_pii(show_pii)
+    if github_event or bot_config or fmt == "github-comment":
+        from ..bot.cli import answer_event  # the issue bot: its own options, checked there
+
+        emit(
+            answer_event(github_event, bot_config, fmt, bool(text or file or facts_file or from_collect_env or live or show_pii)),
+            output,
+        )
+        raise SystemExit(exitcodes.OK)
     if sum(bool(x) for x in (facts_file, from_collect_env, live)) > 1:
         raise BadInput("give one source of facts: --live (this machine), --facts FILE or --from-collect-env FILE")
     if "-" in (facts_file, from_collect_env) and (text == ("-",) or (not text and not file) or file == "-"):
