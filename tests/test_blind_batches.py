@@ -60,12 +60,8 @@ def _other_corpora_urls() -> set:
             src = _case(p).get("source")
             if isinstance(src, str):
                 found.add(_canonical(src))
-    for p in (DATA / "error_corpus").glob("*.jsonl"):
-        for line in p.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                src = json.loads(line).get("source")
-                if isinstance(src, str):
-                    found.add(_canonical(src))
+    # Not the error corpus: once a batch is scored and unsealed, its threads' wordings may join the corpus (as the
+    # sources of signatures fixed from it); a batch's novelty was checked against the corpus when it was collected.
     return found
 
 
