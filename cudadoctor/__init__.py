@@ -16,7 +16,7 @@ def __getattr__(name: str):
         from . import api
 
         return getattr(api, name)
-    if name in ("devices", "smoke"):  # also a submodule / subpackage: made callable (api.make_callable)
+    if name in ("devices", "smoke"):  # also a submodule / subpackage: made callable (_callable.make_callable)
         import importlib
 
         return importlib.import_module("." + name, __name__)

@@ -19,9 +19,7 @@ stays cheap.
 from __future__ import annotations
 
 import os
-import sys
-import types
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Dict, List, Optional
 
 __all__ = ["check", "devices", "smoke", "CheckResult", "DevicesResult", "SmokeResult"]
 
@@ -312,21 +310,3 @@ def smoke(
     result = smoke_with_diagnosis(py, dev, data_dir, download, synthetic, epochs, timeout, False, fetch=not offline)
     result = (Redactor(pii=False) if show_pii else redactor_for([], live=True)).redact(result)
     return SmokeResult(result)
-
-
-class _CallableModule(types.ModuleType):
-    """``cudadoctor.devices`` is both a submodule (the device model) and the API's ``devices()``,
-    ``cudadoctor.smoke`` both a subpackage and ``smoke()``: once the submodule is imported, the
-    package attribute is the module, so the module is made callable."""
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return _CALLS[self.__name__](*args, **kwargs)
-
-
-def make_callable(module_name: str) -> None:
-    mod = sys.modules.get(module_name)
-    if mod is not None and type(mod) is types.ModuleType:
-        mod.__class__ = _CallableModule
-
-
-_CALLS: Dict[str, Callable[..., Any]] = {"cudadoctor.devices": devices, "cudadoctor.smoke": smoke}

@@ -585,6 +585,6 @@ def build(facts: Dict[str, Any], findings: Optional[List[Any]] = None, show_seri
 
 
 # `cudadoctor.devices()` (the notebook API) is this module's name too: make the module callable.
-from .api import make_callable as _make_callable  # noqa: E402
+from ._callable import make_callable as _make_callable  # noqa: E402
 
 _make_callable(__name__)
