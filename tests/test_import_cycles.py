@@ -25,10 +25,6 @@ KNOWN: List[Set[str]] = [
     # checks/_fixes <-> checks/_installer: being edited by the `fixes` helper; to break: move the
     # installer-command helpers _fixes uses into _installer (or a third module) so only one imports the other.
     {"cudadoctor.checks._fixes", "cudadoctor.checks._installer"},
-    # render/markdown imports render/devices.check_section; render/devices imports markdown's md_escape/fence
-    {"cudadoctor.render.devices", "cudadoctor.render.markdown"},
-    # commands/smoke calls _smoke_distributed, which calls back exit_code_for/shareable_distributed
-    {"cudadoctor.commands._smoke_distributed", "cudadoctor.commands.smoke"},
     # fleet.census calls fleet_summary.analyse and render.fleet, which import fleet's constants
     {"cudadoctor.fleet", "cudadoctor.fleet_summary", "cudadoctor.render.fleet", "cudadoctor.render.fleet_html"},
 ]

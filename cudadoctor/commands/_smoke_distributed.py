@@ -53,7 +53,7 @@ def run_distributed_cmd(
     from ..smoke.distributed import DEFAULT_RANK_TIMEOUT_S, LaunchError, choose_backend, launch_info, run_distributed
     from ..smoke.job import rank_document
     from ..render.smoke import render
-    from .smoke import exit_code_for, shareable_distributed
+    from ._smoke_policy import exit_code_for, shareable_distributed
 
     if device not in ("cuda", "cpu"):
         raise BadInput("--distributed takes --device cuda (each rank uses cuda:LOCAL_RANK, NCCL) or cpu (Gloo)")

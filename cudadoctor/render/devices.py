@@ -465,7 +465,7 @@ def render_text(model: Dict[str, Any], show_serials: bool = False) -> str:
 
 
 def render_markdown(model: Dict[str, Any], show_serials: bool = False) -> str:
-    from .markdown import md_escape
+    from .mdtext import md_escape
 
     out = ["## cudadoctor devices", ""]
     devices = model.get("devices") or []
@@ -486,7 +486,7 @@ def render_markdown(model: Dict[str, Any], show_serials: bool = False) -> str:
     p = _peer_text(model)
     n = _nvlink_lines(model)
     if p or n:
-        from .markdown import fence
+        from .mdtext import fence
 
         out += ["### Multi-GPU", "", fence("\n".join(x for x in (p + n) if x is not None).strip()), ""]
     out.append(f"<sub>cudadoctor {__version__}</sub>")
@@ -548,7 +548,7 @@ def compact_text(model: Optional[Dict[str, Any]]) -> List[str]:
 
 
 def compact_markdown(model: Optional[Dict[str, Any]]) -> List[str]:
-    from .markdown import md_escape
+    from .mdtext import md_escape
 
     devices = (model or {}).get("devices") or []
     if not devices:

@@ -134,7 +134,7 @@ def render_text(result: dict) -> str:
 
 def _md_cell(s) -> str:
     """Untrusted text (device names, error messages) made inert for a Markdown table cell."""
-    from ..render.markdown import md_escape
+    from .mdtext import md_escape
 
     return md_escape(s)
 
@@ -156,7 +156,7 @@ def render_markdown(result: dict) -> str:
         lines += ["", "| | |", "|---|---|"] + [f"| {_md_cell(k)} | {_md_cell(v)} |" for k, v in nums]
     e = result.get("error")
     if e:
-        from ..render.markdown import fence
+        from .mdtext import fence
 
         lines += ["", f"**Error ({_md_cell(e.get('kind'))}):**", "", fence(str(e.get("message")))]
         for d in e.get("diagnosis") or []:
@@ -303,7 +303,7 @@ def job_text(rep: dict) -> str:
 
 def job_markdown(rep: dict) -> str:
     """The job report for an issue or a wiki page: its text rendering, fenced."""
-    from ..render.markdown import fence
+    from .mdtext import fence
 
     head = _headline(rep).replace("cudadoctor smoke --distributed", "`cudadoctor smoke --distributed`")
     return f"## {_md_cell(head)}\n\n" + fence(job_text(rep), "text") + "\n"
