@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, Mapping, Optional
 
-from .project import upgrade_advice
 
 #: Document kinds this version writes, with their current schema version.
 KINDS: Dict[str, int] = {
@@ -59,20 +58,6 @@ def kind_of(doc: Any) -> Optional[str]:
     if isinstance(doc, dict) and isinstance(doc.get("kind"), str):
         return doc["kind"]
     return None
-
-
-def check_version(doc: Mapping[str, Any], name: str = "document") -> int:
-    """The document's schema version; a missing, invalid or newer one is a :class:`DocumentError`."""
-    kind = doc.get("kind")
-    version = doc.get("schema_version")
-    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise DocumentError(f"{name}: missing or invalid schema_version {version!r}")
-    newest = KINDS.get(str(kind))
-    if newest is not None and version > newest:
-        raise DocumentError(
-            f"{name}: written by a newer cudadoctor ({kind} schema {version}; this one reads up to {newest}); {upgrade_advice()}"
-        )
-    return version
 
 
 def dumps(doc: Any) -> str:

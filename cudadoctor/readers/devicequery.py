@@ -15,7 +15,6 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List, Optional
 
-_START = re.compile(r"deviceQuery Starting|CUDA Device Query \(Runtime API\)", re.I)
 _DEVICE = re.compile(r'^\s*Device\s+(\d+)\s*:\s*"(.+)"\s*$')
 _VERSIONS = re.compile(r"CUDA Driver Version\s*/\s*Runtime Version\s+(\d+\.\d+)\s*/\s*(\d+\.\d+)")
 _CC = re.compile(r"CUDA Capability Major/Minor version number:\s*(\d+)\.(\d+)")
@@ -25,10 +24,6 @@ _REASON = re.compile(r"^\s*->\s*(.+?)\s*$")
 _RESULT = re.compile(r"Result\s*=\s*(PASS|FAIL)")
 _COUNT = re.compile(r"Detected\s+(\d+)\s+CUDA Capable device")
 _NO_DEVICE = re.compile(r"There (?:are|is) no (?:available )?device\(s\) that support CUDA", re.I)
-
-
-def looks_like(text: str) -> bool:
-    return bool(_START.search(text) or _CC.search(text) or (_RESULT.search(text) and _FAILED.search(text)))
 
 
 def parse(text: str) -> Dict[str, Any]:

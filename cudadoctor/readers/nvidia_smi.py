@@ -60,16 +60,6 @@ def _cuda_int(cuda: Optional[str]) -> Optional[int]:
     return int(m.group(1)) * 1000 + int(m.group(2)) * 10 if m else None
 
 
-def looks_like(text: str) -> bool:
-    """Does this text hold nvidia-smi output (banner, -q, or its failure messages)?"""
-    return bool(
-        _HEADER.search(text)
-        or re.search(r"=+\s*NVSMI LOG\s*=+", text)
-        or any(rx.search(text) for rx, _, _ in INIT_FAILURES)
-        or re.search(r"^\s*Attached GPUs\s*:\s*\d", text, re.M)
-    )
-
-
 def parse(text: str) -> Dict[str, Any]:
     """nvidia-smi text (banner, -q, or both) -> ``{"nvml": {...}}`` in the NVML probe's shape.
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Dict, List
 
 from ..document import clean as _clean
-from ..triage import dumps
+from ..errortext import dumps
 from .markdown import fence, md_code, md_escape
 
 _SEV = {"error": "✗", "warning": "!", "info": "i"}
