@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List, Optional
 
+_START = re.compile(r"deviceQuery Starting|CUDA Device Query \(Runtime API\)", re.I)
 _DEVICE = re.compile(r'^\s*Device\s+(\d+)\s*:\s*"(.+)"\s*$')
 _VERSIONS = re.compile(r"CUDA Driver Version\s*/\s*Runtime Version\s+(\d+\.\d+)\s*/\s*(\d+\.\d+)")
 _CC = re.compile(r"CUDA Capability Major/Minor version number:\s*(\d+)\.(\d+)")
