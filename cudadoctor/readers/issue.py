@@ -398,8 +398,10 @@ def _find_collect_env(lines: List[str], kinds: List[Optional[str]]) -> None:
         ):
             last = j
     end = fence_end.get(start)
-    if end is None or end < last:
-        end = last
+    keys = sum(1 for j in range(start, last + 1) if _collect_env_key(lines[j].strip()))
+    report = lines[start].strip().lower().startswith("collecting environment information") or keys >= 3
+    if end is None or end < last or not report:
+        end = last  # a field or two in a fenced block of prose claim only their lines, not the block's error lines
     _claim(kinds, start, end, "collect_env")
 
 
