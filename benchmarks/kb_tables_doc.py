@@ -34,6 +34,10 @@ WHAT = {
         lambda d: f"{sum(len(v) for v in d['gpus'].values())} names, {len(d['ambiguous'])} ambiguous",
     ),
     "cores_per_sm": ("FP32 cores per SM per compute capability", lambda d: f"{len(d['cores_per_sm'])} capabilities"),
+    "registers_per_block": (
+        "32-bit registers per thread block (cudaDeviceProp.regsPerBlock) per compute capability",
+        lambda d: f"{len(d['registers_per_block'])} capabilities",
+    ),
     "installers": (
         "where each torch build is published per installer (pip indexes, conda channels, uv)",
         lambda d: "per installer",
@@ -121,7 +125,7 @@ def main() -> None:
     ]
     for n in kb.TABLES:
         d = kb._load(n)
-        what, rows = WHAT[n]
+        what, rows = WHAT.get(n, ("(see the table's notes)", lambda d: "-"))
         srcs = "; ".join(f"[{s['title'][:70]}]({s['url']})" for s in d["sources"])
         lines.append(f"| `{n}.json` | {what} | {rows(d)} | {d['checked']} | {srcs} |")
     DOC.write_text("\n".join(lines) + "\n" + TAIL, encoding="utf-8")

@@ -20,6 +20,8 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, Mapping, Optional
 
+from .project import upgrade_advice
+
 #: Document kinds this version writes, with their current schema version.
 KINDS: Dict[str, int] = {
     "cudadoctor-facts": 1,
@@ -32,6 +34,7 @@ KINDS: Dict[str, int] = {
     "cudadoctor-triage": 1,
     "cudadoctor-devices": 1,
     "cudadoctor-kb": 1,
+    "cudadoctor-kb-answer": 1,  # `kb driver|arch|pair|gpu` (cudadoctor/kb/answers.py)
 }
 
 
@@ -67,8 +70,7 @@ def check_version(doc: Mapping[str, Any], name: str = "document") -> int:
     newest = KINDS.get(str(kind))
     if newest is not None and version > newest:
         raise DocumentError(
-            f"{name}: written by a newer cudadoctor ({kind} schema {version}; this one reads up to "
-            f"{newest}); upgrade: pip install -U cudadoctor"
+            f"{name}: written by a newer cudadoctor ({kind} schema {version}; this one reads up to {newest}); {upgrade_advice()}"
         )
     return version
 

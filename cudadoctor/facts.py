@@ -18,6 +18,7 @@ import re
 from typing import Any, Dict, List, Optional, Union
 
 from . import SCHEMA_VERSION
+from .project import upgrade_advice
 
 FACTS_KIND = "cudadoctor-facts"
 REPORT_KIND = "cudadoctor-report"
@@ -183,8 +184,7 @@ def _check_schema(version: Any) -> None:
         raise FactsError(f"missing or invalid schema_version {_short(version)}")
     if version > SCHEMA_VERSION:
         raise FactsError(
-            f"written by a newer cudadoctor (schema {version}; this one reads up to {SCHEMA_VERSION}); "
-            "upgrade with: pip install -U cudadoctor"
+            f"written by a newer cudadoctor (schema {version}; this one reads up to {SCHEMA_VERSION}); " + upgrade_advice()
         )
 
 

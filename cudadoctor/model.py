@@ -170,13 +170,16 @@ class Check:
     codes: Tuple[Code, ...]
     source: str = ""  # set by the registry: the distribution / entry point it came from
     doc: str = ""
+    #: A fallback check runs after every other check and the error-text engine, only when none of them made an
+    #: error or warning finding; it may emit codes other checks own (it declares them, claims none), never as errors.
+    fallback: bool = False
 
     def __call__(self, facts: Any) -> List[Finding]:
         return list(self.func(facts) or ())
 
 
-def check(*codes: Code, name: Optional[str] = None) -> Callable[[CheckFunc], Check]:
-    """Decorator: ``@check(CODE_A, CODE_B)`` turns a function into a :class:`Check`."""
+def check(*codes: Code, name: Optional[str] = None, fallback: bool = False) -> Callable[[CheckFunc], Check]:
+    """Decorator: ``@check(CODE_A, CODE_B)`` turns a function into a :class:`Check` (``fallback``: see Check)."""
     if not codes:
         raise ValueError("a check declares at least one code")
 
@@ -186,6 +189,7 @@ def check(*codes: Code, name: Optional[str] = None) -> Callable[[CheckFunc], Che
             func=func,
             codes=tuple(codes),
             doc=(func.__doc__ or "").strip(),
+            fallback=fallback,
         )
 
     return wrap

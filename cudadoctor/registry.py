@@ -160,6 +160,10 @@ def load(entry_points: Optional[List[Any]] = None, plugins: Optional[bool] = Non
             )
             continue
         for chk in value:
+            if chk.fallback and _is_builtin(ep):  # it reports others' codes as a last resort: it owns none
+                chk.source = source
+                reg.checks.append(chk)
+                continue
             dupes = [c.code for c in chk.codes if c.code in reg.codes and reg.codes[c.code][1] != source]
             if dupes:
                 reg.problems.append(

@@ -12,7 +12,7 @@ from .document import envelope
 from .facts import REPORT_KIND, Facts
 from .model import Finding
 from .registry import Registry
-from .runner import CheckRun, run_checks
+from .runner import CheckRun, run_checks, run_fallbacks
 
 
 def _kb_date() -> Optional[str]:
@@ -208,6 +208,9 @@ def diagnose(facts: Dict[str, Any], registry: Registry, timings: Optional[Dict[s
 
     findings, diagnosis = adjudicate(facts, findings, runs, registry)
     findings, diagnosis = _ruled_out_by_facts(facts, findings, diagnosis)
+    from .checks.learned import judged  # a learned guess where no rule said anything, never one the rules judged
+
+    findings, runs = run_fallbacks(registry, Facts(facts), findings, runs, judged(facts, diagnosis))
     findings = _for_installer(facts, findings)
     tm = dict(timings or {})
     tm["checks_s"] = time.perf_counter() - t

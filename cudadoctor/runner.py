@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, replace
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Iterable, List, Optional
 
 from .core_codes import CHECK_CRASHED
 from .facts import Facts
@@ -86,10 +86,13 @@ def _registry_problems(registry: Registry) -> List[Finding]:
     return [_crashed(p.source, p.source, _LOAD_PHASES.get(p.phase, p.phase), p.message) for p in registry.problems]
 
 
-def run_checks(registry: Registry, facts: Facts, timeout: float = CHECK_TIMEOUT_S) -> "tuple[List[Finding], List[CheckRun]]":
-    findings = _registry_problems(registry)
+def run_checks(
+    registry: Registry, facts: Facts, timeout: float = CHECK_TIMEOUT_S, fallback: bool = False
+) -> "tuple[List[Finding], List[CheckRun]]":
+    """Run the registry's checks (``fallback``: only the fallback checks, see :func:`run_fallbacks`; else all others)."""
+    findings = [] if fallback else _registry_problems(registry)
     runs: List[CheckRun] = []
-    checks = list(registry.checks)
+    checks = [c for c in registry.checks if c.fallback == fallback]
     boxes: List[List[Any]] = [[] for _ in checks]
     lock = threading.Lock()
     unclaimed = [0]  # index of the first check nobody has started
@@ -132,7 +135,7 @@ def run_checks(registry: Registry, facts: Facts, timeout: float = CHECK_TIMEOUT_
             threads.append(th)
     for th in threads:
         th.join(max(0.0, deadline - time.perf_counter()))
-    for chk, box in zip(registry.checks, boxes):
+    for chk, box in zip(checks, boxes):
         allowed = {c.code for c in chk.codes}
         run = CheckRun(chk.name, chk.source, sorted(allowed), "ok", timeout)
         runs.append(run)
@@ -154,3 +157,37 @@ def run_checks(registry: Registry, facts: Facts, timeout: float = CHECK_TIMEOUT_
         findings.extend(replace(f, check=chk.name, source=chk.source) for f in value)
     findings.sort(key=lambda f: (severity_rank(f.severity), f.code, f.title))
     return findings, runs
+
+
+def run_fallbacks(
+    registry: Registry,
+    facts: Facts,
+    findings: List[Finding],
+    runs: List[CheckRun],
+    judged: Iterable[str] = (),
+    timeout: float = CHECK_TIMEOUT_S,
+) -> "tuple[List[Finding], List[CheckRun]]":
+    """The fallback checks (a learned guess, checks/learned.py), given what the others found: they run only when no
+    other check (nor the error-text engine) made an error or warning finding, and may not make an error themselves.
+    Where they do not run, their runs say ok with no findings, as a check whose guard clause does not apply. A fallback's
+    run lists only the codes it reported (it may emit any), so that no reader takes it for the owner of the others'.
+    ``judged``: codes the rules already judged on these facts (the error-text engine's top cause, which its
+    check declined or the facts contradict); like the code of any finding made (an info), a fallback never
+    reports them: the rules are the authority on their codes."""
+    if not any(c.fallback for c in registry.checks):
+        return findings, runs
+    decided = any(f.severity in ("error", "warning") and f.code != CHECK_CRASHED.code for f in findings)
+    if decided:
+        skipped = [CheckRun(c.name, c.source, [], "ok", 0.0) for c in registry.checks if c.fallback]
+        return findings, runs + skipped
+    more, more_runs = run_checks(registry, facts, timeout, fallback=True)
+    # A guess is never an error on its own: a fallback's error finding is reported as a warning.
+    more = [replace(f, severity="warning") if f.severity == "error" and f.code != CHECK_CRASHED.code else f for f in more]
+    settled = set(judged) | {f.code for f in findings}
+    more = [f for f in more if f.code not in settled or f.code == CHECK_CRASHED.code]
+    for run in more_runs:
+        run.findings = sum(1 for f in more if f.check == run.name)
+        run.codes = sorted({f.code for f in more if f.check == run.name})
+    out = findings + more
+    out.sort(key=lambda f: (severity_rank(f.severity), f.code, f.title))
+    return out, runs + more_runs

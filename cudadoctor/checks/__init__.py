@@ -15,6 +15,7 @@ BUILTIN_MODULES = (
     "health",
     "import_speed",
     "kernel_driver",
+    "learned",
     "libraries",
     "platform",
     "probes",

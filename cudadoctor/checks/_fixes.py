@@ -18,10 +18,6 @@ from cudadoctor.interpret import Environment, mm, mm_str, release_of, vtuple
 
 INDEX = "https://download.pytorch.org/whl/"
 PIP = "python -m pip"
-#: The last release the PyTorch conda channel published (its packages stopped after 2.5).
-CONDA_LAST = (2, 5)
-#: pytorch-cuda metapackage versions that existed on the nvidia channel.
-CONDA_PYTORCH_CUDA = {"cu116": "11.6", "cu117": "11.7", "cu118": "11.8", "cu121": "12.1", "cu124": "12.4"}
 
 
 # ---------------------------------------------------------------- what the kb offers
@@ -131,17 +127,24 @@ def pip_install(
 
 
 def _conda_install(release: str, variant: str, companions: Sequence[str]) -> List[str]:
+    """The PyTorch channel's command for ``release``, as its previous-versions page writes it: cpuonly,
+    cudatoolkit=X (before 1.13) or pytorch-cuda=X -c nvidia, X the channel's CUDA build nearest the
+    variant's (kb/installers.json); the caller checked the channel has it (_installer.pytorch_channel_cuda)."""
+    from ._installer import pytorch_channel_cuda
+
     t = mm(release) or (0, 0)
     pins = [f"pytorch=={release}"] + [companion_pin(c, release) for c in companions]
-    if variant == "cpu":
+    found = pytorch_channel_cuda(release, variant)
+    cuda, forge = found if found else ("", False)
+    if variant == "cpu" or not cuda:
         extra = "cpuonly"
     elif t < (1, 13):
-        extra = f"cudatoolkit={variant[2:-1]}.{variant[-1]}"
+        extra = f"cudatoolkit={cuda}"
     else:
-        extra = f"pytorch-cuda={CONDA_PYTORCH_CUDA[variant]}"
-    chans = "-c pytorch" + (" -c nvidia" if extra.startswith("pytorch-cuda") else "")
+        extra = f"pytorch-cuda={cuda}"
+    chans = "-c pytorch" + (" -c nvidia" if extra.startswith("pytorch-cuda") else " -c conda-forge" if forge else "")
     cmds = [f"conda install {' '.join(pins)} {extra} {chans}"]
-    if variant != "cpu":
+    if extra != "cpuonly":
         cmds.insert(0, "conda remove --force cpuonly  # only if installed: it pins the CPU build")
     return cmds
 
@@ -153,9 +156,14 @@ def install_commands(
     reinstall: bool = False,
     companions: Optional[Sequence[str]] = None,
 ) -> List[str]:
-    """Commands that put torch `release` built for `variant` (and its paired companions) in place."""
+    """Commands that put torch `release` built for `variant` (and its paired companions) in place.
+
+    A torch of the same release already installed gets ``--force-reinstall`` whatever the caller
+    says: pip takes ``torch==2.5.1`` from any index as satisfied by an installed 2.5.1+cu121 (a local
+    version matches a specifier without one) and would change nothing."""
     if companions is None:
         companions = list(env.companions)
+    reinstall = reinstall or same_release_installed(env, release)
     if env.facts is not None:
         from ._installer import (
             install_for_manager,  # conda-forge, uv and the rest: the env's own installer
@@ -165,14 +173,33 @@ def install_commands(
         if managed is not None:
             return managed
     if env.conda_torch:
-        t = mm(release) if release else None
-        if t and t <= CONDA_LAST and variant and (variant == "cpu" or variant in CONDA_PYTORCH_CUDA or t < (1, 13)):
-            return _conda_install(str(release), variant, companions)
+        from ._installer import _pytorch_channel_publishes, conda_installed
+
+        if variant and _pytorch_channel_publishes(release, variant):
+            cmds = _conda_install(str(release), variant, companions)
+            if env.facts is not None:
+                if conda_installed(env.facts, "cpuonly") is False:  # conda's list is here and has no cpuonly
+                    cmds = [c for c in cmds if not c.startswith("conda remove --force cpuonly")]
+            return cmds
         return [
             f"conda remove --force pytorch {' '.join(companions)}  # the PyTorch conda channel stopped after 2.5; use pip inside this env",
             pip_install(release, variant, companions, reinstall),
         ]
     return [pip_install(release, variant, companions, reinstall)]
+
+
+def installed_torch(env: Environment) -> Optional[str]:
+    """The torch version installed in the diagnosed environment ('2.5.1+cu121'), None when none is known."""
+    fx = env.facts
+    if fx is None:
+        return None
+    return fx.str("torch.version") or (fx.distribution("torch") or fx.distribution("pytorch") or {}).get("version")
+
+
+def same_release_installed(env: Environment, release: Optional[str]) -> bool:
+    """A torch is installed that an install of ``release`` (any release when None) would leave in place."""
+    have = release_of(installed_torch(env))
+    return bool(have) and (release is None or have == release)
 
 
 def filtered_path_command(var: str, entries: List[str], drop: Callable[[str], bool]) -> str:

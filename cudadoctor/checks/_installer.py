@@ -102,15 +102,76 @@ def uv_pip_commands(pip_command: str) -> List[str]:
     return [cmd]
 
 
+_SUBDIRS = re.compile(r"^(noarch|(linux|win|osx|emscripten|wasi|zos)-[\w]+)$")
+
+
+def _channel_name(channel: str) -> str:
+    """'https://conda.anaconda.org/conda-forge/linux-64' -> 'conda-forge'; 'pytorch' -> 'pytorch';
+    'https://repo.anaconda.com/pkgs/main/linux-64' -> 'pkgs/main' (the URL less its host and subdir)."""
+    c = channel.strip().rstrip("/")
+    if "://" in c:
+        c = c.split("://", 1)[1].split("/", 1)[1] if "/" in c.split("://", 1)[1] else ""
+    parts = [p for p in c.split("/") if p]
+    if parts and _SUBDIRS.match(parts[-1]):
+        parts = parts[:-1]
+    return "/".join(parts) or channel
+
+
+def _conda_record(fx: Facts, name: str) -> Optional[Dict]:
+    """conda's record of package ``name`` here: conda-meta (the probe), else a pasted conda list's row."""
+    rec = fx.dict(f"python.manager.conda_packages.{name}")
+    if rec:
+        return rec
+    for d in fx.dicts("packages.distributions"):
+        if str(d.get("installer") or "").lower() != "conda":
+            continue
+        if str(d.get("package") or d.get("name") or "").lower() == name:
+            return d
+    return None
+
+
+def conda_installed(fx: Facts, name: str) -> Optional[bool]:
+    """True when conda's records list ``name``; False only where the pyenv probe read conda-meta (it
+    records every torch selector: pytorch-cpu, pytorch-gpu, cpuonly...); None otherwise (collect_env's
+    conda lines and a grepped conda list leave packages out)."""
+    if _conda_record(fx, name):
+        return True
+    return False if fx.dict("python.manager.conda_packages") else None
+
+
+def torch_channel(fx: Facts) -> Optional[str]:
+    """The channel conda's torch came from ('conda-forge', 'pytorch', 'pkgs/main'...): conda-meta's
+    record or the conda list's channel column; else what its build string says (kb/installers.json:
+    each channel's build strings); None when nothing says."""
+    rec: Dict = {}
+    for name in ("pytorch", "pytorch-gpu", "pytorch-cpu"):
+        rec = _conda_record(fx, name) or {}
+        if rec:
+            break
+    channel = rec.get("channel")
+    if isinstance(channel, str) and channel.strip():
+        return _channel_name(channel)
+    build = str(rec.get("build") or "")
+    for chan, patterns in ((_table().get("conda_channels") or {}).get("build_patterns") or {}).items():
+        if build and any(re.match(p, build) for p in patterns):
+            return str(chan)
+    return None
+
+
 def conda_forge_commands(
     fx: Facts, release: Optional[str], variant: Optional[str], companions: Sequence[str]
 ) -> Optional[List[str]]:
-    """conda-forge's build of the release: pytorch-gpu (CUDA, limited to the variant's CUDA) or pytorch-cpu."""
+    """conda-forge's build of the release: pytorch-gpu (CUDA, limited to the variant's CUDA) or pytorch-cpu.
+
+    The other selector (pytorch-cpu when the CUDA build is wanted, and the reverse) and the PyTorch
+    channel's cpuonly are removed first where conda's list has them: each pins the build it names
+    (conda-forge's pytorch builds constrain the other selector to a version that does not exist)."""
     t = _table().get("conda_forge") or {}
     if variant and variant != "cpu" and os_key(fx) not in (t.get("cuda_os") or ["linux"]):
         return None  # no conda-forge CUDA build assumed here: pip inside the env
     series = ".".join(release.split(".")[:2]) if release else None
-    pkg = t.get("cpu_package", "pytorch-cpu") if variant == "cpu" else t.get("gpu_package", "pytorch-gpu")
+    cpu_pkg, gpu_pkg = str(t.get("cpu_package", "pytorch-cpu")), str(t.get("gpu_package", "pytorch-gpu"))
+    pkg = cpu_pkg if variant == "cpu" else gpu_pkg
     specs = [f"{pkg}={series}" if series else pkg]
     from ._fixes import companion_pin
 
@@ -122,14 +183,34 @@ def conda_forge_commands(
         specs.append(f"{t.get('cuda_pin', 'cuda-version')}<={cuda}")
     chan = t.get("channel", "conda-forge")
     cmds = [f"conda install -c {chan} " + " ".join(_q(s) for s in specs)]
-    channel = str((fx.dict("python.manager.conda_packages.pytorch") or {}).get("channel") or "")
-    if channel and "conda-forge" not in channel:
+    channel = torch_channel(fx)
+    pins = [n for n in ((gpu_pkg if pkg == cpu_pkg else cpu_pkg), "cpuonly") if conda_installed(fx, n)]
+    if pins:
+        cmds.insert(0, f"conda remove --force {' '.join(pins)}  # it pins the other build")
+    if channel and channel != chan and _conda_record(fx, "pytorch"):
         cmds.insert(
             0,
-            f"conda remove --force {' '.join(['pytorch', *companions])}  # from the {channel.rstrip('/').split('/')[-1] or channel} "
-            "channel; conda-forge's build replaces it",
+            f"conda remove --force {' '.join(['pytorch', *companions])}  # from the {channel} channel; conda-forge's build replaces it",
         )
     return cmds
+
+
+def pytorch_channel_cuda(release: Optional[str], variant: Optional[str]) -> Optional[Tuple[str, bool]]:
+    """(CUDA version, whether its cudatoolkit comes from conda-forge) of the PyTorch conda channel's
+    build of ``release`` closest to the wheel variant ``variant`` without exceeding its CUDA (the
+    driver runs that); None when the channel published no such build (kb/installers.json)."""
+    t = _table().get("conda_pytorch_channel") or {}
+    r = mm(release) if release else None
+    if not (r and variant and variant.startswith("cu") and variant[2:].isdigit()):
+        return None
+    table = t.get("cuda") or {}
+    entry = table.get(str(release)) or table.get(f"{r[0]}.{r[1]}") or {}
+    want = (int(variant[2:-1]), int(variant[-1]))
+    ok = [c for c in entry.get("cuda") or [] if (mm(c) or (99, 0)) <= want]
+    if not ok:
+        return None
+    best = max(ok, key=lambda c: mm(c) or (0, 0))
+    return best, best in (entry.get("conda_forge") or [])
 
 
 def _pytorch_channel_publishes(release: Optional[str], variant: Optional[str]) -> bool:
@@ -138,7 +219,7 @@ def _pytorch_channel_publishes(release: Optional[str], variant: Optional[str]) -
     r = mm(release) if release else None
     if not (r and last and r <= last and variant):
         return False
-    return variant == "cpu" or variant in (t.get("pytorch_cuda") or {}) or r < (1, 13)
+    return variant == "cpu" or pytorch_channel_cuda(release, variant) is not None
 
 
 def install_for_manager(
@@ -152,9 +233,9 @@ def install_for_manager(
     if m in PIP_LIKE:
         return None
     if m == "conda":
-        channel = str((fx.dict("python.manager.conda_packages.pytorch") or {}).get("channel") or "")
-        if _pytorch_channel_publishes(release, variant) and "conda-forge" not in channel:
-            return None  # the PyTorch channel still has it: _fixes.py plans that
+        channel = torch_channel(fx)
+        if _pytorch_channel_publishes(release, variant) and channel != "conda-forge":
+            return None  # the PyTorch channel still has it: _fixes.py plans that (cpuonly only where listed)
         return conda_forge_commands(fx, release, variant, companions)
     if m == "uv-project":
         return uv_project_commands(fx, release, variant, companions)
@@ -467,12 +548,17 @@ def _rewrite(fx: Facts, m: str, cmd: str, reinstalled: set) -> str:
 
 
 def adapt_commands(fx: Facts, commands: Sequence[str]) -> Tuple[str, ...]:
-    """``commands`` with every ``python -m pip ...`` written for the environment's manager (see above).
+    """``commands`` with every ``python -m pip ...`` written for the environment's manager (see above),
+    then aimed at the diagnosed interpreter (:func:`for_target`).
 
     pip and conda-pip: unchanged. uv-venv: ``uv pip``. uv-project: ``uv add`` / ``uv remove`` (or
     ``uv pip uninstall`` where the fix reinstalls), reads with ``uv pip``. conda: the packages conda
     installed with conda, the rest with pip. pip-system-managed: installs with the venv's pip, after one
     ``python3 -m venv .venv``. Pure; a command already written for the manager comes back as it was."""
+    return for_target(fx, _for_manager(fx, commands))
+
+
+def _for_manager(fx: Facts, commands: Sequence[str]) -> Tuple[str, ...]:
     m = manager(fx)
     if m in PIP_LIKE or (m == "conda" and (_conda_fix(commands) or _torch_mixed(fx))):
         return tuple(commands)
@@ -484,4 +570,121 @@ def adapt_commands(fx: Facts, commands: Sequence[str]) -> Tuple[str, ...]:
         if not any("-m venv" in c or "uv venv" in c for c in out):
             at = next(i for i, (a, b) in enumerate(zip(out, commands)) if a != b)
             out.insert(at, "python3 -m venv .venv  # this Python's packages are managed by the OS (PEP 668): use a venv")
+    return tuple(out)
+
+
+# ---------------------------------------------------------------- the diagnosed interpreter
+#
+# ``cudadoctor check --python /env/bin/python`` (the cluster set-up), or cudadoctor run by uvx/pipx
+# diagnosing the active environment: a plain ``python -m pip`` installs into whatever ``python`` the
+# shell finds, which may be another interpreter. for_target() names the diagnosed one wherever a
+# plain command would miss it, and only there (the common case keeps its short commands):
+#
+# ==================================  =========================================================
+# command                             aimed at the diagnosed interpreter when it is not ...
+# ==================================  =========================================================
+# ``python -m pip``, ``python -c``    ... the first ``python`` on PATH (recorded at collection,
+#                                     tool.interpreter.python_on_path_is_target): ``/env/bin/python -m pip``
+# ``uv pip ...``                      ... the environment uv picks (VIRTUAL_ENV, else CONDA_PREFIX,
+#                                     else ./.venv): ``uv pip install --python /env/bin/python``
+# ``conda install/remove/update``     ... the active conda environment (CONDA_PREFIX), in a conda
+#                                     environment: ``-p PREFIX``
+# ``uv add/remove/sync``              ... the project of the working directory: ``--project ROOT``
+# ==================================  =========================================================
+#
+# Facts from pasted text (collect_env, a ticket) have no interpreter record: their commands are for
+# the user's own ``python``, as written. A saved facts file from before these fields: the
+# interpreter is named when it was given with --python.
+
+_PY_WORD = re.compile(r"(?<![\w/\\.$-])python3?(?= +(?:-[mcXIuE]\b|setup\.py\b))")
+_UV_PIP = re.compile(r"(?<![\w/\\.-])uv pip (install|uninstall|list|show|freeze|check|tree|sync)\b")
+_UV_PROJECT = re.compile(r"(?<![\w/\\.-])uv (add|remove|sync|lock|tree)\b")
+_CONDA = re.compile(r"(?<![\w/\\.-])conda (install|remove|uninstall|update|list)\b")
+
+
+def _shell_word(path: str) -> str:
+    """``path`` as one shell word (double quotes only when it needs them: Windows paths keep their backslashes)."""
+    return f'"{path}"' if re.search(r"[\s'\"$&;|()<>*?`!]", path) else path
+
+
+def _norm(path: Optional[str]) -> Optional[str]:
+    if not path:
+        return None
+    p = path.replace("\\", "/").rstrip("/")
+    return p.lower() if re.match(r"^[A-Za-z]:/", p) else p
+
+
+def _target_python(fx: Facts) -> Optional[str]:
+    """The diagnosed interpreter when a plain ``python`` would not run it; None otherwise."""
+    interp = fx.dict("tool.interpreter")
+    if not interp:
+        return None  # pasted facts: the user's own python
+    path = interp.get("path")
+    exe = fx.str("python.executable")
+    py = path if isinstance(path, str) and _is_abs(path) else exe or (path if isinstance(path, str) else None)
+    if not py:
+        return None
+    same = interp.get("python_on_path_is_target")
+    if isinstance(same, bool):
+        return None if same else py
+    return py if interp.get("reason") == "option" else None
+
+
+def _is_abs(path: str) -> bool:
+    return path.startswith(("/", "~")) or bool(re.match(r"^[A-Za-z]:[\\/]", path))
+
+
+def _uv_finds_target(fx: Facts) -> bool:
+    """uv pip's own choice (VIRTUAL_ENV, else CONDA_PREFIX, else .venv in the working directory) is
+    the diagnosed environment."""
+    prefix = _norm(fx.str("python.prefix"))
+    venv, conda = _norm(fx.env("VIRTUAL_ENV")), _norm(fx.env("CONDA_PREFIX") or fx.str("python.conda_prefix"))
+    if venv or conda:
+        return (venv or conda) == prefix
+    cwd = _norm(fx.str("python.cwd"))
+    return bool(cwd and prefix == cwd + "/.venv")
+
+
+def _conda_active_is_target(fx: Facts) -> bool:
+    active = _norm(fx.env("CONDA_PREFIX") or fx.str("python.conda_prefix"))
+    return active is not None and active == _norm(fx.str("python.prefix"))
+
+
+def _project_root(fx: Facts) -> Optional[str]:
+    """The uv project's root when the working directory is outside it (``uv add`` acts on the cwd's project)."""
+    root = (fx.dict("python.manager.uv_project") or {}).get("root")
+    cwd = _norm(fx.str("python.cwd"))
+    if not isinstance(root, str) or not cwd:
+        return None
+    r = _norm(root) or ""
+    return None if cwd == r or cwd.startswith(r + "/") else root
+
+
+def _add_option(cmd: str, at: "re.Pattern[str]", present: str, option: str) -> str:
+    """``option`` after each ``at`` in ``cmd``, unless the command already says ``present``."""
+    return cmd if re.search(present, cmd) else at.sub(lambda m: f"{m.group(0)} {option}", cmd)
+
+
+def for_target(fx: Facts, commands: Sequence[str]) -> Tuple[str, ...]:
+    """``commands`` aimed at the diagnosed interpreter where a plain command would act on another
+    (see the table above). Pure; pasted facts and the common case come back unchanged."""
+    if not fx.dict("tool.interpreter"):
+        return tuple(commands)
+    py = _target_python(fx)
+    prefix = fx.str("python.prefix")
+    uv_py = None if _uv_finds_target(fx) else fx.str("python.executable") or py
+    conda_env = fx.bool("python.conda") or bool(fx.dict("python.manager.conda_packages"))
+    conda_p = prefix if (prefix and conda_env and not _conda_active_is_target(fx)) else None
+    root = _project_root(fx)
+    out = []
+    for c in commands:
+        if py:
+            c = _PY_WORD.sub(lambda m: _shell_word(py), c)
+        if uv_py:
+            c = _add_option(c, _UV_PIP, r" --python\b", f"--python {_shell_word(uv_py)}")
+        if root:
+            c = _add_option(c, _UV_PROJECT, r" --project\b", f"--project {_shell_word(root)}")
+        if conda_p:
+            c = _add_option(c, _CONDA, r" (-p|--prefix|-n|--name)\b", f"-p {_shell_word(conda_p)}")
+        out.append(c)
     return tuple(out)

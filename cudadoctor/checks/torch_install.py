@@ -14,12 +14,13 @@ from cudadoctor.interpret import (
     nvidia_gpu_present,
     os_family,
     release_of,
+    variant,
     variant_of_tag,
 )
 from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import INDEX, PIP, error_match, kb, search
-from ._fixes import companion_pins, newest_variant_for_driver
+from ._fixes import companion_pins, install_commands, newest_variant_for_driver
 
 TORCH_NOT_INSTALLED = Code(
     code="torch-not-installed",
@@ -177,7 +178,9 @@ def torch_import_failed(fx: Facts) -> Iterator[Finding]:
         evidence["traceback_tail"] = "\n".join(tb.strip().splitlines()[-8:])
     release = release_of(fx.str("torch.version")) or release_of((fx.distribution("torch") or {}).get("version"))
     pin = f"torch=={release}" if release else "torch"
-    cmds = [f"{PIP} uninstall -y torch", f"{PIP} install --no-cache-dir --force-reinstall {pin}"]
+    var = variant(fx)  # the same build again, from its own index (PyPI's wheel of a release is one variant)
+    idx = f" --index-url {INDEX}{var}" if release and var and re.fullmatch(r"cu\d+|cpu|rocm[\d.]+|xpu", var) else ""
+    cmds = [f"{PIP} uninstall -y torch", f"{PIP} install --no-cache-dir --force-reinstall {pin}{idx}"]
     if how == "hung":
         cmds = ['python -X importtime -c "import torch" 2>&1 | tail -20  # where it stalls'] + cmds
     yield TORCH_IMPORT_FAILED.finding(
@@ -228,14 +231,12 @@ def cpu_only_torch(fx: Facts) -> Iterator[Finding]:
     }
     cmds: List[str]
     if installer(fx) == "conda":
-        cuda = f"{variant[2:-1]}.{variant[-1]}" if variant and variant.startswith("cu") else "12.1"
-        cmds = [
-            "conda remove --force cpuonly",
-            f"conda install pytorch=={release or '<version>'} {' '.join(p.replace('==', '==') for p in pins)} pytorch-cuda={cuda} -c pytorch -c nvidia".replace(
-                "  ", " "
-            ),
-        ]
-        why = "conda's cpuonly package pins the CPU build; the pytorch-cuda package selects the CUDA build."
+        # the channel this env's torch came from, and what it publishes (checks/_installer.py, kb/installers.json)
+        cmds = install_commands(environment(fx), release, variant)
+        why = (
+            "conda's CPU build is pinned by a selector package (cpuonly, pytorch-cpu); "
+            "the CUDA build comes from the channel that publishes this release."
+        )
     else:
         idx = f" --index-url {INDEX}{variant}" if variant else ""
         target = " ".join([f"torch=={release}" if release else "torch"] + pins)

@@ -21,15 +21,47 @@ class BadInput(click.ClickException):
         click.echo(f"cudadoctor: error: {self.format_message()}", err=True)
 
 
+_color_mode = "auto"
+
+
+def set_color_mode(mode: str) -> None:
+    """--color auto|always|never (the group's option, or a command's)."""
+    global _color_mode
+    _color_mode = mode
+
+
 def use_color(output: Optional[str]) -> bool:
-    if output or os.environ.get("NO_COLOR") is not None:
+    """Colour for output going to ``output`` (None: stdout).
+
+    --color never/always decide; otherwise (auto) never into a file, never with NO_COLOR set to
+    anything but the empty string (https://no-color.org), always with FORCE_COLOR non-empty,
+    never with TERM=dumb, and only on a terminal.
+    """
+    if _color_mode in ("never", "always"):
+        return _color_mode == "always"
+    if (output and output != "-") or os.environ.get("NO_COLOR"):
         return False
     if os.environ.get("FORCE_COLOR"):
         return True
+    if os.environ.get("TERM") == "dumb":
+        return False
     try:
         return sys.stdout.isatty()
     except (AttributeError, ValueError):
         return False
+
+
+def waiting_for_stdin(path: Optional[str], what: str) -> None:
+    """'-' read from a terminal: say on stderr that the command waits for the text, and how to end it."""
+    if path != "-":
+        return
+    try:
+        tty = sys.stdin is not None and sys.stdin.isatty()
+    except (AttributeError, ValueError):
+        tty = False
+    if tty:
+        end = "Ctrl-Z then Enter" if sys.platform == "win32" else "Ctrl-D"
+        click.echo(f"cudadoctor: reading {what} from standard input: paste it, then press {end} on a new line", err=True)
 
 
 def emit(text: str, output: Optional[str]) -> Optional[str]:
@@ -92,6 +124,7 @@ def failure_reason(result: Dict[str, Any]) -> Optional[str]:
 
 
 def read_facts(path: str) -> Dict[str, Any]:
+    waiting_for_stdin(path, "a facts file or JSON report")
     try:
         return load_facts(path)
     except FactsError as e:
@@ -100,6 +133,7 @@ def read_facts(path: str) -> Dict[str, Any]:
 
 def read_text_arg(path: str, what: str, limit: int = 4 * 1024 * 1024) -> str:
     """Read a user-supplied text file ('-' = stdin) as text, with a size bound."""
+    waiting_for_stdin(path, what)
     try:
         return read_input(path, what, limit).decode("utf-8", "replace")
     except FactsError as e:

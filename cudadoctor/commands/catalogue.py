@@ -18,7 +18,8 @@ def list_checks_cmd(fmt: str) -> None:
         {
             "check": c.name,
             "source": c.source,
-            "codes": [{"code": k.code, "severity": k.severity, "title": k.title} for k in c.codes],
+            # a fallback check (a learned guess) reports any of its codes as a warning at most
+            "codes": [{"code": k.code, "severity": "warning" if c.fallback else k.severity, "title": k.title} for k in c.codes],
         }
         for c in reg.checks
     ]

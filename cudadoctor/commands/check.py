@@ -107,6 +107,11 @@ def _prepare_in_background(loading: "Callable[[], registry.Registry]", *modules:
     import importlib
     import threading
 
+    # The error-text engine's modules import one another (package, engine, evidence, match): importing them
+    # from this thread and the main thread at once can deadlock or see a half-made module. Import the
+    # package here first, whole, so the two threads never meet inside it.
+    importlib.import_module("cudadoctor.errortext")
+
     def work() -> None:
         try:
             for m in modules:
@@ -208,8 +213,16 @@ def check_cmd(
     """
     warn_show_pii(show_pii)
     t0 = time.perf_counter()
-    loading = registry.load_in_background()  # checks load while the probes run
-    _prepare_in_background(loading, "report", "privacy", "render", f"render.{fmt}")
+    if facts_file or from_collect_env or from_text:
+        # Nothing to wait for: reading the input imports the same modules the head start would, and two
+        # threads importing modules that import one another can deadlock. One thread, in order.
+        reg_now = registry.load()
+
+        def loading() -> "registry.Registry":
+            return reg_now
+    else:
+        loading = registry.load_in_background()  # checks load while the probes run
+        _prepare_in_background(loading, "report", "privacy", "render", f"render.{fmt}")
     facts = gather(
         facts_file, python, quick, timeout, error, error_file, deep=deep, from_collect_env=from_collect_env, from_text=from_text
     )

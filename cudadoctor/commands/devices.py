@@ -26,6 +26,13 @@ from ._shared import BadInput, emit, written as wrote, format_option, output_opt
     metavar="FILE",
     help="Report on a saved facts file or JSON report ('-' for stdin) instead of this machine.",
 )
+@click.option(
+    "--from-text",
+    "from_text",
+    metavar="FILE",
+    help="Report on a whole pasted issue or ticket in FILE ('-' for stdin): its nvidia-smi, deviceQuery and "
+    "collect_env parts, as `cudadoctor check --from-text`.",
+)
 @click.option("--show-serials", is_flag=True, help="Show the GPUs' serial numbers (hidden by default: reports get shared).")
 @python_option
 @click.option(
@@ -40,6 +47,7 @@ def devices_cmd(
     fmt: str,
     output: Optional[str],
     facts_file: Optional[str],
+    from_text: Optional[str],
     show_serials: bool,
     python: Optional[str],
     timeout: Optional[float],
@@ -53,7 +61,11 @@ def devices_cmd(
     """
     warn_show_pii(show_pii)
     t0 = time.perf_counter()
-    if facts_file:
+    if from_text:
+        from .check import gather
+
+        facts = gather(facts_file, python, False, None, None, None, from_text=from_text)  # check's rules for mixing sources
+    elif facts_file:
         facts = read_facts(facts_file)
     else:
         if python:

@@ -89,7 +89,7 @@ def _write(path: str, text: str) -> None:
     "--from-text",
     "from_text",
     metavar="FILE",
-    help="Make the report from a whole pasted issue or ticket in FILE ('-' for stdin), as `check --from-text`.",
+    help="Make the report from a whole pasted issue or ticket in FILE ('-' for stdin), as `cudadoctor check --from-text`.",
 )
 @click.option(
     "--error", "error", metavar="TEXT", help="The error message you saw (goes into the report and is used as evidence)."

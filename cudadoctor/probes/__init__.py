@@ -285,9 +285,10 @@ def collect(
     import datetime as _dt
 
     from ..facts import new_facts, sanitize
-    from .interpreter import choose
+    from .interpreter import choose, plain_python
 
     python, reason, why = choose(python)  # with no --python: the user's active environment (see interpreter.py)
+    on_path, on_path_is_target = plain_python(python)  # whether fixes may say a plain `python -m pip`
     t = dict(DEFAULT_TIMEOUTS)
     t.update(timeouts_from_env(os.environ.get("CUDADOCTOR_TIMEOUTS")))
     t.update(timeouts or {})
@@ -327,7 +328,13 @@ def collect(
         "quick": quick,
         "deep": deep,
         "python_target": python,
-        "interpreter": {"path": python, "reason": reason, "why": why},
+        "interpreter": {
+            "path": python,
+            "reason": reason,
+            "why": why,
+            "python_on_path": on_path,
+            "python_on_path_is_target": on_path_is_target,
+        },
         "timeouts": t,
     }
     return sanitize(facts)

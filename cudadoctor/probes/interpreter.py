@@ -4,8 +4,10 @@ cudadoctor installed as a command-line tool (``pipx install``, ``pipx run``, ``u
 ``uvx``) runs in an environment of its own, which never holds the user's torch. Diagnosing that
 interpreter answers a question nobody asked ("PyTorch is not installed for ~/.local/pipx/...").
 In that case the interpreter the user works in is diagnosed instead: the active virtual
-environment (``VIRTUAL_ENV``), then the active conda environment (``CONDA_PREFIX``), then the first
-``python3``/``python`` on PATH. The choice and its reason go into the facts
+environment (``VIRTUAL_ENV``), then the environment of the uv project the current directory is in
+(``uv run`` would use it: a ``pyproject.toml`` with a ``uv.lock`` or a ``.venv`` beside it, here or in
+a parent; its ``.venv``, or ``UV_PROJECT_ENVIRONMENT``), then the active conda environment
+(``CONDA_PREFIX``), then the first ``python3``/``python`` on PATH. The choice and its reason go into the facts
 (``tool.interpreter``) and the text output says it.
 
 Cheap on purpose (os and sys only, a handful of stat calls): the process entry point calls
@@ -28,6 +30,7 @@ OPTION = "option"  # --python PATH
 OWN = "own"  # cudadoctor's own interpreter: the user works in it
 ACTIVE_VENV = "virtual-env"
 ACTIVE_CONDA = "conda-env"
+UV_PROJECT = "uv-project"
 ON_PATH = "path"
 
 
@@ -117,15 +120,54 @@ def _on_path(env: Mapping[str, str], skip: str) -> Optional[str]:
     return None
 
 
+def plain_python(target: str, env: Optional[Mapping[str, str]] = None) -> Tuple[Optional[str], bool]:
+    """(the first ``python`` on PATH, whether it is ``target``): what a fix command's plain
+    ``python -m pip`` would run. The same interpreter: the same directory (a venv's ``bin/python`` and
+    ``bin/python3``) and the same file behind the links (``/usr/bin/python`` may be Python 2)."""
+    env = os.environ if env is None else env
+    name = "python.exe" if _WIN else "python"
+    for d in (env.get("PATH") or "").split(os.pathsep):
+        p = os.path.join(d, name) if d else ""
+        if p and os.path.isfile(p) and os.access(p, os.X_OK):
+            here = os.path.normcase(os.path.abspath(d))
+            there = os.path.normcase(os.path.dirname(os.path.abspath(target)))
+            same_dir = here == there or _real(d) == _real(os.path.dirname(os.path.abspath(target)))
+            return p, same_dir and _real(p) == _real(target)
+    return None, False
+
+
+def uv_project_env(cwd: str, env: Mapping[str, str]) -> Optional[str]:
+    """The environment directory of the uv project ``cwd`` is in, if it has one; else None.
+
+    A uv project is a directory with a ``pyproject.toml`` and a ``uv.lock`` or a ``.venv`` beside
+    it (``uv init``/``uv sync`` make both), ``cwd`` or its nearest parent holding a
+    ``pyproject.toml``; its environment is ``UV_PROJECT_ENVIRONMENT`` (relative to the project) or
+    ``.venv`` (https://docs.astral.sh/uv/concepts/projects/config/#project-environment-path).
+    """
+    d = os.path.abspath(cwd)
+    while True:
+        if os.path.isfile(os.path.join(d, "pyproject.toml")):
+            if not (os.path.isfile(os.path.join(d, "uv.lock")) or os.path.isdir(os.path.join(d, ".venv"))):
+                return None  # the nearest project is not a uv one (a workspace member's lock is above it: rare)
+            where = env.get("UV_PROJECT_ENVIRONMENT") or ".venv"
+            venv = os.path.join(d, os.path.expanduser(where))
+            return venv if os.path.isdir(venv) else None
+        parent = os.path.dirname(d)
+        if parent == d:
+            return None
+        d = parent
+
+
 def choose(
     python: Optional[str] = None,
     env: Optional[Mapping[str, str]] = None,
     prefix: Optional[str] = None,
     executable: Optional[str] = None,
+    cwd: Optional[str] = None,
 ) -> Tuple[str, str, str]:
     """(interpreter, reason, why): the interpreter to diagnose and, in words, why that one.
 
-    ``env``, ``prefix`` and ``executable`` default to this process's; tests pass others.
+    ``env``, ``prefix``, ``executable`` and ``cwd`` default to this process's; tests pass others.
     """
     env = os.environ if env is None else env
     prefix = prefix or sys.prefix
@@ -136,7 +178,11 @@ def choose(
     tool = tool_environment(prefix)
     venv = env.get("VIRTUAL_ENV") or ""
     conda = env.get("CONDA_PREFIX") or ""
-    active = [(p, r) for p, r in ((venv, ACTIVE_VENV), (conda, ACTIVE_CONDA)) if p and _real(p) != own]
+    try:
+        project = uv_project_env(cwd or os.getcwd(), env) or ""
+    except OSError:  # the current directory was removed
+        project = ""
+    active = [(p, r) for p, r in ((venv, ACTIVE_VENV), (project, UV_PROJECT), (conda, ACTIVE_CONDA)) if p and _real(p) != own]
     if tool is None:
         # Not a known tool environment, but a venv of cudadoctor's own without torch while the user
         # has another environment active: the same situation under another installer.
@@ -149,6 +195,8 @@ def choose(
     for p, reason in active:
         py = _env_python(p)
         if py:
+            if reason == UV_PROJECT:
+                return py, reason, f"the uv project's environment, {p}; cudadoctor itself runs in {where}"
             var = "VIRTUAL_ENV" if reason == ACTIVE_VENV else "CONDA_PREFIX"
             kind = "virtual environment" if reason == ACTIVE_VENV else "conda environment"
             return py, reason, f"the active {kind}, {var}; cudadoctor itself runs in {where}"

@@ -2,7 +2,7 @@
 
 Importing torch can take tens of seconds (cold caches, network file systems, many GPUs to
 initialise); a tool that prints nothing until its time limit looks hung. So, on a terminal only
-(stderr a TTY, colour not switched off with NO_COLOR, TERM not "dumb"), once the wait has lasted
+(stderr a TTY, colour not switched off with a non-empty NO_COLOR, TERM not "dumb"), once the wait has lasted
 :data:`SHOW_AFTER_S`, one line on stderr says what is being waited for and for how long —
 ``importing torch… 14 s of 90 s`` — redrawn in place and erased when the wait ends. Files and
 pipes never see it.
@@ -50,7 +50,7 @@ def doing(stage: str | None) -> str:
 def wanted(stream: IO[str] | None = None) -> bool:
     """Whether ``stream`` (default: stderr) is a terminal that may show a live line."""
     stream = sys.stderr if stream is None else stream
-    if os.environ.get("NO_COLOR") is not None or os.environ.get("TERM") == "dumb":
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":  # NO_COLOR: set and non-empty (no-color.org)
         return False
     try:
         return stream is not None and stream.isatty()
