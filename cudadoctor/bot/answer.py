@@ -196,6 +196,9 @@ def _is_symptom(f: Finding) -> bool:
 
 
 def _why_not(f: Finding, conf: str, cfg: BotConfig) -> Optional[str]:
+    if "learned" in f.evidence:
+        # checks/learned.py: the classifier's "Likely: ..." from the words of the text: a lead, never a diagnosis.
+        return "a guess from the error's words (the learned fallback)"
     if _is_symptom(f):
         return "a symptom with several causes"
     if f.evidence.get("contradicted_by"):
