@@ -12,7 +12,8 @@ the same readers and cudadoctor.learned.text_of):
 - tests/data/error_corpus/*.jsonl: each text as the user's error;
 - tests/data/blind/b10 when present (both its forms: collect_env + error line, and the verbatim paste).
   The later blind batches are never read.
-Labels: the case's code; `healthy`; every `uncatalogued:*` as `uncatalogued` (never reported).
+Labels: the case's code; `healthy`; `uncatalogued:NAME` as NAME once the catalogue has that code, else as
+`uncatalogued` (never reported).
 Group: the thread (source URL without fragment), so no thread is in both a fold's training and test sets.
 """
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import functools
 import json
 import math
 import re
@@ -65,8 +67,19 @@ def _group(url: str) -> str:
     return re.sub(r"[#?].*$", "", (url or "").strip()).rstrip("/").lower() or "?"
 
 
+@functools.lru_cache(maxsize=1)
+def _codes() -> frozenset:
+    from cudadoctor import registry
+
+    return frozenset(registry.load(plugins=False).codes)
+
+
 def _label(label: str) -> str:
-    return "uncatalogued" if label.startswith("uncatalogued") else label
+    """The case's label; `uncatalogued:NAME` is NAME once the catalogue has that code, else `uncatalogued`."""
+    if label.startswith("uncatalogued"):
+        name = label.partition(":")[2]
+        return name if name in _codes() else "uncatalogued"
+    return label
 
 
 def _text_from_facts(facts: Dict[str, Any]) -> str:
