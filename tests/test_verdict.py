@@ -136,27 +136,3 @@ def test_a_build_or_companion_error_does_not_say_torch_cannot_use_the_gpu(tmp_pa
               "--error-file", str(err), "--format", "json")
     s = json.loads(r.stdout)["summary"]
     assert r.exit_code == 1 and s["state"] == "degraded" and s["text"].startswith("PyTorch can use the GPUs, but 1 error"), s
-
-
-def test_the_checks_load_before_any_other_thread_imports_the_text_engine(monkeypatch):
-    """Two threads importing the text engine at once get each other's half-initialised module (an ImportError,
-    'partially initialized module', in about one --from-text run in ten on a fresh checkout): the background
-    imports wait for the registry's load first."""
-    import importlib
-    import threading
-
-    from cudadoctor.commands import check as check_cmd
-
-    order = []
-
-    def loading():
-        order.append("registry")
-        return check_cmd.registry.load(plugins=False)
-
-    real = importlib.import_module
-    monkeypatch.setattr(importlib, "import_module", lambda name, *a: (order.append(name), real(name, *a))[1])
-    check_cmd._prepare_in_background(loading, "render")
-    for t in threading.enumerate():
-        if t.name == "cudadoctor:imports":
-            t.join(60)
-    assert order[0] == "registry" and "cudadoctor.render" in order, order

@@ -109,15 +109,12 @@ def _prepare_in_background(loading: "Callable[[], registry.Registry]", *modules:
 
     def work() -> None:
         try:
-            # The checks first: two threads importing the text engine's modules at once can each get the
-            # other's half-initialised module (Python's import deadlock avoidance), an ImportError.
-            reg = loading()
             for m in modules:
                 importlib.import_module(f"cudadoctor.{m}")
             from .. import kb
 
             kb.warm()
-            _warm_checks(reg)
+            _warm_checks(loading())
         except Exception:
             return
 
@@ -212,8 +209,6 @@ def check_cmd(
     warn_show_pii(show_pii)
     t0 = time.perf_counter()
     loading = registry.load_in_background()  # checks load while the probes run
-    if facts_file or from_collect_env or from_text:
-        loading()  # no probes to overlap: the checks load before the readers import the text engine (one thread at a time)
     _prepare_in_background(loading, "report", "privacy", "render", f"render.{fmt}")
     facts = gather(
         facts_file, python, quick, timeout, error, error_file, deep=deep, from_collect_env=from_collect_env, from_text=from_text
