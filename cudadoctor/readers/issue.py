@@ -545,7 +545,11 @@ def _facts(lines: List[str], parts: List[Dict[str, Any]]) -> Tuple[Dict[str, Any
         elif kind == "devicequery":
             got = devicequery.parse(text)
             if not got["nvml"] and not got["devicequery"]:
-                p["used"], p["why"] = False, "no value could be read from it"
+                if any(_errorish(ln) for ln in body):
+                    p["kind"] = "error"  # a failure in a wording the reader has no value for: error text
+                    errors.append(text.strip())
+                else:
+                    p["used"], p["why"] = False, "no value could be read from it"
                 continue
             dq_nvml.append(got["nvml"])
             dq.update(got["devicequery"])
