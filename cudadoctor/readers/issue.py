@@ -372,37 +372,49 @@ def _collect_env_key(line: str) -> Optional[str]:
 
 def _find_collect_env(lines: List[str], kinds: List[Optional[str]]) -> None:
     """From 'Collecting environment information' (or the first core field) to the end of its fence,
-    or else to its last field / package line."""
+    or else to its last field / package line. A region the collect_env reader cannot read as a report
+    (another tool's "CUDA Runtime Version: 12080" line) is not claimed: its lines are read as any others,
+    so that an error line inside it is kept."""
+    from .collect_env import parse_collect_env
+
     fence_end = _fence_ends(lines)
-    start = None
-    for i, line in enumerate(lines):
-        if not _free(kinds, i):
+    i = 0
+    while i < len(lines):
+        start = None
+        for k in range(i, len(lines)):
+            if not _free(kinds, k):
+                continue
+            s = lines[k].strip()
+            if s.lower().startswith("collecting environment information") or _collect_env_key(s) in CORE_KEYS:
+                start = k
+                break
+        if start is None:
+            return
+        last = start
+        for j in range(start, len(lines)):
+            if not _free(kinds, j) and kinds[j] != "fence":
+                break
+            s = lines[j].strip()
+            if (
+                _collect_env_key(s)
+                or re.match(r"^\[(?:pip3?|conda)\]", s, re.I)
+                or re.match(r"^GPU \d+:", s)
+                or re.match(r"^={5,}$", s)
+                or ("cudnn" in s.lower() and "/" in s)
+            ):
+                last = j
+        end = fence_end.get(start)
+        keys = sum(1 for j in range(start, last + 1) if _collect_env_key(lines[j].strip()))
+        report = lines[start].strip().lower().startswith("collecting environment information") or keys >= 3
+        if end is None or end < last or not report:
+            end = last  # a field or two in a fenced block of prose claim only their lines, not the block's error lines
+        try:
+            parse_collect_env("\n".join(ln for ln in lines[start : end + 1] if not is_fence(ln)))
+        except FactsError:
+            i = start + 1  # not a report: look for one further down
             continue
-        s = line.strip()
-        if s.lower().startswith("collecting environment information") or _collect_env_key(s) in CORE_KEYS:
-            start = i
-            break
-    if start is None:
+        _claim(kinds, start, end, "collect_env")
         return
-    last = start
-    for j in range(start, len(lines)):
-        if not _free(kinds, j) and kinds[j] != "fence":
-            break
-        s = lines[j].strip()
-        if (
-            _collect_env_key(s)
-            or re.match(r"^\[(?:pip3?|conda)\]", s, re.I)
-            or re.match(r"^GPU \d+:", s)
-            or re.match(r"^={5,}$", s)
-            or ("cudnn" in s.lower() and "/" in s)
-        ):
-            last = j
-    end = fence_end.get(start)
-    keys = sum(1 for j in range(start, last + 1) if _collect_env_key(lines[j].strip()))
-    report = lines[start].strip().lower().startswith("collecting environment information") or keys >= 3
-    if end is None or end < last or not report:
-        end = last  # a field or two in a fenced block of prose claim only their lines, not the block's error lines
-    _claim(kinds, start, end, "collect_env")
 
 
 def _fence_ends(lines: List[str]) -> Dict[int, int]:
@@ -568,7 +580,11 @@ def _facts(lines: List[str], parts: List[Dict[str, Any]]) -> Tuple[Dict[str, Any
         elif kind == "devicequery":
             got = devicequery.parse(text)
             if not got["nvml"] and not got["devicequery"]:
-                p["used"], p["why"] = False, "no value could be read from it"
+                if any(_errorish(ln) for ln in body):
+                    p["kind"] = "error"  # a failure in a wording the reader has no value for: error text
+                    errors.append(text.strip())
+                else:
+                    p["used"], p["why"] = False, "no value could be read from it"
                 continue
             dq_nvml.append(got["nvml"])
             dq.update(got["devicequery"])
