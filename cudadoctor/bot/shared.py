@@ -58,6 +58,8 @@ def build(entries: Iterable[Dict[str, Any]], registry: Any) -> List[Dict[str, An
 def document(rows: List[Dict[str, Any]], checked: str) -> Dict[str, Any]:
     sources = sorted({u for r in rows for urls in r["confirmed"].values() for u in urls})
     return {
+        "about": "Error texts that real threads confirmed as different causes: the issue bot names a cause for one only "
+        "when the issue also shows the facts its check uses (not a signature file: it holds no signatures).",
         "checked": checked,
         "notes": "Signatures (regex, as in error_signatures.json and the codes' own) whose matching real error texts "
         "were confirmed, in their threads, as different causes. Made by `python -m cudadoctor.bot.shared` from "
