@@ -136,15 +136,6 @@ def plain_python(target: str, env: Optional[Mapping[str, str]] = None) -> Tuple[
     return None, False
 
 
-def _made_by_uv(venv: str) -> bool:
-    """uv writes its version into the pyvenv.cfg of every environment it creates (``uv = 0.5.1``)."""
-    try:
-        with open(os.path.join(venv, "pyvenv.cfg"), encoding="utf-8") as f:
-            return any(ln.split("=", 1)[0].strip() == "uv" for ln in f)
-    except OSError:
-        return False
-
-
 def uv_project_env(cwd: str, env: Mapping[str, str]) -> Optional[str]:
     """The environment directory of the uv project ``cwd`` is in, if it has one; else None.
 

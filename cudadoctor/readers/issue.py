@@ -172,7 +172,10 @@ def read(text: str) -> Dict[str, Any]:
 
         def known(line: str) -> bool:
             key = _norm_line(line)[:200]
-            return key in starts or (len(key) >= 12 and any(key[:24] in span for span in spans))
+            if key in starts or (len(key) >= 12 and any(key[:24] in span for span in spans)):
+                return True
+            # a match over several lines is quoted whole (its first line then the next ones): this line opens one
+            return len(key) >= 12 and any(st.startswith(key) for st in starts)
 
         kinds = ["error" if k == "ignored" and (alone or known(lines[i])) else k for i, k in enumerate(kinds)]
         parts = _parts(kinds)
@@ -236,7 +239,7 @@ def _segment(lines: List[str]) -> List[Optional[str]]:
 
 
 def _norm_line(line: str) -> str:
-    from ..errortext.normalize import normalize
+    from ..errortext import normalize
 
     return re.sub(r"\s+", " ", normalize(line)).strip()
 
@@ -244,9 +247,7 @@ def _norm_line(line: str) -> str:
 def _signature_lines(text: str) -> Tuple[Set[str], List[str]]:
     """Where error signatures of the knowledge base match: the lines they start on (normalised, whitespace
     collapsed) and the matched texts (a match may run over several lines)."""
-    from ..errortext.match import find_matches
-    from ..errortext.normalize import normalize
-    from ..errortext.signatures import kb_signatures
+    from ..errortext import find_matches, kb_signatures, normalize
 
     found, _problems = find_matches((), normalize(text), sigs=kb_signatures())
     matches = [m for ms in found.values() for m in ms]
