@@ -11,8 +11,9 @@ the same readers and cudadoctor.learned.text_of):
 - ../shared/cases and tests/data/holdout_cases: `<id>.txt` read as collect_env plus `<id>.error.txt`;
 - tests/data/error_corpus/*.jsonl: each text as the user's error;
 - tests/data/blind/b10 when present (both its forms: collect_env + error line, and the verbatim paste).
-  The later blind batches are never read.
-Labels: the case's code; `healthy`; every `uncatalogued:*` as `uncatalogued` (never reported).
+  and b11 (scored, then unsealed); the later blind batches are never read.
+Labels: the case's code; `healthy`; `uncatalogued:NAME` as NAME once the catalogue has that code, else as
+`uncatalogued` (never reported).
 Group: the thread (source URL without fragment), so no thread is in both a fold's training and test sets.
 """
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import functools
 import json
 import math
 import re
@@ -38,8 +40,8 @@ from cudadoctor import learned  # noqa: E402
 SHARED_CASES = REPO.parent / "shared" / "cases"
 HOLDOUT = REPO / "tests" / "data" / "holdout_cases"
 CORPUS = REPO / "tests" / "data" / "error_corpus"
-#: Blind batches that may be trained on (scored and frozen). b11 and b12 are sealed: never listed here.
-BLIND_READABLE = ("b10",)
+#: Blind batches that may be trained on (scored first-sight and frozen, then unsealed). b12 is sealed: never listed here.
+BLIND_READABLE = ("b10", "b11")
 BLIND = REPO / "tests" / "data" / "blind"
 NOT_REPORTED = ("healthy", "uncatalogued")
 
@@ -65,8 +67,19 @@ def _group(url: str) -> str:
     return re.sub(r"[#?].*$", "", (url or "").strip()).rstrip("/").lower() or "?"
 
 
+@functools.lru_cache(maxsize=1)
+def _codes() -> frozenset:
+    from cudadoctor import registry
+
+    return frozenset(registry.load(plugins=False).codes)
+
+
 def _label(label: str) -> str:
-    return "uncatalogued" if label.startswith("uncatalogued") else label
+    """The case's label; `uncatalogued:NAME` is NAME once the catalogue has that code, else `uncatalogued`."""
+    if label.startswith("uncatalogued"):
+        name = label.partition(":")[2]
+        return name if name in _codes() else "uncatalogued"
+    return label
 
 
 def _text_from_facts(facts: Dict[str, Any]) -> str:

@@ -96,8 +96,7 @@ class Code:
     def matches(self, text: str) -> List[str]:
         """The signatures of this code (its signature data in kb/errors/ and its own) found in ``text``,
         normalised by the error-text engine: the matched substrings."""
-        from .errortext.normalize import normalize
-        from .errortext.signatures import compiled, of_code
+        from .errortext import compiled, normalize, of_code
 
         norm = normalize(text)
         flat = re.sub(r"\s+", " ", norm)

@@ -15,6 +15,10 @@ from .registry import Registry
 from .runner import CheckRun, run_checks, run_fallbacks
 
 
+#: Areas whose errors are beside torch's own GPU use: building CUDA code (toolkit) and companion packages.
+_BESIDE_TORCH = ("toolkit", "packages")
+
+
 def _kb_date() -> Optional[str]:
     try:
         from . import kb  # the knowledge base; absent in very old builds
@@ -76,6 +80,18 @@ class Report:
                 f"PyTorch can use {n_dev} GPU{'s' if n_dev != 1 else ''}, but {c['error']} error"
                 f"{'s need' if c['error'] != 1 else ' needs'} attention ({', '.join(dict.fromkeys(errors))})"
             )
+        elif errors and all(self.area_of(f) in _BESIDE_TORCH for f in self.findings if f.severity == "error"):
+            # Building CUDA code or a companion package fails: that says nothing of torch's own GPU use.
+            n = f"{c['error']} error{'s' if c['error'] != 1 else ''} ({', '.join(dict.fromkeys(errors))})"
+            if available and (not kernels or all(k is not False for k in kernels)) and evidence:
+                state = "degraded"
+                text = f"PyTorch can use {n_dev or 'the'} GPU{'s' if (n_dev or 0) != 1 else ''}, but {n} in building CUDA code or a companion package need attention"
+            else:
+                state = "unknown"
+                missing = unknowns(fx)
+                text = (
+                    f"{n} to fix, in building CUDA code or a companion package; whether PyTorch itself can use a GPU is not shown"
+                )
         elif errors:
             state = "no"
             text = f"PyTorch cannot use a GPU here: {c['error']} error{'s' if c['error'] != 1 else ''} ({', '.join(dict.fromkeys(errors))})"

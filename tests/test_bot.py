@@ -438,3 +438,29 @@ def test_bot_without_token_or_event_says_so_in_one_line(tmp_path):
     e = {k: v for k, v in ENV.items() if k != "GITHUB_EVENT_PATH"}
     r = subprocess.run([sys.executable, "-m", "cudadoctor.bot"], capture_output=True, text=True, env=e, cwd=tmp_path, timeout=120)
     assert r.returncode == 2 and "no event" in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+def test_a_guess_of_the_learned_fallback_is_never_named():
+    """checks/learned.py reports "Likely: ..." from the words of a text no rule matched: a lead, not a diagnosis.
+    Real texts from the error corpus on which it fires get "asks for more", never that code as the cause."""
+    from cudadoctor import registry
+    from cudadoctor.bot.config import BotConfig
+    from cudadoctor.commands.check import attach_error
+    from cudadoctor.readers import issue as reader
+    from cudadoctor.report import diagnose
+
+    reg = registry.load()
+    seen = 0
+    for cid, _label, source, title, body in bot_precision.corpus():
+        if not cid.startswith("cuda-runtime:"):
+            continue
+        got = reader.read(f"{title}\n\n{body}")
+        facts = got["facts"]
+        attach_error(facts, got["error_text"] or "")
+        learned = [f.code for f in diagnose(facts, reg).findings if "learned" in f.evidence]
+        if not learned:
+            continue
+        seen += 1
+        a = bot_precision.answer(title, body, source, reg, BotConfig())
+        assert (a.get("cause") or {}).get("code") not in learned, (source, a)
+    assert seen, "no corpus text made the learned fallback fire: pick texts it fires on"

@@ -375,3 +375,26 @@ def test_every_signature_file_is_read_in_order_and_a_bad_one_names_itself(tmp_pa
     finally:
         _signatures.kb_documents.cache_clear()
         _signatures.kb_signatures.cache_clear()
+
+
+def test_the_engine_is_imported_whole_from_outside():
+    """`check` imports the checks in a background thread while the main thread reads a paste: a module that
+    imported one of the engine's modules directly could take it half-initialised from the other thread
+    (a real `internal error: cannot import name ... from partially initialized module`). From the package,
+    a thread waits for the other to finish."""
+    pkg = Path(__file__).parents[1] / "cudadoctor"
+    direct = re.compile(r"^\s*from\s+(?:cudadoctor|\.+)\.?errortext\.\w+\s+import|^\s*import\s+cudadoctor\.errortext\.", re.M)
+    offenders = [str(p.relative_to(pkg)) for p in pkg.rglob("*.py") if "errortext" not in p.parts and direct.search(p.read_text())]
+    assert not offenders, offenders
+
+
+def test_a_field_or_two_in_a_fenced_block_of_prose_does_not_swallow_its_error_line():
+    # https://github.com/SysCV/qd-3dt/issues/25, pasted plain and inside a fenced <details> block
+    from cudadoctor.readers import issue
+
+    text = ("My laptop env is\n\nNVIDIA RTX 3080\ncuda 11.1\nNVIDIA Driver Version: 470.57.02\n\nwhen I run bash install.sh\n"
+            "with after pip install -r requriement.txt\n\n1. \nValueError: Unknown CUDA arch (8.6) or GPU not supported\n\n"
+            "so I installed cuda 11.1 pytorch version.")
+    fenced = f"<details>\n<summary>Full log</summary>\n\n```\n{text}\n```\n\n</details>\n"
+    for t in (text, fenced):
+        assert "ValueError: Unknown CUDA arch (8.6) or GPU not supported" in issue.read(t)["error_text"]

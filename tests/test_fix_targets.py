@@ -440,3 +440,12 @@ def test_plain_python_is_the_target_only_in_the_same_directory_and_the_same_file
 def venv_bin(path: Path) -> Path:
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True, timeout=120)
     return path / "bin"
+
+
+def test_cpu_wheel_hint_moves_the_installed_companions_too():
+    """torchvision 0.29.1 built for CUDA next to a CPU torch fails to load its operators: the hint
+    reinstalls every installed companion from the same index (recorded facts of this machine)."""
+    facts = load_fixture("live-torch2141-cu130-nodriver.json")
+    assert any(d["name"] == "torchvision" for d in facts["packages"]["distributions"])
+    f = next(f for f in diagnose(copy.deepcopy(facts), REG).findings if f.code == "no-nvidia-driver")
+    assert "python -m pip install --force-reinstall torch torchvision --index-url " + INDEX + "cpu" in " ".join(f.fix.commands)

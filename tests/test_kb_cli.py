@@ -45,6 +45,15 @@ def test_driver_for_cuda_12_8():
     assert "Linux >= 525.60.13, Windows >= 527.41" in text and "Linux 570.26, Windows 570.65" in text
 
 
+def test_driver_for_an_old_cuda_names_no_branch_the_table_lacks():
+    d = kb_json("driver", "9.0")  # CUDA 9.0 GA: 384.81 (Linux), 385.54 (Windows); R384 is the table's oldest branch
+    assert d["toolkit_driver"] == {"linux": "384.81", "windows": "385.54"} and d["native_branch"] == 384
+    assert d["minor_compat_min_driver"] is None  # minor-version compatibility began with CUDA 11
+    old = kb_json("driver", "8.0")
+    assert old["native_branch"] is None  # older than every branch known: no branch is claimed
+    assert "first driver branch" not in kb("driver", "8.0").output
+
+
 def test_driver_version_says_its_cuda_and_the_wheels_it_runs():
     d = kb_json("driver", "535.104.05")  # R535: nvidia-smi prints CUDA 12.2
     assert d["cuda"] == "12.2" and d["branch"] == 535
@@ -89,7 +98,7 @@ def test_bare_kb_still_lists_the_sources_and_says_what_to_ask():
 
 @pytest.mark.parametrize("args,expect", [
     (("driver", "twelve"), "neither a CUDA version"),
-    (("driver", "7.5"), "CUDA 7.5 is not in the driver table"),
+    (("driver", "14.9"), "CUDA 14.9 is not in the driver table"),
     (("arch", "sm_999"), "no known GPU or wheel has compute capability 99.9"),
     (("arch", "ampere"), "is not an architecture"),
     (("pair", "torch", "9.9"), "torch 9.9 is not in the release table"),

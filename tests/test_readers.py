@@ -430,3 +430,21 @@ def test_long_logs_read_in_bounded_time():
     for text in (log + "\n" + nvrm, nvrm + log + "\n"):
         got = issue.read(text)
         assert "NVRM: API mismatch" in got["error_text"] and len(got["error_text"]) < 1000, len(got["error_text"])
+
+
+def test_a_region_that_is_not_a_report_keeps_its_error_line():
+    """nvbandwidth's header ("CUDA Runtime Version: 12080") looks like a collect_env field, but the region is no
+    report: its lines are read as any others, and the CUDA error inside it is error text
+    (https://github.com/NVIDIA/nvbandwidth/issues/40)."""
+    text = (
+        "```\n$ ./nvbandwidth\nnvbandwidth Version: v0.8\nBuilt from Git version: v0.8\n\nCUDA Runtime Version: 12080\n"
+        "CUDA Driver Version: 12080\nDriver Version: 570.133.20\n\ntyrell\n"
+        "Device 0: NVIDIA RTX 2000 Ada Generation Laptop GPU (00000000:01:00)\n\nRunning host_to_device_memcpy_ce.\n"
+        "[cudaErrorUnsupportedPtxVersion] the provided PTX was compiled with an unsupported toolchain. in expression "
+        "cudaGetLastError() in CUresult memsetKernel(CUstream, CUdeviceptr, CUdeviceptr, long long unsigned int, unsigned "
+        "int)() : /home/mjm/src/nvbandwidth/kernels.cu:406\n```\n"
+    )
+    got = issue.read(text)
+    assert "collect_env" not in [p["kind"] for p in got["parts"]]
+    assert "[cudaErrorUnsupportedPtxVersion] the provided PTX" in got["error_text"]
+    assert got["facts"]["nvml"]["driver_version"] == "570.133.20"  # stated beside its label, read as prose

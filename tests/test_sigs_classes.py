@@ -341,3 +341,18 @@ def test_nvcc_on_windows_is_told_to_use_the_x64_msvc(tmp_path):
     for d in [d for d in ALL if "targets unsupported OS" in d["text"]]:
         f = _from_text(tmp_path, d["text"], "host-compiler-unsupported")
         assert "64-bit MSVC" in f["title"] and not any("apt-get" in c for c in f["fix"]["commands"]), f
+
+
+@pytest.mark.parametrize(
+    "source,who,want",
+    [
+        ("https://github.com/conda-forge/jax-feedstock/issues/149", "JAX", "9.1"),
+        ("https://github.com/MIT-REALM/gcbfplus/issues/1", "JAX", "8.9"),
+        ("https://github.com/jax-ml/jax/issues/15268", "JAX/XLA", "8.6"),
+    ],
+)
+def test_xla_cudnn_checks_name_the_framework_and_the_cudnn_it_needs(tmp_path, source, who, want):
+    (d,) = [d for d in ALL if d["source"] == source]
+    f = _from_text(tmp_path, d["text"], "cudnn-mismatch")
+    assert f"older than the one {who} was built against" in f["title"] and "torch" not in f["title"], f["title"]
+    assert f'"nvidia-cudnn-cu12>={want}"' in f["fix"]["commands"][0], f["fix"]

@@ -317,7 +317,7 @@ def test_without_a_launcher_is_one_line_and_exit_2():
 @pytest.mark.parametrize("args,needle", [
     (["--device", "all"], "--distributed takes --device cuda"),
     (["--device", "cpu", "--download"], "--download does not go with --distributed"),
-    (["--device", "cpu", "--data-dir", "/nonexistent/mnist"], "MNIST not found in --data-dir /nonexistent/mnist"),
+    (["--device", "cpu", "--data-dir", "/nonexistent/mnist"], "MNIST is not in --data-dir /nonexistent/mnist"),
 ])
 def test_bad_options_are_one_line_and_exit_2(args, needle):
     p = _cli(*args, env={"RANK": "0", "WORLD_SIZE": "1"})

@@ -118,3 +118,21 @@ def test_a_driver_that_does_not_load_asks_for_the_kernel_log_first():
     runs = [n.get("run") or n.get("paste") for n in s["next"]]
     assert runs[0] == "nvidia-smi" and runs[1].startswith("sudo dmesg") and "dkms status" in runs[2], runs
     assert runs[-1] == "python -m torch.utils.collect_env"
+
+
+def test_a_build_or_companion_error_does_not_say_torch_cannot_use_the_gpu(tmp_path):
+    """nvcc refusing an architecture (https://github.com/erikwijmans/Pointnet2_PyTorch/issues/91) says nothing of
+    torch's own GPU use; a flash-attn wheel built for another torch (https://github.com/Dao-AILab/flash-attention/issues/931)
+    beside a healthy report leaves torch usable."""
+    r = check("--from-text", "-", "--format", "json",
+              input="nvcc fatal   : Unsupported gpu architecture 'compute_75'\n"
+                    "error: command '/usr/local/cuda-8.0/bin/nvcc' failed with exit status 1\n")
+    assert r.exit_code == 1
+    s = json.loads(r.stdout)["summary"]
+    assert s["state"] == "unknown" and "toolkit-arch-unsupported" in s["text"] and "is not shown" in s["text"], s
+    err = tmp_path / "e.txt"
+    err.write_text("flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so: undefined symbol: _ZN3c104cuda9SetDeviceEi\n")
+    r = check("--from-collect-env", str(HOLDOUT / "h109-healthy-torch140-4x2080ti-visible-devices-cache.txt"),
+              "--error-file", str(err), "--format", "json")
+    s = json.loads(r.stdout)["summary"]
+    assert r.exit_code == 1 and s["state"] == "degraded" and s["text"].startswith("PyTorch can use the GPUs, but 1 error"), s

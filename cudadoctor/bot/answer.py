@@ -22,6 +22,7 @@ Pure: no I/O. Everything quoted back is redacted as every other output is (priva
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -146,18 +147,36 @@ def _text_lines(f: Finding, diagnosis: Optional[Dict[str, Any]]) -> List[str]:
     return lines
 
 
+def _matched(code: str, text: str, registry: Any) -> Optional[str]:
+    """The text in the issue's error text by which it points to ``code`` (its best signature match)."""
+    from ..errortext import find_matches, for_codes, normalize
+
+    c = registry.code(code)
+    if c is None or not text:
+        return None
+    found, _problems = find_matches([c], normalize(text), "user_error", for_codes([c]))
+    ms = sorted(found.get(code, []), key=lambda m: -m.score)
+    if not ms:
+        return None
+    m = ms[0]  # the whole line when the match is inside one, else the matched span (it crosses lines)
+    return m.line_text if " ".join(m.text.split()) in " ".join(m.line_text.split()) else m.text
+
+
 def _unknown_facts(f: Finding) -> List[str]:
     """The facts the check looked at that the issue does not show."""
     return [k for k, v in f.evidence.items() if k not in TEXT_KEYS and v in (None, "", [], {})]
 
 
-def _confidence(f: Finding, diagnosis: Optional[Dict[str, Any]], registry: Any) -> Tuple[str, List[str]]:
+def _confidence(f: Finding, diagnosis: Optional[Dict[str, Any]], registry: Any, error_text: str = "") -> Tuple[str, List[str]]:
     """(confidence, the other causes real threads confirmed for its error text).
 
     high: facts read from the issue establish it, or an error text that real threads confirmed only with
     this cause; medium: an error text real threads confirmed with other causes too (bot/shared.py), unless
     the issue shows most of the facts its check looked at."""
     lines = _text_lines(f, diagnosis)
+    span = _matched(f.code, error_text, registry)
+    if span:
+        lines.append(span)
     shared = shared_causes(f.code, lines, registry) if lines else None
     others = sorted(set(shared or {}) - {f.code})
     known = _fact_evidence(f)
@@ -177,6 +196,9 @@ def _is_symptom(f: Finding) -> bool:
 
 
 def _why_not(f: Finding, conf: str, cfg: BotConfig) -> Optional[str]:
+    if "learned" in f.evidence:
+        # checks/learned.py: the classifier's "Likely: ..." from the words of the text: a lead, never a diagnosis.
+        return "a guess from the error's words (the learned fallback)"
     if _is_symptom(f):
         return "a symptom with several causes"
     if f.evidence.get("contradicted_by"):
@@ -206,7 +228,7 @@ def _choose(report: Any, cfg: BotConfig, registry: Any) -> Tuple[Optional[Findin
     considered: List[Dict[str, Any]] = []
     nameable: List[Tuple[Finding, str]] = []
     for f in cands:
-        conf, others = _confidence(f, diagnosis, registry)
+        conf, others = _confidence(f, diagnosis, registry, _user_error(report.facts))
         why = _why_not(f, conf, cfg)
         considered.append(
             {"code": f.code, "severity": f.severity, "confidence": conf, "not_named": why or "", "text_also_confirmed_as": others}
@@ -244,20 +266,23 @@ def _established_by(f: Finding, conf: str) -> str:
     return "the error text (medium confidence: real threads confirm this text with other causes too)"
 
 
-def _quotes(f: Finding, diagnosis: Optional[Dict[str, Any]]) -> List[Dict[str, str]]:
-    """The evidence, quoted from the issue: the error line that matched, then the facts read."""
+def _user_error(facts: Dict[str, Any]) -> str:
+    t = (facts.get("user_error") or {}).get("text")
+    return t if isinstance(t, str) else ""
+
+
+def _quotes(f: Finding, diagnosis: Optional[Dict[str, Any]], registry: Any, error_text: str) -> List[Dict[str, str]]:
+    """The evidence, quoted from the issue: the error text that matched, then the facts read."""
     out: List[Dict[str, str]] = []
-    line = None
-    if diagnosis and diagnosis.get("code") == f.code and diagnosis.get("line"):
+    line = _matched(f.code, error_text, registry)
+    if not line and diagnosis and diagnosis.get("code") == f.code and diagnosis.get("line"):
         line = diagnosis["line"]
-    elif isinstance(f.evidence.get("user_error"), str):
+    if not line and isinstance(f.evidence.get("user_error"), str):
         line = f.evidence["user_error"]
     if line:
         out.append({"what": "error", "quote": str(line).strip()[:300]})
     for k, v in _fact_evidence(f).items():
         if isinstance(v, (dict, list)):
-            import json
-
             v = json.dumps(v, sort_keys=True)
         out.append({"what": k, "quote": str(v)[:200]})
     return out[:8]
@@ -334,7 +359,7 @@ def decide(issue: Issue, registry: Any, cfg: BotConfig) -> Dict[str, Any]:
                 "severity": f.severity,
                 "confidence": conf,
                 "established_by": _established_by(f, conf),
-                "evidence": _quotes(f, diagnosis),
+                "evidence": _quotes(f, diagnosis, registry, _user_error(facts)),
                 "fix": {"commands": list(f.fix.commands), "why": f.fix.why},
                 "links": list(f.links or (code.links if code else ())),
             },

@@ -58,6 +58,8 @@ def build(entries: Iterable[Dict[str, Any]], registry: Any) -> List[Dict[str, An
 def document(rows: List[Dict[str, Any]], checked: str) -> Dict[str, Any]:
     sources = sorted({u for r in rows for urls in r["confirmed"].values() for u in urls})
     return {
+        "about": "Error texts that real threads confirmed as different causes: the issue bot names a cause for one only "
+        "when the issue also shows the facts its check uses (not a signature file: it holds no signatures).",
         "checked": checked,
         "notes": "Signatures (regex, as in error_signatures.json and the codes' own) whose matching real error texts "
         "were confirmed, in their threads, as different causes. Made by `python -m cudadoctor.bot.shared` from "
@@ -74,8 +76,9 @@ def table() -> Dict[tuple, Dict[str, List[str]]]:
 
 
 def shared_causes(code: str, lines: Sequence[str], registry: Any) -> Optional[Dict[str, List[str]]]:
-    """The causes real threads confirmed for the signatures of ``code`` that match these lines, when
-    they include another code (None: the text is specific to ``code``, as far as the corpus shows)."""
+    """The causes real threads confirmed for the texts by which these lines point to ``code``, when those
+    include another code; None when a signature of ``code`` that matches is specific to it (as far as the
+    corpus shows), or none matches."""
     from ..errortext import find_matches, for_codes, normalize
 
     c = registry.code(code)
@@ -83,11 +86,14 @@ def shared_causes(code: str, lines: Sequence[str], registry: Any) -> Optional[Di
         return None
     t = table()
     found, _problems = find_matches([c], normalize("\n".join(x for x in lines if x)), "user_error", for_codes([c]))
+    out: Dict[str, List[str]] = {}
     for m in found.get(code, []):
         confirmed = t.get((code, m.signature))
-        if confirmed:
-            return confirmed
-    return None
+        if not confirmed:
+            return None  # this text points to the code alone
+        for k, v in confirmed.items():
+            out.setdefault(k, []).extend(u for u in v if u not in out.get(k, []))
+    return out or None
 
 
 def main(argv: Optional[List[str]] = None) -> int:

@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from cudadoctor import kb as _kb
-from cudadoctor.errortext.evidence import said as _said, search, text_of  # noqa: F401  (for the checks)
-from cudadoctor.errortext.sources import error_texts  # noqa: F401  (re-exported for the checks)
+from cudadoctor.errortext import error_texts, search, text_of  # noqa: F401  (for the checks)
+from cudadoctor.errortext import said as _said
 from cudadoctor.facts import Facts
 from cudadoctor.model import Code, Finding, Fix
 

@@ -181,7 +181,9 @@ def _arch_finding(
         cmds = [
             f"# no PyTorch release, and no build from source with a CUDA toolkit PyTorch supports, runs on {sm}",
             "# use a GPU of compute capability 5.0 or newer (current wheels: 7.5+), or run on the CPU:",
-            "python -m pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cpu",
+            "python -m pip install --force-reinstall "
+            + " ".join(["torch"] + [n for n in ("torchvision", "torchaudio") if fx.distribution(n)])  # one build for all
+            + " --index-url https://download.pytorch.org/whl/cpu",
         ]
         why = f"PyTorch's builds start at compute capability {_oldest_ever()}; CUDA itself dropped 1.x in 7.0 and 2.x in 9.0."
     title = (

@@ -204,7 +204,9 @@ def _no_nvidia_gpu(fx: Facts, evidence: Dict[str, Any]) -> Finding:
     cmds = ["# Run on a machine with an NVIDIA GPU (in the cloud: a GPU instance type)"]
     if variant and variant != "cpu":
         cmds.append(
-            "# For CPU-only work the CPU wheel is ~10x smaller: python -m pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cpu"
+            "# For CPU-only work the CPU wheel is ~10x smaller: python -m pip install --force-reinstall "
+            + " ".join(["torch"] + [n for n in ("torchvision", "torchaudio") if fx.distribution(n)])  # one build for all
+            + " --index-url https://download.pytorch.org/whl/cpu"
         )
     return NO_NVIDIA_DRIVER.finding(
         title="No NVIDIA GPU in this machine, so there is no NVIDIA driver for PyTorch to use",

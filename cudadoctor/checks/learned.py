@@ -18,7 +18,7 @@ import re
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from cudadoctor import learned as _learned
-from cudadoctor.errortext.sources import error_texts
+from cudadoctor.errortext import error_texts
 from cudadoctor.facts import Facts
 from cudadoctor.model import Code, Finding, Fix, check
 

@@ -246,11 +246,31 @@ def cudnn_mismatch(fx: Facts) -> Iterator[Finding]:
     elif cudnn_err or said:
         detail = f": {(cudnn_err or (said[1] if said else '')).splitlines()[0][:160]}"
     tv = torch_version(fx)
+    said_text = f"{said[1]}\n{fx.user_error()}" if said else ""
+    xla = _XLA_CUDNN.search(said_text)
+    if xla:  # JAX's / XLA's own cuDNN check: the framework is JAX (or TensorFlow), not torch
+        parts = [x for x in xla.groups() if x]
+        want = f"{parts[0]}.{int(parts[1])}" if len(parts) >= 2 else None
+        who = "JAX" if "JAX" in said_text else "JAX/XLA"
+        if want:
+            cmds.insert(0, f'{PIP} install -U "{pkg or "nvidia-cudnn-cu12"}>={want}"  # or: conda install "cudnn>={want}"')
+        yield CUDNN_MISMATCH.finding(
+            title=f"The cuDNN found is older than the one {who} was built against{detail}",
+            evidence=evidence,
+            fix=Fix(tuple(cmds), f"{who} needs a cuDNN at least as new as the one it was built against."),
+        )
+        return
     yield CUDNN_MISMATCH.finding(
         title=f"cuDNN does not match torch{(' ' + tv) if tv else ''}{detail}",
         evidence=evidence,
         fix=Fix(tuple(cmds), "torch must load the cuDNN it was compiled against (same major, same or newer minor)."),
     )
+
+
+#: JAX's and XLA's cuDNN version checks, with the version the build needs (major, minor).
+_XLA_CUDNN = re.compile(
+    r"Minimum supported: (\d)(\d)\d\d|JAX was built against version (\d)(\d)\d\d|source was compiled with: (\d+)\.(\d+)",
+)
 
 
 def vtuple_ge(v: Optional[str], t: Tuple[int, ...]) -> bool:

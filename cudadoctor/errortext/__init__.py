@@ -3,6 +3,10 @@
 normalize (the one cleaner) → evidence (the one pass over a run's error texts, every provider in
 :data:`PROVIDERS`) → rank. `check` (through report.diagnose), `triage`, `report` and `diff` all use
 :func:`rank`; the checks read the same pass through :func:`said` / :func:`search`.
+
+Import it from this package (``from cudadoctor.errortext import said``), not from its modules: the
+package is imported whole, so a thread importing it waits for another one that is (``check``
+imports the checks in the background while the main thread reads a paste).
 """
 
 from .engine import (
@@ -19,8 +23,8 @@ from .engine import (
 )
 from .evidence import PROVIDERS, Evidence, of_facts, of_texts, said, search, text_of
 from .match import Match, find_matches, specificity
-from .normalize import MAX_TEXT, ROLE_WEIGHT, line_roles, normalize
-from .signatures import Signature, code_pattern, for_codes, kb_signatures
+from .normalize import MAX_LINE_CHARS, MAX_TEXT, ROLE_WEIGHT, clean_lines, decode, is_fence, line_roles, normalize, stripped_lines
+from .signatures import Signature, code_pattern, compiled, for_codes, kb_signatures, of_code
 from .sources import error_texts
 
 __all__ = [
@@ -44,7 +48,14 @@ __all__ = [
     "rank",
     "specificity",
     "triage",
+    "MAX_LINE_CHARS",
     "MAX_TEXT",
+    "clean_lines",
+    "decode",
+    "is_fence",
+    "stripped_lines",
+    "compiled",
+    "of_code",
     "ROLE_WEIGHT",
     "line_roles",
     "normalize",

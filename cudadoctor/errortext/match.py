@@ -148,7 +148,9 @@ def find_matches(
                 role = roles[i]
             s = specificity(sig.regex, m.group(0)) * w * sig.weight * (1 + 0.1 * (content[j] - 1) / n)
             if i not in best or s > best[i].score:
-                best[i] = Match(sig.regex, m.group(0).strip()[:300], i + 1, lines[i].strip()[:300], role, s, where, sig)
+                # The line it is on; a match running over several lines (a wrapped message) quotes them all.
+                said = " ".join(x.strip() for x in lines[i : j + 1] if x.strip())[:400]
+                best[i] = Match(sig.regex, m.group(0).strip()[:300], i + 1, said, role, s, where, sig)
         if best:
             out.setdefault(sig.code, []).extend(best.values())
     return out, problems

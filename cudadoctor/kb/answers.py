@@ -74,7 +74,9 @@ def _cuda_answer(v: tuple) -> Dict[str, Any]:
         known = sorted(set(t["toolkit_min_driver"]) | {c for _b, c in t["driver_branch_cuda"]}, key=_tv)
         raise QueryError(f"CUDA {cuda} is not in the driver table (it knows CUDA {known[0]} to {known[-1]})")
     floor = {os: min_driver_for_cuda(cuda, os) for os in ("linux", "windows")} if v[0] >= 11 else None
-    native = next((b for b, c in t["driver_branch_cuda"] if _tv(c) >= _tv(cuda)), None)
+    branches_known = t["driver_branch_cuda"]
+    # the first branch at or above this CUDA; None when the CUDA is older than the oldest branch the table has
+    native = next((b for b, c in branches_known if _tv(c) >= _tv(cuda)), None) if _tv(branches_known[0][1]) <= _tv(cuda) else None
     variant = f"cu{v[0]}{v[1] if len(v) > 1 else 0}"
     return {
         "question": "driver",

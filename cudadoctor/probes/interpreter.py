@@ -139,18 +139,18 @@ def plain_python(target: str, env: Optional[Mapping[str, str]] = None) -> Tuple[
 def uv_project_env(cwd: str, env: Mapping[str, str]) -> Optional[str]:
     """The environment directory of the uv project ``cwd`` is in, if it has one; else None.
 
-    A uv project is a directory with a ``pyproject.toml`` and a ``uv.lock`` or a ``.venv`` beside
-    it (``uv init``/``uv sync`` make both), ``cwd`` or its nearest parent holding a
+    A uv project is a directory with a ``pyproject.toml`` and a ``uv.lock`` beside it, or an environment uv
+    made (its pyvenv.cfg names uv) (``uv init``/``uv sync`` make both), ``cwd`` or its nearest parent holding a
     ``pyproject.toml``; its environment is ``UV_PROJECT_ENVIRONMENT`` (relative to the project) or
     ``.venv`` (https://docs.astral.sh/uv/concepts/projects/config/#project-environment-path).
     """
     d = os.path.abspath(cwd)
     while True:
         if os.path.isfile(os.path.join(d, "pyproject.toml")):
-            if not (os.path.isfile(os.path.join(d, "uv.lock")) or os.path.isdir(os.path.join(d, ".venv"))):
-                return None  # the nearest project is not a uv one (a workspace member's lock is above it: rare)
             where = env.get("UV_PROJECT_ENVIRONMENT") or ".venv"
             venv = os.path.join(d, os.path.expanduser(where))
+            if not (os.path.isfile(os.path.join(d, "uv.lock")) or _made_by_uv(venv)):
+                return None  # not a uv project: a .venv made by `python -m venv` beside a pyproject.toml is just a venv
             return venv if os.path.isdir(venv) else None
         parent = os.path.dirname(d)
         if parent == d:

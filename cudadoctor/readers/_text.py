@@ -3,7 +3,7 @@ tags, HTML escapes, ANSI, CRLF, UTF-16, notebooks, log prefixes), under the name
 
 from __future__ import annotations
 
-from ..errortext.normalize import (
+from ..errortext import (  # the package, whole (see its docstring)
     MAX_LINE_CHARS,
     clean_lines as raw_lines,
     decode as _decode,

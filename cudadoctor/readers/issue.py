@@ -172,7 +172,10 @@ def read(text: str) -> Dict[str, Any]:
 
         def known(line: str) -> bool:
             key = _norm_line(line)[:200]
-            return key in starts or (len(key) >= 12 and any(key[:24] in span for span in spans))
+            if key in starts or (len(key) >= 12 and any(key[:24] in span for span in spans)):
+                return True
+            # a match over several lines is quoted whole (its first line then the next ones): this line opens one
+            return len(key) >= 12 and any(st.startswith(key) for st in starts)
 
         kinds = ["error" if k == "ignored" and (alone or known(lines[i])) else k for i, k in enumerate(kinds)]
         parts = _parts(kinds)
@@ -236,7 +239,7 @@ def _segment(lines: List[str]) -> List[Optional[str]]:
 
 
 def _norm_line(line: str) -> str:
-    from ..errortext.normalize import normalize
+    from ..errortext import normalize
 
     return re.sub(r"\s+", " ", normalize(line)).strip()
 
@@ -244,9 +247,7 @@ def _norm_line(line: str) -> str:
 def _signature_lines(text: str) -> Tuple[Set[str], List[str]]:
     """Where error signatures of the knowledge base match: the lines they start on (normalised, whitespace
     collapsed) and the matched texts (a match may run over several lines)."""
-    from ..errortext.match import find_matches
-    from ..errortext.normalize import normalize
-    from ..errortext.signatures import kb_signatures
+    from ..errortext import find_matches, kb_signatures, normalize
 
     found, _problems = find_matches((), normalize(text), sigs=kb_signatures())
     matches = [m for ms in found.values() for m in ms]
@@ -372,35 +373,49 @@ def _collect_env_key(line: str) -> Optional[str]:
 
 def _find_collect_env(lines: List[str], kinds: List[Optional[str]]) -> None:
     """From 'Collecting environment information' (or the first core field) to the end of its fence,
-    or else to its last field / package line."""
+    or else to its last field / package line. A region the collect_env reader cannot read as a report
+    (another tool's "CUDA Runtime Version: 12080" line) is not claimed: its lines are read as any others,
+    so that an error line inside it is kept."""
+    from .collect_env import parse_collect_env
+
     fence_end = _fence_ends(lines)
-    start = None
-    for i, line in enumerate(lines):
-        if not _free(kinds, i):
+    i = 0
+    while i < len(lines):
+        start = None
+        for k in range(i, len(lines)):
+            if not _free(kinds, k):
+                continue
+            s = lines[k].strip()
+            if s.lower().startswith("collecting environment information") or _collect_env_key(s) in CORE_KEYS:
+                start = k
+                break
+        if start is None:
+            return
+        last = start
+        for j in range(start, len(lines)):
+            if not _free(kinds, j) and kinds[j] != "fence":
+                break
+            s = lines[j].strip()
+            if (
+                _collect_env_key(s)
+                or re.match(r"^\[(?:pip3?|conda)\]", s, re.I)
+                or re.match(r"^GPU \d+:", s)
+                or re.match(r"^={5,}$", s)
+                or ("cudnn" in s.lower() and "/" in s)
+            ):
+                last = j
+        end = fence_end.get(start)
+        keys = sum(1 for j in range(start, last + 1) if _collect_env_key(lines[j].strip()))
+        report = lines[start].strip().lower().startswith("collecting environment information") or keys >= 3
+        if end is None or end < last or not report:
+            end = last  # a field or two in a fenced block of prose claim only their lines, not the block's error lines
+        try:
+            parse_collect_env("\n".join(ln for ln in lines[start : end + 1] if not is_fence(ln)))
+        except FactsError:
+            i = start + 1  # not a report: look for one further down
             continue
-        s = line.strip()
-        if s.lower().startswith("collecting environment information") or _collect_env_key(s) in CORE_KEYS:
-            start = i
-            break
-    if start is None:
+        _claim(kinds, start, end, "collect_env")
         return
-    last = start
-    for j in range(start, len(lines)):
-        if not _free(kinds, j) and kinds[j] != "fence":
-            break
-        s = lines[j].strip()
-        if (
-            _collect_env_key(s)
-            or re.match(r"^\[(?:pip3?|conda)\]", s, re.I)
-            or re.match(r"^GPU \d+:", s)
-            or re.match(r"^={5,}$", s)
-            or ("cudnn" in s.lower() and "/" in s)
-        ):
-            last = j
-    end = fence_end.get(start)
-    if end is None or end < last:
-        end = last
-    _claim(kinds, start, end, "collect_env")
 
 
 def _fence_ends(lines: List[str]) -> Dict[int, int]:
@@ -566,7 +581,11 @@ def _facts(lines: List[str], parts: List[Dict[str, Any]]) -> Tuple[Dict[str, Any
         elif kind == "devicequery":
             got = devicequery.parse(text)
             if not got["nvml"] and not got["devicequery"]:
-                p["used"], p["why"] = False, "no value could be read from it"
+                if any(_errorish(ln) for ln in body):
+                    p["kind"] = "error"  # a failure in a wording the reader has no value for: error text
+                    errors.append(text.strip())
+                else:
+                    p["used"], p["why"] = False, "no value could be read from it"
                 continue
             dq_nvml.append(got["nvml"])
             dq.update(got["devicequery"])

@@ -57,7 +57,7 @@ def explain_markdown(code) -> str:
 
 def _signatures(code: Any) -> List[Any]:
     """Every signature of ``code``: its data in kb/errors/ and the ones it declares itself."""
-    from ..errortext.signatures import of_code
+    from ..errortext import of_code
 
     return of_code(code)
 
