@@ -460,7 +460,10 @@ def read_node(path: str, diagnose: Optional[Diagnoser] = None, recheck: bool = F
         findings = worst
         rediagnosed = True
     host = fx.str("system.hostname")
-    name = host.strip() if names == "host" and host and host.strip() else _stem(path)
+    # A pseudonym made per report names nothing staff can find (the same node gets another one in its next
+    # report): the file name, which the recipes write as {host}.json on the node itself, names the node.
+    per_report = (fx.dict("redaction") or {}).get("pseudonyms") == "per-report" and (fx.dict("redaction") or {}).get("applied")
+    name = host.strip() if names == "host" and host and host.strip() and not per_report else _stem(path)
     when = ""
     for w in (tool.get("generated_at"), fx.get("tool.collected_at")):
         if isinstance(w, str) and w:

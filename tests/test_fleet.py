@@ -543,3 +543,27 @@ def test_malformed_smoke_result_is_listed(tmp_path, templates):
         "t.json": "smoke result with a malformed stage",
         "u.json": "smoke result without a list of stages",
     }
+
+
+def test_a_census_of_redacted_reports_names_each_node_by_its_file(tmp_path):
+    """Reports written as the recipes write them (`check -o DIR/{host}.json`, redacted by default: the host name
+    inside is a per-report pseudonym) are named by their files, so the failing node can be found (issue 23 item 3)."""
+    from conftest import run_cli as _run
+
+    facts = Path(__file__).parent / "fixtures" / "facts"
+    for node, src in (("node017", "hgx-8x-h100-healthy.json"), ("node018", "hgx-8x-h100-ecc.json")):
+        fx = json.loads((facts / src).read_text())
+        fx.setdefault("system", {})["hostname"] = f"{node}.cluster.example"  # as the node's own probe records it
+        (tmp_path / "in").mkdir(exist_ok=True)
+        (tmp_path / "in" / src).write_text(json.dumps(fx))
+        r = _run("check", "--facts", str(tmp_path / "in" / src), "--format", "json", "-o", str(tmp_path / "reports" / f"{node}.json"))
+        assert r.returncode in (0, 1), r.stderr
+        doc = json.loads((tmp_path / "reports" / f"{node}.json").read_text())
+        assert doc["facts"]["redaction"]["pseudonyms"] == "per-report" and doc["facts"]["system"]["hostname"] != node
+    r = _run("fleet", str(tmp_path / "reports"), "--format", "json")
+    out = json.loads(r.stdout)
+    text = json.dumps(out)
+    assert "node018" in text and "node017" in text
+    r = _run("fleet", str(tmp_path / "reports"))
+    bad = [ln for ln in r.stdout.splitlines() if "node018" in ln]
+    assert bad and r.returncode == 1, r.stdout

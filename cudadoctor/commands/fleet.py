@@ -35,8 +35,9 @@ from ._shared import BadInput, emit, output_option
     type=click.Choice(["host", "file"]),
     default="host",
     show_default=True,
-    help="Name nodes by the host name in each report (else its file name), or always by the file name "
-    "(for reports collected from Kubernetes pods, whose host names are pod names).",
+    help="Name nodes by the host name in each report (else its file name; also when the report's host name is a "
+    "per-report pseudonym, which names nothing: the recipes write {host}.json on each node), or always by the file "
+    "name (for reports collected from Kubernetes pods, whose host names are pod names).",
 )
 @click.option(
     "-v", "--verbose", is_flag=True, help="Do not shorten the lists of node names and configurations (text and markdown)."
