@@ -172,5 +172,8 @@ def load_model(path: Optional[str] = None) -> Optional[Model]:
 
 def text_of(texts: Iterable[Tuple[str, str]]) -> str:
     """The one text the classifier reads from the facts' error texts (``errortext.sources.error_texts``):
-    each text once, in order, joined by new lines. Training reads cases through this same function."""
-    return "\n".join(dict.fromkeys(t for _where, t in texts if t and t.strip()))
+    each text once, normalised by the engine's cleaner, in order, joined by new lines. Training reads cases through
+    this same function."""
+    from cudadoctor.errortext import normalize  # the one cleaner: a quoted, coloured or escaped copy reads the same
+
+    return "\n".join(dict.fromkeys(normalize(t) for _where, t in texts if t and t.strip()))
