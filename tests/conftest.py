@@ -30,6 +30,10 @@ def _editable_install_of_this_checkout() -> bool:
     return False
 
 
+# No test reaches the network: a smoke that would download MNIST is pointed at a port nothing listens on (a test
+# that exercises the download sets its own mirror on 127.0.0.1).
+os.environ.setdefault("CUDADOCTOR_MNIST_MIRROR", "http://127.0.0.1:9/")
+
 # Children (python -m cudadoctor, probe scripts) must import this checkout: an editable install of
 # it does that already; otherwise (a plain checkout, a git worktree, another install) PYTHONPATH does.
 CHECKOUT_ON_PATH = not _editable_install_of_this_checkout()

@@ -410,7 +410,7 @@ def test_tensors_on_cpu_when_cuda_was_asked_is_a_failure():
 @needs_torch
 def test_cli_smoke_on_this_gpu_less_machine_names_the_diagnosis():
     """`cudadoctor smoke` with no usable GPU: the same diagnosis as `check`, with its fix, exit 1."""
-    r = subprocess.run([sys.executable, "-m", "cudadoctor", "smoke", "--python", TORCH_PY, "--format", "json"],
+    r = subprocess.run([sys.executable, "-m", "cudadoctor", "smoke", "--offline", "--python", TORCH_PY, "--format", "json"],
                        capture_output=True, text=True, timeout=300, env=dict(os.environ, NO_COLOR="1"))
     assert r.returncode == 1, r.stderr
     res = json.loads(r.stdout)
