@@ -15,7 +15,7 @@ from .. import __version__
 from ..privacy import describe as describe_redaction
 from ..report import Report
 from .devices import check_section
-from .mdtext import fence, md_code, md_escape
+from .mdtext import fence, md_code, md_escape, paste_next
 from .summary import SYMBOLS, areas
 
 
@@ -29,12 +29,7 @@ def render_markdown(report: Report, verbose: bool = False) -> str:
     v = report.verdict()
     sym = {"yes": "✅", "no": "❌", "degraded": "⚠️", "unknown": "❔"}[v["state"]]
     out: List[str] = ["## cudadoctor report", "", f"**{sym} {md_escape(v['text'])}.**", ""]
-    if v.get("next"):
-        out += ["To tell, paste:", ""]
-        for n in v["next"]:
-            what = md_code(n["run"]) if n.get("run") else md_escape(n.get("paste", ""))
-            out.append(f"- {what}: {md_escape(n.get('why', ''))}")
-        out.append("")
+    out += paste_next("To tell, paste:", v.get("next") or [])
     out += ["| Area | Status | Details |", "|---|---|---|"]
     for _, label, status, detail in areas(report):
         out.append(f"| {md_escape(label)} | {SYMBOLS[status]} | {md_escape(detail)} |")

@@ -63,3 +63,15 @@ def fence(body: str, lang: str = "") -> str:
     longest = max((len(m) for m in re.findall(r"`+", body)), default=0)
     ticks = "`" * max(3, longest + 1)
     return f"{ticks}{lang}\n{body.rstrip()}\n{ticks}"
+
+
+def paste_next(heading: str, items: list) -> list:
+    """What to paste next as a Markdown list under ``heading`` (the verdict's and triage's ``next`` items:
+    ``run`` a command, or ``paste`` a part of a log, and ``why``); nothing without items."""
+    if not items:
+        return []
+    out = [heading, ""]
+    for n in items:
+        what = md_code(n["run"]) if n.get("run") else md_escape(n.get("paste", ""))
+        out.append(f"- {what}: {md_escape(n.get('why', ''))}")
+    return out + [""]

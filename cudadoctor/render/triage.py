@@ -7,6 +7,7 @@ from typing import Any, Dict, List
 from ..document import clean as _clean
 from ..errortext import dumps
 from .markdown import fence, md_code, md_escape
+from .mdtext import paste_next
 
 _SEV = {"error": "✗", "warning": "!", "info": "i"}
 _ROLE = {
@@ -95,12 +96,7 @@ def render_markdown(res: Dict[str, Any]) -> str:
     cands = res["candidates"]
     if not cands:
         out += ["No known error signature matched this text: it does not show a cause.", ""]
-        if res.get("next"):
-            out += ["Paste next:", ""]
-            for n in res["next"]:
-                what = md_code(n["run"]) if n.get("run") else md_escape(n.get("paste", ""))
-                out.append(f"- {what}: {md_escape(n.get('why', ''))}")
-            out.append("")
+        out += paste_next("Paste next:", res.get("next") or [])
     for i, c in enumerate(cands, 1):
         conf = c["confidence"] + _agreement(c)
         out += [f"### {i}. `{c['code']}` ({c['severity']}): {md_escape(c['title'])}", "", f"Confidence: {md_escape(conf)}.", ""]
