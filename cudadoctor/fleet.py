@@ -41,7 +41,6 @@ SMOKE_DIST_KIND = "cudadoctor-smoke-distributed"
 #: previous release's (per rank, and the combined job report), read for one release.
 SMOKE_JOB_KINDS = ("cudadoctor-smoke-job", "cudadoctor-smoke-distributed-combined")
 SMOKE_KINDS = ("cudadoctor-smoke", "cudadoctor-smoke-rank", SMOKE_DIST_KIND) + SMOKE_JOB_KINDS
-FLEET_SCHEMA_VERSION = 1
 #: Largest file read. Real reports are tens of kB; a larger file is listed as unreadable.
 MAX_FILE_BYTES = 8 * 1024 * 1024
 

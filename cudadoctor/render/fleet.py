@@ -14,8 +14,6 @@ from ..document import dumps
 from ..fleet import KEY_NAMES, KEYS, LABELS, UNKNOWN, plural
 from .markdown import md_escape as e
 
-FORMATS = ("text", "json", "markdown", "csv", "html", "prometheus")
-
 _SEV_SYMBOL = {"error": "✗", "warning": "!", "info": "i"}
 
 
