@@ -289,6 +289,10 @@ WINDOWS_PAGEFILE_TOO_SMALL = Code(
 
 @check(SHM_EXHAUSTED)
 def shm_exhausted(fx: Facts) -> Iterator[Finding]:
+    from .platform2 import DEV_SHM_PERMISSION_DENIED
+
+    if error_match(fx, DEV_SHM_PERMISSION_DENIED):
+        return  # /dev/shm refused, not full: dev-shm-permission-denied (platform2.py)
     kube = fx.str("system.container") == "kubernetes"
     cmds = [
         "df -h /dev/shm  # inside the container",
