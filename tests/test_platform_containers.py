@@ -45,6 +45,18 @@ TF_DEVICES = """mike@i  ~/code/gpu-notebook  docker run -it \\
 -p 8888:8888 \\
 -v `pwd`:/home/user \\
 tensorflow/tensorflow:latest-gpu /bin/bash"""
+# https://github.com/NVIDIA/nvidia-docker/issues/24: device files passed by hand, deviceQuery in the image.
+DEVICEQUERY_35 = """    ./deviceQuery Starting...
+    CUDA Device Query (Runtime API) version (CUDART static linking)
+    cudaGetDeviceCount returned 35
+    -> CUDA driver version is insufficient for CUDA runtime version
+    Result = FAIL
+
+The host system is on 346.46, which should be sufficient. The container was started with
+
+    docker run --device /dev/nvidia-uvm:/dev/nvidia/uvm --device /dev/nvidia0:/dev/nvidia0 --device  \\
+    /dev/nvidia1:/dev/nvidia1 --device /dev/nvidia2:/dev/nvidia2 --device /dev/nvidia3:/dev/nvidia3 --device \\
+    /dev/nvidiactl:/dev/nvidiactl -it nvidia/cuda:7.0-cudnn3-devel bash"""
 # https://github.com/tensorflow/serving/issues/660: the server binary in a GPU image, run with plain docker.
 TF_SERVING = (
     "tensorflow_model_server: error while loading shared libraries: libcuda.so.1: cannot open shared object file: "
@@ -74,7 +86,8 @@ def test_reader_tells_whether_the_start_command_asked_for_gpus():
     assert containers.read([GPT2_WITHOUT]) == {"kind": "docker", "line": 1, "text": GPT2_WITHOUT, "gpus_requested": False}
     assert containers.read([GPT2_WITH])["gpus_requested"] is True
     got = containers.read(TF_DEVICES.splitlines())
-    assert got["gpus_requested"] is True and got["line"] == 1  # --device /dev/nvidia0 on a continued line
+    # /dev/nvidia* passed by hand on continued lines: device files, but no driver libraries (no GPU request)
+    assert got["gpus_requested"] is False and got["devices_only"] is True and got["line"] == 1
     got = containers.read(JETSON_COMPOSE.splitlines())
     assert got["kind"] == "docker" and got["gpus_requested"] is None  # the compose file is not shown
     assert containers.read([HOST_TORCH]) is None
@@ -121,3 +134,14 @@ def test_gpus_requested_but_library_missing_points_at_capabilities():
     f = next(f for f in diagnose(facts, REG).findings if f.code == "no-gpu-visible")
     assert "asked for GPUs" in f.title
     assert any("NVIDIA_DRIVER_CAPABILITIES" in c for c in f.fix.commands)
+
+
+def test_insufficient_driver_in_a_container_started_without_the_runtime():
+    """Without libcuda.so.1 the CUDA runtime answers 35, "driver version is insufficient": not an old driver."""
+    facts = _paste(DEVICEQUERY_35)
+    assert (facts["pasted"]["container"]["gpus_requested"], facts["pasted"]["container"].get("devices_only")) == (False, True)
+    codes = _codes(facts)
+    assert ("no-gpu-visible", "error") in codes
+    assert not any(c == "driver-too-old" for c, _ in codes), codes
+    f = next(f for f in diagnose(facts, REG).findings if f.code == "no-gpu-visible")
+    assert "--device /dev/nvidia*" in f.fix.commands[0]

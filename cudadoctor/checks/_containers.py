@@ -80,8 +80,21 @@ def driver_hidden_by_container(fx: Facts, said: Optional[Tuple[str, str]]) -> Op
         return kind if kernel_module(fx) is True and nvml in ("library-missing", "driver-not-loaded") else None
     if said or nvml == "library-missing":
         return kind
+    if gpus_requested(fx) is False and search(fx, INSUFFICIENT):
+        return kind  # no libcuda.so.1 at all reads as "driver insufficient" to the CUDA runtime
     # No error text, but the start command is shown without a GPU option and CUDA is unavailable.
     return kind if gpus_requested(fx) is False and fx.bool("torch.cuda_available") is False else None
+
+
+#: What the CUDA runtime says when it cannot load libcuda.so.1 at all (cudaErrorInsufficientDriver, 35): in a
+#: container started without the NVIDIA runtime (https://github.com/NVIDIA/nvidia-docker/issues/24, /400).
+INSUFFICIENT = r"CUDA driver version is insufficient for CUDA runtime version|cudaErrorInsufficientDriver"
+
+
+def started_without_gpus(fx: Facts) -> Optional[str]:
+    """The container kind when the paste shows its start command without any GPU option."""
+    kind = container_kind(fx)
+    return kind if kind and gpus_requested(fx) is False and kernel_module(fx) is not False else None
 
 
 def host_unknown(fx: Facts) -> bool:
@@ -98,13 +111,20 @@ def host_unknown(fx: Facts) -> bool:
     )
 
 
+def devices_only(fx: Facts) -> bool:
+    """The pasted docker run passed /dev/nvidia* by hand (no driver libraries come with them)."""
+    return bool((fx.dict("pasted.container") or {}).get("devices_only"))
+
+
 def compose(fx: Facts) -> bool:
     """The pasted start was Docker Compose's."""
     c = fx.dict("pasted.container") or {}
     return bool(re.search(r"compose", str(c.get("text") or ""), re.I))
 
 
-def start_with_gpus(kind: str, asked: Optional[bool], via_compose: bool = False) -> Tuple[Tuple[str, ...], str, str]:
+def start_with_gpus(
+    kind: str, asked: Optional[bool], via_compose: bool = False, devices_only: bool = False
+) -> Tuple[Tuple[str, ...], str, str]:
     """(commands, why, how the title names the cause) for a container of ``kind`` whose start command
     asked for GPUs (``asked``: True / False / None unknown); ``via_compose``: started by Docker Compose."""
     if asked:
@@ -139,6 +159,10 @@ def start_with_gpus(kind: str, asked: Optional[bool], via_compose: bool = False)
         ),
     }
     cmds = by_kind.get(kind, by_kind["docker"])
+    if kind == "docker" and devices_only:
+        cmds = (
+            "# --device /dev/nvidia* passes the GPUs' device files but not the driver's libraries: use --gpus instead",
+        ) + cmds
     if kind == "docker" and via_compose:
         cmds = (cmds[1], cmds[0], cmds[2])
     why = "The container runtime must mount the GPU devices and the driver's libraries into the container; without a GPU request it mounts none."

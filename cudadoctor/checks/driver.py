@@ -295,11 +295,11 @@ def _container_without_gpus(fx: Facts, kind: str, evidence: Dict[str, Any]) -> F
     """A container on a GPU host, started without GPU access: the driver's user-space libraries were
     never mounted in (checks/_containers.py)."""
     evidence.update(_containers.evidence_of(fx, kind))
-    said = error_match(fx, NO_NVIDIA_DRIVER)
+    said = error_match(fx, NO_NVIDIA_DRIVER) or search(fx, _containers.INSUFFICIENT)
     if said:
         evidence[said[0]] = said[1]
     asked = _containers.gpus_requested(fx)
-    cmds, why, how = _containers.start_with_gpus(kind, asked, _containers.compose(fx))
+    cmds, why, how = _containers.start_with_gpus(kind, asked, _containers.compose(fx), _containers.devices_only(fx))
     host = " (the host has the NVIDIA driver)" if kernel_module(fx) is True else ""
     return NO_GPU_VISIBLE.finding(
         title=f"This {kind} container was {how}{host}: the driver's libcuda.so.1 is mounted only into containers given GPUs",

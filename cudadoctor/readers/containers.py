@@ -31,10 +31,12 @@ MAX_LINE = 2000
 
 _RUN = re.compile(r"(?<![\w-])(?P<tool>nvidia-docker|docker|podman)(?:\s+container)?\s+(?:run|create)\b(?P<args>.*)", re.I)
 _RUN_GPU = re.compile(
-    r"--gpus\b|--runtime[= ]\s*nvidia\b|--device[= ]\s*(?:nvidia\.com/gpu|/dev/nvidia)|"
-    r"(?:-e|--env)[= ]\s*NVIDIA_VISIBLE_DEVICES=(?!void|none)",
+    r"--gpus\b|--runtime[= ]\s*nvidia\b|--device[= ]\s*nvidia\.com/gpu|(?:-e|--env)[= ]\s*NVIDIA_VISIBLE_DEVICES=(?!void|none)",
     re.I,
 )
+#: Device nodes passed by hand: the GPUs' /dev files, but not the driver's libraries (only the NVIDIA runtime mounts
+#: those: https://github.com/NVIDIA/nvidia-docker/issues/24), so CUDA still finds no libcuda.so.1.
+_RUN_DEVICES = re.compile(r"--device[= ]\s*/dev/nvidia", re.I)
 _COMPOSE = re.compile(r"(?<![\w-])docker[- ]compose\b|\bcompose\.ya?ml\b|(?<![\w-])compose services?\b", re.I)
 _COMPOSE_GPU = re.compile(
     r"^\s*(?:runtime:\s*nvidia\b|-?\s*driver:\s*[\"']?nvidia\b|capabilities:\s*\[[^\]]*\bgpu\b|-?\s*NVIDIA_VISIBLE_DEVICES\s*[=:]\s*[\"']?all)",
@@ -53,10 +55,12 @@ def read(lines: Iterable[str]) -> Optional[Dict[str, Any]]:
     """The container the pasted lines show, or None: ``{kind, line, text, gpus_requested}``.
 
     ``gpus_requested``: True when a line asks the runtime for GPUs, False when a `docker run` /
-    `singularity exec` line is shown without any GPU option, None when the text does not show it."""
+    `singularity exec` line is shown without any GPU option (``devices_only``: it passes /dev/nvidia* by
+    hand, which brings no driver libraries), None when the text does not show it."""
     best: Optional[Dict[str, Any]] = None
     rank = 0
     asked = False
+    devices_only = False
     shown_without: List[int] = []
 
     def see(kind: str, n: int, text: str, strength: int) -> None:
@@ -75,6 +79,7 @@ def read(lines: Iterable[str]) -> Optional[Dict[str, Any]]:
                     asked = True
                 else:
                     shown_without.append(n)
+                    devices_only = devices_only or bool(_RUN_DEVICES.search(m.group("args")))
             elif _COMPOSE.search(line):
                 see("docker", n, line, 4)
             elif _DOCKER_WORD.search(line):
@@ -97,6 +102,8 @@ def read(lines: Iterable[str]) -> Optional[Dict[str, Any]]:
     if best is None:
         return None
     best["gpus_requested"] = True if asked else (False if shown_without else None)
+    if devices_only and not asked:
+        best["devices_only"] = True
     return best
 
 
