@@ -126,3 +126,24 @@ def test_zlib_finding_names_zlib_and_the_sub_library(tmp_path):
 def test_what_the_platform_signatures_must_not_claim(text):
     codes = {c["code"] for c in triage(text, REG)["candidates"]}
     assert "dll-load-failure" not in codes, (text, codes)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # NVIDIA/nccl#111: between nodes, the socket connect was refused
+        "*server name* [0] include/socket.h:185 WARN Call to connect failed : Connection refused\n"
+        "NCCL failure *MyProgram*.cu:110 'unhandled system error'",
+        # NVIDIA/nccl-tests#166 (its network part)
+        "ubuntu:39964:40075 [0] misc/socket.cc:483 NCCL WARN socketStartConnect: Connect to 10.0.0.2<45763> failed : "
+        "Software caused connection abort\nubuntu: Test NCCL failure common.cu:958 'unhandled system error'",
+    ],
+)
+def test_nccl_system_error_from_the_network_is_not_shm(text, tmp_path, empty_facts):
+    err = tmp_path / "e.txt"
+    err.write_text(text, encoding="utf-8")
+    r = CliRunner().invoke(cli, ["check", "--facts", str(empty_facts), "--error-file", str(err), "--format", "json"])
+    assert r.exit_code in (0, 1), r.output
+    # the rules do not call it /dev/shm (the learned fallback may still guess, as a labelled guess: learned2's)
+    ruled = [(f["code"], f["check"]) for f in json.loads(r.stdout)["findings"] if f["check"] != "learned-cause"]
+    assert not any(c == "shm-exhausted" for c, _ in ruled), ruled

@@ -287,6 +287,12 @@ WINDOWS_PAGEFILE_TOO_SMALL = Code(
 )
 
 
+#: NCCL's own words for a failed network call (its "Last error:" line, NCCL_DEBUG's NET/ and socket lines):
+#: NVIDIA/nccl#111 ("Call to connect failed : Connection refused"), NVIDIA/nccl-tests#166 ("socketStartConnect: ...
+#: failed"), rwth-i6/returnn#1466 ("ncclSystemError: Cannot assign requested address").
+_NCCL_NETWORK = r"\bsocket\w*\b[^\n]{0,80}(?:fail|refused|abort|reset|timed out)|Connection (?:refused|reset|timed out)|Cannot assign requested address|NET/(?:IB|Socket)[^\n]{0,80}(?:fail|error)"
+
+
 @check(SHM_EXHAUSTED)
 def shm_exhausted(fx: Facts) -> Iterator[Finding]:
     from .platform2 import DEV_SHM_PERMISSION_DENIED
@@ -304,6 +310,8 @@ def shm_exhausted(fx: Facts) -> Iterator[Finding]:
     nccl_only = re.search(r"ncclSystemError|unhandled system error", fx.user_error() or "") and not re.search(
         r"shared memory|/dev/shm|posix_fallocate|shm_open", fx.user_error() or "", re.I
     )
+    if nccl_only and re.search(_NCCL_NETWORK, fx.user_error() or "", re.I):
+        return  # NCCL names a failed socket / network call ("Last error:", NCCL_DEBUG lines): not /dev/shm
     yield from text_finding(
         SHM_EXHAUSTED,
         fx,
