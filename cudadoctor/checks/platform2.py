@@ -40,18 +40,29 @@ DEV_SHM_PERMISSION_DENIED = Code(
 )
 
 
+_FIX = (
+    "ls -ld /dev/shm  # must be drwxrwxrwt (mode 1777)",
+    "sudo chmod 1777 /dev/shm  # or remount: sudo mount -o remount,mode=1777 /dev/shm",
+    "ls -l /dev/shm | grep -E 'nccl|torch'  # stale segments of another user: remove them",
+    "# stop-gap: NCCL_SHM_DISABLE=1 (NCCL without shared memory, slower) / DataLoader(num_workers=0)",
+)
+
+
 @check(DEV_SHM_PERMISSION_DENIED)
 def dev_shm_permission_denied(fx: Facts) -> Iterator[Finding]:
     said = error_match(fx, DEV_SHM_PERMISSION_DENIED)
+    shm = fx.dict("system.dev_shm") or {}
     if not said:
+        if shm.get("writable") is False:  # probed: this user may not create files there (nothing failed yet)
+            yield DEV_SHM_PERMISSION_DENIED.finding(
+                title=f"/dev/shm (mode {shm.get('mode')}) is not writable for this user: DataLoader workers and NCCL will fail",
+                evidence={"system.dev_shm.writable": False, "system.dev_shm.mode": shm.get("mode")},
+                fix=Fix(_FIX, "NCCL and torch.multiprocessing create their shared memory in /dev/shm, which must be mode 1777."),
+                severity="warning",
+            )
         return
     where = container(fx)
-    cmds = [
-        "ls -ld /dev/shm  # must be drwxrwxrwt (mode 1777)",
-        "sudo chmod 1777 /dev/shm  # or remount: sudo mount -o remount,mode=1777 /dev/shm",
-        "ls -l /dev/shm | grep -E 'nccl|torch'  # stale segments of another user: remove them",
-        "# stop-gap: NCCL_SHM_DISABLE=1 (NCCL without shared memory, slower) / DataLoader(num_workers=0)",
-    ]
+    cmds = list(_FIX)
     if where:
         cmds.insert(2, f"# {where}: do not mount /dev/shm read-only; docker run --ipc=host or --shm-size gives a writable one")
     yield DEV_SHM_PERMISSION_DENIED.finding(
