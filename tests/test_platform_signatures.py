@@ -147,3 +147,19 @@ def test_nccl_system_error_from_the_network_is_not_shm(text, tmp_path, empty_fac
     # the rules do not call it /dev/shm (the learned fallback may still guess, as a labelled guess: learned2's)
     ruled = [(f["code"], f["check"]) for f in json.loads(r.stdout)["findings"] if f["check"] != "learned-cause"]
     assert not any(c == "shm-exhausted" for c, _ in ruled), ruled
+
+
+def test_store_python_is_named_in_the_dll_fix(tmp_path, empty_facts):
+    # pytorch/pytorch#112955: its title and a path of its log (the Microsoft Store's Python)
+    text = (
+        "972320 INFO: Loading module hook 'hook-torchvision.ops.py' from 'C:\\\\Users\\\\flydog\\\\AppData\\\\Local\\\\Packages\\\\"
+        "PythonSoftwareFoundation.Python.3.11_qbz5n2kfra8p0\\\\LocalCache\\\\local-packages\\\\Python311\\\\site-packages\\\\"
+        "_pyinstaller_hooks_contrib\\\\hooks\\\\stdhooks'...\n"
+        'Error loading "AppData\\Local\\Temp\\_MEI136882\\torch\\lib\\cufft64_10.dll" or one of its dependencies.'
+    )
+    err = tmp_path / "e.txt"
+    err.write_text(text, encoding="utf-8")
+    r = CliRunner().invoke(cli, ["check", "--facts", str(empty_facts), "--error-file", str(err), "--format", "json"])
+    f = next(f for f in json.loads(r.stdout)["findings"] if f["code"] == "dll-load-failure")
+    assert f["evidence"]["store_python"].startswith("PythonSoftwareFoundation.Python.3.11")
+    assert any("Microsoft Store" in c for c in f["fix"]["commands"])

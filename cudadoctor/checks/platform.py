@@ -280,8 +280,24 @@ def dll_load_failure(fx: Facts) -> Iterator[Finding]:
             0,
             f"# torch\\lib holds DLLs the installed wheel does not list (left from an older install): {', '.join(leftovers[:5])}",
         )
+    store = re.search(_STORE_PYTHON, f"{full}\n{fx.str('python.executable') or ''}", re.I)
+    if store:
+        evidence["store_python"] = store.group(0)
+        cmds.append(
+            "# this is the Microsoft Store's Python: a packaged app's DLL search skips PATH, so DLLs found only "
+            "through PATH (CUDA, cuDNN) are not found; install Python from python.org, or put the DLLs beside the package"
+        )
     severity = "error" if (said or failed or fx.str("torch.status") is None) else "warning"
     yield DLL_LOAD_FAILURE.finding(title=title, evidence=evidence, fix=Fix(tuple(cmds), why), severity=severity)
+
+
+#: The Microsoft Store's Python: its install path (PythonSoftwareFoundation.Python.3.x_qbz5n2kfra8p0 under Packages or
+#: WindowsApps) or the user saying so. Packaged apps' DLL search order has no PATH
+#: (https://learn.microsoft.com/en-us/windows/win32/dlls/dynamic-link-library-search-order#search-order-for-packaged-apps).
+_STORE_PYTHON = (
+    r"PythonSoftwareFoundation\.Python\.3[\w.]*_qbz5n2kfra8p0|\\WindowsApps\\python[\d.]*\.exe|"
+    r"(?:Python|it) (?:is )?(?:installed )?from (?:the )?(?:Microsoft|Windows) Store"
+)
 
 
 #: cuDNN 8.3-8.9 on Windows without zlibwapi.dll: cuDNN's own message, or its convolution sub-library failing to
