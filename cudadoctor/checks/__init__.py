@@ -18,6 +18,7 @@ BUILTIN_MODULES = (
     "learned",
     "libraries",
     "platform",
+    "platform2",
     "probes",
     "text_classes",
     "torch_install",
