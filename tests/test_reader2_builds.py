@@ -1,0 +1,107 @@
+"""cuda-home-malformed (cudadoctor/checks/builds.py, kb/errors/builds2.json): CUDA_HOME that is not one toolkit
+directory, seen in the nvcc path a build log prints (real wordings, each from its public thread, in
+tests/data/error_corpus/builds2.jsonl) or in the value a live run recorded."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cudadoctor.checks import builds
+from cudadoctor.cli import cli
+from cudadoctor.errortext.signatures import kb_documents
+from cudadoctor.facts import Facts, new_facts
+
+ROOT = Path(__file__).resolve().parents[1]
+ROWS = [
+    json.loads(ln)
+    for ln in (ROOT / "tests" / "data" / "error_corpus" / "builds2.jsonl").read_text(encoding="utf-8").splitlines()
+    if ln
+]
+
+
+def _codes(r) -> dict:
+    assert r.exit_code in (0, 1), r.output
+    return {f["code"]: f for f in json.loads(r.stdout)["findings"] if f["severity"] in ("error", "warning")}
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[r["source"].split("github.com/")[-1] for r in ROWS])
+def test_each_real_wording_gives_the_code_through_both_doors(tmp_path, row):
+    err = tmp_path / "error.txt"
+    err.write_text(row["text"], encoding="utf-8")
+    facts = tmp_path / "facts.json"
+    facts.write_text(json.dumps(new_facts("text")), encoding="utf-8")
+    runner = CliRunner()
+    by_error = _codes(runner.invoke(cli, ["check", "--facts", str(facts), "--error-file", str(err), "--format", "json"]))
+    by_paste = _codes(runner.invoke(cli, ["check", "--from-text", str(err), "--format", "json"]))
+    for got in (by_error, by_paste):
+        assert "cuda-home-malformed" in got, got
+        assert got["cuda-home-malformed"]["severity"] == "error"
+        assert "cuda-home-not-set" not in got, got  # nvcc is installed: the value is wrong, not missing
+
+
+def test_the_signature_is_proved_by_two_threads_and_names_its_sources():
+    doc = dict(kb_documents())["builds2.json"]
+    for sig in doc["signatures"]:
+        proving = {r["source"] for r in ROWS if r["code"] == sig["code"]}
+        assert len(proving & set(sig["sources"])) >= 2, sig["regex"]
+
+
+def test_the_finding_names_the_malformed_value_and_the_root_it_meant(tmp_path):
+    # https://github.com/open-mmlab/mmdetection/issues/944
+    (row,) = [r for r in ROWS if r["source"].endswith("mmdetection/issues/944")]
+    err = tmp_path / "e.txt"
+    err.write_text(row["text"], encoding="utf-8")
+    f = _codes(CliRunner().invoke(cli, ["check", "--from-text", str(err), "--format", "json"]))["cuda-home-malformed"]
+    assert "'/usr/local/cuda-10.0:/usr/local/cuda-10.0:/usr/local/cuda-10.0:'" in f["title"]
+    assert any(c.startswith("export CUDA_HOME=/usr/local/cuda-10.0 ") for c in f["fix"]["commands"]), f["fix"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a missing toolkit, not a malformed CUDA_HOME: https://github.com/NVIDIA/nvidia-docker/issues/1322
+        "/bin/sh: 1: nvcc: not found",
+        # the well-formed path that does not exist: https://github.com/naruya/dl_remote/issues/8
+        "[Errno 2] No such file or directory: '/usr/local/cuda/bin/nvcc': '/usr/local/cuda/bin/nvcc'",
+        # a PATH list with nvcc after it, not a CUDA_HOME: https://github.com/Microway/gpu-burn/issues/8
+        "PATH=.:/usr/bin:/usr/local/cuda/bin:/home/valen/.local/bin /bin/nvcc -I. -I/include --fatbin compare.cu\n"
+        "/bin/sh: /bin/nvcc: No such file or directory",
+    ],
+)
+def test_other_nvcc_failures_are_not_this_code(tmp_path, text):
+    err = tmp_path / "e.txt"
+    err.write_text(text, encoding="utf-8")
+    assert "cuda-home-malformed" not in _codes(CliRunner().invoke(cli, ["check", "--from-text", str(err), "--format", "json"]))
+
+
+@pytest.mark.parametrize(
+    "value,windows,why",
+    [
+        (":/usr/local/cuda-9.0", False, "stray ':'"),  # mmdetection#2113's echo $CUDA_HOME
+        ("/usr/local/cuda-10.0:/usr/local/cuda-10.0", False, "stray ':'"),
+        ("/usr/local/cuda-11.0/bin", False, "bin directory"),  # lbin/DCNv2#25's warning
+        ("/usr/local/cuda/bin/nvcc", False, "nvcc itself"),
+        ("'/usr/local/cuda'", False, "quotes"),  # AlphaPose#765's path
+        ("C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v11.8;C:\\cuda\\v12.1", True, "stray ';'"),
+        ("/usr/local/cuda-11.8", False, None),
+        ("/usr/local/cuda/", False, None),
+        ("C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v11.8", False, None),  # a drive letter's ':'
+    ],
+)
+def test_a_recorded_value_is_judged_by_what_torch_does_with_it(value, windows, why):
+    got = builds.malformed_reason(value, windows)
+    assert (got is None) if why is None else (why in (got or "")), got
+
+
+def test_a_live_run_with_a_malformed_value_warns_before_any_build():
+    facts = new_facts("live")
+    facts["toolkit"] = {"cuda_home": ":/usr/local/cuda-11.1"}
+    (f,) = list(builds.cuda_home_malformed(Facts(facts)))
+    assert f.code == "cuda-home-malformed" and f.severity == "warning"
+    assert "export CUDA_HOME=/usr/local/cuda-11.1  # the toolkit's root (the directory holding bin/nvcc)" in f.fix.commands
+    facts["toolkit"] = {"cuda_home": "/usr/local/cuda-11.1"}
+    assert not list(builds.cuda_home_malformed(Facts(facts)))
