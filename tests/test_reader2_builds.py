@@ -1,6 +1,7 @@
-"""cuda-home-malformed (cudadoctor/checks/builds.py, kb/errors/builds2.json): CUDA_HOME that is not one toolkit
-directory, seen in the nvcc path a build log prints (real wordings, each from its public thread, in
-tests/data/error_corpus/builds2.jsonl) or in the value a live run recorded."""
+"""cudadoctor/checks/builds.py, kb/errors/builds2.json: cuda-home-malformed (CUDA_HOME that is not one toolkit
+directory, seen in the nvcc path a build log prints or in the value a live run recorded) and
+extension-build-without-gpu-arch-unset (a build with no GPU to read the target architecture from and no list set).
+Real wordings, each from its public thread, in tests/data/error_corpus/builds2.jsonl."""
 
 from __future__ import annotations
 
@@ -38,15 +39,21 @@ def test_each_real_wording_gives_the_code_through_both_doors(tmp_path, row):
     by_error = _codes(runner.invoke(cli, ["check", "--facts", str(facts), "--error-file", str(err), "--format", "json"]))
     by_paste = _codes(runner.invoke(cli, ["check", "--from-text", str(err), "--format", "json"]))
     for got in (by_error, by_paste):
-        assert "cuda-home-malformed" in got, got
-        assert got["cuda-home-malformed"]["severity"] == "error"
-        assert "cuda-home-not-set" not in got, got  # nvcc is installed: the value is wrong, not missing
+        assert row["code"] in got, got
+        assert got[row["code"]]["severity"] == "error"
+        if row["code"] == "cuda-home-malformed":
+            assert "cuda-home-not-set" not in got, got  # nvcc is installed: the value is wrong, not missing
 
 
-def test_the_signature_is_proved_by_two_threads_and_names_its_sources():
+def test_each_signature_is_proved_by_two_threads_it_names():
+    import re
+
+    from cudadoctor.errortext.normalize import normalize
+
     doc = dict(kb_documents())["builds2.json"]
     for sig in doc["signatures"]:
-        proving = {r["source"] for r in ROWS if r["code"] == sig["code"]}
+        rx = re.compile(sig["regex"], re.I)
+        proving = {r["source"] for r in ROWS if r["code"] == sig["code"] and rx.search(re.sub(r"\s+", " ", normalize(r["text"])))}
         assert len(proving & set(sig["sources"])) >= 2, sig["regex"]
 
 
@@ -105,3 +112,23 @@ def test_a_live_run_with_a_malformed_value_warns_before_any_build():
     assert "export CUDA_HOME=/usr/local/cuda-11.1  # the toolkit's root (the directory holding bin/nvcc)" in f.fix.commands
     facts["toolkit"] = {"cuda_home": "/usr/local/cuda-11.1"}
     assert not list(builds.cuda_home_malformed(Facts(facts)))
+
+
+def test_the_arch_list_is_named_from_the_gpus_the_facts_know():
+    # https://github.com/NVlabs/tiny-cuda-nn/issues/200: the message, with two GPUs known from nvidia-smi
+    (row,) = [r for r in ROWS if r["source"].endswith("tiny-cuda-nn/issues/200")]
+    facts = new_facts("text")
+    facts["nvml"] = {"devices": [{"index": 0, "name": "NVIDIA GeForce RTX 3090"}, {"index": 1, "name": "Tesla V100-SXM2-32GB"}]}
+    facts["user_error"] = {"text": row["text"], "source": "pasted text"}
+    (f,) = list(builds.build_without_gpu_arch(Facts(facts)))
+    cmds = "\n".join(f.fix.commands)
+    assert 'export TORCH_CUDA_ARCH_LIST="7.0;8.6+PTX"' in cmds, cmds
+    assert "export TCNN_CUDA_ARCHITECTURES=70,86" in cmds, cmds
+
+
+def test_other_index_errors_are_not_this_code(tmp_path):
+    # an IndexError of the user's own code, not torch's arch list: https://github.com/raphaelmemmesheimer/sl-dml/issues/1
+    err = tmp_path / "e.txt"
+    err.write_text("IndexError: list index out of range", encoding="utf-8")
+    got = _codes(CliRunner().invoke(cli, ["check", "--from-text", str(err), "--format", "json"]))
+    assert "extension-build-without-gpu-arch-unset" not in got

@@ -1,4 +1,5 @@
-"""Extension builds whose CUDA toolkit location is wrong: CUDA_HOME that is not one toolkit directory.
+"""Extension builds that cannot find what they compile with: CUDA_HOME that is not one toolkit directory, and no
+GPU to read the target architecture from.
 
 torch.utils.cpp_extension takes CUDA_HOME (or CUDA_PATH) exactly as it is set and runs
 ``os.path.join(CUDA_HOME, "bin", "nvcc")`` (torch/utils/cpp_extension.py: ``_find_cuda_home``,
@@ -8,7 +9,13 @@ inside it, or naming the toolkit's bin/ directory or nvcc itself gives an nvcc p
 although nvcc is installed. The build log shows the malformed path (signatures:
 kb/errors/builds2.json); a live run records the value itself (``toolkit.cuda_home``).
 
-Codes: cuda-home-malformed.
+With TORCH_CUDA_ARCH_LIST unset, torch.utils.cpp_extension compiles for the architecture of every GPU torch sees
+(``_get_cuda_arch_flags``); tiny-cuda-nn's setup.py reads it from torch.cuda unless TCNN_CUDA_ARCHITECTURES is set.
+Where torch sees no GPU while building (``docker build``, a build node or notebook without one, a torch that cannot
+see the GPU) the list is empty and the build stops ("arch_list[-1] += '+PTX'" IndexError; "Unknown compute
+capability. Specify the target compute capabilities in the TCNN_CUDA_ARCHITECTURES ...").
+
+Codes: cuda-home-malformed, extension-build-without-gpu-arch-unset.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ import re
 from typing import Iterator, List, Optional
 
 from cudadoctor.facts import Facts
+from cudadoctor.interpret import gpus
 from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import error_match
@@ -44,6 +52,34 @@ CUDA_HOME_MALFORMED = Code(
     links=(
         "https://pytorch.org/docs/stable/cpp_extension.html",
         "https://github.com/pytorch/pytorch/blob/main/torch/utils/cpp_extension.py",
+    ),
+)
+
+BUILD_WITHOUT_GPU_ARCH = Code(
+    code="extension-build-without-gpu-arch-unset",
+    title="An extension build found no GPU to read the target architecture from, and no architecture list is set",
+    area="toolkit",
+    severity="error",
+    explanation={
+        "what": "Compiling a CUDA extension stops before nvcc runs: torch's \"arch_list[-1] += '+PTX'\" raises "
+        '"IndexError: list index out of range", or tiny-cuda-nn\'s setup.py says "Unknown compute capability. Specify the '
+        'target compute capabilities in the TCNN_CUDA_ARCHITECTURES environment variable ...".',
+        "why": "With TORCH_CUDA_ARCH_LIST unset, torch.utils.cpp_extension compiles for the architecture of each GPU torch "
+        "sees (tiny-cuda-nn likewise unless TCNN_CUDA_ARCHITECTURES is set). While building, torch saw none: `docker build` "
+        "gives its RUN steps no GPU, a build node or a notebook may have none, or torch cannot see the GPU this machine has "
+        "(a CPU-only torch, a driver problem). So the list of targets is empty.",
+        "confirm": '`python -c "import torch; print(torch.cuda.is_available(), torch.cuda.device_count())"` where the build '
+        "runs (False / 0); `echo $TORCH_CUDA_ARCH_LIST` is empty; the GPUs it will run on: "
+        "`nvidia-smi --query-gpu=name,compute_cap --format=csv`.",
+        "fix": 'Name the target architectures for the build: `export TORCH_CUDA_ARCH_LIST="8.6"` (the compute capabilities '
+        'of the GPUs it will run on, e.g. "7.5;8.0;8.6+PTX"; in a Dockerfile an ENV line before the RUN that builds), and '
+        "TCNN_CUDA_ARCHITECTURES=86 for tiny-cuda-nn. If this machine has a GPU that torch does not see, fix that first "
+        "(`cudadoctor check`).",
+    },
+    links=(
+        "https://pytorch.org/docs/stable/cpp_extension.html",
+        "https://github.com/pytorch/pytorch/blob/main/torch/utils/cpp_extension.py",
+        "https://github.com/NVlabs/tiny-cuda-nn#pytorch-extension",
     ),
 )
 
@@ -118,5 +154,42 @@ def cuda_home_malformed(fx: Facts) -> Iterator[Finding]:
             return
 
 
+_ARCH_VAR = re.compile(r"in the (\w+_CUDA_ARCHITECTURES)")
+
+
+@check(BUILD_WITHOUT_GPU_ARCH)
+def build_without_gpu_arch(fx: Facts) -> Iterator[Finding]:
+    """The build log says the build had no GPU to read its target architecture from, and no list was set."""
+    said = error_match(fx, BUILD_WITHOUT_GPU_ARCH)
+    if not said:
+        return
+    caps = sorted({g["capability"] for g in gpus(fx) if g.get("capability")}, key=lambda c: tuple(int(x) for x in c.split(".")))
+    arch = ";".join(caps[:-1] + [caps[-1] + "+PTX"]) if caps else "<compute capability, e.g. 8.6>"
+    where = f" (the GPUs the facts name: {', '.join(caps)})" if caps else ""
+    var = _ARCH_VAR.search(said[1])
+    cmds: List[str] = [
+        'python -c "import torch; print(torch.cuda.is_available(), torch.cuda.device_count())"  # where the build runs: '
+        "False / 0 means it sees no GPU",
+        "nvidia-smi --query-gpu=name,compute_cap --format=csv  # on the machine the extension will run on",
+        f'export TORCH_CUDA_ARCH_LIST="{arch}"  # the architectures to compile for{where}',
+    ]
+    if var:
+        num = ",".join(c.replace(".", "") for c in caps) if caps else "<e.g. 86>"
+        cmds.append(f"export {var.group(1)}={num}  # this project reads its own variable")
+    cmds += [
+        f'# in a Dockerfile: ENV TORCH_CUDA_ARCH_LIST="{arch}" before the RUN that builds (docker build has no GPU)',
+        "rm -rf build/ && python -m pip install --no-build-isolation -v .  # rebuild",
+    ]
+    yield BUILD_WITHOUT_GPU_ARCH.finding(
+        title="The extension build saw no GPU to take the target architecture from, and no architecture list was set",
+        evidence={said[0]: said[1], **({"GPUs in the facts": ", ".join(caps)} if caps else {})},
+        fix=Fix(
+            tuple(cmds),
+            "With no list given, the build compiles for the GPUs torch sees; while building it saw none. If this machine "
+            "has a GPU torch should see, fix that first (run `cudadoctor check` there).",
+        ),
+    )
+
+
 def register():
-    return [cuda_home_malformed]
+    return [cuda_home_malformed, build_without_gpu_arch]
