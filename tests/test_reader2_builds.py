@@ -132,3 +132,32 @@ def test_other_index_errors_are_not_this_code(tmp_path):
     err.write_text("IndexError: list index out of range", encoding="utf-8")
     got = _codes(CliRunner().invoke(cli, ["check", "--from-text", str(err), "--format", "json"]))
     assert "extension-build-without-gpu-arch-unset" not in got
+
+
+def test_a_pip_torch_missing_its_cuda_wheels_is_not_a_conda_cudatoolkit(tmp_path):
+    # https://github.com/pytorch/pytorch/issues/88869: pip's torch 1.13 on a CPU-only image, outside conda
+    text = (
+        'bash-4.2# python3 -c "import torch"\n'
+        "Traceback (most recent call last):\n"
+        '  File "<string>", line 1, in <module>\n'
+        '  File "/usr/local/lib64/python3.7/site-packages/torch/__init__.py", line 191, in <module>\n'
+        "    _load_global_deps()\n"
+        '  File "/usr/local/lib64/python3.7/site-packages/torch/__init__.py", line 153, in _load_global_deps\n'
+        "    ctypes.CDLL(lib_path, mode=ctypes.RTLD_GLOBAL)\n"
+        "OSError: libcublas.so.11: cannot open shared object file: No such file or directory\n"
+    )
+    err = tmp_path / "e.txt"
+    err.write_text(text, encoding="utf-8")
+    got = _codes(CliRunner().invoke(cli, ["check", "--from-text", str(err), "--format", "json"]))
+    assert "conda-cudatoolkit-missing" not in got, got
+
+
+def test_the_same_import_error_outside_conda_is_not_blamed_on_conda():
+    # https://github.com/pytorch/pytorch/issues/5897's traceback, its path moved out of a conda environment
+    (row,) = [r for r in ROWS if r["source"].endswith("pytorch/issues/5897")]
+    facts = new_facts("text")
+    facts["user_error"] = {"text": row["text"].replace("/home/kono/miniconda/envs/test/", "/usr/"), "source": "pasted text"}
+    assert not list(builds.conda_cudatoolkit_missing(Facts(facts)))
+    facts["user_error"]["text"] = row["text"]
+    (f,) = list(builds.conda_cudatoolkit_missing(Facts(facts)))
+    assert "conda install cudatoolkit=8.0  # in the same environment" in f.fix.commands

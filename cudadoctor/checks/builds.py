@@ -15,7 +15,11 @@ Where torch sees no GPU while building (``docker build``, a build node or notebo
 see the GPU) the list is empty and the build stops ("arch_list[-1] += '+PTX'" IndexError; "Unknown compute
 capability. Specify the target compute capabilities in the TCNN_CUDA_ARCHITECTURES ...").
 
-Codes: cuda-home-malformed, extension-build-without-gpu-arch-unset.
+The pytorch conda packages of the CUDA 8-11 era do not carry the CUDA runtime: they link against the environment's
+``cudatoolkit`` conda package. Without it (or with another version) ``import torch`` stops at ``from torch._C import *``
+("ImportError: libcudart.so.9.0: cannot open shared object file").
+
+Codes: cuda-home-malformed, extension-build-without-gpu-arch-unset, conda-cudatoolkit-missing.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ import re
 from typing import Iterator, List, Optional
 
 from cudadoctor.facts import Facts
-from cudadoctor.interpret import gpus
+from cudadoctor.interpret import gpus, in_conda_env
 from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import error_match
@@ -82,6 +86,31 @@ BUILD_WITHOUT_GPU_ARCH = Code(
         "https://github.com/NVlabs/tiny-cuda-nn#pytorch-extension",
     ),
 )
+
+CONDA_CUDATOOLKIT_MISSING = Code(
+    code="conda-cudatoolkit-missing",
+    title="A conda build of torch cannot load the CUDA libraries its environment's cudatoolkit package should provide",
+    area="libraries",
+    severity="error",
+    explanation={
+        "what": '`import torch` in a conda environment stops at `from torch._C import *` with "ImportError: '
+        'libcudart.so.9.0: cannot open shared object file" (or libnvToolsExt.so.1, libcublas.so.N, ...).',
+        "why": "The pytorch conda packages of the CUDA 8-11 era carry no CUDA runtime: they link against the cudatoolkit "
+        "conda package of the same environment, of the CUDA version in their build string (py36_cuda9.0...). When that "
+        "package is missing, was replaced by another version (a later install, or a channel that moved cudatoolkit on), "
+        "or the environment was copied without it, the loader cannot find the library.",
+        "confirm": "`conda list | grep -i -E '^(pytorch|cudatoolkit) '` (pytorch's build string names its CUDA; cudatoolkit "
+        "missing or another version); `ls $CONDA_PREFIX/lib/libcudart.so*`.",
+        "fix": "Install the cudatoolkit the pytorch package was built for in the same environment (`conda install "
+        "cudatoolkit=9.0`, the version in the library's name), or reinstall pytorch together with its cudatoolkit "
+        "(`conda install pytorch cudatoolkit=<X.Y> -c pytorch`); a torch from pip brings its own CUDA libraries instead.",
+    },
+    links=("https://pytorch.org/get-started/previous-versions/", "https://github.com/pytorch/pytorch/issues/10910"),
+)
+_CONDA_PATH = re.compile(
+    r"(?:ana|mini)conda\d?\b|mini(?:forge|mamba)\d?\b|mambaforge|/conda/envs/|/opt/conda/|\bconda install\b", re.I
+)
+_LIB_VERSION = re.compile(r"lib(\w+?)\.so\.(\d+(?:\.\d+)?)")
 
 #: The nvcc path the log shows, for the evidence's "CUDA_HOME was" (the part before /bin/nvcc).
 _NVCC_PATH = re.compile(r"(?<![\w.-])(?P<home>:/[\w./-]*|/[\w./-]*:[\w./:-]*)/bin/nvcc(?![\w.-])")
@@ -191,5 +220,32 @@ def build_without_gpu_arch(fx: Facts) -> Iterator[Finding]:
     )
 
 
+@check(CONDA_CUDATOOLKIT_MISSING)
+def conda_cudatoolkit_missing(fx: Facts) -> Iterator[Finding]:
+    """`import torch` cannot load a CUDA library, in a conda environment (its text or its facts say so)."""
+    said = error_match(fx, CONDA_CUDATOOLKIT_MISSING)
+    if not said:
+        return
+    conda = _CONDA_PATH.search(fx.user_error() or "") or _CONDA_PATH.search(said[1])
+    if not conda and fx.str("pasted.conda.text"):
+        conda = _CONDA_PATH.search(fx.str("pasted.conda.text") or "")
+    if not conda and not in_conda_env(fx):
+        return  # a pip torch brings its own CUDA libraries: another cause (cuda-library-missing, a broken install)
+    m = _LIB_VERSION.search(said[1])
+    lib, ver = (m.group(1), m.group(2)) if m else ("cudart", "<X.Y>")
+    toolkit = ver if (m and lib == "cudart" and "." in ver) else "<the CUDA in pytorch's build string>"
+    cmds = [
+        "conda list | grep -i -E '^(pytorch|cudatoolkit) '  # pytorch's build string names the CUDA it links against",
+        f"ls $CONDA_PREFIX/lib/lib{lib}.so*  # what the environment has",
+        f"conda install cudatoolkit={toolkit}  # in the same environment",
+        "# or reinstall both together: conda install pytorch torchvision cudatoolkit=<X.Y> -c pytorch",
+    ]
+    yield CONDA_CUDATOOLKIT_MISSING.finding(
+        title=f"torch (a conda build) cannot load lib{lib}.so.{ver}: the environment lacks the cudatoolkit it links against",
+        evidence={said[0]: said[1], **({"conda environment": conda.group(0)} if conda else {"conda environment": "the facts"})},
+        fix=Fix(tuple(cmds), "conda's pytorch packages link against the cudatoolkit package of their environment."),
+    )
+
+
 def register():
-    return [cuda_home_malformed, build_without_gpu_arch]
+    return [cuda_home_malformed, build_without_gpu_arch, conda_cudatoolkit_missing]

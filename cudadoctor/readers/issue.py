@@ -698,6 +698,12 @@ def _facts(lines: List[str], parts: List[Dict[str, Any]]) -> Tuple[Dict[str, Any
     return facts, error_text, parts
 
 
+#: A conda environment named in the text: a path inside one, or a conda command.
+_CONDA_MENTION = re.compile(
+    r"(?:ana|mini)conda\d?[/\\]|mini(?:forge|mamba)\d?[/\\]|mambaforge[/\\]|/conda/envs/|/opt/conda/|"
+    r"\b(?:conda|mamba)\s+(?:install|create|activate|list)\b",
+    re.I,
+)
 #: Parts whose lines may state facts in prose: all but the outputs a structured reader has read.
 _PROSE_KINDS = ("error", "text", "ignored", "traceback")
 
@@ -713,6 +719,10 @@ def _prose_facts(facts: Dict[str, Any], lines: List[str], parts: List[Dict[str, 
             for i in range(a - 1, b):
                 if not is_fence(lines[i]):
                     body[i] = lines[i]
+    conda = next(((n, ln) for n, ln in enumerate(lines, 1) if "conda" in ln.lower() and _CONDA_MENTION.search(ln)), None)
+    if conda:
+        # The text shows a conda environment (a path in one, a conda command): which loader paths torch has depends on it.
+        facts["pasted"]["conda"] = {"line": conda[0], "text": conda[1].strip()[:200]}
     got = prose.read(body)
     if not got:
         return
