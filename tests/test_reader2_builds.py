@@ -161,3 +161,20 @@ def test_the_same_import_error_outside_conda_is_not_blamed_on_conda():
     facts["user_error"]["text"] = row["text"]
     (f,) = list(builds.conda_cudatoolkit_missing(Facts(facts)))
     assert "conda install cudatoolkit=8.0  # in the same environment" in f.fix.commands
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # https://github.com/traveller59/second.pytorch/issues/7: sudo was the cause, but the text does not show it
+        "nvcc -std=c++11 -c -o ../cc/nms/nms_kernel.cu.o ../cc/nms/nms_kernel.cu.cc -I/usr/local/cuda/include -x cu\n"
+        "/bin/sh: 1: nvcc: not found",
+        # https://github.com/NervanaSystems/neon/issues/37's own workaround: sudo that passes PATH on
+        "sudo env PATH=$PATH make install\n/bin/sh: 1: nvcc: not found",
+    ],
+)
+def test_nvcc_not_found_without_a_plain_sudo_is_not_this_code(tmp_path, text):
+    err = tmp_path / "e.txt"
+    err.write_text(text, encoding="utf-8")
+    got = _codes(CliRunner().invoke(cli, ["check", "--from-text", str(err), "--format", "json"]))
+    assert "sudo-resets-path-nvcc-not-found" not in got, got

@@ -19,7 +19,11 @@ The pytorch conda packages of the CUDA 8-11 era do not carry the CUDA runtime: t
 ``cudatoolkit`` conda package. Without it (or with another version) ``import torch`` stops at ``from torch._C import *``
 ("ImportError: libcudart.so.9.0: cannot open shared object file").
 
-Codes: cuda-home-malformed, extension-build-without-gpu-arch-unset, conda-cudatoolkit-missing.
+sudo replaces PATH with its secure_path (env_reset, /etc/sudoers): a build run as `sudo python setup.py install` does
+not see the CUDA bin directory the user's shell adds, and cannot find nvcc although it is installed.
+
+Codes: cuda-home-malformed, extension-build-without-gpu-arch-unset, conda-cudatoolkit-missing,
+sudo-resets-path-nvcc-not-found.
 """
 
 from __future__ import annotations
@@ -111,6 +115,26 @@ _CONDA_PATH = re.compile(
     r"(?:ana|mini)conda\d?\b|mini(?:forge|mamba)\d?\b|mambaforge|/conda/envs/|/opt/conda/|\bconda install\b", re.I
 )
 _LIB_VERSION = re.compile(r"lib(\w+?)\.so\.(\d+(?:\.\d+)?)")
+
+SUDO_RESETS_PATH = Code(
+    code="sudo-resets-path-nvcc-not-found",
+    title="A build run under sudo cannot find nvcc: sudo resets PATH to its secure_path",
+    area="toolkit",
+    severity="error",
+    explanation={
+        "what": "A build or program started with sudo (`sudo python setup.py install`, `sudo pip install ...`, `sudo make`, "
+        '`sudo ./build.sh`) says "nvcc: not found", "unable to execute \'nvcc\'" or "nvcc not in path", while `which nvcc` '
+        "finds it in the user's own shell.",
+        "why": "sudo does not pass the user's PATH on: with env_reset (the default) it sets PATH to the secure_path of "
+        "/etc/sudoers, which does not hold /usr/local/cuda/bin that ~/.bashrc adds. CUDA_HOME and LD_LIBRARY_PATH are "
+        "dropped the same way.",
+        "confirm": "`which nvcc` (found) and `sudo sh -c 'echo $PATH; which nvcc'` (not found); `sudo grep secure_path "
+        "/etc/sudoers`.",
+        "fix": "Build without sudo (into a virtual environment or with `pip install --user`), or pass the environment on: "
+        '`sudo env "PATH=$PATH" CUDA_HOME=$CUDA_HOME python setup.py install`.',
+    },
+    links=("https://www.sudo.ws/docs/man/sudoers.man/#secure_path", "https://askubuntu.com/questions/428234"),
+)
 
 #: The nvcc path the log shows, for the evidence's "CUDA_HOME was" (the part before /bin/nvcc).
 _NVCC_PATH = re.compile(r"(?<![\w.-])(?P<home>:/[\w./-]*|/[\w./-]*:[\w./:-]*)/bin/nvcc(?![\w.-])")
@@ -247,5 +271,24 @@ def conda_cudatoolkit_missing(fx: Facts) -> Iterator[Finding]:
     )
 
 
+@check(SUDO_RESETS_PATH)
+def sudo_resets_path(fx: Facts) -> Iterator[Finding]:
+    """A command run under sudo and nvcc not found by name: sudo's secure_path."""
+    said = error_match(fx, SUDO_RESETS_PATH)
+    if not said:
+        return
+    cmds = [
+        "which nvcc  # found in your own shell",
+        "sudo sh -c 'echo $PATH; which nvcc'  # not found under sudo: its secure_path has no CUDA bin directory",
+        "# build without sudo: python -m pip install --user . (or inside a virtual environment)",
+        'sudo env "PATH=$PATH" "CUDA_HOME=$CUDA_HOME" "LD_LIBRARY_PATH=$LD_LIBRARY_PATH" <the same command>  # or pass it on',
+    ]
+    yield SUDO_RESETS_PATH.finding(
+        title="The command ran under sudo, whose reset PATH has no nvcc (it is only on your own PATH)",
+        evidence={said[0]: said[1]},
+        fix=Fix(tuple(cmds), "sudo sets PATH to /etc/sudoers' secure_path; the CUDA directories your shell adds are gone."),
+    )
+
+
 def register():
-    return [cuda_home_malformed, build_without_gpu_arch, conda_cudatoolkit_missing]
+    return [cuda_home_malformed, build_without_gpu_arch, conda_cudatoolkit_missing, sudo_resets_path]
