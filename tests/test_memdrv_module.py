@@ -8,7 +8,12 @@ reason (Secure Boot, nouveau, an unsupported GPU). On Windows and under WSL the 
 
 from __future__ import annotations
 
+import json
+
+from click.testing import CliRunner
+
 from cudadoctor import registry
+from cudadoctor.cli import cli
 from cudadoctor.facts import new_facts
 from cudadoctor.report import diagnose
 
@@ -85,3 +90,35 @@ def test_live_nvml_driver_not_loaded_is_the_kernel_module():
     facts["system"]["kernel_modules"] = {"nvidia": False, "nouveau": True}  # nouveau holds the GPU: its own check says so
     codes = [f.code for f in diagnose(facts, REG).findings if f.severity == "error"]
     assert "kernel-module-missing" not in codes and "nouveau-bound" in codes, codes
+
+
+# The lines of https://github.com/NVIDIA/open-gpu-kernel-modules/issues/935 (a GeForce RTX 5090 laptop GPU, lspci's
+# name and nvidia-smi finding no device) without that tracker's template: as a user of the proprietary module pastes them.
+BLACKWELL_NO_DEVICES = (
+    "### Hardware: GPU\n\nNVIDIA Corporation GB203M / GN22 [GeForce RTX 5090 Max-Q / Mobile] [10de:2c18] (rev a1)\n\n"
+    "### Describe the bug\n\n```\nnvidia-smi \nNo devices were found\n```\n"
+)
+
+
+def _paste(text: str):
+    r = CliRunner().invoke(cli, ["check", "--from-text", "-", "--format", "json"], input=text)
+    assert r.exit_code in (0, 1), r.output
+    return {f["code"]: f for f in json.loads(r.stdout)["findings"]}
+
+
+def test_a_blackwell_gpu_the_driver_does_not_serve_asks_for_the_open_module():
+    got = _paste(BLACKWELL_NO_DEVICES)["open-kernel-module-required"]
+    assert got["severity"] == "warning" and got["title"].startswith("GeForce RTX 5090 Max-Q Mobile is a Blackwell GPU"), got
+    assert got["fix"]["commands"][0].startswith("cat /proc/driver/nvidia/version"), got["fix"]
+
+
+def test_the_open_module_already_running_is_not_asked_for_again():
+    """The open module's own banner in the paste (its users' reports on the open-gpu-kernel-modules tracker, e.g.
+    https://github.com/NVIDIA/open-gpu-kernel-modules/issues/872): another cause (BIOS BAR settings, GSP)."""
+    text = BLACKWELL_NO_DEVICES + "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.82.09  Release Build\n"
+    assert "open-kernel-module-required" not in _paste(text)
+
+
+def test_a_blackwell_gpu_that_works_is_left_alone():
+    text = "GPU 0: NVIDIA GeForce RTX 5090 (UUID: GPU-0e5b3c4a-1b2c-4d5e-8f90-123456789abc)\nnvidia-open is installed\n"
+    assert "open-kernel-module-required" not in _paste(text + "torch.cuda.is_available(): True\n")

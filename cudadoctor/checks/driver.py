@@ -106,8 +106,10 @@ def no_nvidia_driver(fx: Facts) -> Iterator[Finding]:
     nvml = fx.str("nvml.status")
     module = kernel_module(fx)
     said = error_match(fx, NO_NVIDIA_DRIVER)  # every wording: torch's, the loader's, a missing nvidia-smi
-    if module_not_loaded(fx):
-        return  # the user space is there and the module is not loaded: kernel-module-missing says which fix
+    if module_not_loaded(fx) or (nvml == "driver-not-loaded" and module_is_machines_own(fx)):
+        # The user space is there and the module is not loaded: kernel-module-missing, or the more specific
+        # reason the text shows (Secure Boot, nouveau, an unsupported GPU), says which fix.
+        return
     if not said and not module_is_machines_own(fx):
         # nvidia-smi installed but not reaching a driver on Windows or under WSL: no working driver there
         said = error_match(fx, KERNEL_MODULE_MISSING)

@@ -316,12 +316,53 @@ def nouveau_bound(fx: Facts) -> Iterator[Finding]:
 _BLACKWELL = re.compile(r"RTX 50\d0|RTX PRO \d+ Blackwell|\bB[12]00\b|GB[23]00|GB10\b|Blackwell", re.I)
 
 
+#: What says the driver does not serve the GPUs: nvidia-smi's "No devices were found", the module not loaded,
+#: or the text naming the kernel module's flavour (nvidia-open, -open packages, the installer's module type).
+_FLAVOUR = re.compile(r"nvidia-open|nvidia-driver-\d+-open|open[- ]dkms|open kernel modules?|kernel-module-type", re.I)
+#: ... unless the text says the open flavour is what runs: its NVRM banner, the open modules' issue template, or
+#: the reporter having installed it (then another cause: the BIOS's Resizable BAR, a GSP failure, a new device id).
+_OPEN_RUNS = re.compile(
+    r"NVIDIA UNIX Open Kernel Module|Open GPU Kernel Modules Version|\b(?:installed|using|with|from)\s+(?:the\s+)?[`'\"]?nvidia-open",
+    re.I,
+)
+
+
+def _blackwell_not_served(fx: Facts) -> Optional[Tuple[str, str]]:
+    """(where, what) when a Blackwell GPU is named on a Linux machine whose driver does not serve it (no device
+    NVML or torch reached) and the facts or text show the driver side failing or name its module flavour."""
+    if not module_is_machines_own(fx) or fx.bool("torch.cuda_available") is True:
+        return None
+    names = [str(g["name"]) for g in gpus(fx) if g.get("name")]
+    blackwell = [n for n in names if _BLACKWELL.search(n)]
+    if not blackwell:
+        return None
+    text = _text(fx)
+    if _OPEN_RUNS.search(text) or evidence_of(fx).of("gpu-init-failed"):
+        return None
+    served = [d for d in fx.dicts("nvml.devices") if d.get("from") != "prose" and not d.get("error")]
+    if served and fx.str("nvml.status") in (None, "ok"):
+        return None  # NVML reached the GPU: the driver serves it
+    if fx.int("nvml.device_count") == 0:
+        return "nvml.device_count", f"0 (nvidia-smi: No devices were found) with {blackwell[0]}"
+    if module_not_loaded(fx) or fx.str("nvml.status") == "driver-not-loaded":
+        return "system.kernel_modules.nvidia", f"not loaded, with {blackwell[0]}"
+    m = _FLAVOUR.search(text)
+    if m:
+        return "user_error", f"{blackwell[0]}; the text names the module flavour: {m.group(0)}"
+    return None
+
+
 @check(OPEN_KERNEL_MODULE_REQUIRED)
 def open_kernel_module_required(fx: Facts) -> Iterator[Finding]:
-    """The kernel log says the GPU requires the open kernel modules."""
+    """The kernel log says the GPU requires the open kernel modules; or (a warning) a Blackwell GPU on Linux
+    that the driver does not serve while the text names the module or its flavour."""
     said = error_match(fx, OPEN_KERNEL_MODULE_REQUIRED)
+    severity = None
     if not said:
-        return
+        said = _blackwell_not_served(fx)
+        if not said:
+            return
+        severity = "warning"
     names = [g["name"] for g in gpus(fx) if g.get("name")]
     reverse = "only ready for use on Data Center GPUs" in said[1]
     d = _distro(fx)
@@ -349,6 +390,12 @@ def open_kernel_module_required(fx: Facts) -> Iterator[Finding]:
         title = "This GPU needs NVIDIA's open kernel modules; the proprietary flavour is installed" + (
             f" ({names[0]})" if names else ""
         )
+        if severity == "warning":
+            title = (
+                f"{[n for n in names if _BLACKWELL.search(n)][0]} is a Blackwell GPU, which runs only with NVIDIA's open kernel "
+                "modules, and the driver is not serving it: check that the open flavour is installed"
+            )
+            cmds = ["cat /proc/driver/nvidia/version  # 'Open Kernel Module' for the open flavour", *cmds]
     yield OPEN_KERNEL_MODULE_REQUIRED.finding(
         title=title,
         evidence={
@@ -357,6 +404,7 @@ def open_kernel_module_required(fx: Facts) -> Iterator[Finding]:
             "blackwell": any(_BLACKWELL.search(n) for n in names) if names else None,
         },
         fix=Fix(tuple(cmds), "Blackwell GPUs run only with the open flavour of NVIDIA's kernel module."),
+        severity=severity,
     )
 
 
