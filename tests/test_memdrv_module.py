@@ -122,3 +122,15 @@ def test_the_open_module_already_running_is_not_asked_for_again():
 def test_a_blackwell_gpu_that_works_is_left_alone():
     text = "GPU 0: NVIDIA GeForce RTX 5090 (UUID: GPU-0e5b3c4a-1b2c-4d5e-8f90-123456789abc)\nnvidia-open is installed\n"
     assert "open-kernel-module-required" not in _paste(text + "torch.cuda.is_available(): True\n")
+
+
+def test_fedoras_fallback_to_nouveau_is_the_module_missing_and_rebuilt_with_akmods():
+    """RPM Fusion's nvidia-fallback service: "NVIDIA kernel module missing. Falling back to nouveau"
+    (https://github.com/gridhead/nvidia-auto-installer-for-fedora-linux/issues/78; "... not found. Falling back to
+    Nouveau." in .../issues/288)."""
+    for line in (
+        "Fedora 35 NVIDIA kernel module missing. Falling back to nouveau",
+        'the start screen of KDE Plasma shows "NVIDIA kernel module not found. Falling back to Nouveau." even after reboots',
+    ):
+        f = _codes(line, os="Fedora Linux 39 (KDE Plasma)")["kernel-module-missing"]
+        assert "akmods" in f.title and "sudo akmods --force && sudo dracut --force" in f.fix.commands, (f.title, f.fix.commands)

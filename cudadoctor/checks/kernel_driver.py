@@ -214,18 +214,28 @@ def kernel_module_missing(fx: Facts) -> Iterator[Finding]:
     k = kver.group(1) if kver else "$(uname -r)"
     fedora = any(x in _distro(fx) for x in ("fedora", "red hat", "rocky", "alma", "centos"))
     headers = f"sudo dnf install kernel-devel-{k}" if fedora else f"sudo apt-get install linux-headers-{k}"
+    # RPM Fusion's packages (Fedora's usual route) build the module with akmods, not DKMS
+    akmods = "fedora" in _distro(fx) or bool(
+        re.search(r"\bakmods?\b|akmod-nvidia|nvidia-fallback|Falling back to nouveau", text, re.I)
+    )
+    rebuild = "sudo akmods --force && sudo dracut --force" if akmods else "sudo dkms autoinstall"
+    status = (
+        "uname -r; rpm -qa 'kmod-nvidia*'  # the running kernel, and the kernels a module was built for"
+        if akmods
+        else "uname -r; dkms status  # the running kernel, and the kernels a module was built for"
+    )
     evidence = {said[0]: said[1], "system.kernel_modules.nvidia": kernel_module(fx)}
-    if _KERNEL_SIDE.search(text) or re.search(r"not found|FATAL", said[1]):
+    if _KERNEL_SIDE.search(text) or re.search(r"not found|FATAL|module missing|Missing NVIDIA kernel module", said[1], re.I):
         yield KERNEL_MODULE_MISSING.finding(
             title="No nvidia kernel module for the running kernel"
             + (f" ({kver.group(1)})" if kver else "")
-            + ": rebuild it with DKMS",
+            + (": rebuild it with akmods" if akmods else ": rebuild it with DKMS"),
             evidence=evidence,
             fix=Fix(
                 (
-                    "uname -r; dkms status  # the running kernel, and the kernels a module was built for",
+                    status,
                     headers,
-                    "sudo dkms autoinstall",
+                    rebuild,
                     "sudo modprobe nvidia && nvidia-smi",
                 ),
                 "The module must be built for the exact kernel that runs; DKMS does that when the headers are installed.",
@@ -242,9 +252,9 @@ def kernel_module_missing(fx: Facts) -> Iterator[Finding]:
                 "#   'Module nvidia not found' -> no module for this kernel: the three lines below",
                 "#   'Key was rejected by service' -> Secure Boot: enrol the key (cudadoctor explain secure-boot-module-blocked)",
                 "#   'No such device' -> this driver branch does not support the GPU (or nouveau holds it)",
-                "uname -r; dkms status  # the running kernel, and the kernels a module was built for",
+                status,
                 headers,
-                "sudo dkms autoinstall && sudo modprobe nvidia && nvidia-smi",
+                f"{rebuild} && sudo modprobe nvidia && nvidia-smi",
             ),
             "nvidia-smi comes with the driver's user space; when it cannot reach the driver, the kernel module is "
             "missing for this kernel or was refused.",
