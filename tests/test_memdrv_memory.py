@@ -146,3 +146,17 @@ def test_a_pasted_busy_gpu_without_an_out_of_memory_error_is_only_information():
     r = CliRunner().invoke(cli, ["check", "--from-text", "-", "--format", "json"], input=HEADLESS_SMI.split("\n", 2)[2])
     found = [f for f in json.loads(r.stdout)["findings"] if f["code"] == "gpu-memory-occupied"]
     assert [f["severity"] for f in found] == ["info"], found
+
+
+def test_a_pasted_busy_gpu_beside_torchs_figures_of_its_own_memory_is_only_information():
+    """The out-of-memory figures say the failing process held the memory itself: the busy table shows that process."""
+    text = (
+        OOM_22_OWN.replace("23.69 GiB", "11.92 GiB")
+        .replace("7.09 GiB is free", "0 bytes is free")
+        .replace("16.33 GiB memory in use", "11.50 GiB memory in use")
+    )
+    r = CliRunner().invoke(
+        cli, ["check", "--from-text", "-", "--format", "json"], input=text + "\n\n" + HEADLESS_SMI.split("\n", 2)[2]
+    )
+    found = [f for f in json.loads(r.stdout)["findings"] if f["code"] == "gpu-memory-occupied"]
+    assert [f["severity"] for f in found] == ["info"], found

@@ -463,7 +463,13 @@ def gpu_memory_occupied(fx: Facts) -> Iterator[Finding]:
         return
     own = fx.int("torch.pid")
     live = fx.origin == "live"
-    oom_said = bool(_OOM_WORDS.search(text_of(fx)))
+    text = text_of(fx)
+    figures = _oom_figures(text)
+    # An out-of-memory error beside a pasted table says the memory was taken when the program met it, unless
+    # torch's own figures say the failing process held it itself (the table then shows that process).
+    oom_said = bool(_OOM_WORDS.search(text)) and not (
+        figures is not None and figures[1] - figures[2] - figures[3] < OCCUPIED_SHARE_OOM * figures[1]
+    )
     for d in nvml_devices(fx):
         total, used = Facts(d).int("memory.total_bytes"), Facts(d).int("memory.used_bytes")
         if not total or used is None:
