@@ -43,6 +43,8 @@ KINDS = (
 
 _SMI_TABLE = re.compile(r"^\s*[|+]")
 _SMI_HEADER = re.compile(r"NVIDIA-SMI\s+\S+\s+(?:Driver|KMD)\s+Version", re.I)
+#: A GPU row's Memory-Usage cell ("|  15514MiB / 16130MiB |"): a banner table pasted without its header line.
+_SMI_MEMORY_CELL = re.compile(r"\|\s*\d+\s*MiB\s*/\s*\d+\s*MiB\s*\|")
 _SMI_ONE_LINE = re.compile(
     r"NVIDIA-SMI has failed|Failed to initialize NVML|^\s*No devices were found\s*$|"
     r"Unable to determine the device handle for GPU|NVIDIA-SMI couldn'?t find libnvidia-ml",
@@ -378,7 +380,9 @@ def _find_smi(lines: List[str], kinds: List[Optional[str]]) -> None:
             continue
         if _SMI_ONE_LINE.search(line):
             kinds[i] = "nvidia-smi"
-        elif _SMI_TABLE.match(line) and (_SMI_HEADER.search(line) or re.search(r"\|\s*(?:MIG devices|Processes):", line)):
+        elif _SMI_TABLE.match(line) and (
+            _SMI_HEADER.search(line) or re.search(r"\|\s*(?:MIG devices|Processes):", line) or _SMI_MEMORY_CELL.search(line)
+        ):
             start = i
             while (
                 start > 0
