@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Iterator, List
 
+from cudadoctor.errortext import kb_document, of_facts
 from cudadoctor.facts import Facts
 from cudadoctor.interpret import (
     build_kind,
@@ -212,6 +213,8 @@ def cpu_only_torch(fx: Facts) -> Iterator[Finding]:
                     "Only a CUDA build of torch has GPU code; the error is raised by the CPU build.",
                 ),
             )
+        elif build is None and not said:
+            yield from _runs_on_cpu(fx)
         return
     if _cpu_only_from_could_not_collect(fx) and _cuda_ran(fx):
         return  # "Could not collect" beside an error only CUDA code gives: the build is not shown to be CPU
@@ -252,6 +255,33 @@ def cpu_only_torch(fx: Facts) -> Iterator[Finding]:
         evidence=evidence,
         fix=Fix(tuple(cmds), why),
         severity="error" if gpu else "warning",
+    )
+
+
+def _runs_on_cpu(fx: Facts) -> Iterator[Finding]:
+    """The user says the program runs on the CPU (kb/errors/torch-builds.json symptoms), nothing shows which torch
+    is installed, no error signature matched and no fact says there is no NVIDIA GPU: the most common cause, as
+    a warning with the command that settles it."""
+    if nvidia_gpu_present(fx) is False or fx.str("torch.version") or fx.distribution("torch") or of_facts(fx).matches:
+        return
+    row = kb_document("torch-builds.json").get("symptoms", {}).get("runs_on_cpu")
+    said = search(fx, row["regex"]) if row else None
+    if not said or (row.get("unless") and search(fx, row["unless"])):
+        return  # no symptom, or the program is another runtime (ollama, TensorFlow, JAX...), not torch
+    yield CPU_ONLY_TORCH.finding(
+        title="The program runs on the CPU and nothing shows which torch is installed: most often a CPU-only torch build",
+        evidence={said[0]: said[1], "torch.version": None},
+        fix=Fix(
+            (
+                'python -c "import torch; print(torch.__version__, torch.version.cuda, torch.cuda.is_available())"'
+                "  # run it with the program's own Python: +cpu / None means a CPU-only build",
+                f"{PIP} install --force-reinstall torch torchvision torchaudio --index-url {INDEX}<cuXYZ for your driver: "
+                "nvidia-smi shows its CUDA>  # only if it printed +cpu / None",
+            ),
+            "Only a CUDA build of torch has GPU code; a CPU build runs everything on the CPU without an error. "
+            "If it prints a CUDA version and False, paste that and nvidia-smi's output instead.",
+        ),
+        severity="warning",
     )
 
 
