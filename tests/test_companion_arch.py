@@ -38,16 +38,22 @@ PyTorch: 1.8.0+cu111
     + NO_KERNEL
 )
 
-# https://github.com/open-mmlab/mmcv/issues/876 "Installation failed with RTX3090+PyTorch1.7.1+CUDA11.0"
-MMCV_876 = (
-    """GPU 0: GeForce RTX 3090
-PyTorch: 1.7.1+cu110
+# https://github.com/open-mmlab/mmcv/issues/744 (mmcv's env report; torch 1.7.0+cu110 is built up to sm_80, which runs on 8.6)
+MMCV_744 = (
+    NO_KERNEL
+    + """
+Python: 3.7.0 | packaged by conda-forge | (default, Nov 12 2018, 20:15:55) [GCC 7.3.0]
+CUDA available: True
+GPU 0: GeForce RTX 3070
+CUDA_HOME: /usr/local/cuda
+NVCC: Build cuda_11.0_bu.TC445_37.28540450_0
+GCC: gcc (Ubuntu 7.5.0-6ubuntu2) 7.5.0
+PyTorch: 1.7.0+cu110
 """
-    + NO_KERNEL
 )
 
 
-@pytest.mark.parametrize("paste", [MMDET_7742, MMCV_876], ids=["torch-1.8.0-cu111", "torch-1.7.1-cu110"])
+@pytest.mark.parametrize("paste", [MMDET_7742, MMCV_744], ids=["torch-1.8.0-cu111", "torch-1.7.0-cu110"])
 def test_no_kernel_image_beside_a_torch_that_has_the_kernels_is_a_companions(tmp_path, paste):
     got = _check(tmp_path, paste)
     assert ("companion-arch-unsupported", "error") in got, sorted(got)
@@ -70,13 +76,21 @@ def test_a_gpu_every_official_build_runs():
 
 # https://github.com/AUTOMATIC1111/stable-diffusion-webui/issues/2202: the error and the card, torch unknown
 def test_no_kernel_image_on_turing_with_torch_unknown_is_not_blamed_on_torch(tmp_path):
-    got = _check(tmp_path, NO_KERNEL + "\nCard is a GTX 1660 SUPER\n")
-    assert ("companion-arch-unsupported", "warning") in got, sorted(got)
+    paste = NO_KERNEL + "\ngetting this error after git pull\n\nCard is a 1660S\n"
+    got = _check(tmp_path, paste)
+    assert ("companion-arch-unsupported", "warning") in got, sorted(got)  # inferred: no package named
+    assert not any(code == "gpu-arch-unsupported" for code, _sev in got), sorted(got)
+    # the same thread names the package on its next line: then the package is the finding's
+    got = _check(
+        tmp_path, paste + "running below in the command line argument\n --precision full --no-half --medvram --xformers\n"
+    )
+    assert got.get(("companion-arch-unsupported", "error"), {}).get("evidence", {}).get("package") == "xformers", sorted(got)
     assert not any(code == "gpu-arch-unsupported" for code, _sev in got), sorted(got)
 
 
 def test_no_kernel_image_on_ampere_with_torch_unknown_stays_torchs(tmp_path):
-    # the same words on an RTX 3090: a cu102 torch (PyPI's default until 1.12) has no sm_86 kernels
+    # control: the same error with an Ampere card (only the card differs from the thread above): a cu102 torch
+    # (PyPI's default for 1.8-1.12) has no sm_86 kernels, so torch stays the suspect
     got = _check(tmp_path, NO_KERNEL + "\nGPU: NVIDIA GeForce RTX 3090\n")
     assert ("gpu-arch-unsupported", "error") in got, sorted(got)
     assert ("companion-arch-unsupported", "warning") not in got
@@ -136,3 +150,32 @@ def test_the_same_runtime_major_as_torch_is_not_a_build_mismatch(tmp_path):
     got = _check(tmp_path, paste)
     f = got.get(("extension-abi-mismatch", "error"))
     assert not f or "CUDA 12 (it needs" not in f["title"], f
+
+
+# https://github.com/AILab-CVC/YOLO-World/issues/346 (mmcv's _ext) and https://github.com/WangLongZJU/DeepAC/issues/26
+# (pytorch3d's _C); the class: https://github.com/MCG-NJU/SparseBEV/issues/83 (mmcv-full 1.6.0 beside torch 2.0.0)
+@pytest.mark.parametrize(
+    "paste, pkg",
+    [
+        (
+            "    ext_module = ext_loader.load_ext(\n"
+            '  File "/home/jupyter/til-24-base/vlm/YOLO-World/YOLOvenv/lib/python3.10/site-packages/mmcv/utils/ext_loader.py",'
+            " line 13, in load_ext\n"
+            "    ext = importlib.import_module('mmcv.' + name)\n"
+            '  File "/opt/conda/lib/python3.10/importlib/__init__.py", line 126, in import_module\n'
+            "    return _bootstrap._gcd_import(name[level:], package, level)\n"
+            "ImportError: libtorch_cuda_cu.so: cannot open shared object file: No such file or directory\n",
+            "mmcv",
+        ),
+        (
+            '  File ".../pytorch3d/renderer/blending.py", line 10, in <module>\n    from pytorch3d import _C\n'
+            "ImportError: .../torch/lib/libtorch_cuda_cu.so: cannot open shared object file: No such file or directory\n",
+            "pytorch3d",
+        ),
+    ],
+)
+def test_a_package_built_against_torch_1x_split_libraries(tmp_path, paste, pkg):
+    got = _check(tmp_path, paste)
+    f = got.get(("extension-abi-mismatch", "error"))
+    assert f, sorted(got)
+    assert f["evidence"]["package"] == pkg, f["evidence"]

@@ -172,7 +172,11 @@ def extension_abi_mismatch(fx: Facts) -> Iterator[Finding]:
     if cudart:
         yield from _other_cuda_runtime(fx, said, cudart)
         return
-    pkg = _package(said[1]) or "<the package named in the error>"
+    pkg = _package(said[1])
+    if not pkg or _TORCH_LIB.match(pkg):  # the line names a library of torch's: the package is the one importing it
+        lib = re.search(r"lib(?:torch|c10)\w*\.so", said[1])
+        pkg = _importer(_all_text(fx), lib.group(0) if lib else said[1])
+    pkg = pkg or "<the package named in the error>"
     torch = torch_version(fx)
     built = re.search(r"built for:?\s*PyTorch ([\w.+]+)", said[1])
     pin = f"torch=={built.group(1)}" if built else None
@@ -198,6 +202,22 @@ def extension_abi_mismatch(fx: Facts) -> Iterator[Finding]:
     )
 
 
+_TORCH_LIB = re.compile(r"lib-?(?:torch|c10)", re.I)
+
+
+def _importer(text: str, needle: str) -> Optional[str]:
+    """The package whose import (``import x`` / ``from x import``, or a frame in site-packages/x/) comes last
+    before the error naming ``needle``: the one whose compiled module failed to load."""
+    at = text.rfind(needle)
+    before = text[: at if at > 0 else len(text)]
+    names = re.findall(r"(?:^|\s)(?:from|import)\s+([A-Za-z_][\w.]*)|(?:site|dist)-packages[\\/]+([A-Za-z_][\w]*)", before)
+    for a, b in reversed(names):
+        p = _package((a or b).split(".")[0]) if (a or b) else None
+        if p and p != "torch" and not _TORCH_LIB.match(p):
+            return p
+    return None
+
+
 def _other_cuda_runtime(fx: Facts, said: Tuple[str, str], cudart: Tuple[str, str]) -> Iterator[Finding]:
     """A package's compiled module wants libcudart.so.N: it was built for a torch with CUDA N. Nothing when the
     installed torch's CUDA is that major (then the runtime is merely not found: a path problem) or torch has no CUDA."""
@@ -206,11 +226,7 @@ def _other_cuda_runtime(fx: Facts, said: Tuple[str, str], cudart: Tuple[str, str
     have = torch_cuda(fx)
     if not want or (have and have.split(".")[0] == want) or str(torch_version(fx) or "").endswith("+cpu"):
         return
-    text = _all_text(fx)
-    at = text.rfind(f"libcudart.so.{want}")
-    imports = re.findall(r"(?:from|import)\s+([A-Za-z_][\w.]*)", text[: at if at > 0 else len(text)])
-    pkg = next((p for p in (_package(i.split(".")[0]) for i in reversed(imports)) if p and p != "torch"), None)
-    pkg = pkg or "<the package named in the error>"
+    pkg = _importer(_all_text(fx), f"libcudart.so.{want}") or "<the package named in the error>"
     torch = torch_version(fx)
     index = {"11": "cu118", "12": "cu128", "13": "cu130"}.get(want, f"cu{want}x")
     yield EXTENSION_ABI_MISMATCH.finding(
