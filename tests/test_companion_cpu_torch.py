@@ -51,3 +51,36 @@ def test_another_runtime_is_not_torchs_build(tmp_path):
         "havn't any usage and I can't found ollama on `nvidia-smi` command. However, I found that Ollama has a high CPU usage."
     )
     assert not [c for c, _s, _f in _findings(tmp_path, paste) if c == "cpu-only-torch"]
+
+
+def _collect_env(tmp_path, text: str):
+    p = tmp_path / "env.txt"
+    p.write_text(text, encoding="utf-8")
+    r = CliRunner().invoke(cli, ["check", "--from-collect-env", str(p), "--format", "json"], env={"NO_COLOR": "1"})
+    assert r.exit_code in (0, 1), r.output
+    return [(f["code"], f["severity"], f) for f in json.loads(r.stdout)["findings"]]
+
+
+# https://github.com/zyddnys/manga-image-translator/issues/210: requirements.txt pulled torch from PyPI on Windows
+# (its facts as collect_env renders them: tests/data/holdout_cases/h90-win-manga-translator-requirements-cpu.txt)
+MANGA_210 = """Collecting environment information...
+PyTorch version: Could not collect
+Is debug build: Could not collect
+CUDA used to build PyTorch: Could not collect
+ROCM used to build PyTorch: N/A
+
+OS: Windows
+Is CUDA available: False
+"""
+
+
+def test_windows_with_cuda_unavailable_and_the_build_unknown_is_pypis_cpu_wheel(tmp_path):
+    got = [(c, s, f) for c, s, f in _collect_env(tmp_path, MANGA_210) if c == "cpu-only-torch"]
+    assert got and got[0][1] == "warning", got
+    assert any("download.pytorch.org/whl/" in c for c in got[0][2]["fix"]["commands"])
+
+
+def test_linux_with_cuda_unavailable_is_not_blamed_on_the_wheel(tmp_path):
+    # the same report from Linux, where PyPI's torch is a CUDA build: nothing says which cause
+    got = _collect_env(tmp_path, MANGA_210.replace("OS: Windows", "OS: Ubuntu 22.04.3 LTS (x86_64)"))
+    assert not [c for c, _s, _f in got if c == "cpu-only-torch"], got
