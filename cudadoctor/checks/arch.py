@@ -246,8 +246,6 @@ def gpu_arch_unsupported(fx: Facts) -> Iterator[Finding]:
         torch_says = _TORCH_SAYS.search(said[1])  # torch's own verdict on this GPU (it counts sm_ entries, not PTX)
         if isinstance(cap, str) and arch_runs(cap, archs) and not torch_says:
             return  # torch has kernels for this GPU: a separately built package lacks them (companion-arch-unsupported)
-        if not archs and not torch_says and any_build_gpu(fx, devices):
-            return  # torch unknown, but every official build runs this GPU: companion-arch-unsupported says so
         bad.append((g, said[1]))  # the error itself is the evidence; name the GPU when the facts know one
     if not bad:
         info = _unknown_list_finding(fx, unknown)

@@ -380,9 +380,17 @@ def companion_arch_unsupported(fx: Facts) -> Iterator[Finding]:
     if re.search(r"Bfloat16", said[1], re.I):
         cmds = ["# run the model in float16: vllm serve <model> --dtype float16  (or torch_dtype=torch.float16)"]
     gpu = f" ({names[0]}, compute capability {caps[0]})" if names and caps else ""
+    unnamed = pkg.startswith("<")
+    if unnamed:  # find the package first; the rebuild line keeps a placeholder
+        cmds = [
+            f"{PIP} list  # the packages with their own CUDA kernels: xformers, flash-attn, mmcv, detectron2, bitsandbytes, "
+            "vllm, torch-scatter...; the failing one is in the traceback",
+            f'TORCH_CUDA_ARCH_LIST="{cap}" {PIP} install --no-build-isolation --no-cache-dir --no-binary <package> <package>'
+            "  # build it for this GPU (or install its release that lists this GPU)",
+        ]
     if inferred:  # torch's build is unknown; every official one has kernels for this GPU
         title = f"Every official torch build has kernels for this GPU{gpu}: the kernel without one is " + (
-            f"{pkg}'s" if not pkg.startswith("<") else "a separately built package's (or a torch built from source)"
+            f"{pkg}'s" if not unnamed else "a separately built package's (or a torch built from source)"
         )
         cmds = ['python -c "import torch; print(torch.__version__, torch.cuda.get_arch_list())"  # torch\'s own list'] + cmds
     elif pkg.startswith("<"):
@@ -391,7 +399,13 @@ def companion_arch_unsupported(fx: Facts) -> Iterator[Finding]:
         title = f"{pkg} has no kernels for this GPU" + gpu
     yield COMPANION_ARCH_UNSUPPORTED.finding(
         title=title,
-        evidence={said[0]: said[1], "package": pkg, "gpus": names or None, "capabilities": caps or None},
+        evidence={
+            said[0]: said[1],
+            "package": None if unnamed else pkg,
+            "gpus": names or None,
+            "capabilities": caps or None,
+            **({"torch.version": None, "torch.arch_list": None} if inferred else {}),  # what the inference lacks
+        },
         fix=Fix(
             tuple(cmds),
             "The package's own kernels must be compiled for this GPU's architecture (or the GPU must meet its minimum).",
