@@ -295,7 +295,7 @@ def _arch_commands(
             )
         return (
             [
-                "# No official wheel in cudadoctor's tables (torch 1.8 and later) has kernels for " + sm + ":",
+                "# No official wheel in cudadoctor's tables (torch 1.7 and later) has kernels for " + sm + ":",
                 f"# build from source for it: TORCH_CUDA_ARCH_LIST={cap} python setup.py develop  (see https://github.com/pytorch/pytorch#from-source)",
                 "# or use an older torch release that still shipped "
                 + sm
