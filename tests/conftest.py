@@ -97,10 +97,21 @@ SLOW = (
     "test_fix_targets.py::test_fixes_name_the_diagnosed_interpreter_when_python_on_path_is_another",  # 19 s
     "test_bot.py::test_precision_and_coverage_over_every_labelled_case",  # every labelled case: 10 s
     "test_import_speed.py",  # cold `import torch`, bytecode cache emptied (skipped without torch)
+    # MNIST trained on the CPU (skipped without torch): seconds on a quiet machine, minutes when the CPUs are shared
+    # (2026-11-27, load 15-25: 60-300 s each, and a 240 s bound reached in training or throughput)
+    "test_smoke.py::test_smoke_on_a_fresh_machine_downloads_mnist_says_where_and_passes",
+    "test_smoke.py::test_the_workload_never_imports_torchvision_and_reads_idx_gz_itself",
+    "test_smoke.py::test_synthetic_trains_and_says_so",
+    "test_smoke.py::test_the_written_out_optimisers_are_torchs_step_for_step",
+    "test_api.py::test_smoke_on_cpu_synthetic",
+    "test_prometheus.py::test_smoke_cli_writes_its_numbers",
+    "test_fast_paths.py::test_speed_benchmark_runs_and_prints_the_three_budgets",
+    "test_gpu_validate.py::test_validation_runs_every_step_records_and_summarises_without_a_gpu",
 )
 
-#: A test using one of these fixtures is slow too: ``torchrun`` starts a DDP job of CPU ranks (45-55 s each).
-SLOW_FIXTURES = ("torchrun",)
+#: A test using one of these fixtures is slow too: ``torchrun`` starts a DDP job of CPU ranks (45-55 s each);
+#: ``cpu_result`` (tests/test_smoke.py) trains MNIST on the CPU to 97 %.
+SLOW_FIXTURES = ("torchrun", "cpu_result")
 
 
 def pytest_collection_modifyitems(config, items):
