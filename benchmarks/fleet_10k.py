@@ -22,6 +22,7 @@ import argparse
 import copy
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -163,10 +164,11 @@ def main() -> int:
         print(f"generated {args.nodes:,} reports + 2 broken files ({size / 2**20:.0f} MiB) in {t1 - t0:.1f} s")
         cmd = [sys.executable, "-m", "cudadoctor", "fleet", str(d), "--format", args.format]
         env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-        t2 = time.perf_counter()
+        t2, c2 = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
         r = subprocess.run(cmd, capture_output=True, text=True, env=env)
-        t3 = time.perf_counter()
+        t3, c3 = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
         secs = t3 - t2
+        cpu = (c3.ru_utime - c2.ru_utime) + (c3.ru_stime - c2.ru_stime)
         print(f"$ python -m cudadoctor fleet DIR --format {args.format}   (exit {r.returncode})")
         if args.format == "json" and r.returncode in (0, 1):
             s = json.loads(r.stdout)["summary"]
@@ -176,6 +178,10 @@ def main() -> int:
             print(r.stderr.strip())
         print(f"fleet: {secs:.2f} s wall for {args.nodes + 2:,} files = {(args.nodes + 2) / secs:,.0f} reports/s "
               f"({os.cpu_count()} CPUs)")
+        # CPU time: what the machine's other work does not change (fleet is one process); with the wall time
+        # and the load, a figure measured on a shared machine says what it means
+        load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+        print(f"fleet: {cpu:.2f} s of CPU (user + system); load average {load:.1f} at the end")
         return 0 if r.returncode in (0, 1) else 1
 
 

@@ -84,6 +84,46 @@ def write_json(path: Path, data: dict) -> Path:
     return path
 
 
+#: The slowest tests (pytest --durations on the project's 2 shared CPUs, 2026-11-27): marked ``slow`` here, in one
+#: place. The README's quick command leaves them out (``-m "not slow"``); CI (.ci/run) runs every test. A file
+#: alone means all of its tests; ``file::name`` one test (every parametrisation of it).
+SLOW = (
+    "test_wrapper_agreement.py",  # 358 real texts x 3 commands x 8 wrappers, in-process: 50-120 s per wrapper
+    "test_fleet_html.py::test_ten_thousand_nodes_in_chromium",  # a 10,000-node page in headless Chromium: 100 s
+    "test_learned.py::test_scorer_equals_sklearn_predict_proba_on_held_out_threads",  # trains sklearn: 43 s
+    "test_install_routes.py",  # builds wheels and fresh venvs: 10-14 s each
+    "test_docs.py::test_a_built_wheel_installs_and_runs_outside_the_checkout",  # a wheel into a fresh venv: 12 s
+    "test_fix_targets.py::test_cpu_wheel_hint_replaces_the_installed_cuda_build",  # pip against a real venv: 17 s
+    "test_fix_targets.py::test_fixes_name_the_diagnosed_interpreter_when_python_on_path_is_another",  # 19 s
+    "test_bot.py::test_precision_and_coverage_over_every_labelled_case",  # every labelled case: 10 s
+    "test_import_speed.py",  # cold `import torch`, bytecode cache emptied (skipped without torch)
+    # MNIST trained on the CPU (skipped without torch): seconds on a quiet machine, minutes when the CPUs are shared
+    # (2026-11-27, load 15-25: 60-300 s each, and a 240 s bound reached in training or throughput)
+    "test_smoke.py::test_smoke_on_a_fresh_machine_downloads_mnist_says_where_and_passes",
+    "test_smoke.py::test_the_workload_never_imports_torchvision_and_reads_idx_gz_itself",
+    "test_smoke.py::test_synthetic_trains_and_says_so",
+    "test_smoke.py::test_the_written_out_optimisers_are_torchs_step_for_step",
+    "test_api.py::test_smoke_on_cpu_synthetic",
+    "test_prometheus.py::test_smoke_cli_writes_its_numbers",
+    "test_fast_paths.py::test_speed_benchmark_runs_and_prints_the_three_budgets",
+    "test_gpu_validate.py::test_validation_runs_every_step_records_and_summarises_without_a_gpu",
+)
+
+#: A test using one of these fixtures is slow too: ``torchrun`` starts a DDP job of CPU ranks (45-55 s each);
+#: ``cpu_result`` (tests/test_smoke.py) trains MNIST on the CPU to 97 %.
+SLOW_FIXTURES = ("torchrun", "cpu_result")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        path, _, name = item.nodeid.partition("::")
+        base = Path(path).name
+        if base in SLOW or f"{base}::{name.split('[')[0]}" in SLOW:
+            item.add_marker(pytest.mark.slow)
+        elif set(SLOW_FIXTURES) & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
+
 def pytest_terminal_summary(terminalreporter):
     """Print the fault-injection matrix when tests/test_faults.py ran, and the error-corpus table."""
     _error_corpus_table(terminalreporter)
