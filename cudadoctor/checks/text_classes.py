@@ -290,7 +290,7 @@ WINDOWS_PAGEFILE_TOO_SMALL = Code(
 #: NCCL's own words for a failed network call (its "Last error:" line, NCCL_DEBUG's NET/ and socket lines):
 #: NVIDIA/nccl#111 ("Call to connect failed : Connection refused"), NVIDIA/nccl-tests#166 ("socketStartConnect: ...
 #: failed"), rwth-i6/returnn#1466 ("ncclSystemError: Cannot assign requested address").
-_NCCL_NETWORK = r"\bsocket\w*\b[^\n]{0,80}(?:fail|refused|abort|reset|timed out)|Connection (?:refused|reset|timed out)|Cannot assign requested address|NET/(?:IB|Socket)[^\n]{0,80}(?:fail|error)"
+_NCCL_NETWORK = r"\bsocket[A-Z]\w*:[^\n]{0,80}(?:fail|refused|abort|reset|timed out|closed)|Call to (?:connect|accept|bind|recv|send) failed|Connection (?:refused|reset|timed out)|Cannot assign requested address|NET/(?:IB|Socket)[^\n]{0,80}(?:fail|error)"
 
 
 @check(SHM_EXHAUSTED)
