@@ -7,6 +7,7 @@ third-party plugins only (docs/plugins.md).
 
 BUILTIN_MODULES = (
     "arch",
+    "builds",
     "companions",
     "driver",
     "driver_compat",

@@ -21,6 +21,7 @@ from cudadoctor.model import Code, Finding, Fix, check
 
 from . import _containers
 from ._common import error_match, kb, search
+from .kernel_driver import KERNEL_MODULE_MISSING, module_is_machines_own, module_not_loaded
 
 NO_NVIDIA_DRIVER = Code(
     code="no-nvidia-driver",
@@ -105,7 +106,14 @@ def no_nvidia_driver(fx: Facts) -> Iterator[Finding]:
     """No driver: distinguish 'GPU without driver' from 'no GPU at all'."""
     nvml = fx.str("nvml.status")
     module = kernel_module(fx)
-    said = error_match(fx, NO_NVIDIA_DRIVER)  # every wording: torch's, nvidia-smi's, the loader's
+    said = error_match(fx, NO_NVIDIA_DRIVER)  # every wording: torch's, the loader's, a missing nvidia-smi
+    if module_not_loaded(fx) or (nvml == "driver-not-loaded" and module_is_machines_own(fx)):
+        # The user space is there and the module is not loaded: kernel-module-missing, or the more specific
+        # reason the text shows (Secure Boot, nouveau, an unsupported GPU), says which fix.
+        return
+    if not said and not module_is_machines_own(fx):
+        # nvidia-smi installed but not reaching a driver on Windows or under WSL: no working driver there
+        said = error_match(fx, KERNEL_MODULE_MISSING)
     # Inside a container the host's module list shows through; a missing library there is a
     # container started without GPU support (no-gpu-visible), not a missing driver.
     if fx.str("system.container") and module is True:
