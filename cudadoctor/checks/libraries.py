@@ -173,6 +173,8 @@ def cudnn_mismatch(fx: Facts) -> Iterator[Finding]:
     said = error_match(fx, CUDNN_MISMATCH)
     if said and search(fx, CUDNN8_ZLIB):
         said = None  # cuDNN 8 is there but lacks zlibwapi.dll: not a version mismatch (dll-load-failure, platform.py)
+    if said and not torch_version(fx) and search(fx, r"Could not locate cudnn_\w+64_\d+\.dll"):
+        said = None  # a package's own cuDNN (not torch's) lacks a sub-library: cuda-library-missing (text_classes.py)
     compiled = decode_cudnn(fx.get("torch.cudnn_compiled"))
     runtime = decode_cudnn(fx.get("torch.cudnn_version"))
     if said:

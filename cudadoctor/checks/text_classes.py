@@ -290,7 +290,7 @@ WINDOWS_PAGEFILE_TOO_SMALL = Code(
 #: NCCL's own words for a failed network call (its "Last error:" line, NCCL_DEBUG's NET/ and socket lines):
 #: NVIDIA/nccl#111 ("Call to connect failed : Connection refused"), NVIDIA/nccl-tests#166 ("socketStartConnect: ...
 #: failed"), rwth-i6/returnn#1466 ("ncclSystemError: Cannot assign requested address").
-_NCCL_NETWORK = r"\bsocket\w*\b[^\n]{0,80}(?:fail|refused|abort|reset|timed out)|Connection (?:refused|reset|timed out)|Cannot assign requested address|NET/(?:IB|Socket)[^\n]{0,80}(?:fail|error)"
+_NCCL_NETWORK = r"\bsocket[A-Z]\w*:[^\n]{0,80}(?:fail|refused|abort|reset|timed out|closed)|Call to (?:connect|accept|bind|recv|send) failed|Connection (?:refused|reset|timed out)|Cannot assign requested address|NET/(?:IB|Socket)[^\n]{0,80}(?:fail|error)"
 
 
 @check(SHM_EXHAUSTED)
@@ -582,6 +582,7 @@ def gpu_needs_legacy_driver(fx: Facts) -> Iterator[Finding]:
 
 #: CUDA library -> the pip wheel that ships it (nvidia-<name>-cu<major>).
 _CUDA_LIB_WHEEL = {
+    "cudnn": "cudnn",
     "cublas": "cublas",
     "cublaslt": "cublas",
     "cudart": "cuda-runtime",
@@ -593,7 +594,8 @@ _CUDA_LIB_WHEEL = {
     "nvjitlink": "nvjitlink",
 }
 _CUDA_LIB = re.compile(
-    r"\b(?:lib)?(cublasLt|cublas|cudart|cufft|curand|cusparse|cusolver|nvrtc|nvJitLink)(?:\.so\.|64_)(\d+)", re.I
+    r"\b(?:lib)?(cublasLt|cublas|cudart|cufft|curand|cusparse|cusolver|nvrtc|nvJitLink|cudnn)(?:_\w+?)?(?:\.so\.|64_)(\d+)(?:\.(\d+))?",
+    re.I,
 )
 
 
@@ -604,16 +606,44 @@ def cuda_library_missing(fx: Facts) -> Iterator[Finding]:
         return
     m = _CUDA_LIB.search(said[1])
     lib, major = (m.group(1), m.group(2)) if m else ("cublas", "<N>")
-    wheel = f"nvidia-{_CUDA_LIB_WHEEL[lib.lower()]}-cu{major}"
-    mod = _CUDA_LIB_WHEEL[lib.lower()].replace("-", "_")
-    cmds = [
-        f"{PIP} install {wheel}  # ships {lib} for CUDA {major}",
-        f"export LD_LIBRARY_PATH=$(python -c \"import os, nvidia.{mod} as m; print(os.path.join(m.__path__[0], 'lib'))\"):$LD_LIBRARY_PATH",
-        "# or: import torch before the package (torch loads its own CUDA libraries), or install the package's build "
-        "for the CUDA you have",
-    ]
+    old = bool(m and m.group(3) is not None and int(major) < 11)  # libcudart.so.9.0: CUDA 9.0's soname (major.minor)
+    if old:
+        release = f"{major}.{m.group(3)}" if m else major
+        nvcc = fx.str("toolkit.nvcc_version")
+        cmds = [
+            f"# the program was built with CUDA {release}"
+            + (f"; the installed toolkit is CUDA {nvcc}" if nvcc and nvcc != release else "")
+            + f": install CUDA {release}'s libraries beside it",
+            f"sudo apt-get install cuda-libraries-{release.replace('.', '-')}  # NVIDIA's repository; or: conda install cudatoolkit={release}",
+            f"export LD_LIBRARY_PATH=/usr/local/cuda-{release}/lib64:$LD_LIBRARY_PATH",
+            "# or: a build of the program made for the CUDA you have",
+        ]
+        major = release
+    elif lib.lower() == "cudnn":
+        cmds = [
+            f"# install the whole cuDNN {major} (every DLL of its bin folder, not one copied DLL) for your CUDA major, "
+            "and put its bin folder on PATH",
+            f"{PIP} install nvidia-cudnn-cu12=={major}.*  # or -cu11: the pip cuDNN; add its bin (or lib) folder to PATH / LD_LIBRARY_PATH",
+            "where cudnn64_*.dll  # Windows: which cuDNN the loader finds first",
+        ]
+    else:
+        wheel = f"nvidia-{_CUDA_LIB_WHEEL[lib.lower()]}-cu{major}"
+        mod = _CUDA_LIB_WHEEL[lib.lower()].replace("-", "_")
+        cmds = [
+            f"{PIP} install {wheel}  # ships {lib} for CUDA {major}",
+            f"export LD_LIBRARY_PATH=$(python -c \"import os, nvidia.{mod} as m; print(os.path.join(m.__path__[0], 'lib'))\"):$LD_LIBRARY_PATH",
+            "# or: import torch before the package (torch loads its own CUDA libraries), or install the package's build "
+            "for the CUDA you have",
+        ]
+    if lib.lower() == "cudnn":
+        sub = re.search(r"cudnn\w*?64_\d+\.dll|libcudnn\w*\.so[.\d]*", said[1], re.I)
+        title = f"A program cannot find cuDNN {major}'s {sub.group(0) if sub else 'library'} (cuDNN incompletely installed, or its folder not searched)"
+    elif old:
+        title = f"A program built for CUDA {major} cannot find {lib} (CUDA {major}'s library is not installed or not on the loader path)"
+    else:
+        title = f"A package built for CUDA {major} cannot find {lib} (CUDA {major}'s library is not installed or not on the loader path)"
     yield CUDA_LIBRARY_MISSING.finding(
-        title=f"A package built for CUDA {major} cannot find {lib} (CUDA {major}'s library is not installed or not on the loader path)",
+        title=title,
         evidence={said[0]: said[1], "library": lib if m else None, "cuda_major": major if m else None},
         fix=Fix(tuple(cmds), f"The package loads CUDA {major}'s {lib} at run time; it must be installed and findable."),
     )
