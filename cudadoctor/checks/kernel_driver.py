@@ -376,6 +376,21 @@ _OPEN_RUNS = re.compile(
 )
 
 
+#: Codes whose text shows the driver reaching the GPU (a kernel launched, memory allocated) or a driver-side cause
+#: of its own: with one of them in the text, the open-module question does not arise.
+_DRIVER_SERVES = (
+    "gpu-init-failed",
+    "gpu-arch-unsupported",
+    "companion-arch-unsupported",
+    "gpu-memory-occupied",
+    "fabric-manager-missing",
+    "nvml-driver-mismatch",
+    "cuda-compat-driver-mismatch",
+    "gpu-lost",
+    "gpu-ecc-errors",
+)
+
+
 def _blackwell_not_served(fx: Facts) -> Optional[Tuple[str, str]]:
     """(where, what) when a Blackwell GPU is named on a Linux machine whose driver does not serve it (no device
     NVML or torch reached) and the facts or text show the driver side failing or name its module flavour."""
@@ -386,8 +401,11 @@ def _blackwell_not_served(fx: Facts) -> Optional[Tuple[str, str]]:
     if not blackwell:
         return None
     text = _text(fx)
-    if _OPEN_RUNS.search(text) or evidence_of(fx).of("gpu-init-failed"):
+    if _OPEN_RUNS.search(text):
         return None
+    ev = evidence_of(fx)
+    if any(ev.of(code) for code in _DRIVER_SERVES):
+        return None  # the text shows the driver reached the GPU (or another driver-side cause)
     # NVML's own readings of a GPU (memory, utilisation, temperature: a live probe or a pasted nvidia-smi table),
     # or torch's devices, show the driver serving it; a name alone (collect_env's list, prose, lspci) does not.
     served = [
@@ -406,8 +424,11 @@ def _blackwell_not_served(fx: Facts) -> Optional[Tuple[str, str]]:
     m = _FLAVOUR.search(text)
     if m:
         return "user_error", f"{blackwell[0]}; the text names the module flavour: {m.group(0)}"
-    # Nothing shows the GPU working: on Linux a Blackwell GPU needs the open flavour, the first thing to confirm.
-    return "gpus", f"{blackwell[0]} on Linux; nothing shows the driver serving it"
+    # Nothing shows the GPU working: on Linux a Blackwell GPU needs the open flavour, the first thing to confirm
+    # (only when every GPU named is a Blackwell one: a list of models in a text is not this machine's GPU).
+    if len(blackwell) == len(names):
+        return "gpus", f"{blackwell[0]} on Linux; nothing shows the driver serving it"
+    return None
 
 
 @check(OPEN_KERNEL_MODULE_REQUIRED)
