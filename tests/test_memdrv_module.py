@@ -134,3 +134,33 @@ def test_fedoras_fallback_to_nouveau_is_the_module_missing_and_rebuilt_with_akmo
     ):
         f = _codes(line, os="Fedora Linux 39 (KDE Plasma)")["kernel-module-missing"]
         assert "akmods" in f.title and "sudo akmods --force && sudo dracut --force" in f.fix.commands, (f.title, f.fix.commands)
+
+
+def test_secure_boot_named_in_a_report_is_a_warning_to_confirm():
+    """Reporters name Secure Boot in their own words, not modprobe's ("Bumblebee does not work in SecureBoot" after a BIOS
+    update re-enabled it; gridhead/nvidia-auto-installer-for-fedora-linux#75's class): a warning, never over a loaded module."""
+    got = _paste(
+        "Bumblebee does not work in SecureBoot\n[Error] Cannot Access Secondary GPU - Error: Could not Load GPU Driver.\n"
+    )
+    assert got["secure-boot-module-blocked"]["severity"] == "warning", list(got)
+    facts = new_facts("live")
+    facts["system"] = {"os": "Linux", "kernel_modules": {"nvidia": True}}
+    facts["user_error"] = {"text": "Secure Boot is enabled on this machine"}
+    assert "secure-boot-module-blocked" not in [f.code for f in diagnose(facts, REG).findings]
+
+
+def test_collect_envs_wsl_os_line_keeps_nvidia_smis_failure_off_the_kernel_module():
+    """collect_env puts "Ubuntu 20.04 on WSL2 (..., kernel 5.4.91-microsoft-standard-WSL2)" in the OS line: under WSL
+    the guest has no nvidia module to load."""
+    got = _codes(SMI_NOW.split("\n", 1)[1], os="Linux", distro="Ubuntu 20.04 on WSL2 (kernel 5.4.91-microsoft-standard-WSL2)")
+    assert "kernel-module-missing" not in got, list(got)
+
+
+def test_a_blackwell_gpu_on_linux_with_nothing_showing_it_served_is_asked_about_the_flavour():
+    facts = new_facts("collect_env")
+    facts["system"] = {"os": "Linux", "distro": "Debian 13"}
+    facts["nvml"] = {"driver_version": "575", "devices": [{"index": 0, "name": "NVIDIA GeForce RTX 5060"}]}
+    codes = {f.code: f.severity for f in diagnose(facts, REG).findings}
+    assert codes.get("open-kernel-module-required") == "warning", codes
+    facts["torch"] = {"cuda_available": True}
+    assert "open-kernel-module-required" not in {f.code for f in diagnose(facts, REG).findings}

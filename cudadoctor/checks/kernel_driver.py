@@ -172,12 +172,19 @@ _KERNEL_SIDE = re.compile(
 )
 
 
+#: WSL named in the text (its kernel release, "WSL2", "Windows Subsystem for Linux"): the GPU comes from the
+#: Windows driver, there is no nvidia kernel module to load in the guest.
+_WSL_TEXT = re.compile(r"microsoft-standard|\bWSL\s?2?\b|Windows Subsystem for Linux", re.I)
+
+
 def module_is_machines_own(fx: Facts) -> bool:
     """Linux outside WSL and outside a container (or not known otherwise): the nvidia kernel module is
     this machine's to load. On Windows and under WSL nvidia-smi's failure has other causes, and in a
     container the module is the host's."""
     if os_key(fx) != "linux" or is_wsl(fx) is True:
         return False
+    if any(_WSL_TEXT.search(x) for x in (fx.str("system.distro") or "", fx.str("system.kernel") or "", _text(fx))):
+        return False  # collect_env's OS line ("Ubuntu 20.04 on WSL2 (...)") lands in system.distro
     c = container(fx)
     return not c or c == "none"
 
@@ -262,10 +269,38 @@ def kernel_module_missing(fx: Facts) -> Iterator[Finding]:
     )
 
 
+#: Secure Boot named in the user's words (or its tools: mokutil, MOK, the kernel's lockdown).
+_SECURE_BOOT = re.compile(r"secure\s?-?boot|\bmokutil\b|\bMOK\b|\blockdown\b", re.I)
+
+
+def _secure_boot_named(fx: Facts) -> Optional[Tuple[str, str]]:
+    """(where, line) when the text names Secure Boot (a report on an NVIDIA GPU: its kernel module), and nothing shows
+    the module loaded or a more specific reason (nouveau, a driver/library mismatch, WSL or a container)."""
+    if not module_is_machines_own(fx) or kernel_module(fx, "nouveau") is True:
+        return None
+    if fx.bool("torch.cuda_available") is True:
+        return None
+    ev = evidence_of(fx)
+    if any(ev.of(code) for code in ("nouveau-bound", "nvml-driver-mismatch", "gpu-init-failed", "container-gpu-access-lost")):
+        return None
+    text = _text(fx)
+    m = _SECURE_BOOT.search(text)
+    if not m:
+        return None  # in a report on an NVIDIA GPU, Secure Boot named at all is about the kernel module
+    start = text.rfind("\n", 0, m.start()) + 1
+    end = text.find("\n", m.end())
+    return "user_error", text[start : end if end != -1 else None].strip()[:300]
+
+
 @check(SECURE_BOOT_MODULE_BLOCKED)
 def secure_boot_module_blocked(fx: Facts) -> Iterator[Finding]:
-    """Secure Boot rejects the unsigned nvidia module."""
+    """Secure Boot rejects the unsigned nvidia module; or (a warning) the text names Secure Boot beside an NVIDIA
+    driver or module that does not load."""
     said = error_match(fx, SECURE_BOOT_MODULE_BLOCKED)
+    severity = None
+    if not said:
+        said = _secure_boot_named(fx)
+        severity = "warning"
     if not said or kernel_module(fx) is True:
         return
     fedora = any(x in _distro(fx) for x in ("fedora", "red hat", "rocky", "alma", "centos"))
@@ -278,9 +313,13 @@ def secure_boot_module_blocked(fx: Facts) -> Iterator[Finding]:
         "# or disable Secure Boot in the firmware setup",
     ]
     yield SECURE_BOOT_MODULE_BLOCKED.finding(
-        title="Secure Boot refuses the nvidia kernel module: enrol its signing key",
+        title="Secure Boot refuses the nvidia kernel module: enrol its signing key"
+        if severity is None
+        else "Secure Boot is named in the report: it refuses an unsigned (or not enrolled) nvidia module; confirm with "
+        "mokutil and modprobe",
         evidence={said[0]: said[1], "system.kernel_modules.nvidia": kernel_module(fx)},
         fix=Fix(tuple(cmds), "With Secure Boot the kernel loads only modules signed by an enrolled key."),
+        severity=severity,
     )
 
 
@@ -337,6 +376,21 @@ _OPEN_RUNS = re.compile(
 )
 
 
+#: Codes whose text shows the driver reaching the GPU (a kernel launched, memory allocated) or a driver-side cause
+#: of its own: with one of them in the text, the open-module question does not arise.
+_DRIVER_SERVES = (
+    "gpu-init-failed",
+    "gpu-arch-unsupported",
+    "companion-arch-unsupported",
+    "gpu-memory-occupied",
+    "fabric-manager-missing",
+    "nvml-driver-mismatch",
+    "cuda-compat-driver-mismatch",
+    "gpu-lost",
+    "gpu-ecc-errors",
+)
+
+
 def _blackwell_not_served(fx: Facts) -> Optional[Tuple[str, str]]:
     """(where, what) when a Blackwell GPU is named on a Linux machine whose driver does not serve it (no device
     NVML or torch reached) and the facts or text show the driver side failing or name its module flavour."""
@@ -347,11 +401,22 @@ def _blackwell_not_served(fx: Facts) -> Optional[Tuple[str, str]]:
     if not blackwell:
         return None
     text = _text(fx)
-    if _OPEN_RUNS.search(text) or evidence_of(fx).of("gpu-init-failed"):
+    if _OPEN_RUNS.search(text):
         return None
-    served = [d for d in fx.dicts("nvml.devices") if d.get("from") != "prose" and not d.get("error")]
-    if served and fx.str("nvml.status") in (None, "ok"):
-        return None  # NVML reached the GPU: the driver serves it
+    ev = evidence_of(fx)
+    if any(ev.of(code) for code in _DRIVER_SERVES):
+        return None  # the text shows the driver reached the GPU (or another driver-side cause)
+    # NVML's own readings of a GPU (memory, utilisation, temperature: a live probe or a pasted nvidia-smi table),
+    # or torch's devices, show the driver serving it; a name alone (collect_env's list, prose, lspci) does not.
+    served = [
+        d
+        for d in fx.dicts("nvml.devices")
+        if d.get("from") != "prose"
+        and not d.get("error")
+        and any(d.get(k) is not None for k in ("memory", "utilization", "temperature_c"))
+    ]
+    if (served and fx.str("nvml.status") in (None, "ok")) or fx.dicts("torch.devices"):
+        return None
     if fx.int("nvml.device_count") == 0:
         return "nvml.device_count", f"0 (nvidia-smi: No devices were found) with {blackwell[0]}"
     if module_not_loaded(fx) or fx.str("nvml.status") == "driver-not-loaded":
@@ -359,6 +424,10 @@ def _blackwell_not_served(fx: Facts) -> Optional[Tuple[str, str]]:
     m = _FLAVOUR.search(text)
     if m:
         return "user_error", f"{blackwell[0]}; the text names the module flavour: {m.group(0)}"
+    # Nothing shows the GPU working: on Linux a Blackwell GPU needs the open flavour, the first thing to confirm
+    # (only when every GPU named is a Blackwell one: a list of models in a text is not this machine's GPU).
+    if len(blackwell) == len(names):
+        return "gpus", f"{blackwell[0]} on Linux; nothing shows the driver serving it"
     return None
 
 
@@ -403,7 +472,7 @@ def open_kernel_module_required(fx: Facts) -> Iterator[Finding]:
         if severity == "warning":
             title = (
                 f"{[n for n in names if _BLACKWELL.search(n)][0]} is a Blackwell GPU, which runs only with NVIDIA's open kernel "
-                "modules, and the driver is not serving it: check that the open flavour is installed"
+                "modules, and nothing here shows the driver serving it: check that the open flavour is installed"
             )
             cmds = ["cat /proc/driver/nvidia/version  # 'Open Kernel Module' for the open flavour", *cmds]
     yield OPEN_KERNEL_MODULE_REQUIRED.finding(
