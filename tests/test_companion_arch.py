@@ -181,3 +181,52 @@ def test_a_package_built_against_torch_1x_split_libraries(tmp_path, paste, pkg):
     f = got.get(("extension-abi-mismatch", "error"))
     assert f, sorted(got)
     assert f["evidence"]["package"] == pkg, f["evidence"]
+
+
+# https://github.com/jiepengwang/NeuRIS/issues/12: the reporter names 1.8.0+cu111 (the build that later worked), but the
+# traceback shows torch's own torch.inverse failing: the torch that ran lacked sm_86, not a companion
+NEURIS_12 = """`    self.intrinsics_all_inv = torch.inverse(self.intrinsics_all) # n, 4, 4
+RuntimeError: CUDA error: no kernel image is available for execution on the device
+`
+
+I am using NVIDIA GeForce RTX 3080 Ti Laptop GPU and I have cuda 11.1 installed.
+The Pytorch version 1.8.0+cu111.
+"""
+
+
+def test_torch_own_operation_failing_is_torchs_build_even_when_the_named_build_has_the_kernels(tmp_path):
+    got = _check(tmp_path, NEURIS_12)
+    f = got.get(("gpu-arch-unsupported", "error"))
+    assert f and "the torch that ran is another build" in f["title"], sorted(got)
+    assert not any(code == "companion-arch-unsupported" for code, _sev in got), sorted(got)
+
+
+# https://github.com/iSEE-Laboratory/LLMDet/issues/32: a prebuilt mmcv wanting CUDA 10.1's runtime on a CUDA 12.1 system
+LLMDET_32 = """Collecting environment information...
+PyTorch version: Could not collect
+Is debug build: No
+
+OS: Ubuntu 20.04
+
+CUDA runtime version: 12.1
+Nvidia driver version: 530.30
+"""
+
+
+def _collect_env(tmp_path, env: str, error: str):
+    p, e = tmp_path / "env.txt", tmp_path / "error.txt"
+    p.write_text(env, encoding="utf-8")
+    e.write_text(error, encoding="utf-8")
+    r = CliRunner().invoke(cli, ["check", "--from-collect-env", str(p), "--error-file", str(e), "--format", "json"])
+    assert r.exit_code in (0, 1), r.output
+    return {(f["code"], f["severity"]): f for f in json.loads(r.stdout)["findings"]}
+
+
+def test_a_runtime_of_another_cuda_major_wanted_by_an_unnamed_module(tmp_path):
+    err = "ImportError: libcudart.so.10.1: cannot open shared object file: No such file or directory"
+    got = _collect_env(tmp_path, LLMDET_32, err)
+    f = got.get(("extension-abi-mismatch", "warning"))
+    assert f and "CUDA 10.1" in f["title"] and "12.1" in f["title"], sorted(got)
+    # the same runtime missing while importing torch itself is not a package built for another CUDA
+    got = _collect_env(tmp_path, LLMDET_32, "    import torch\n" + err)
+    assert not any(code == "extension-abi-mismatch" for code, _sev in got), sorted(got)

@@ -84,3 +84,22 @@ def test_linux_with_cuda_unavailable_is_not_blamed_on_the_wheel(tmp_path):
     # the same report from Linux, where PyPI's torch is a CUDA build: nothing says which cause
     got = _collect_env(tmp_path, MANGA_210.replace("OS: Windows", "OS: Ubuntu 22.04.3 LTS (x86_64)"))
     assert not [c for c, _s, _f in got if c == "cpu-only-torch"], got
+
+
+# https://github.com/pytorch/pytorch/issues/23778: conda planned the cpu-only selector and a +cpu pytorch-nightly
+CONDA_23778 = """Collecting environment information...
+PyTorch version: Could not collect
+Is debug build: No
+
+OS: Linux
+
+Versions of relevant libraries:
+[pip3] No relevant packages
+[conda] cpu-only                  1.0-0
+[conda] pytorch-nightly           1.2.0.dev20190805+cpu
+"""
+
+
+def test_a_cpu_build_named_by_the_package_lists(tmp_path):
+    got = [(c, s, f) for c, s, f in _collect_env(tmp_path, CONDA_23778) if c == "cpu-only-torch"]
+    assert got and "1.2.0.dev20190805+cpu" in got[0][2]["title"], got

@@ -26,7 +26,7 @@ from cudadoctor.interpret import (
 )
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import error_match, kb
+from ._common import error_match, kb, text_of
 from ._fixes import arch_fix
 
 GPU_ARCH_UNSUPPORTED = Code(
@@ -60,6 +60,19 @@ GPU_ARCH_UNSUPPORTED = Code(
 
 
 _TORCH_SAYS = re.compile(r"is not compatible with the current PyTorch installation|PyTorch no longer supports this GPU", re.I)
+
+#: The traceback's last call, just above "no kernel image": one of torch's own operations (torch.inverse(...),
+#: x.cuda(), x.to("cuda")), with no frame of another package after it.
+_TORCH_OP_LINE = re.compile(
+    r"^[^\n]*(?:\btorch\.(?!ops\.|utils\.cpp_extension)[a-z_][\w.]*\(|\.cuda\(\)|\.to\(\s*(?:device|['\"]cuda))[^\n]*\n"
+    r"\s*RuntimeError: CUDA error: no kernel image is available",
+    re.M,
+)
+
+
+def torch_op_failed(text: str) -> bool:
+    """Does the error text show torch's own operation as the call that found no kernel image?"""
+    return bool(_TORCH_OP_LINE.search(text))
 
 
 def _text_cap(text: str) -> Optional[str]:
@@ -215,6 +228,14 @@ def _arch_finding(
         + (_built_for(archs, source) if archs else "")
         + (": the GPU is too old for this build" if too_old else "")
     )
+    if cap and archs and arch_runs(cap, archs):  # torch's own operation failed although the named build has kernels
+        title = (
+            f"torch's own operation found no kernel for {g.get('name') or 'the GPU'} ({sm}), although torch "
+            f"{ver or ''}{_built_for(archs, source)} has them: the torch that ran is another build"
+        )
+        cmds = [
+            'python -c "import torch; print(torch.__version__, torch.cuda.get_arch_list())"  # in the failing environment'
+        ] + list(cmds)
     return GPU_ARCH_UNSUPPORTED.finding(title=title, evidence=evidence, fix=Fix(tuple(cmds), why))
 
 
@@ -244,7 +265,7 @@ def gpu_arch_unsupported(fx: Facts) -> Iterator[Finding]:
         g = devices[0] if devices else {"index": 0, "name": None, "capability": _text_cap(said[1]), "capability_source": None}
         cap = g.get("capability")
         torch_says = _TORCH_SAYS.search(said[1])  # torch's own verdict on this GPU (it counts sm_ entries, not PTX)
-        if isinstance(cap, str) and arch_runs(cap, archs) and not torch_says:
+        if isinstance(cap, str) and arch_runs(cap, archs) and not torch_says and not torch_op_failed(text_of(fx)):
             return  # torch has kernels for this GPU: a separately built package lacks them (companion-arch-unsupported)
         bad.append((g, said[1]))  # the error itself is the evidence; name the GPU when the facts know one
     if not bad:

@@ -16,7 +16,7 @@ from cudadoctor.interpret import arch_runs, build_arch_list, cap_number, gpus, t
 from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import INDEX, PIP, error_match, search, text_of
-from .arch import any_build_gpu
+from .arch import any_build_gpu, torch_op_failed
 
 EXTENSION_ABI_MISMATCH = Code(
     code="extension-abi-mismatch",
@@ -166,7 +166,12 @@ def _all_text(fx: Facts) -> str:
 def extension_abi_mismatch(fx: Facts) -> Iterator[Finding]:
     """`undefined symbol: _ZN3c10...` in an extension .so, or an extension saying it was built for another torch."""
     said = error_match(fx, EXTENSION_ABI_MISMATCH)
-    if not said or re.search(r"[/\\]torch[/\\]lib[/\\][^/\\\s:]+:\s*undefined symbol", said[1]):
+    if not said:
+        bare = search(fx, r"(?:ImportError|OSError): libcudart\.so\.\d+(?:\.\d+)?: cannot open shared object file")
+        if bare:
+            yield from _bare_cudart(fx, bare)
+        return
+    if re.search(r"[/\\]torch[/\\]lib[/\\][^/\\\s:]+:\s*undefined symbol", said[1]):
         return  # torch's own library missing a symbol of its own: torch is mixed or half-installed, not an extension
     cudart = search(fx, r"libcudart\.so\.(\d+)(?:\.\d+)?: cannot open shared object file")
     if cudart:
@@ -216,6 +221,44 @@ def _importer(text: str, needle: str) -> Optional[str]:
         if p and p != "torch" and not _TORCH_LIB.match(p):
             return p
     return None
+
+
+#: Programs whose own CUDA libraries decide a missing libcudart (cuda-library-missing and the like), and torch itself.
+_NOT_A_TORCH_EXTENSION = (
+    r"import torch\b|torch[/\\]__init__\.py|\b(?:tensorflow|jax|jaxlib|paddle\w*|cupy|onnxruntime|ctranslate2|mxnet|"
+    r"tensorrt|llama[._-]?cpp|ollama|numba)\b"
+)
+
+
+def _bare_cudart(fx: Facts, said: Tuple[str, str]) -> Iterator[Finding]:
+    """'libcudart.so.N: cannot open' with no importer named, on a machine whose CUDA (torch's, else the toolkit's) is
+    another major: a compiled package built for CUDA N (a prebuilt mmcv, detectron2, flash-attn...). A warning: the
+    text does not name the package."""
+    m = re.search(r"libcudart\.so\.(\d+)((?:\.\d+)?)", said[1])
+    have = torch_cuda(fx) or fx.str("toolkit.nvcc_version")
+    if not m or not have or have.split(".")[0] == m.group(1) or search(fx, _NOT_A_TORCH_EXTENSION):
+        return
+    want = m.group(1) + m.group(2)
+    yield EXTENSION_ABI_MISMATCH.finding(
+        title=f"A compiled package wants CUDA {want}'s runtime (libcudart.so.{want}) where CUDA is {have}: "
+        "it was built for another CUDA (most often a prebuilt mmcv, detectron2 or flash-attn wheel)",
+        evidence={
+            said[0]: said[1],
+            "package": None,
+            "torch.cuda": torch_cuda(fx),
+            "toolkit.nvcc_version": fx.str("toolkit.nvcc_version"),
+        },
+        fix=Fix(
+            (
+                f"{PIP} list  # packages with compiled CUDA code: mmcv, mmcv-full, detectron2, flash-attn, apex, torch-scatter...",
+                'python -c "import torch; print(torch.__version__, torch.version.cuda)"  # the CUDA that package must be built for',
+                f"{PIP} uninstall -y <that package> && {PIP} install <that package's build for this torch and CUDA>",
+            ),
+            f"A module linked against libcudart.so.{want} loads only where CUDA {want}'s runtime is; reinstall it built "
+            "for the installed torch's CUDA.",
+        ),
+        severity="warning",
+    )
 
 
 def _other_cuda_runtime(fx: Facts, said: Tuple[str, str], cudart: Tuple[str, str]) -> Iterator[Finding]:
@@ -309,6 +352,8 @@ def _no_kernel_beside_torch(fx: Facts) -> Optional[Tuple[str, str]]:
     """'no kernel image' while torch's own build has kernels for every GPU (known capability and arch
     list): the kernel that failed belongs to a separately built package."""
     said = search(fx, _NO_KERNEL.pattern)
+    if said and torch_op_failed(_all_text(fx)):
+        return None  # torch's own operation failed: the torch that ran lacks the kernels (gpu-arch-unsupported)
     archs, _source = build_arch_list(fx)
     caps = [g.get("capability") for g in gpus(fx)]
     if not said or not archs or not caps or not all(isinstance(c, str) and arch_runs(c, archs) for c in caps):

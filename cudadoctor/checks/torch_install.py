@@ -197,6 +197,8 @@ def torch_import_failed(fx: Facts) -> Iterator[Finding]:
 def cpu_only_torch(fx: Facts) -> Iterator[Finding]:
     said = error_match(fx, CPU_ONLY_TORCH)
     build = build_kind(fx)
+    if build is None and _cpu_by_packages(fx):
+        build = "cpu"  # the package lists show it: a +cpu torch, or conda's cpuonly / cpu-only selector installed
     if build != "cpu":
         if said and build is None:
             # The program that failed imported a CPU build; the facts cannot say which torch that was.
@@ -257,6 +259,16 @@ def cpu_only_torch(fx: Facts) -> Iterator[Finding]:
         fix=Fix(tuple(cmds), why),
         severity="error" if gpu else "warning",
     )
+
+
+def _cpu_by_packages(fx: Facts) -> bool:
+    """The package lists name a CPU build: torch (pytorch, pytorch-nightly) listed as +cpu, or conda's selector
+    package that pins CPU builds (cpuonly; cpu-only for the 2019 nightlies) installed."""
+    for name in ("torch", "pytorch", "pytorch-nightly"):
+        v = (fx.distribution(name) or {}).get("version")
+        if isinstance(v, str) and variant_of_tag(v) == "cpu":
+            return True
+    return bool(fx.distribution("cpuonly") or fx.distribution("cpu-only") or fx.get("packages.conda.cpuonly"))
 
 
 def _windows_pypi_wheel(fx: Facts) -> Iterator[Finding]:
