@@ -118,3 +118,15 @@ def test_the_paste_gives_what_the_error_line_gives(tmp_path, case, code):
         assert r.exit_code in (0, 1), r.output
         codes = [f["code"] for f in json.loads(r.stdout)["findings"] if f["severity"] in ("error", "warning")]
         assert code in codes, codes
+
+
+def test_a_sentence_holding_the_loader_error_inline_stays_error_text():
+    # https://github.com/open-mmlab/mmdetection/issues/3991 (b11-49): the error and the question on one line
+    got = _error_lines(_paste("b11-49-mmdet-mmcv-ext-undefined-symbol-recompile"))
+    assert any("undefined symbol: _ZN3c106Symbol14fromQualStringERKSs" in ln for ln in got), got
+
+
+def test_a_sentence_with_an_error_number_stays_error_text():
+    # https://github.com/Softcatala/whisper-ctranslate2/issues/41 (b12-26): "error code 126" is the loader's number
+    got = _error_lines(_paste("b12-26-whisper-ct2-win10-cudnn-cnn-infer-dll-zlib"))
+    assert "I get error code 126 with CUDA installed and running." in got, got

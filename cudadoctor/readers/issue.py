@@ -153,9 +153,12 @@ _NARRATIVE = re.compile(
     r"[Cc]an (?:any ?one|some ?one|you) |[Ii]s there (?:any|a) |[Hh]ow (?:can|do|to) |[Tt]hanks?\b|[Tt]hank you)"
 )
 #: What marks a sentence as quoting a program's error all the same: an exception's name, an error code with a colon
-#: ("error: command 'gcc' failed", "fatal:"), the names CUDA tools' errors carry, or a quoted/backticked error.
+#: ("error: command 'gcc' failed", "fatal:") or a number ("error code 126"), a loader's words ("undefined symbol",
+#: "cannot open shared object", a library file), the names CUDA tools' errors carry, or a quoted/backticked error.
 _QUOTED_ERROR = re.compile(
-    r"\b[A-Z]\w*(?:Error|Exception)\b|\b(?:error|fatal|E)\s*:\s|[`'\"][^`'\"]{0,200}(?:error|fail|not found|cannot)[^`'\"]{0,200}[`'\"]",
+    r"\b[A-Z]\w*(?:Error|Exception)\b|\b(?:error|fatal|E)\s*:\s|\berror\s*(?:code\s*)?[:=]?\s*-?\d+|"
+    r"undefined symbol|cannot open shared object|no kernel image|\.so(?:\.\d+)*:|\w\.dll\b|"
+    r"[`'\"][^`'\"]{0,200}(?:error|fail|not found|cannot)[^`'\"]{0,200}[`'\"]",
     re.I,
 )
 #: A "label: value" line or an item of a list of versions ("- GPU: 3060", "4) 系统环境: win10, python3.8", "OS: Ubuntu 20.04").
