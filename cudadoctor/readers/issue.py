@@ -722,10 +722,13 @@ def _prose_facts(facts: Dict[str, Any], lines: List[str], parts: List[Dict[str, 
             for i in range(a - 1, b):
                 if not is_fence(lines[i]):
                     body[i] = lines[i]
-    conda = next(((n, ln) for n, ln in enumerate(lines, 1) if "conda" in ln.lower() and _CONDA_MENTION.search(ln)), None)
+    conda = next(
+        ((n, m) for n, ln in enumerate(lines, 1) if "conda" in ln.lower() for m in [_CONDA_MENTION.search(ln)] if m), None
+    )
     if conda:
-        # The text shows a conda environment (a path in one, a conda command): which loader paths torch has depends on it.
-        facts["pasted"]["conda"] = {"line": conda[0], "text": conda[1].strip()[:200]}
+        # The text shows a conda environment (a path in one, a conda command): which loader paths torch has depends on
+        # it. Only the words that show it are kept (the line's path may hold a user name the report redacts).
+        facts["pasted"]["conda"] = {"line": conda[0], "text": conda[1].group(0)}
     got = prose.read(body)
     if not got:
         return
