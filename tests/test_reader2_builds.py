@@ -178,3 +178,16 @@ def test_nvcc_not_found_without_a_plain_sudo_is_not_this_code(tmp_path, text):
     err.write_text(text, encoding="utf-8")
     got = _codes(CliRunner().invoke(cli, ["check", "--from-text", str(err), "--format", "json"]))
     assert "sudo-resets-path-nvcc-not-found" not in got, got
+
+
+def test_a_cpu_only_torch_is_not_an_extension_built_without_cuda(tmp_path):
+    # torch's own sentence (a CPU torch), from the error corpus: cpu-only-torch, not this code
+    (d,) = [
+        json.loads(ln)
+        for ln in (ROOT / "tests" / "data" / "error_corpus" / "cuda-runtime.jsonl").read_text(encoding="utf-8").splitlines()
+        if "Torch not compiled with CUDA enabled" in ln
+    ][:1]
+    err = tmp_path / "e.txt"
+    err.write_text(d["text"], encoding="utf-8")
+    got = _codes(CliRunner().invoke(cli, ["check", "--from-text", str(err), "--format", "json"]))
+    assert "extension-built-without-cuda" not in got and "cpu-only-torch" in got, got

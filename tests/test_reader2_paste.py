@@ -118,3 +118,41 @@ def test_the_paste_gives_what_the_error_line_gives(tmp_path, case, code):
         assert r.exit_code in (0, 1), r.output
         codes = [f["code"] for f in json.loads(r.stdout)["findings"] if f["severity"] in ("error", "warning")]
         assert code in codes, codes
+
+
+def test_a_sentence_holding_the_loader_error_inline_stays_error_text():
+    # https://github.com/open-mmlab/mmdetection/issues/3991 (b11-49): the error and the question on one line
+    got = _error_lines(_paste("b11-49-mmdet-mmcv-ext-undefined-symbol-recompile"))
+    assert any("undefined symbol: _ZN3c106Symbol14fromQualStringERKSs" in ln for ln in got), got
+
+
+def test_a_sentence_with_an_error_number_stays_error_text():
+    # https://github.com/Softcatala/whisper-ctranslate2/issues/41 (b12-26): "error code 126" is the loader's number
+    got = _error_lines(_paste("b12-26-whisper-ct2-win10-cudnn-cnn-infer-dll-zlib"))
+    assert "I get error code 126 with CUDA installed and running." in got, got
+
+
+def test_a_compiler_command_echo_is_not_error_text_but_the_outcome_is():
+    # https://github.com/pytorch/extension-cpp/issues/48: distutils echoes gcc's command line, then the failure
+    echo = (
+        "gcc -pthread -B /home/guhongyang/anaconda3/compiler_compat -Wl,--sysroot=/ -Wsign-compare -DNDEBUG -g -fwrapv -O3 "
+        "-Wall -Wstrict-prototypes -fPIC -I/home/guhongyang/anaconda3/lib/python3.7/site-packages/torch/include "
+        "-I:/usr/local/cuda-9.0/include -I/home/guhongyang/anaconda3/include/python3.7m -c lltm_cuda.cpp "
+        "-o build/temp.linux-x86_64-3.7/lltm_cuda.o -DTORCH_API_INCLUDE_EXTENSION_H -DTORCH_EXTENSION_NAME=lltm_cuda"
+    )
+    outcome = "unable to execute ':/usr/local/cuda-9.0/bin/nvcc': No such file or directory"
+    assert issue._command_echo(echo) and not issue._command_echo(outcome)
+    got = _error_lines(echo + "\n" + outcome)
+    assert got == [outcome], got
+
+
+def test_a_command_echo_an_error_signature_knows_stays_error_text():
+    # https://github.com/rusty1s/pytorch_cluster/issues/55: the echoed nvcc path itself shows the malformed CUDA_HOME
+    # (its title is the outcome line; the echo's flags shortened)
+    echo = (
+        "/usr/local/cuda:/bin/nvcc -I/home/gautam/anaconda3/lib/python3.7/site-packages/torch/include -c cuda/graclus_kernel.cu"
+    )
+    outcome = "unable to execute '/usr/local/cuda:/bin/nvcc': No such file or directory"
+    assert issue._command_echo(echo)
+    got = _error_lines("running build_ext\n" + echo + "\n" + outcome)
+    assert echo in got and outcome in got, got

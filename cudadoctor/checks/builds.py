@@ -22,8 +22,12 @@ The pytorch conda packages of the CUDA 8-11 era do not carry the CUDA runtime: t
 sudo replaces PATH with its secure_path (env_reset, /etc/sudoers): a build run as `sudo python setup.py install` does
 not see the CUDA bin directory the user's shell adds, and cannot find nvcc although it is installed.
 
+Extensions whose setup.py compiles their CUDA code only when it finds CUDA at build time (torch.cuda.is_available()
+and CUDA_HOME, or FORCE_CUDA=1: detectron2, maskrcnn-benchmark, torch-scatter/-sparse/-cluster, ...) built where
+none was found are CPU-only builds: "RuntimeError: Not compiled with GPU support" on the first CUDA tensor.
+
 Codes: cuda-home-malformed, extension-build-without-gpu-arch-unset, conda-cudatoolkit-missing,
-sudo-resets-path-nvcc-not-found.
+sudo-resets-path-nvcc-not-found, extension-built-without-cuda.
 """
 
 from __future__ import annotations
@@ -134,6 +138,32 @@ SUDO_RESETS_PATH = Code(
         '`sudo env "PATH=$PATH" CUDA_HOME=$CUDA_HOME python setup.py install`.',
     },
     links=("https://www.sudo.ws/docs/man/sudoers.man/#secure_path", "https://askubuntu.com/questions/428234"),
+)
+
+EXTENSION_BUILT_WITHOUT_CUDA = Code(
+    code="extension-built-without-cuda",
+    title="A compiled extension was built without its CUDA code (no GPU or toolkit found when it was built)",
+    area="packages",
+    severity="error",
+    explanation={
+        "what": "An extension (detectron2, maskrcnn-benchmark, torch-scatter, torch-sparse, ...) works on CPU tensors but "
+        'says "RuntimeError: Not compiled with GPU support" (or "Not compiled with CUDA support") on CUDA ones.',
+        "why": "Such setup.py files compile the CUDA kernels only when they find CUDA at build time: "
+        "torch.cuda.is_available() and CUDA_HOME, or FORCE_CUDA=1. Built where torch saw no GPU (`docker build`, a "
+        "build node, a CPU-only torch at that moment) or no toolkit, the extension is a CPU-only build. pip builds "
+        "from source whenever no prebuilt wheel matches torch and CUDA.",
+        "confirm": "`python -c 'import torch; from torch.utils.cpp_extension import CUDA_HOME; "
+        "print(torch.cuda.is_available(), CUDA_HOME)'` where it was built (True and a toolkit directory are needed); "
+        "`pip show -f <package>` lists no CUDA object.",
+        "fix": "Install the prebuilt wheel for your torch and CUDA where there is one (e.g. from data.pyg.org's index), or "
+        "rebuild with CUDA forced: `FORCE_CUDA=1 pip install --no-build-isolation --no-cache-dir --force-reinstall "
+        "<package>` with CUDA_HOME set (in a Dockerfile: ENV FORCE_CUDA=1 and TORCH_CUDA_ARCH_LIST), after deleting "
+        "any build/ directory of a source checkout.",
+    },
+    links=(
+        "https://detectron2.readthedocs.io/en/latest/tutorials/install.html#common-installation-issues",
+        "https://github.com/rusty1s/pytorch_scatter#installation",
+    ),
 )
 
 #: The nvcc path the log shows, for the evidence's "CUDA_HOME was" (the part before /bin/nvcc).
@@ -290,5 +320,33 @@ def sudo_resets_path(fx: Facts) -> Iterator[Finding]:
     )
 
 
+@check(EXTENSION_BUILT_WITHOUT_CUDA)
+def extension_built_without_cuda(fx: Facts) -> Iterator[Finding]:
+    """An extension says it was not compiled with GPU/CUDA support."""
+    said = error_match(fx, EXTENSION_BUILT_WITHOUT_CUDA)
+    if not said:
+        return
+    cmds = [
+        "python -c 'import torch; from torch.utils.cpp_extension import CUDA_HOME; print(torch.cuda.is_available(), "
+        "CUDA_HOME)'  # where it is built: True and a toolkit directory",
+        "# a prebuilt wheel for your torch and CUDA, where the project publishes one (torch-scatter & co: -f "
+        "https://data.pyg.org/whl/torch-<X.Y.Z>+cu<NNN>.html)",
+        "FORCE_CUDA=1 python -m pip install --no-build-isolation --no-cache-dir --force-reinstall <package>  # or rebuild "
+        "with its CUDA code forced",
+        "# a source checkout: rm -rf build/ first; in a Dockerfile: ENV FORCE_CUDA=1 TORCH_CUDA_ARCH_LIST=<arch list>",
+    ]
+    yield EXTENSION_BUILT_WITHOUT_CUDA.finding(
+        title="The extension was built without its CUDA code: rebuild it where CUDA is found (FORCE_CUDA=1) or install its CUDA wheel",
+        evidence={said[0]: said[1]},
+        fix=Fix(tuple(cmds), "Its setup.py compiled the CUDA kernels only if it found CUDA at build time; it did not."),
+    )
+
+
 def register():
-    return [cuda_home_malformed, build_without_gpu_arch, conda_cudatoolkit_missing, sudo_resets_path]
+    return [
+        cuda_home_malformed,
+        build_without_gpu_arch,
+        conda_cudatoolkit_missing,
+        sudo_resets_path,
+        extension_built_without_cuda,
+    ]

@@ -155,11 +155,22 @@ _NARRATIVE = re.compile(
     r"[Cc]an (?:any ?one|some ?one|you) |[Ii]s there (?:any|a) |[Hh]ow (?:can|do|to) |[Tt]hanks?\b|[Tt]hank you)"
 )
 #: What marks a sentence as quoting a program's error all the same: an exception's name, an error code with a colon
-#: ("error: command 'gcc' failed", "fatal:"), the names CUDA tools' errors carry, or a quoted/backticked error.
+#: ("error: command 'gcc' failed", "fatal:") or a number ("error code 126"), a loader's words ("undefined symbol",
+#: "cannot open shared object", a library file), the names CUDA tools' errors carry, or a quoted/backticked error.
 _QUOTED_ERROR = re.compile(
-    r"\b[A-Z]\w*(?:Error|Exception)\b|\b(?:error|fatal|E)\s*:\s|[`'\"][^`'\"]{0,200}(?:error|fail|not found|cannot)[^`'\"]{0,200}[`'\"]",
+    r"\b[A-Z]\w*(?:Error|Exception)\b|\b(?:error|fatal|E)\s*:\s|\berror\s*(?:code\s*)?[:=]?\s*-?\d+|"
+    r"undefined symbol|cannot open shared object|no kernel image|\.so(?:\.\d+)*:|\w\.dll\b|"
+    r"[`'\"][^`'\"]{0,200}(?:error|fail|not found|cannot)[^`'\"]{0,200}[`'\"]",
     re.I,
 )
+#: A build tool's echo of the command it runs ("[1/2] /usr/local/cuda/bin/nvcc -DTORCH_EXTENSION_NAME=... -gencode=...",
+#: "gcc -pthread -B ... -c src/x.cpp -o build/x.o"): the command, not its outcome. Its flags name architectures and paths
+#: that read like an error (nvcc, compute_86) and push the real error lines out of what the classifier weighs.
+_COMMAND_ECHO = re.compile(
+    r"^\s*(?:\[\d+/\d+\]\s+)?(?:\S*/)?(?:nvcc|gcc|g\+\+|c\+\+|cc|clang(?:\+\+)?|x86_64-linux-gnu-g(?:cc|\+\+)|ld|ninja)"
+    r"(?:-\d+(?:\.\d+)*)?(?:\.exe)?\s+(?:-{1,2}[A-Za-z]|\S+\.(?:cu|cpp|cc|cxx|c|o|so)\b)"
+)
+_OUTCOME_WORDS = re.compile(r"\b(?:error|fatal|failed|failure|cannot|unable|warning)\b|not found|no such file", re.I)
 #: A "label: value" line or an item of a list of versions ("- GPU: 3060", "4) 系统环境: win10, python3.8", "OS: Ubuntu 20.04").
 _LABELLED = re.compile(r"^\s*(?:[-*\u2022]\s*)?(?:\(?\d{1,2}[).\u3001:]\s*)?(?P<label>[^:\n]{1,40}?)\s*[:=]\s*\S")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*\u2022]\s+|\(?\d{1,2}[).\u3001]\s*)")
@@ -269,7 +280,7 @@ def _segment(lines: List[str]) -> List[Optional[str]]:
         finder(lines, kinds)
     for i, line in enumerate(lines):
         if kinds[i] is None and line.strip():
-            kinds[i] = "error" if _errorish(line) and not _BOILERPLATE.match(line) and not _narrative(line) else "ignored"
+            kinds[i] = "error" if _errorish(line) and not _BOILERPLATE.match(line) and not _aside(line) else "ignored"
     _error_paragraphs(lines, kinds)
     return kinds
 
@@ -297,6 +308,17 @@ def _narrative(line: str) -> bool:
     signature matches them (a sentence naming the error in its words: see :func:`read`)."""
     line = line[:2000]
     return bool(_NARRATIVE.search(line)) and not _QUOTED_ERROR.search(line) and not _CUDA_NAMES.search(line)
+
+
+def _command_echo(line: str) -> bool:
+    """A build tool's echo of a compiler command with no outcome word on it (see :data:`_COMMAND_ECHO`)."""
+    return bool(_COMMAND_ECHO.match(line[:2000])) and not _OUTCOME_WORDS.search(line[:4000])
+
+
+def _aside(line: str) -> bool:
+    """A line beside the error, not the error: the reporter's sentence, or a command echoed by a build tool. (An error
+    signature that matches it makes it error text again: see :func:`read`.)"""
+    return _narrative(line) or _command_echo(line)
 
 
 def _stated_fact(line: str) -> bool:
@@ -354,7 +376,7 @@ def _error_paragraphs(lines: List[str], kinds: List[Optional[str]]) -> None:
                     kinds[k] == "ignored"
                     and not _BOILERPLATE.match(lines[k])
                     and (near is None or k in near)
-                    and not _narrative(lines[k])
+                    and not _aside(lines[k])
                     and not _stated_fact(lines[k])
                 ):
                     kinds[k] = "error"
@@ -724,10 +746,13 @@ def _prose_facts(facts: Dict[str, Any], lines: List[str], parts: List[Dict[str, 
             for i in range(a - 1, b):
                 if not is_fence(lines[i]):
                     body[i] = lines[i]
-    conda = next(((n, ln) for n, ln in enumerate(lines, 1) if "conda" in ln.lower() and _CONDA_MENTION.search(ln)), None)
+    conda = next(
+        ((n, m) for n, ln in enumerate(lines, 1) if "conda" in ln.lower() for m in [_CONDA_MENTION.search(ln)] if m), None
+    )
     if conda:
-        # The text shows a conda environment (a path in one, a conda command): which loader paths torch has depends on it.
-        facts["pasted"]["conda"] = {"line": conda[0], "text": conda[1].strip()[:200]}
+        # The text shows a conda environment (a path in one, a conda command): which loader paths torch has depends on
+        # it. Only the words that show it are kept (the line's path may hold a user name the report redacts).
+        facts["pasted"]["conda"] = {"line": conda[0], "text": conda[1].group(0)}
     got = prose.read(body)
     if not got:
         return
