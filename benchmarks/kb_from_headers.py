@@ -13,6 +13,7 @@ existing table: this script refreshes the numbers, names and texts only.
 
 from __future__ import annotations
 
+import argparse
 import ctypes
 import json
 import re
@@ -308,4 +309,7 @@ def _mapped(e: dict) -> dict:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]) if len(sys.argv) > 1 else Path(sys.prefix) / "lib" / "python3.11" / "site-packages" / "nvidia")
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("nvidia", nargs="?", type=Path, help="the nvidia folder of a site-packages (default: this Python's)")
+    a = ap.parse_args()
+    main(a.nvidia or Path(sys.prefix) / "lib" / "python3.11" / "site-packages" / "nvidia")

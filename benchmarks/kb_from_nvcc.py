@@ -13,10 +13,10 @@ nvidia-cuda-nvcc-cu12 / nvidia-cuda-nvcc + nvidia-cuda-crt wheels on PyPI), read
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 KB = Path(__file__).resolve().parent.parent / "cudadoctor" / "kb"
@@ -123,4 +123,6 @@ def main(dirs: list) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("dirs", nargs="+", metavar="DIR", help="one folder per CUDA release, named by its wheel version")
+    main(ap.parse_args().dirs)

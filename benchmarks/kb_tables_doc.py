@@ -5,6 +5,7 @@ python benchmarks/kb_tables_doc.py
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 from cudadoctor import kb
@@ -132,4 +133,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
     main()

@@ -10,6 +10,7 @@ kb/torch_releases.json.
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import subprocess
@@ -88,4 +89,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
     main()

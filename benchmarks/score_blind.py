@@ -9,11 +9,15 @@ Form "facts": `check --from-collect-env X.txt [--error-file X.error.txt] --forma
 Form "paste": `check --from-text X.paste.txt --format json` (a refusal, exit 2, is a miss).
 Right: the label is the code of an error or warning finding; a healthy case is right with no error finding.
 "Top": the label is the first error finding's code (or, with no error, the first warning's).
+A label `uncatalogued:NAME` (a confirmed cause without a code when the batch was frozen) is matched by a
+finding with code NAME once the catalogue has a code NAME; such cases are listed in a note, since the
+batch's frozen first-sight figure did not count them.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import subprocess
@@ -33,7 +37,31 @@ def _run(args: list) -> tuple:
         return None, [f"unreadable output: {e}"]
 
 
+REPO = Path(__file__).resolve().parents[1]
+
+
+@functools.lru_cache(maxsize=1)
+def _codes() -> frozenset:
+    """Every code the catalogue has now (built-in checks, no plugins)."""
+    if str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))
+    from cudadoctor import registry
+
+    return frozenset(registry.load(plugins=False).codes)
+
+
+def effective_label(label: str, codes=None) -> str:
+    """The label a finding must carry: `uncatalogued:NAME` is NAME once the catalogue has a code NAME
+    (the cause got a code after the batch was frozen); any other label is itself."""
+    if label.startswith("uncatalogued:"):
+        name = label.partition(":")[2].strip()
+        if name in (_codes() if codes is None else codes):
+            return name
+    return label
+
+
 def _judge(label: str, findings) -> tuple:
+    label = effective_label(label)
     if findings is None:
         return False, False, []
     got = [(f["severity"], f["code"]) for f in findings]
@@ -50,6 +78,8 @@ def score_case(folder: Path, cid: str) -> dict:
     case = json.loads((folder / f"{cid}.json").read_text(encoding="utf-8"))
     label = case["label"]
     out = {"id": cid, "label": label, "source": case.get("source")}
+    if effective_label(label) != label:
+        out["catalogued_since"] = effective_label(label)
     args = ["check", "--from-collect-env", str(folder / f"{cid}.txt"), "--format", "json"]
     if (folder / f"{cid}.error.txt").exists():
         args += ["--error-file", str(folder / f"{cid}.error.txt")]
@@ -69,7 +99,9 @@ def main() -> int:
     ap.add_argument("--markdown", action="store_true", help="print a per-case table")
     ap.add_argument("--json", type=Path, help="write every result here")
     a = ap.parse_args()
-    ids = sorted(p.name[: -len(".json")] for p in a.folder.glob("*.json") if (p.parent / (p.name[: -len(".json")] + ".txt")).exists())
+    ids = sorted(
+        p.name[: -len(".json")] for p in a.folder.glob("*.json") if (p.parent / (p.name[: -len(".json")] + ".txt")).exists()
+    )
     if not ids:
         print(f"score_blind: no cases in {a.folder}", file=sys.stderr)
         return 2
@@ -95,6 +127,12 @@ def main() -> int:
                     p = "right" if r["paste_right"] else "**wrong**: " + (", ".join(r["paste_got"]) or "no finding")
             print(f"| {r['id']} | {r['label']} | {f} | {p} |")
         print()
+    since = [r for r in rows if r.get("catalogued_since")]
+    if since:
+        print(f"note: {len(since)} label(s) `uncatalogued:NAME` now have a code NAME and are scored against it:")
+        for r in since:
+            got = ", ".join(f for f, k in (("facts", "facts_right"), ("paste", "paste_right")) if r.get(k)) or "neither form"
+            print(f"  {r['id']}: {r['label']} -> {r['catalogued_since']} (right: {got})")
     print(f"facts + error line: {fr}/{n} right ({100 * fr / n:.0f} %), top cause {ft}/{n}")
     if pasted:
         m = len(pasted)

@@ -37,10 +37,6 @@ KINDS: Dict[str, int] = {
 }
 
 
-class DocumentError(ValueError):
-    """Not a cudadoctor document, or one this version cannot read; the message is one line."""
-
-
 def envelope(kind: str, body: Optional[Mapping[str, Any]] = None, schema_version: Optional[int] = None) -> Dict[str, Any]:
     """A new document of ``kind``: the envelope keys, then ``body``'s keys."""
     if kind not in KINDS and schema_version is None:
@@ -51,13 +47,6 @@ def envelope(kind: str, body: Optional[Mapping[str, Any]] = None, schema_version
             if key not in ("kind", "schema_version"):
                 doc[key] = value
     return doc
-
-
-def kind_of(doc: Any) -> Optional[str]:
-    """The document's kind, or None for anything that is not a JSON object with a string kind."""
-    if isinstance(doc, dict) and isinstance(doc.get("kind"), str):
-        return doc["kind"]
-    return None
 
 
 def dumps(doc: Any) -> str:

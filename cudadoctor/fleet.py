@@ -1,7 +1,8 @@
 """Fleet: read the reports of many nodes back and say which nodes deviate and which are broken.
 
 Cluster engines (Slurm, Kubernetes, pdsh) run ``cudadoctor check --format json -o DIR/{host}.json``
-on every node; :func:`analyse` reads the directory and
+on every node. This module finds and reads those files (:func:`find_files`, :func:`read_all`);
+:func:`cudadoctor.fleet_summary.run` reads such a directory and
 
 * groups nodes by *configuration*: driver, torch version and its CUDA variant, GPU model and
   count, cudadoctor version and knowledge-base date (:data:`KEYS`);
@@ -40,7 +41,6 @@ SMOKE_DIST_KIND = "cudadoctor-smoke-distributed"
 #: previous release's (per rank, and the combined job report), read for one release.
 SMOKE_JOB_KINDS = ("cudadoctor-smoke-job", "cudadoctor-smoke-distributed-combined")
 SMOKE_KINDS = ("cudadoctor-smoke", "cudadoctor-smoke-rank", SMOKE_DIST_KIND) + SMOKE_JOB_KINDS
-FLEET_SCHEMA_VERSION = 1
 #: Largest file read. Real reports are tens of kB; a larger file is listed as unreadable.
 MAX_FILE_BYTES = 8 * 1024 * 1024
 
@@ -57,6 +57,10 @@ KEYS: Tuple[Tuple[str, str], ...] = (
 KEY_NAMES = tuple(k for k, _ in KEYS)
 LABELS = dict(KEYS)
 UNKNOWN = "unknown"
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
 class FleetUsageError(ValueError):
@@ -512,7 +516,7 @@ def read_all(
     smoke: List[SmokeRun] = []
 
     def diag(facts: Dict[str, Any]) -> List[Any]:
-        return (diagnose or _registry_of())(facts)
+        return (diagnose or shared_diagnoser())(facts)
 
     for path in files:
         try:
@@ -539,46 +543,11 @@ def read_all(
     return nodes, bad, smoke
 
 
-def run(
-    paths: Sequence[str],
-    latest: bool = False,
-    strict: bool = False,
-    recheck: bool = False,
-    diagnose: Optional[Diagnoser] = None,
-    names: str = "host",
-) -> Dict[str, Any]:
-    """Find, read and analyse; raises :class:`FleetUsageError` when there is nothing usable."""
-    files = find_files(paths)
-    if not files:
-        raise FleetUsageError(f"no report files (*.json) in {', '.join(paths)}")
-    nodes, bad, smoke = read_all(files, diagnose, recheck, names)
-    if not nodes and not smoke:
-        first = f" (first: {bad[0].file}: {bad[0].reason})" if bad else ""
-        from .fleet_summary import plural
-
-        raise FleetUsageError(f"none of the {plural(len(files), 'file')} is a readable cudadoctor report{first}")
-    reg = getattr(diagnose, "registry", None) or getattr(_registry_of(), "registry", None)
-
-    def title(code: str) -> Optional[str]:
-        c = reg.code(code) if reg is not None else None
-        return c.title if c is not None else None
-
-    from .fleet_summary import analyse
-
-    return analyse(nodes, bad, latest=latest, strict=strict, titles=title, smoke=smoke)
-
-
 _DIAG: Dict[str, Diagnoser] = {}
 
 
-def _registry_of() -> Diagnoser:
+def shared_diagnoser() -> Diagnoser:
+    """One :func:`default_diagnoser` for the process (loading the registry once)."""
     if "d" not in _DIAG:
         _DIAG["d"] = default_diagnoser()
     return _DIAG["d"]
-
-
-def render(result: Dict[str, Any], fmt: str, verbose: bool = False) -> str:
-    """The fleet summary in ``fmt``: see cudadoctor/render/fleet.py."""
-    from .render.fleet import render as _render
-
-    return _render(result, fmt, verbose)

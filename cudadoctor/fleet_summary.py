@@ -9,18 +9,29 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections import Counter
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import __version__
 from .document import envelope
-from .fleet import FLEET_KIND, KEY_NAMES, KEYS, Node, SmokeRun, Unreadable, natural_key, smoke_summary
+from .fleet import (
+    FLEET_KIND,
+    KEY_NAMES,
+    KEYS,
+    Diagnoser,
+    FleetUsageError,
+    Node,
+    SmokeRun,
+    Unreadable,
+    find_files,
+    natural_key,
+    plural,
+    read_all,
+    shared_diagnoser,
+    smoke_summary,
+)
 from .model import severity_rank
 
 Config = Tuple[str, ...]
-
-
-def plural(n: int, word: str) -> str:
-    return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
 def keep_latest(nodes: List[Node]) -> Tuple[List[Node], List[Dict[str, str]]]:
@@ -200,3 +211,31 @@ def _nodes_verdict(s: Dict[str, Any], attention: int, strict: bool) -> str:
             return f"the {plural(s['nodes'], 'node')} read are healthy and uniform, but {plural(s['unreadable'], 'file')} could not be read"
         return f"all {plural(s['nodes'], 'node')} healthy and uniform"
     return f"{attention:,} of {plural(s['nodes'], 'node')} need attention: {', '.join(parts)}{tail}"
+
+
+def run(
+    paths: Sequence[str],
+    latest: bool = False,
+    strict: bool = False,
+    recheck: bool = False,
+    diagnose: Optional[Diagnoser] = None,
+    names: str = "host",
+) -> Dict[str, Any]:
+    """Find, read (:mod:`cudadoctor.fleet`) and analyse: the ``cudadoctor-fleet`` document.
+
+    Raises :class:`~cudadoctor.fleet.FleetUsageError` when there is nothing usable.
+    """
+    files = find_files(paths)
+    if not files:
+        raise FleetUsageError(f"no report files (*.json) in {', '.join(paths)}")
+    nodes, bad, smoke = read_all(files, diagnose, recheck, names)
+    if not nodes and not smoke:
+        first = f" (first: {bad[0].file}: {bad[0].reason})" if bad else ""
+        raise FleetUsageError(f"none of the {plural(len(files), 'file')} is a readable cudadoctor report{first}")
+    reg = getattr(diagnose, "registry", None) or getattr(shared_diagnoser(), "registry", None)
+
+    def title(code: str) -> Optional[str]:
+        c = reg.code(code) if reg is not None else None
+        return c.title if c is not None else None
+
+    return analyse(nodes, bad, latest=latest, strict=strict, titles=title, smoke=smoke)

@@ -93,20 +93,6 @@ class Code:
             links=tuple(links) or self.links,
         )
 
-    def matches(self, text: str) -> List[str]:
-        """The signatures of this code (its signature data in kb/errors/ and its own) found in ``text``,
-        normalised by the error-text engine: the matched substrings."""
-        from .errortext import compiled, normalize, of_code
-
-        norm = normalize(text)
-        flat = re.sub(r"\s+", " ", norm)
-        hits = []
-        for sig in of_code(self):
-            m = compiled(sig.regex).search(norm) or compiled(sig.regex).search(flat)
-            if m:
-                hits.append(m.group(0))
-        return hits
-
     def to_dict(self) -> Dict[str, Any]:
         return {
             "code": self.code,

@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, load_fixture, run_cli
-from cudadoctor import fleet
+from cudadoctor import fleet, fleet_summary
+from cudadoctor.render.fleet import render as render_fleet
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 import fleet_10k as gen  # noqa: E402
@@ -39,7 +40,7 @@ def fleet_dir(tmp_path_factory):
 @pytest.fixture(scope="module")
 def result(fleet_dir):
     d, _ = fleet_dir
-    return fleet.run([str(d)])
+    return fleet_summary.run([str(d)])
 
 
 @pytest.fixture(scope="module")
@@ -258,7 +259,7 @@ def test_bad_files_are_listed_not_fatal(tmp_path, templates):
     }
     for name, text in cases.items():
         (tmp_path / name).write_text(text)
-    res = fleet.run([str(tmp_path)])
+    res = fleet_summary.run([str(tmp_path)])
     assert [n["file"] for n in res["nodes"]] == [str(good)]
     bad = {Path(u["file"]).name: u["reason"] for u in res["unreadable"]}
     assert "newer cudadoctor (schema 99" in bad["newer.json"]
@@ -287,7 +288,7 @@ def test_pickle_is_never_unpickled(tmp_path, templates):
 
     (tmp_path / "evil.json").write_bytes(pickle.dumps(Evil()))
     write(tmp_path, "good.json", templates["majority"], "good")
-    res = fleet.run([str(tmp_path)])
+    res = fleet_summary.run([str(tmp_path)])
     assert not marker.exists()
     assert [Path(u["file"]).name for u in res["unreadable"]] == ["evil.json"]
 
@@ -296,7 +297,7 @@ def test_fifo_is_not_read(tmp_path, templates):
     fifo = tmp_path / "pipe.json"
     os.mkfifo(fifo)
     write(tmp_path, "good.json", templates["majority"], "good")
-    res = fleet.run([str(tmp_path)])  # would block forever if the FIFO were opened
+    res = fleet_summary.run([str(tmp_path)])  # would block forever if the FIFO were opened
     assert {u["reason"] for u in res["unreadable"]} == {"not a regular file"}
 
 
@@ -305,14 +306,14 @@ def test_hidden_and_temporary_files_skipped(tmp_path, templates):
     (tmp_path / ".good.json.123.abcd.tmp").write_text("{")
     (tmp_path / ".hidden.json").write_text("{")
     (tmp_path / "notes.txt").write_text("x")
-    res = fleet.run([str(tmp_path)])
+    res = fleet_summary.run([str(tmp_path)])
     assert res["summary"]["files"] == 1 and not res["unreadable"]
 
 
 def test_subdirectories_walked(tmp_path, templates):
     write(tmp_path / "job1", "a.json", templates["majority"], "a")
     write(tmp_path / "job2", "b.json", templates["majority"], "b")
-    assert sorted(n["node"] for n in fleet.run([str(tmp_path)])["nodes"]) == ["a", "b"]
+    assert sorted(n["node"] for n in fleet_summary.run([str(tmp_path)])["nodes"]) == ["a", "b"]
 
 
 def test_untrusted_names_cannot_inject(tmp_path, templates):
@@ -320,12 +321,12 @@ def test_untrusted_names_cannot_inject(tmp_path, templates):
     write(tmp_path, "b.json", templates["old-driver"], "[click](javascript:alert(1))")
     write(tmp_path, "c1.json", templates["majority"], "c1")
     write(tmp_path, "c2.json", templates["majority"], "c2")
-    res = fleet.run([str(tmp_path)])
-    text = fleet.render(res, "text")
+    res = fleet_summary.run([str(tmp_path)])
+    text = render_fleet(res, "text")
     assert "\x1b" not in text
-    rows = list(csv.reader(io.StringIO(fleet.render(res, "csv"))))
+    rows = list(csv.reader(io.StringIO(render_fleet(res, "csv"))))
     assert all(not cell.startswith("=") for row in rows for cell in row)
-    md = fleet.render(res, "markdown")
+    md = render_fleet(res, "markdown")
     assert "[click](javascript" not in md and "\\[click\\]" in md
 
 
@@ -336,7 +337,7 @@ def test_pseudonymous_names_group_like_real_ones(tmp_path, templates):
     for n in names:
         write(tmp_path, f"{n}.json", templates["majority"], n)
     write(tmp_path, "x.json", templates["old-driver"], "host-9d2f0011")
-    res = fleet.run([str(tmp_path)])
+    res = fleet_summary.run([str(tmp_path)])
     assert res["majority"]["count"] == 3
     assert [d["node"] for d in res["deviating_nodes"]] == ["host-9d2f0011"]
 
@@ -345,19 +346,19 @@ def test_no_hostname_uses_file_name(tmp_path, templates):
     doc = json.loads(templates["majority"].replace(gen.WHEN, "2026-11-22T00:00:00+00:00"))
     del doc["facts"]["system"]["hostname"]
     (tmp_path / "rack4-slot2.json").write_text(json.dumps(doc))
-    assert [n["node"] for n in fleet.run([str(tmp_path)])["nodes"]] == ["rack4-slot2"]
+    assert [n["node"] for n in fleet_summary.run([str(tmp_path)])["nodes"]] == ["rack4-slot2"]
 
 
 def test_same_name_in_two_files(tmp_path, templates):
     write(tmp_path, "n1-20261121.json", templates["old-driver"], "n1", when="2026-11-21T10:00:00+00:00")
     write(tmp_path, "n1-20261122.json", templates["majority"], "n1", when="2026-11-22T10:00:00+00:00")
     write(tmp_path, "n2-20261122.json", templates["majority"], "n2", when="2026-11-22T10:00:00+00:00")
-    both = fleet.run([str(tmp_path)])
+    both = fleet_summary.run([str(tmp_path)])
     assert both["summary"]["nodes"] == 3
     assert {n["node"] for n in both["nodes"]} == {f"n1 ({tmp_path / 'n1-20261121.json'})",
                                                   f"n1 ({tmp_path / 'n1-20261122.json'})", "n2"}
-    assert "appears in more than one file" in fleet.render(both, "text")
-    latest = fleet.run([str(tmp_path)], latest=True)
+    assert "appears in more than one file" in render_fleet(both, "text")
+    latest = fleet_summary.run([str(tmp_path)], latest=True)
     assert latest["summary"]["nodes"] == 2 and latest["summary"]["uniform"] is True
     assert latest["superseded"] == [{"node": "n1", "file": str(tmp_path / "n1-20261121.json"),
                                      "by": str(tmp_path / "n1-20261122.json")}]
@@ -367,22 +368,22 @@ def test_same_name_in_two_files(tmp_path, templates):
 def test_natural_order(tmp_path, templates):
     for n in ("node10", "node2", "node1"):
         write(tmp_path, f"{n}.json", templates["majority"], n)
-    assert [n["node"] for n in fleet.run([str(tmp_path)])["nodes"]] == ["node1", "node2", "node10"]
+    assert [n["node"] for n in fleet_summary.run([str(tmp_path)])["nodes"]] == ["node1", "node2", "node10"]
 
 
 def test_recheck_rediagnoses_reports(tmp_path, templates):
     doc = json.loads(templates["cpu-torch"].replace(gen.HOST, "c").replace(gen.WHEN, "2026-11-22T00:00:00+00:00"))
     doc["findings"] = []  # as if written by a cudadoctor that did not know this problem
     (tmp_path / "c.json").write_text(json.dumps(doc))
-    assert by_node(fleet.run([str(tmp_path)]))["c"]["codes"] == []
-    rechecked = by_node(fleet.run([str(tmp_path)], recheck=True))["c"]
+    assert by_node(fleet_summary.run([str(tmp_path)]))["c"]["codes"] == []
+    rechecked = by_node(fleet_summary.run([str(tmp_path)], recheck=True))["c"]
     assert "cpu-only-torch" in rechecked["codes"] and rechecked["rediagnosed"]
 
 
 def test_files_given_explicitly(fleet_dir):
     d, hosts = fleet_dir
     files = [str(d / f"{h}.json") for h in hosts["majority"][:3] + hosts["a100"][:1]]
-    res = fleet.run(files + files[:1])  # the same file twice counts once
+    res = fleet_summary.run(files + files[:1])  # the same file twice counts once
     assert res["summary"]["nodes"] == 4 and [x["node"] for x in res["deviating_nodes"]] == hosts["a100"][:1]
 
 
@@ -499,7 +500,7 @@ def test_smoke_results_are_summarised_with_the_root_cause_first(tmp_path, templa
     write(tmp_path, "b.json", templates["majority"], "b")
     for f in SMOKE.glob("*.json"):
         (tmp_path / f.name).write_bytes(f.read_bytes())
-    res = fleet.run([str(tmp_path)])
+    res = fleet_summary.run([str(tmp_path)])
     sm = res["smoke"]
     assert (sm["runs"], sm["passed"], sm["failed"], sm["errors"]) == (5, 3, 2, 0)
     assert res["summary"]["nodes"] == 2 and res["unreadable"] == []
@@ -509,14 +510,14 @@ def test_smoke_results_are_summarised_with_the_root_cause_first(tmp_path, templa
     assert sm["hosts"]["vm"]["failed"] == [0, 1]
     assert sm["bandwidth"]["busbw_gbps"]["min"] > 0 and len(sm["bandwidth"]["slowest"]) == 4
     assert res["summary"]["exit_code"] == 1
-    text = fleet.render(res, "text")
+    text = render_fleet(res, "text")
     assert "Smoke (5 runs on 2 hosts, world size 2): 3 passed, 2 failed" in text
     assert text.index("vm#1 — RuntimeError: injected fault") < text.index("vm#0 — stopped by the launcher")
     assert text.rstrip().endswith("smoke: 2 of 5 runs failed")
-    rows = list(csv.DictReader(io.StringIO(fleet.render(res, "csv"))))
+    rows = list(csv.DictReader(io.StringIO(render_fleet(res, "csv"))))
     assert sorted(r["status"] for r in rows if r["status"].startswith("smoke")) == \
         ["smoke-fail", "smoke-fail", "smoke-pass", "smoke-pass", "smoke-pass"]
-    assert "### Smoke" in fleet.render(res, "markdown")
+    assert "### Smoke" in render_fleet(res, "markdown")
 
 
 def test_passing_smoke_results_alone(tmp_path):
@@ -537,7 +538,7 @@ def test_malformed_smoke_result_is_listed(tmp_path, templates):
     (tmp_path / "t.json").write_text(json.dumps(doc))
     del doc["stages"]  # was "could not be interpreted (TypeError)"
     (tmp_path / "u.json").write_text(json.dumps(doc))
-    bad = {Path(u["file"]).name: u["reason"] for u in fleet.run([str(tmp_path)])["unreadable"]}
+    bad = {Path(u["file"]).name: u["reason"] for u in fleet_summary.run([str(tmp_path)])["unreadable"]}
     assert bad == {
         "s.json": "smoke result with status 'maybe'",
         "t.json": "smoke result with a malformed stage",

@@ -19,7 +19,7 @@ from conftest import FIXTURES, REPO, load_fixture, run_cli
 sys.path.insert(0, str(REPO / "benchmarks"))
 import fleet_10k as gen  # noqa: E402
 
-from cudadoctor import fleet  # noqa: E402
+from cudadoctor import fleet_summary  # noqa: E402
 from cudadoctor.render.fleet_html import outliers, render_html  # noqa: E402
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
@@ -103,7 +103,7 @@ def test_page_is_self_contained_and_escapes_what_reports_say(tmp_path, small):
 
 def test_page_renders_without_the_plotting_library(small, monkeypatch):
     d, hosts, _ = small
-    result = fleet.run([str(d)])
+    result = fleet_summary.run([str(d)])
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if the [html] extra were not installed
     page = render_html(result)
     assert "id=no-plots" in page and "cudadoctor[html]" in page and "<svg" not in page

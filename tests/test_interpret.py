@@ -23,10 +23,13 @@ from cudadoctor.interpret import (
     local_tag,
     mm,
     mm_str,
+    build_arch_list,
+    is_cuda_build,
     newer_than_all,
     release_of,
     situation,
-    torch_build,
+    torch_cuda,
+    torch_version,
     variant,
     variant_of_cuda,
     variant_of_tag,
@@ -79,9 +82,9 @@ def test_cuda_and_variant_names():
 
 def test_cuda_build_from_a_torch16_report_and_gpus_by_name():
     fx = ce("pytorch-43058-torch160-two-v100.txt")
-    b = torch_build(fx)
-    assert (b.version, b.kind, b.variant, b.cuda, b.debug) == ("1.6.0", "cuda", "cu102", "10.2", False)
-    assert b.arch_list is None  # the kb has no arch list for 1.6: unknown, not guessed
+    assert (torch_version(fx), build_kind(fx), variant(fx), torch_cuda(fx)) == ("1.6.0", "cuda", "cu102", "10.2")
+    assert fx.bool("torch.debug") is False
+    assert build_arch_list(fx) == (None, None)  # the kb has no arch list for 1.6: unknown, not guessed
     gs = gpus(fx)
     assert [g["name"] for g in gs] == ["Tesla V100-PCIE-16GB"] * 2
     assert {(g["capability"], g["capability_source"]) for g in gs} == {("7.0", "kb (by GPU name)")}
@@ -89,22 +92,23 @@ def test_cuda_build_from_a_torch16_report_and_gpus_by_name():
 
 
 def test_rocm_source_build_is_rocm_without_a_variant():
-    b = torch_build(ce("vllm-48453-sections-rocm-envvars.txt"))
-    assert (b.kind, b.variant, b.cuda, b.hip) == ("rocm", None, None, "7.2.53211")
+    fx = ce("vllm-48453-sections-rocm-envvars.txt")
+    assert (build_kind(fx), variant(fx), torch_cuda(fx), fx.str("torch.hip")) == ("rocm", None, None, "7.2.53211")
+    assert is_cuda_build(fx) is False
 
 
 def test_cpu_build_on_macos():
     fx = ce("pytorch-121067-torch222-macos-cpu-none.txt")
-    assert (torch_build(fx).kind, variant(fx)) == ("cpu", "cpu")
+    assert (build_kind(fx), variant(fx), is_cuda_build(fx)) == ("cpu", "cpu", False)
     env = environment(fx)
     assert (env.os, env.platform, env.installer) == ("macos", "macos-x86_64", "pip")
 
 
 def test_arch_list_from_the_kb_for_an_official_wheel_on_windows():
     fx = ce("pytorch-51858-torch201-windows.txt")
-    b = torch_build(fx)
-    assert b.variant == "cu117" and b.arch_source == "kb: official torch 2.0 cu117 wheel"
-    assert "sm_86" in b.arch_list and "sm_90" not in b.arch_list
+    archs, source = build_arch_list(fx)
+    assert variant(fx) == "cu117" and source == "kb: official torch 2.0 cu117 wheel"
+    assert archs is not None and "sm_86" in archs and "sm_90" not in archs
     assert gpus(fx)[0]["capability"] == "6.1"
     env = environment(fx)
     assert (env.os, env.driver_os, env.companions) == ("windows", "windows", ("torchvision", "torchaudio"))
@@ -112,8 +116,7 @@ def test_arch_list_from_the_kb_for_an_official_wheel_on_windows():
 
 def test_live_facts_prefer_what_torch_said():
     fx = Facts(load_fixture("live-torch2141-cu130-nodriver.json"))
-    b = torch_build(fx)
-    assert (b.version, b.kind, b.variant, b.cuda) == ("2.14.1+cu130", "cuda", "cu130", "13.0")
+    assert (torch_version(fx), build_kind(fx), variant(fx), torch_cuda(fx)) == ("2.14.1+cu130", "cuda", "cu130", "13.0")
     assert situation(fx) == "container"  # recorded inside this machine's docker container
     bare = copy.deepcopy(fx.data)
     del bare["system"]["container"]
@@ -124,9 +127,8 @@ def test_live_facts_prefer_what_torch_said():
 
 def test_installed_metadata_when_torch_was_not_imported():
     fx = Facts({"torch": {"status": "skipped"}, "packages": {"distributions": [{"name": "torch", "version": "2.4.1+cu121"}]}})
-    b = torch_build(fx)
-    assert (b.version, b.kind, b.variant, b.cuda) == ("2.4.1+cu121", "cuda", "cu121", "12.1")
-    assert build_kind(fx) is None  # torch itself said nothing
+    assert (torch_version(fx), is_cuda_build(fx), variant(fx), torch_cuda(fx)) == ("2.4.1+cu121", True, "cu121", "12.1")
+    assert build_kind(fx) is None  # torch itself said nothing: the installed wheel's tag tells
 
 
 # ---------------------------------------------------------------- bad facts read as unknown, never as a crash

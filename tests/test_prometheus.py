@@ -14,7 +14,7 @@ from typing import Dict, Tuple
 
 import pytest
 
-from conftest import FIXTURES, REPO, load_fixture, run_cli, write_json
+from conftest import FIXTURES, REPO, load_fixture, run_cli, torch_python, write_json
 
 parser = pytest.importorskip("prometheus_client.parser", reason="prometheus_client is a test dependency: pip install -e '.[test]'")
 
@@ -193,10 +193,12 @@ def test_distributed_smoke_rank_and_job_shapes():
     assert value(s, "cudadoctor_smoke_stage_passed", stage="bandwidth") == 1
 
 
+@pytest.mark.skipif(torch_python() is None, reason="no torch interpreter (set CUDADOCTOR_TEST_TORCH_PYTHON)")
 def test_smoke_cli_writes_its_numbers(tmp_path):
     """The real smoke (CPU, generated digits), as the textfile recipe runs it."""
     out = tmp_path / "cudadoctor-smoke.prom"
-    r = run_cli("smoke", "--device", "cpu", "--synthetic", "--format", "prometheus", "-o", str(out), timeout=600)
+    py = str(torch_python())
+    r = run_cli("smoke", "--device", "cpu", "--synthetic", "--python", py, "--format", "prometheus", "-o", str(out), timeout=600)
     assert r.returncode == 0, r.stderr
     text = out.read_text()
     promtool(text)

@@ -616,7 +616,7 @@ def test_two_ranks_on_one_gpu_are_named():
 
 
 def test_show_pii_keeps_the_host_names_and_says_so():
-    from cudadoctor.commands.smoke import shareable_distributed
+    from cudadoctor.commands._smoke_policy import shareable_distributed
 
     rep = {"ranks": [{"rank": 0, "hostname": "gpu-node-17"}, {"rank": 1, "hostname": "gpu-node-18"}],
            "master": {"addr": "gpu-node-17", "port": 29500}, "env": {"MASTER_ADDR": "gpu-node-17"},

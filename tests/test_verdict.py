@@ -106,18 +106,20 @@ def test_a_probe_without_a_kernel_run_says_so(tmp_path):
     assert s["state"] == "yes" and "no test kernel ran" in s["text"], s
 
 
-def test_a_driver_that_does_not_load_asks_for_the_kernel_log_first():
+def test_a_driver_that_does_not_load_names_the_module_and_how_to_tell_why():
     """https://github.com/elementary/os-patches/issues/155 (b10-21: "Can't install drivers. `nvidia-smi` cannot communicate with
-    drivers." on a GeForce 940MX after a kernel upgrade): the driver's own output and the kernel's log come first."""
+    drivers." on a GeForce 940MX after a kernel upgrade): nvidia-smi is there, so the kernel module is what is missing;
+    the fix asks modprobe for the reason first, then rebuilds the module for the running kernel."""
     text = (
         "Nvidia drivers not installing on a GeForce 940MX\n## What Happened\n\n"
         "Can't install drivers. `nvidia-smi` cannot communicate with drivers. I've tried `nvidia-driver-390`, "
         "`nvidia-driver-450` and `nvidia-driver-455`.\n"
     )
-    s = summary("--from-text", "-", input=text)
-    runs = [n.get("run") or n.get("paste") for n in s["next"]]
-    assert runs[0] == "nvidia-smi" and runs[1].startswith("sudo dmesg") and "dkms status" in runs[2], runs
-    assert runs[-1] == "python -m torch.utils.collect_env"
+    r = check("--from-text", "-", "--format", "json", input=text)
+    found = [f for f in json.loads(r.stdout)["findings"] if f["severity"] == "error"]
+    assert [f["code"] for f in found] == ["kernel-module-missing"], found
+    cmds = found[0]["fix"]["commands"]
+    assert cmds[0].startswith("sudo modprobe nvidia") and any("dkms status" in c for c in cmds), cmds
 
 
 def test_a_build_or_companion_error_does_not_say_torch_cannot_use_the_gpu(tmp_path):

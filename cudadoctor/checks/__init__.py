@@ -7,6 +7,7 @@ third-party plugins only (docs/plugins.md).
 
 BUILTIN_MODULES = (
     "arch",
+    "builds",
     "companions",
     "driver",
     "driver_compat",
@@ -18,6 +19,7 @@ BUILTIN_MODULES = (
     "learned",
     "libraries",
     "platform",
+    "platform2",
     "probes",
     "text_classes",
     "torch_install",

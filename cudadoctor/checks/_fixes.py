@@ -16,6 +16,14 @@ from typing import Callable, List, Optional, Sequence, Tuple
 from cudadoctor import kb
 from cudadoctor.interpret import Environment, mm, mm_str, release_of, vtuple
 
+from ._installer import (
+    companion_pin,
+    conda_installed,
+    install_for_manager,
+    pytorch_channel_cuda,
+    pytorch_channel_publishes,
+)
+
 INDEX = "https://download.pytorch.org/whl/"
 PIP = "python -m pip"
 
@@ -79,15 +87,6 @@ def newest_runnable(
 # ---------------------------------------------------------------- companions
 
 
-def companion_pin(name: str, release: Optional[str]) -> str:
-    """'torchvision==0.21.0' for the release (series pins as '==0.21.*'); bare name when unknown."""
-    r = release_info(release)
-    ver = r.get(name) if r else None
-    if not ver:
-        return name
-    return f"{name}=={ver}" if len(vtuple(ver) or ()) >= 3 else f"{name}=={ver}.*"
-
-
 def companion_pins(env: Environment, release: Optional[str]) -> List[str]:
     """'torchvision==X' (and torchaudio when installed) paired with ``release``; bare names when unknown."""
     pins = []
@@ -130,8 +129,6 @@ def _conda_install(release: str, variant: str, companions: Sequence[str]) -> Lis
     """The PyTorch channel's command for ``release``, as its previous-versions page writes it: cpuonly,
     cudatoolkit=X (before 1.13) or pytorch-cuda=X -c nvidia, X the channel's CUDA build nearest the
     variant's (kb/installers.json); the caller checked the channel has it (_installer.pytorch_channel_cuda)."""
-    from ._installer import pytorch_channel_cuda
-
     t = mm(release) or (0, 0)
     pins = [f"pytorch=={release}"] + [companion_pin(c, release) for c in companions]
     found = pytorch_channel_cuda(release, variant)
@@ -165,17 +162,12 @@ def install_commands(
         companions = list(env.companions)
     reinstall = reinstall or same_release_installed(env, release)
     if env.facts is not None:
-        from ._installer import (
-            install_for_manager,  # conda-forge, uv and the rest: the env's own installer
-        )
-
+        # conda-forge, uv and the rest: the env's own installer
         managed = install_for_manager(env.facts, release, variant, companions, reinstall, pip_install)
         if managed is not None:
             return managed
     if env.conda_torch:
-        from ._installer import _pytorch_channel_publishes, conda_installed
-
-        if variant and _pytorch_channel_publishes(release, variant):
+        if variant and pytorch_channel_publishes(release, variant):
             cmds = _conda_install(str(release), variant, companions)
             if env.facts is not None:
                 if conda_installed(env.facts, "cpuonly") is False:  # conda's list is here and has no cpuonly
@@ -303,7 +295,7 @@ def _arch_commands(
             )
         return (
             [
-                "# No official wheel in cudadoctor's tables (torch 1.8 and later) has kernels for " + sm + ":",
+                "# No official wheel in cudadoctor's tables (torch 1.7 and later) has kernels for " + sm + ":",
                 f"# build from source for it: TORCH_CUDA_ARCH_LIST={cap} python setup.py develop  (see https://github.com/pytorch/pytorch#from-source)",
                 "# or use an older torch release that still shipped "
                 + sm

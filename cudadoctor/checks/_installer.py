@@ -18,7 +18,9 @@ manager                   command
 ``uv-venv``               a venv uv made, or torch that ``uv pip`` installed: ``uv pip install``
 ========================  ======================================================================
 
-Where each build is published is kb/installers.json (sources and date there). The other fix
+``_fixes.py`` imports this module, never the reverse (the companion pins both write,
+:func:`companion_pin`, live here). Where each build is published is kb/installers.json (sources and
+date there). The other fix
 commands the checks write as ``python -m pip ...`` are rewritten for the same manager by
 :func:`adapt_commands` (applied to every built-in finding by report.diagnose).
 """
@@ -29,7 +31,7 @@ import re
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from cudadoctor.facts import Facts
-from cudadoctor.interpret import conda_torch, mm, os_key
+from cudadoctor.interpret import conda_torch, mm, os_key, vtuple
 
 from ._common import kb
 
@@ -68,9 +70,16 @@ def manager(fx: Facts) -> str:
     return "pip"
 
 
-def _pins(release: Optional[str], companions: Sequence[str], sep: str = "==") -> List[str]:
-    from ._fixes import companion_pin
+def companion_pin(name: str, release: Optional[str]) -> str:
+    """'torchvision==0.21.0' for the release (series pins as '==0.21.*'); bare name when unknown."""
+    r = kb().torch_release(release) if release else None
+    ver = r.get(name) if r else None
+    if not ver:
+        return name
+    return f"{name}=={ver}" if len(vtuple(ver) or ()) >= 3 else f"{name}=={ver}.*"
 
+
+def _pins(release: Optional[str], companions: Sequence[str], sep: str = "==") -> List[str]:
     out = [f"torch{sep}{release}" if release else "torch"]
     for c in companions:
         pin = companion_pin(c, release)
@@ -173,8 +182,6 @@ def conda_forge_commands(
     cpu_pkg, gpu_pkg = str(t.get("cpu_package", "pytorch-cpu")), str(t.get("gpu_package", "pytorch-gpu"))
     pkg = cpu_pkg if variant == "cpu" else gpu_pkg
     specs = [f"{pkg}={series}" if series else pkg]
-    from ._fixes import companion_pin
-
     for c in companions:  # conda-forge builds of the paired series (its patch numbering may differ)
         pin = companion_pin(c, release)
         specs.append(c + "=" + ".".join(pin.split("==", 1)[1].split(".")[:2]) if "==" in pin else pin)
@@ -213,7 +220,7 @@ def pytorch_channel_cuda(release: Optional[str], variant: Optional[str]) -> Opti
     return best, best in (entry.get("conda_forge") or [])
 
 
-def _pytorch_channel_publishes(release: Optional[str], variant: Optional[str]) -> bool:
+def pytorch_channel_publishes(release: Optional[str], variant: Optional[str]) -> bool:
     t = _table().get("conda_pytorch_channel") or {}
     last = mm(str(t.get("last_series", "2.5")))
     r = mm(release) if release else None
@@ -234,7 +241,7 @@ def install_for_manager(
         return None
     if m == "conda":
         channel = torch_channel(fx)
-        if _pytorch_channel_publishes(release, variant) and channel != "conda-forge":
+        if pytorch_channel_publishes(release, variant) and channel != "conda-forge":
             return None  # the PyTorch channel still has it: _fixes.py plans that (cpuonly only where listed)
         return conda_forge_commands(fx, release, variant, companions)
     if m == "uv-project":

@@ -22,6 +22,7 @@ from cudadoctor.interpret import (
     newer_than_all,
     torch_release,
     torch_version,
+    variant,
 )
 from cudadoctor.model import Code, Finding, Fix, check
 
@@ -85,6 +86,28 @@ def _newest_min() -> int:
         if a:
             lows += [n for n in (arch_number(x) for x in a["sass"] + a["ptx"]) if n]
     return min(lows) if lows else 0
+
+
+def every_build_runs(cap: Optional[str]) -> bool:
+    """Does a GPU of ``cap`` run every official torch wheel the kb knows (every release, every CUDA variant)?
+    True for Turing (7.5: sm_70 SASS runs on it, and no build dropped both); False where some build lacks it."""
+    if not cap:
+        return False
+    builds = kb()._load("torch_arch_lists")["builds"]
+    lists = [archs for rows in builds.values() for archs in rows.values()]
+    return bool(lists) and all(arch_runs(cap, list(a)) for a in lists)
+
+
+def torch_unknown(fx: Facts) -> bool:
+    """Nothing about the torch build is known: no version, no CUDA variant, no arch list."""
+    return not (torch_version(fx) or variant(fx) or fx.list("torch.arch_list"))
+
+
+def any_build_gpu(fx: Facts, devices: List[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
+    """With the torch build unknown: the GPU every official build has kernels for (a 'no kernel image' is not torch's)."""
+    if not devices or not torch_unknown(fx):
+        return None
+    return devices[0] if all(every_build_runs(g.get("capability")) for g in devices) else None
 
 
 def _build_and_devices(fx: Facts, said: Optional[Tuple[str, str]]):

@@ -19,7 +19,9 @@ from cudadoctor.interpret import (
 )
 from cudadoctor.model import Code, Finding, Fix, check
 
+from . import _containers
 from ._common import error_match, kb, search
+from .kernel_driver import KERNEL_MODULE_MISSING, module_is_machines_own, module_not_loaded
 
 NO_NVIDIA_DRIVER = Code(
     code="no-nvidia-driver",
@@ -104,11 +106,20 @@ def no_nvidia_driver(fx: Facts) -> Iterator[Finding]:
     """No driver: distinguish 'GPU without driver' from 'no GPU at all'."""
     nvml = fx.str("nvml.status")
     module = kernel_module(fx)
-    said = error_match(fx, NO_NVIDIA_DRIVER)  # every wording: torch's, nvidia-smi's, the loader's
+    said = error_match(fx, NO_NVIDIA_DRIVER)  # every wording: torch's, the loader's, a missing nvidia-smi
+    if module_not_loaded(fx) or (nvml == "driver-not-loaded" and module_is_machines_own(fx)):
+        # The user space is there and the module is not loaded: kernel-module-missing, or the more specific
+        # reason the text shows (Secure Boot, nouveau, an unsupported GPU), says which fix.
+        return
+    if not said and not module_is_machines_own(fx):
+        # nvidia-smi installed but not reaching a driver on Windows or under WSL: no working driver there
+        said = error_match(fx, KERNEL_MODULE_MISSING)
     # Inside a container the host's module list shows through; a missing library there is a
     # container started without GPU support (no-gpu-visible), not a missing driver.
     if fx.str("system.container") and module is True:
         return
+    if _containers.driver_hidden_by_container(fx, said):
+        return  # a container started without GPUs: no-gpu-visible says so
     if wsl1_build(fx):
         return  # WSL 1 has no GPU path at all, whatever the driver: wsl-gpu-unsupported
     # collect_env prints "No CUDA" for the GPU/driver fields when nvidia-smi gave nothing and a
@@ -263,8 +274,13 @@ def no_gpu_visible(fx: Facts) -> Iterator[Finding]:
     evidence = {"nvml.status": nvml, "nvml.device_count": count, "torch.device_count": torch_count}
     if said:
         evidence[said[0]] = said[1]
-    if fx.str("system.container") and kernel_module(fx) is True and nvml in ("library-missing", "driver-not-loaded"):
-        yield _container_without_gpus(fx, evidence)
+    kind = _containers.driver_hidden_by_container(fx, error_match(fx, NO_NVIDIA_DRIVER))
+    if kind:
+        yield _container_without_gpus(fx, kind, evidence)
+        return
+    loader = search(fx, _containers.LOADER_LIBCUDA)
+    if loader and _containers.host_unknown(fx):
+        yield _loader_in_container_maybe(loader, evidence)
         return
     if not driver_ok:
         found = _ordinal_without_driver(fx, nvml, evidence)
@@ -283,23 +299,33 @@ def no_gpu_visible(fx: Facts) -> Iterator[Finding]:
         yield found
 
 
-def _container_without_gpus(fx: Facts, evidence: Dict[str, Any]) -> Finding:
-    """A container on a GPU host, started without the NVIDIA runtime: the host's module is loaded
-    but the driver's user-space libraries were never mounted in."""
-    evidence["system.container"] = fx.str("system.container")
-    kube = fx.str("system.container") == "kubernetes"
+def _container_without_gpus(fx: Facts, kind: str, evidence: Dict[str, Any]) -> Finding:
+    """A container on a GPU host, started without GPU access: the driver's user-space libraries were
+    never mounted in (checks/_containers.py)."""
+    evidence.update(_containers.evidence_of(fx, kind))
+    said = error_match(fx, NO_NVIDIA_DRIVER) or search(fx, _containers.INSUFFICIENT)
+    if said:
+        evidence[said[0]] = said[1]
+    asked = _containers.gpus_requested(fx)
+    cmds, why, how = _containers.start_with_gpus(kind, asked, _containers.compose(fx), _containers.devices_only(fx))
+    host = " (the host has the NVIDIA driver)" if kernel_module(fx) is True else ""
     return NO_GPU_VISIBLE.finding(
-        title=f"This {fx.str('system.container')} container was started without GPU access (the host has the NVIDIA driver)",
+        title=f"This {kind} container was {how}{host}: the driver's libcuda.so.1 is mounted only into containers given GPUs",
         evidence=evidence,
-        fix=Fix(
-            ("# Kubernetes: request the GPU in the pod spec: resources: {limits: {nvidia.com/gpu: 1}}",)
-            if kube
-            else (
-                "docker run --gpus all ...  # needs the NVIDIA Container Toolkit on the host",
-                "# podman: podman run --device nvidia.com/gpu=all ...",
-            ),
-            "The container runtime must mount the GPU devices and driver libraries into the container.",
-        ),
+        fix=Fix(cmds, why),
+    )
+
+
+def _loader_in_container_maybe(loader: Tuple[str, str], evidence: Dict[str, Any]) -> Finding:
+    """A program linked against libcuda.so.1 cannot start, and nothing tells a host from a container."""
+    evidence[loader[0]] = loader[1]
+    cmds, why, _how = _containers.start_with_gpus("docker", None)
+    return NO_GPU_VISIBLE.finding(
+        title="If this program runs in a container (where this loader error usually comes from), the container was started "
+        "without GPU access; on a host, no NVIDIA driver is installed",
+        evidence=evidence,
+        fix=Fix(("ls /dev/nvidia* ; nvidia-smi  # inside the container: both missing when it has no GPU access",) + cmds, why),
+        severity="warning",
     )
 
 

@@ -28,6 +28,7 @@ from cudadoctor.interpret import (
 )
 from cudadoctor.model import Code, Finding, Fix, check
 
+from . import _containers
 from ._common import error_match, kb
 from ._fixes import driver_alternative, filtered_path_command, install_commands
 
@@ -272,6 +273,8 @@ def driver_too_old(fx: Facts) -> Iterator[Finding]:
         return  # the live answer wins: CUDA initialised, so the driver is new enough
     if said and "insufficient" in said[1].lower() and is_wsl(fx) and verdict is not False:
         return  # under WSL this text usually means a Linux driver inside the guest (wsl-driver-in-guest)
+    if said and verdict is not False and _containers.started_without_gpus(fx):
+        return  # a container started without GPUs has no libcuda at all: no-gpu-visible (driver.py)
     if verdict is None and not said:
         unknown = _unknown_driver_finding(fx, cuda, driver)
         if unknown:

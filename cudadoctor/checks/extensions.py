@@ -8,13 +8,15 @@ and take the package, versions and GPU from the text and the facts.
 from __future__ import annotations
 
 import re
-from typing import Iterator, Optional, Tuple
+from typing import Any, Dict, Iterator, Optional, Tuple
 
+from cudadoctor.errortext import kb_document
 from cudadoctor.facts import Facts
-from cudadoctor.interpret import arch_runs, build_arch_list, gpus, torch_version
+from cudadoctor.interpret import arch_runs, build_arch_list, cap_number, gpus, torch_cuda, torch_version
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import PIP, error_match, search, text_of
+from ._common import INDEX, PIP, error_match, search, text_of
+from .arch import any_build_gpu
 
 EXTENSION_ABI_MISMATCH = Code(
     code="extension-abi-mismatch",
@@ -166,7 +168,15 @@ def extension_abi_mismatch(fx: Facts) -> Iterator[Finding]:
     said = error_match(fx, EXTENSION_ABI_MISMATCH)
     if not said or re.search(r"[/\\]torch[/\\]lib[/\\][^/\\\s:]+:\s*undefined symbol", said[1]):
         return  # torch's own library missing a symbol of its own: torch is mixed or half-installed, not an extension
-    pkg = _package(said[1]) or "<the package named in the error>"
+    cudart = search(fx, r"libcudart\.so\.(\d+)(?:\.\d+)?: cannot open shared object file")
+    if cudart:
+        yield from _other_cuda_runtime(fx, said, cudart)
+        return
+    pkg = _package(said[1])
+    if not pkg or _TORCH_LIB.match(pkg):  # the line names a library of torch's: the package is the one importing it
+        lib = re.search(r"lib(?:torch|c10)\w*\.so", said[1])
+        pkg = _importer(_all_text(fx), lib.group(0) if lib else said[1])
+    pkg = pkg or "<the package named in the error>"
     torch = torch_version(fx)
     built = re.search(r"built for:?\s*PyTorch ([\w.+]+)", said[1])
     pin = f"torch=={built.group(1)}" if built else None
@@ -188,6 +198,50 @@ def extension_abi_mismatch(fx: Facts) -> Iterator[Finding]:
         fix=Fix(
             tuple(cmds),
             "An extension's compiled code only loads in the torch release (and CUDA variant, C++ ABI) it was built for.",
+        ),
+    )
+
+
+_TORCH_LIB = re.compile(r"lib-?(?:torch|c10)", re.I)
+
+
+def _importer(text: str, needle: str) -> Optional[str]:
+    """The package whose import (``import x`` / ``from x import``, or a frame in site-packages/x/) comes last
+    before the error naming ``needle``: the one whose compiled module failed to load."""
+    at = text.rfind(needle)
+    before = text[: at if at > 0 else len(text)]
+    names = re.findall(r"(?:^|\s)(?:from|import)\s+([A-Za-z_][\w.]*)|(?:site|dist)-packages[\\/]+([A-Za-z_][\w]*)", before)
+    for a, b in reversed(names):
+        p = _package((a or b).split(".")[0]) if (a or b) else None
+        if p and p != "torch" and not _TORCH_LIB.match(p):
+            return p
+    return None
+
+
+def _other_cuda_runtime(fx: Facts, said: Tuple[str, str], cudart: Tuple[str, str]) -> Iterator[Finding]:
+    """A package's compiled module wants libcudart.so.N: it was built for a torch with CUDA N. Nothing when the
+    installed torch's CUDA is that major (then the runtime is merely not found: a path problem) or torch has no CUDA."""
+    m = re.search(r"libcudart\.so\.(\d+)", cudart[1])
+    want = m.group(1) if m else None
+    have = torch_cuda(fx)
+    if not want or (have and have.split(".")[0] == want) or str(torch_version(fx) or "").endswith("+cpu"):
+        return
+    pkg = _importer(_all_text(fx), f"libcudart.so.{want}") or "<the package named in the error>"
+    torch = torch_version(fx)
+    index = {"11": "cu118", "12": "cu128", "13": "cu130"}.get(want, f"cu{want}x")
+    yield EXTENSION_ABI_MISMATCH.finding(
+        title=f"{pkg} was built for CUDA {want} (it needs libcudart.so.{want}), the installed torch is not"
+        + (f" ({torch}, CUDA {have})" if torch and have else f" (CUDA {have})" if have else ""),
+        evidence={said[0]: said[1], "missing": cudart[1], "package": pkg, "torch.version": torch, "torch.cuda": have},
+        fix=Fix(
+            (
+                f'python -c "import torch; print(torch.__version__, torch.version.cuda)"; {PIP} show {pkg}  # the CUDA each was built for',
+                f"{PIP} install --force-reinstall torch torchvision torchaudio --index-url {INDEX}{index}"
+                f"  # a torch with CUDA {want}, as {pkg} expects (keep the torch version {pkg} pins)",
+                f"# or install the {pkg} build made for your torch's CUDA (its release page lists wheels per CUDA and torch)",
+            ),
+            f"pip torch brings its own CUDA runtime (nvidia-cuda-runtime-cu{want[:2]} for CUDA {want}); a package compiled "
+            f"against CUDA {want} finds libcudart.so.{want} only beside a torch of the same CUDA major.",
         ),
     )
 
@@ -262,6 +316,26 @@ def _no_kernel_beside_torch(fx: Facts) -> Optional[Tuple[str, str]]:
     return said
 
 
+def _no_kernel_any_torch(fx: Facts) -> Optional[Tuple[str, str]]:
+    """'no kernel image' with the torch build unknown, on a GPU every official torch build has kernels for."""
+    said = search(fx, _NO_KERNEL.pattern)
+    return said if said and any_build_gpu(fx, gpus(fx)) else None
+
+
+def _below_minimum(fx: Facts) -> Optional[Tuple[str, str, Dict[str, Any], str]]:
+    """(package, line, gpu, minimum): the error text names a package (kb/errors/companion.json min_capability)
+    that supports no GPU as old as one here."""
+    devices = [g for g in gpus(fx) if g.get("capability")]
+    if not devices:
+        return None
+    for row in kb_document("companion.json").get("min_capability", {}).get("packages", []):
+        hit = search(fx, row["names"])
+        low = min(devices, key=lambda g: cap_number(g["capability"]) or 0)
+        if hit and (cap_number(low["capability"]) or 99) < (cap_number(row["min_capability"]) or 0):
+            return row["package"], hit[1], low, row["min_capability"]
+    return None
+
+
 def _kernel_package(fx: Facts) -> Optional[str]:
     """An installed package that ships its own CUDA kernels (the first one listed), when the text names none."""
     kernels = set(_DISTS.values()) - {"torchaudio"}
@@ -276,7 +350,13 @@ def _kernel_package(fx: Facts) -> Optional[str]:
 def companion_arch_unsupported(fx: Facts) -> Iterator[Finding]:
     """A companion package's kernels do not cover this GPU while torch's do."""
     said = error_match(fx, COMPANION_ARCH_UNSUPPORTED) or _no_kernel_beside_torch(fx)
+    inferred = None
     if not said:
+        said = inferred = _no_kernel_any_torch(fx)
+    if not said:
+        low = _below_minimum(fx)
+        if low:
+            yield _below_minimum_finding(*low)
         return
     text = _all_text(fx)
     if _TORCH_OWN_ARCH.search(text):
@@ -299,13 +379,56 @@ def companion_arch_unsupported(fx: Facts) -> Iterator[Finding]:
         cmds.append(f"{PIP} uninstall -y xformers  # applications fall back to PyTorch's own attention (sdpa)")
     if re.search(r"Bfloat16", said[1], re.I):
         cmds = ["# run the model in float16: vllm serve <model> --dtype float16  (or torch_dtype=torch.float16)"]
+    gpu = f" ({names[0]}, compute capability {caps[0]})" if names and caps else ""
+    unnamed = pkg.startswith("<")
+    if unnamed:  # find the package first; the rebuild line keeps a placeholder
+        cmds = [
+            f"{PIP} list  # the packages with their own CUDA kernels: xformers, flash-attn, mmcv, detectron2, bitsandbytes, "
+            "vllm, torch-scatter...; the failing one is in the traceback",
+            f'TORCH_CUDA_ARCH_LIST="{cap}" {PIP} install --no-build-isolation --no-cache-dir --no-binary <package> <package>'
+            "  # build it for this GPU (or install its release that lists this GPU)",
+        ]
+    if inferred:  # torch's build is unknown; every official one has kernels for this GPU
+        title = f"Every official torch build has kernels for this GPU{gpu}: the kernel without one is " + (
+            f"{pkg}'s" if not unnamed else "a separately built package's (or a torch built from source)"
+        )
+        cmds = ['python -c "import torch; print(torch.__version__, torch.cuda.get_arch_list())"  # torch\'s own list'] + cmds
+    elif pkg.startswith("<"):
+        title = "A package with its own CUDA kernels (not torch, whose build covers this GPU) has none for it" + gpu
+    else:
+        title = f"{pkg} has no kernels for this GPU" + gpu
     yield COMPANION_ARCH_UNSUPPORTED.finding(
-        title=f"{pkg} has no kernels for this GPU" + (f" ({names[0]}, compute capability {caps[0]})" if names and caps else ""),
-        evidence={said[0]: said[1], "package": pkg, "gpus": names or None, "capabilities": caps or None},
+        title=title,
+        evidence={
+            said[0]: said[1],
+            "package": None if unnamed else pkg,
+            "gpus": names or None,
+            "capabilities": caps or None,
+            **({"torch.version": None, "torch.arch_list": None} if inferred else {}),  # what the inference lacks
+        },
         fix=Fix(
             tuple(cmds),
             "The package's own kernels must be compiled for this GPU's architecture (or the GPU must meet its minimum).",
         ),
+        severity="warning" if inferred else None,
+    )
+
+
+def _below_minimum_finding(pkg: str, line: str, gpu: Dict[str, Any], minimum: str) -> Finding:
+    cap = gpu["capability"]
+    cmds = [f"# {pkg} supports no GPU below compute capability {minimum}; run without it:"]
+    if pkg == "flash-attn":
+        cmds += [
+            '# transformers: model = AutoModel.from_pretrained(..., attn_implementation="sdpa")  (not "flash_attention_2")',
+            f"{PIP} uninstall -y flash-attn  # applications that import it when present fall back to PyTorch's attention",
+        ]
+    else:
+        cmds += [f"# use a GPU of compute capability {minimum} or newer, or another runtime for this model"]
+    return COMPANION_ARCH_UNSUPPORTED.finding(
+        title=f"{pkg} does not support {gpu.get('name') or 'this GPU'} (compute capability {cap}; it needs {minimum} or newer)",
+        evidence={"user_error": line, "package": pkg, "gpu": gpu.get("name"), "capability": cap, "package_minimum": minimum},
+        fix=Fix(tuple(cmds), f"{pkg}'s kernels exist only for GPUs of compute capability {minimum} and newer."),
+        severity="warning",
     )
 
 

@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import re
 
-from typing import Iterator, Optional
+from typing import Iterator, Optional, Tuple
 
 from cudadoctor.interpret.gpus import BUSY_UTILIZATION, THROTTLE_REASONS, reason_label, reason_names
 from cudadoctor.facts import Facts
 from cudadoctor.interpret import is_wsl
+from cudadoctor.errortext import of_facts as evidence_of
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import gpu_label, gpu_who, nvml_devices, text_finding
+from ._common import gpu_label, gpu_who, nvml_devices, text_finding, text_of
 
 #: Share of a GPU's memory held by other processes from which it counts as occupied.
 OCCUPIED_SHARE = 0.8
@@ -332,43 +333,76 @@ def mig_no_instances(fx: Facts) -> Iterator[Finding]:
         )
 
 
-_UNITS = {"B": 1, "KB": 2**10, "MB": 2**20, "GB": 2**30, "TB": 2**40}  # torch prints KiB/MiB/GiB
-_N = r"([\d.]+) ([KMGT]i?B)"
-#: torch 1.x: "(GPU 0; 10.76 GiB total capacity; 2.42 GiB already allocated; 26.12 MiB free; 2.75 GiB reserved in total by PyTorch)"
+_UNITS = {"BYTES": 1, "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40, "KB": 2**10, "MB": 2**20, "GB": 2**30}
+#: A size as c10's format_size prints it: "0 bytes", "982.50 KiB", "15.06 MiB", "23.65 GiB".
+_N = r"([\d.]+) ?(bytes|[KMGT]i?B)\b"
+#: torch 1.0-1.4: "(GPU 1; 10.76 GiB total capacity; 1.25 GiB already allocated; 2.39 GiB free; 6.38 GiB cached)",
+#: where "cached" is what the allocator holds beyond what is allocated; torch 1.5-2.0: "... 26.12 MiB free;
+#: [2.37 GiB allowed; ]2.75 GiB reserved in total by PyTorch)" (c10/cuda/CUDACachingAllocator.cpp).
 _OOM_1 = re.compile(
-    rf"\(GPU (\d+); {_N} total capacity; {_N} already allocated; {_N} free; {_N} reserved in total by PyTorch", re.I
+    rf"\(GPU (\d+); {_N} total capacity; {_N} already allocated; {_N} free; (?:{_N} allowed; )?"
+    rf"{_N} (reserved in total by PyTorch|cached)\)",
+    re.I,
 )
-#: torch 2.x: "GPU 0 has a total capacity of 23.65 GiB of which 15.06 MiB is free. ... this process has 8.31 GiB memory in use"
-_OOM_2 = re.compile(
-    rf"GPU (\d+) has a total capacity of {_N} of which {_N} is free\.[\s\S]{{0,400}}?this process has {_N} memory in use", re.I
+#: torch 2.1+ ("capacty" in 2.1): "GPU 0 has a total capacity of 23.65 GiB of which 15.06 MiB is free. [Process 42
+#: has 20.00 GiB memory in use. ][Including non-PyTorch memory, this process has 8.31 GiB memory in use. ]Of the
+#: allocated memory 7.90 GiB is allocated by PyTorch, and 120.00 MiB is reserved by PyTorch but unallocated."
+_OOM_2 = re.compile(rf"GPU (\d+) has a total capac(?:i)?ty of {_N} of which {_N} is free\.", re.I)
+_OOM_2_MINE = re.compile(rf"this process has {_N} memory in use", re.I)
+_OOM_2_TORCH = re.compile(
+    rf"Of the allocated memory {_N} is allocated by PyTorch,[^.]{{0,160}}?and {_N} is reserved by PyTorch but unallocated", re.I
 )
 
 
 def _bytes(n: str, unit: str) -> float:
-    return float(n) * _UNITS.get(unit.upper().replace("I", ""), 1)
+    try:
+        return float(n) * _UNITS.get(unit.upper(), 1)
+    except ValueError:
+        return 0.0
+
+
+def _oom_figures(text: str) -> Optional[Tuple[str, float, float, float, str]]:
+    """(GPU, total, free, held by the failing process, the message) from torch's out-of-memory message, any release."""
+    flat = re.sub(r"\s+", " ", text)
+    m = _OOM_1.search(flat)
+    if m:
+        g = m.groups()
+        total, alloc, free, held = _bytes(g[1], g[2]), _bytes(g[3], g[4]), _bytes(g[5], g[6]), _bytes(g[9], g[10])
+        mine = alloc + held if g[11].lower() == "cached" else held  # "cached" excludes what is allocated
+        return g[0], total, free, mine, m.group(0)
+    m = _OOM_2.search(flat)
+    if not m:
+        return None
+    tail = flat[m.end() : m.end() + 1200]
+    own = _OOM_2_MINE.search(tail)
+    if own:
+        mine = _bytes(*own.group(1, 2))
+    else:
+        # No "this process has" line: NVML did not list this process under its own pid (in a container the
+        # pids differ), so its share is what PyTorch holds; a "Process N" line may then be this process itself.
+        t = _OOM_2_TORCH.search(tail)
+        if not t:
+            return None
+        mine = _bytes(*t.group(1, 2)) + _bytes(*t.group(3, 4))
+    return m.group(1), _bytes(*m.group(2, 3)), _bytes(*m.group(4, 5)), mine, (m.group(0) + " " + tail[:300]).strip()
 
 
 def _oom_held_elsewhere(fx: Facts) -> Optional[Finding]:
     """torch ran out of memory while most of the GPU was held by something other than this process."""
-    text = fx.user_error()
-    m = _OOM_1.search(text)
-    if m:
-        gpu, total, free, mine = m.group(1), _bytes(*m.group(2, 3)), _bytes(*m.group(6, 7)), _bytes(*m.group(8, 9))
-    else:
-        m = _OOM_2.search(text)
-        if not m:
-            return None
-        gpu, total, free, mine = m.group(1), _bytes(*m.group(2, 3)), _bytes(*m.group(4, 5)), _bytes(*m.group(6, 7))
+    got = _oom_figures(text_of(fx))
+    if not got:
+        return None
+    gpu, total, free, mine, line = got
     elsewhere = total - free - mine
-    if total <= 0 or elsewhere < OCCUPIED_SHARE_OOM * total:
+    if total <= 0 or mine > total or elsewhere < OCCUPIED_SHARE_OOM * total:
         return None  # the process itself holds the memory: a model or batch too large, not this code
-    line = m.group(0)
     return GPU_MEMORY_OCCUPIED.finding(
         title=f"GPU {gpu} ran out of memory with {elsewhere / 2**30:.1f} of {total / 2**30:.1f} GiB held outside this process",
         evidence={"user_error.text": line[:400], "held_elsewhere_bytes": int(elsewhere), "total_bytes": int(total)},
         fix=Fix(
             (
                 "nvidia-smi --query-compute-apps=pid,used_memory --format=csv  # who holds it",
+                "sudo fuser -v /dev/nvidia*  # processes nvidia-smi does not list (leftover workers, other containers)",
                 "# use another GPU (CUDA_VISIBLE_DEVICES=...), wait, or stop the process if it is yours: kill PID",
             ),
             "The job only gets the memory other processes leave; here most of it was already taken.",
@@ -379,17 +413,63 @@ def _oom_held_elsewhere(fx: Facts) -> Optional[Finding]:
 #: Share of a GPU's memory held outside the failing process from which an out-of-memory error is blamed on it.
 OCCUPIED_SHARE_OOM = 0.5
 
+#: Out-of-memory wordings in the user's text (any tool): with a pasted nvidia-smi table, they say the memory
+#: it shows in use was what the failing program met.
+_OOM_WORDS = re.compile(r"out of memory|\bOOM\b|CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation|ALLOC_FAILED", re.I)
+
+
+#: torch's caching allocator's own out-of-memory message (every release): the failing process was allocating,
+#: so only its figures (above) can show the memory held elsewhere.
+_ALLOCATOR_OOM = re.compile(r"CUDA out of memory|OutOfMemoryError", re.I)
+
+
+def _held_elsewhere_said(fx: Facts) -> Optional[Tuple[str, str]]:
+    """(where, line) of an error-text line of gpu-memory-occupied that is not torch's allocator message:
+    CUDA's own out-of-memory at context creation, the user saying the memory was not released."""
+    if _oom_figures(text_of(fx)):
+        return None  # torch's figures decide (above): they said this process held it
+    for m in sorted(evidence_of(fx).of(GPU_MEMORY_OCCUPIED.code), key=lambda m: -m.score):
+        if not _ALLOCATOR_OOM.search(m.line_text) and not _ALLOCATOR_OOM.search(m.text):
+            return m.where, m.line_text
+    return None
+
 
 @check(GPU_MEMORY_OCCUPIED)
 def gpu_memory_occupied(fx: Facts) -> Iterator[Finding]:
     """Most of a GPU's memory held by other processes (cudadoctor's own torch probe excluded); without
-    NVML's readings, the figures of torch's out-of-memory message."""
+    NVML's readings, the figures of torch's out-of-memory message, else the user's words (CUDA's own
+    out-of-memory at context creation, memory not released after a program ended)."""
     if not any(Facts(d).int("memory.total_bytes") for d in nvml_devices(fx)):
         oom = _oom_held_elsewhere(fx)
         if oom:
             yield oom
+            return
+        said = _held_elsewhere_said(fx)
+        if said:
+            yield GPU_MEMORY_OCCUPIED.finding(
+                title="The GPU's memory is most likely held by another process (a leftover or another job), not by this program",
+                evidence={said[0]: said[1]},
+                fix=Fix(
+                    (
+                        "nvidia-smi  # memory in use per GPU, and the processes it can see",
+                        "sudo fuser -v /dev/nvidia*  # every process holding the GPU, also those nvidia-smi does not list",
+                        "# stop the leftover processes (kill PID), wait for the other job, or use a free GPU: CUDA_VISIBLE_DEVICES=<N>",
+                    ),
+                    "CUDA needs free GPU memory for its context and libraries before the program allocates anything; "
+                    "killed programs' worker processes keep theirs until they end.",
+                ),
+                severity="warning",
+            )
         return
     own = fx.int("torch.pid")
+    live = fx.origin == "live"
+    text = text_of(fx)
+    figures = _oom_figures(text)
+    # An out-of-memory error beside a pasted table says the memory was taken when the program met it, unless
+    # torch's own figures say the failing process held it itself (the table then shows that process).
+    oom_said = bool(_OOM_WORDS.search(text)) and not (
+        figures is not None and figures[1] - figures[2] - figures[3] < OCCUPIED_SHARE_OOM * figures[1]
+    )
     for d in nvml_devices(fx):
         total, used = Facts(d).int("memory.total_bytes"), Facts(d).int("memory.used_bytes")
         if not total or used is None:
@@ -401,24 +481,34 @@ def gpu_memory_occupied(fx: Facts) -> Iterator[Finding]:
         if held < OCCUPIED_SHARE * total:
             continue
         top = sorted(others, key=lambda p: -(Facts(p).int("used_memory_bytes") or 0))[:5]
-        who = (
-            ", ".join(
-                f"pid {p.get('pid')}"
-                + (f": {p['used_memory_bytes'] / 2**30:.1f} GiB" if Facts(p).int("used_memory_bytes") else "")
-                for p in top
-            )
-            or "processes this environment cannot see (another container or user)"
-        )
-        yield GPU_MEMORY_OCCUPIED.finding(
-            title=f"{gpu_label(d)}: {held / 2**30:.1f} of {total / 2**30:.1f} GiB are in use by other processes ({who})",
-            evidence=dict(gpu_who(d), used_bytes=used, total_bytes=total, processes=top),
-            fix=Fix(
-                (
-                    "nvidia-smi --query-compute-apps=pid,used_memory --format=csv",
-                    "# use another GPU (CUDA_VISIBLE_DEVICES=...), wait, or stop the process if it is yours: kill PID",
-                ),
-                "A new job only gets the memory that is left and runs out of memory on a GPU that looks idle.",
+        who = ", ".join(
+            f"pid {p.get('pid')}" + (f": {p['used_memory_bytes'] / 2**30:.1f} GiB" if Facts(p).int("used_memory_bytes") else "")
+            for p in top
+        ) or ("processes this environment cannot see (another container or user)" if live else "no process listed")
+        fix = Fix(
+            (
+                "nvidia-smi --query-compute-apps=pid,used_memory --format=csv",
+                "sudo fuser -v /dev/nvidia*  # also the processes nvidia-smi does not list (leftover workers)",
+                "# use another GPU (CUDA_VISIBLE_DEVICES=...), wait, or stop the process if it is yours: kill PID",
             ),
+            "A new job only gets the memory that is left and runs out of memory on a GPU that looks idle.",
+        )
+        ev = dict(gpu_who(d), used_bytes=used, total_bytes=total, processes=top)
+        if live:
+            yield GPU_MEMORY_OCCUPIED.finding(
+                title=f"{gpu_label(d)}: {held / 2**30:.1f} of {total / 2**30:.1f} GiB are in use by other processes ({who})",
+                evidence=ev,
+                fix=fix,
+            )
+            continue
+        # Pasted nvidia-smi: taken at a moment we do not know, perhaps while the user's own job ran. An
+        # out-of-memory error beside it says the memory was taken when the program started.
+        yield GPU_MEMORY_OCCUPIED.finding(
+            title=f"{gpu_label(d)}: {held / 2**30:.1f} of {total / 2**30:.1f} GiB were in use when nvidia-smi ran ({who})"
+            + ("; the out-of-memory error met that memory already taken" if oom_said else ""),
+            evidence=dict(ev, out_of_memory_in_text=oom_said),
+            fix=fix,
+            severity="warning" if oom_said else "info",
         )
 
 

@@ -7,10 +7,11 @@ cuda-compat-driver-mismatch.
 from __future__ import annotations
 
 import re
-from typing import Dict, Iterator, List
+from typing import Dict, Iterator, List, Optional, Tuple
 
 from cudadoctor.facts import Facts
-from cudadoctor.interpret import gpus, kernel_module, ld_library_path, loaded_libraries
+from cudadoctor.errortext import of_facts as evidence_of
+from cudadoctor.interpret import container, gpus, is_wsl, kernel_module, ld_library_path, loaded_libraries, os_key
 from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import error_match, text_of
@@ -23,7 +24,10 @@ KERNEL_MODULE_MISSING = Code(
     severity="error",
     explanation={
         "what": '`modprobe nvidia` finds no module ("Module nvidia not found in directory /lib/modules/<kernel>"), '
-        'so nvidia-smi "couldn\'t communicate with the NVIDIA driver" although the driver packages are installed.',
+        'so nvidia-smi "couldn\'t communicate with the NVIDIA driver" although the driver packages are installed. '
+        'That nvidia-smi failure (or NVML\'s "Driver Not Loaded") alone, on Linux outside a container and WSL, is '
+        "read as this code too: nvidia-smi is part of the driver's user space, so the module is what is missing; "
+        "`sudo modprobe nvidia` names the reason when it is another (Secure Boot, nouveau, an unsupported GPU).",
         "why": "The kernel was upgraded and DKMS did not build the nvidia module for it (headers missing, a DKMS "
         "build error, or a driver installed from the .run file without DKMS), or the module package for this "
         "kernel flavour was never installed.",
@@ -147,28 +151,113 @@ def _distro(fx: Facts) -> str:
     return (fx.str("system.distro") or fx.str("system.os") or "").lower()
 
 
+#: Causes more specific than "the module is not loaded" that the text can show (each its own check), or that
+#: show the module loaded after all: when one of them is in the text, the generic reading gives way.
+_MORE_SPECIFIC = (
+    "secure-boot-module-blocked",
+    "nouveau-bound",
+    "gpu-needs-legacy-driver",
+    "open-kernel-module-required",
+    "open-kernel-module-unsupported",
+    "nvml-driver-mismatch",
+    "gpu-init-failed",
+    "wsl-driver-in-guest",
+    "wsl-gpu-unsupported",
+    "container-gpu-access-lost",
+    "container-toolkit-missing",
+)
+#: What the text says when the module was missing for the running kernel (kernel update, DKMS, headers).
+_KERNEL_SIDE = re.compile(
+    r"/lib/modules/|\bdkms\b|linux-headers|kernel-devel|kernel[- ](?:upgrade|update)|new kernel|\.ko\b", re.I
+)
+
+
+def module_is_machines_own(fx: Facts) -> bool:
+    """Linux outside WSL and outside a container (or not known otherwise): the nvidia kernel module is
+    this machine's to load. On Windows and under WSL nvidia-smi's failure has other causes, and in a
+    container the module is the host's."""
+    if os_key(fx) != "linux" or is_wsl(fx) is True:
+        return False
+    c = container(fx)
+    return not c or c == "none"
+
+
+def module_not_loaded(fx: Facts) -> Optional[Tuple[str, str]]:
+    """(where, what) shows the driver's user space installed with no nvidia kernel module answering on
+    a machine whose module it is: NVML's "driver not loaded" (the library is there), a kernel-module-missing
+    wording in the text; None when the module is loaded, a more specific cause is in the text, or the
+    platform is not one where the module is the machine's own."""
+    if kernel_module(fx) is True or not module_is_machines_own(fx):
+        return None
+    if kernel_module(fx, "nouveau") is True:
+        return None  # nouveau-bound says why
+    ev = evidence_of(fx)
+    if any(ev.of(code) for code in _MORE_SPECIFIC):
+        return None
+    said = error_match(fx, KERNEL_MODULE_MISSING)
+    if said:
+        return said
+    if fx.str("nvml.status") == "driver-not-loaded":
+        return "nvml.status", f"driver-not-loaded ({fx.str('nvml.error') or 'NVML: Driver Not Loaded'})"
+    return None
+
+
 @check(KERNEL_MODULE_MISSING)
 def kernel_module_missing(fx: Facts) -> Iterator[Finding]:
-    """No nvidia module for the running kernel (kernel upgraded without a DKMS rebuild)."""
-    said = error_match(fx, KERNEL_MODULE_MISSING)
-    if not said or kernel_module(fx) is True:
+    """The driver's user space is there and the nvidia module is not loaded: none built for the running
+    kernel (kernel upgraded without a DKMS rebuild), or (text alone) not loaded for a reason to confirm."""
+    said = module_not_loaded(fx)
+    if not said:
         return
-    kver = re.search(r"/lib/modules/([\w.+-]+)", _text(fx))
+    text = _text(fx)
+    kver = re.search(r"/lib/modules/([\w.+-]+)", text)
     k = kver.group(1) if kver else "$(uname -r)"
     fedora = any(x in _distro(fx) for x in ("fedora", "red hat", "rocky", "alma", "centos"))
-    cmds = [
-        "uname -r; dkms status  # the running kernel, and the kernels a module was built for",
-        (f"sudo dnf install kernel-devel-{k}" if fedora else f"sudo apt-get install linux-headers-{k}"),
-        "sudo dkms autoinstall",
-        "sudo modprobe nvidia && nvidia-smi",
-    ]
+    headers = f"sudo dnf install kernel-devel-{k}" if fedora else f"sudo apt-get install linux-headers-{k}"
+    # RPM Fusion's packages (Fedora's usual route) build the module with akmods, not DKMS
+    akmods = "fedora" in _distro(fx) or bool(
+        re.search(r"\bakmods?\b|akmod-nvidia|nvidia-fallback|Falling back to nouveau", text, re.I)
+    )
+    rebuild = "sudo akmods --force && sudo dracut --force" if akmods else "sudo dkms autoinstall"
+    status = (
+        "uname -r; rpm -qa 'kmod-nvidia*'  # the running kernel, and the kernels a module was built for"
+        if akmods
+        else "uname -r; dkms status  # the running kernel, and the kernels a module was built for"
+    )
+    evidence = {said[0]: said[1], "system.kernel_modules.nvidia": kernel_module(fx)}
+    if _KERNEL_SIDE.search(text) or re.search(r"not found|FATAL|module missing|Missing NVIDIA kernel module", said[1], re.I):
+        yield KERNEL_MODULE_MISSING.finding(
+            title="No nvidia kernel module for the running kernel"
+            + (f" ({kver.group(1)})" if kver else "")
+            + (": rebuild it with akmods" if akmods else ": rebuild it with DKMS"),
+            evidence=evidence,
+            fix=Fix(
+                (
+                    status,
+                    headers,
+                    rebuild,
+                    "sudo modprobe nvidia && nvidia-smi",
+                ),
+                "The module must be built for the exact kernel that runs; DKMS does that when the headers are installed.",
+            ),
+        )
+        return
     yield KERNEL_MODULE_MISSING.finding(
-        title="No nvidia kernel module for the running kernel"
-        + (f" ({kver.group(1)})" if kver else "")
-        + ": rebuild it with DKMS",
-        evidence={said[0]: said[1], "system.kernel_modules.nvidia": kernel_module(fx)},
+        title="The NVIDIA driver's user space is installed but its kernel module is not loaded (most often: "
+        "none was built for the running kernel after a kernel update)",
+        evidence=evidence,
         fix=Fix(
-            tuple(cmds), "The module must be built for the exact kernel that runs; DKMS does that when the headers are installed."
+            (
+                "sudo modprobe nvidia  # its message names the cause:",
+                "#   'Module nvidia not found' -> no module for this kernel: the three lines below",
+                "#   'Key was rejected by service' -> Secure Boot: enrol the key (cudadoctor explain secure-boot-module-blocked)",
+                "#   'No such device' -> this driver branch does not support the GPU (or nouveau holds it)",
+                status,
+                headers,
+                f"{rebuild} && sudo modprobe nvidia && nvidia-smi",
+            ),
+            "nvidia-smi comes with the driver's user space; when it cannot reach the driver, the kernel module is "
+            "missing for this kernel or was refused.",
         ),
     )
 
@@ -237,12 +326,53 @@ def nouveau_bound(fx: Facts) -> Iterator[Finding]:
 _BLACKWELL = re.compile(r"RTX 50\d0|RTX PRO \d+ Blackwell|\bB[12]00\b|GB[23]00|GB10\b|Blackwell", re.I)
 
 
+#: What says the driver does not serve the GPUs: nvidia-smi's "No devices were found", the module not loaded,
+#: or the text naming the kernel module's flavour (nvidia-open, -open packages, the installer's module type).
+_FLAVOUR = re.compile(r"nvidia-open|nvidia-driver-\d+-open|open[- ]dkms|open kernel modules?|kernel-module-type", re.I)
+#: ... unless the text says the open flavour is what runs: its NVRM banner, the open modules' issue template, or
+#: the reporter having installed it (then another cause: the BIOS's Resizable BAR, a GSP failure, a new device id).
+_OPEN_RUNS = re.compile(
+    r"NVIDIA UNIX Open Kernel Module|Open GPU Kernel Modules Version|\b(?:installed|using|with|from)\s+(?:the\s+)?[`'\"]?nvidia-open",
+    re.I,
+)
+
+
+def _blackwell_not_served(fx: Facts) -> Optional[Tuple[str, str]]:
+    """(where, what) when a Blackwell GPU is named on a Linux machine whose driver does not serve it (no device
+    NVML or torch reached) and the facts or text show the driver side failing or name its module flavour."""
+    if not module_is_machines_own(fx) or fx.bool("torch.cuda_available") is True:
+        return None
+    names = [str(g["name"]) for g in gpus(fx) if g.get("name")]
+    blackwell = [n for n in names if _BLACKWELL.search(n)]
+    if not blackwell:
+        return None
+    text = _text(fx)
+    if _OPEN_RUNS.search(text) or evidence_of(fx).of("gpu-init-failed"):
+        return None
+    served = [d for d in fx.dicts("nvml.devices") if d.get("from") != "prose" and not d.get("error")]
+    if served and fx.str("nvml.status") in (None, "ok"):
+        return None  # NVML reached the GPU: the driver serves it
+    if fx.int("nvml.device_count") == 0:
+        return "nvml.device_count", f"0 (nvidia-smi: No devices were found) with {blackwell[0]}"
+    if module_not_loaded(fx) or fx.str("nvml.status") == "driver-not-loaded":
+        return "system.kernel_modules.nvidia", f"not loaded, with {blackwell[0]}"
+    m = _FLAVOUR.search(text)
+    if m:
+        return "user_error", f"{blackwell[0]}; the text names the module flavour: {m.group(0)}"
+    return None
+
+
 @check(OPEN_KERNEL_MODULE_REQUIRED)
 def open_kernel_module_required(fx: Facts) -> Iterator[Finding]:
-    """The kernel log says the GPU requires the open kernel modules."""
+    """The kernel log says the GPU requires the open kernel modules; or (a warning) a Blackwell GPU on Linux
+    that the driver does not serve while the text names the module or its flavour."""
     said = error_match(fx, OPEN_KERNEL_MODULE_REQUIRED)
+    severity = None
     if not said:
-        return
+        said = _blackwell_not_served(fx)
+        if not said:
+            return
+        severity = "warning"
     names = [g["name"] for g in gpus(fx) if g.get("name")]
     reverse = "only ready for use on Data Center GPUs" in said[1]
     d = _distro(fx)
@@ -270,6 +400,12 @@ def open_kernel_module_required(fx: Facts) -> Iterator[Finding]:
         title = "This GPU needs NVIDIA's open kernel modules; the proprietary flavour is installed" + (
             f" ({names[0]})" if names else ""
         )
+        if severity == "warning":
+            title = (
+                f"{[n for n in names if _BLACKWELL.search(n)][0]} is a Blackwell GPU, which runs only with NVIDIA's open kernel "
+                "modules, and the driver is not serving it: check that the open flavour is installed"
+            )
+            cmds = ["cat /proc/driver/nvidia/version  # 'Open Kernel Module' for the open flavour", *cmds]
     yield OPEN_KERNEL_MODULE_REQUIRED.finding(
         title=title,
         evidence={
@@ -278,6 +414,7 @@ def open_kernel_module_required(fx: Facts) -> Iterator[Finding]:
             "blackwell": any(_BLACKWELL.search(n) for n in names) if names else None,
         },
         fix=Fix(tuple(cmds), "Blackwell GPUs run only with the open flavour of NVIDIA's kernel module."),
+        severity=severity,
     )
 
 

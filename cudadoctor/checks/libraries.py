@@ -31,13 +31,14 @@ from cudadoctor.interpret import (
 )
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import PIP, error_match
+from ._common import PIP, error_match, search
 from ._fixes import (
     filtered_path_command,
     install_commands,
     release_info,
     runnable_variants,
 )
+from .platform import CUDNN8_ZLIB
 
 CUDNN_MISMATCH = Code(
     code="cudnn-mismatch",
@@ -170,6 +171,8 @@ def cudnn_mismatch(fx: Facts) -> Iterator[Finding]:
     if is_cuda_build(fx) is False:
         return
     said = error_match(fx, CUDNN_MISMATCH)
+    if said and search(fx, CUDNN8_ZLIB):
+        said = None  # cuDNN 8 is there but lacks zlibwapi.dll: not a version mismatch (dll-load-failure, platform.py)
     compiled = decode_cudnn(fx.get("torch.cudnn_compiled"))
     runtime = decode_cudnn(fx.get("torch.cudnn_version"))
     if said:

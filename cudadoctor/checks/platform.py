@@ -280,8 +280,53 @@ def dll_load_failure(fx: Facts) -> Iterator[Finding]:
             0,
             f"# torch\\lib holds DLLs the installed wheel does not list (left from an older install): {', '.join(leftovers[:5])}",
         )
+    store = re.search(_STORE_PYTHON, f"{full}\n{fx.str('python.executable') or ''}", re.I)
+    if store:
+        evidence["store_python"] = store.group(0)
+        cmds.append(
+            "# this is the Microsoft Store's Python: a packaged app's DLL search skips PATH, so DLLs found only "
+            "through PATH (CUDA, cuDNN) are not found; install Python from python.org, or put the DLLs beside the package"
+        )
     severity = "error" if (said or failed or fx.str("torch.status") is None) else "warning"
     yield DLL_LOAD_FAILURE.finding(title=title, evidence=evidence, fix=Fix(tuple(cmds), why), severity=severity)
+
+
+#: The Microsoft Store's Python: its install path (PythonSoftwareFoundation.Python.3.x_qbz5n2kfra8p0 under Packages or
+#: WindowsApps) or the user saying so. Packaged apps' DLL search order has no PATH
+#: (https://learn.microsoft.com/en-us/windows/win32/dlls/dynamic-link-library-search-order#search-order-for-packaged-apps).
+_STORE_PYTHON = (
+    r"PythonSoftwareFoundation\.Python\.3[\w.]*_qbz5n2kfra8p0|\\WindowsApps\\python[\d.]*\.exe|"
+    r"(?:Python|it) (?:is )?(?:installed )?from (?:the )?(?:Microsoft|Windows) Store"
+)
+
+
+#: cuDNN 8.3-8.9 on Windows without zlibwapi.dll: cuDNN's own message, or its convolution sub-library failing to
+#: load with error 126 (a DLL it imports is missing) (kb/errors/platform2.json has the threads).
+CUDNN8_ZLIB = r"Could not locate zlibwapi\.dll|Could not load library cudnn_cnn_(?:infer|train)64_8\.dll\.? Error code 126"
+
+
+def _zlib_fix(fx: Facts, dll: Optional[str], reinstall: List[str]) -> Tuple[List[str], str, str]:
+    """cuDNN 8's zlibwapi.dll: NVIDIA's cuDNN 8 install guide lists it as a separate prerequisite. torch's wheels
+    bring their own cuDNN (and what it needs); other packages (onnxruntime-gpu, CTranslate2, Paddle, TensorRT)
+    use the cuDNN installed on the system, which needs it installed beside it."""
+    cmds = [
+        "where zlibwapi.dll  # nothing found: that is the cause",
+        "where cudnn64_8.dll  # the cuDNN in use: put zlibwapi.dll (the x64 ZLIB DLL of NVIDIA's cuDNN 8 guide, see its 'Installing Zlib') in that directory",
+        "# or a cuDNN that does not need it: cuDNN 9, or the pip wheels nvidia-cudnn-cu11 / nvidia-cudnn-cu12 where the package uses them",
+    ]
+    why = "cuDNN 8.3-8.9's Windows DLLs import zlibwapi.dll, which is installed separately from cuDNN."
+    sub = dll if dll and dll.lower().startswith("cudnn_") else None
+    title = (
+        f"Windows cannot load {sub} (error 126: a DLL it imports is missing): cuDNN 8.3+ needs zlibwapi.dll"
+        if sub
+        else "cuDNN 8 cannot find zlibwapi.dll, a prerequisite NVIDIA's cuDNN 8 guide has you install separately"
+    )
+    if torch_version(fx):
+        cmds += [
+            "# for torch: its wheel brings its own cuDNN; a cuDNN from PATH loaded instead needs zlib - remove that directory from PATH, or reinstall:"
+        ]
+        cmds += _CLEAN + reinstall
+    return cmds, why, title
 
 
 _REDIST = "winget install --id Microsoft.VCRedist.2015+.x64  # or run https://aka.ms/vs/17/release/vc_redist.x64.exe"
@@ -314,13 +359,8 @@ def _dll_fix(
             why,
             f"torch {rel or ''} cannot load fbgemm.dll on Windows: libomp140.x86_64.dll is missing".replace("  ", " "),
         )
-    if "zlibwapi.dll" in miss or "zlibwapi" in full.lower():
-        cmds = [
-            "# cuDNN 8.3–8.9 needs zlibwapi.dll: a cuDNN outside torch (on PATH) is loaded, or the cuDNN install is incomplete",
-            "where cudnn64_8.dll  # remove that directory from PATH so torch uses its bundled cuDNN",
-        ]
-        why = "torch's bundled cuDNN loads without a separate zlibwapi.dll; a cuDNN from PATH does not."
-        return cmds + _CLEAN + reinstall, why, "cuDNN cannot load: zlibwapi.dll is missing"
+    if "zlibwapi.dll" in miss or re.search(CUDNN8_ZLIB, full, re.I):
+        return _zlib_fix(fx, dll, reinstall)
     if (
         vc_absent
         or d.startswith(("c10", "torch_cpu", "shm", "torch_python"))

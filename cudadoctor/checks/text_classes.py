@@ -287,8 +287,21 @@ WINDOWS_PAGEFILE_TOO_SMALL = Code(
 )
 
 
+#: NCCL's own words for a failed network call (its "Last error:" line, NCCL_DEBUG's NET/ and socket lines):
+#: NVIDIA/nccl#111 ("Call to connect failed : Connection refused"), NVIDIA/nccl-tests#166 ("socketStartConnect: ...
+#: failed"), rwth-i6/returnn#1466 ("ncclSystemError: Cannot assign requested address").
+_NCCL_NETWORK = r"\bsocket\w*\b[^\n]{0,80}(?:fail|refused|abort|reset|timed out)|Connection (?:refused|reset|timed out)|Cannot assign requested address|NET/(?:IB|Socket)[^\n]{0,80}(?:fail|error)"
+
+
 @check(SHM_EXHAUSTED)
 def shm_exhausted(fx: Facts) -> Iterator[Finding]:
+    from .platform2 import DEV_SHM_PERMISSION_DENIED
+
+    if error_match(fx, DEV_SHM_PERMISSION_DENIED):
+        return  # /dev/shm refused, not full: dev-shm-permission-denied (platform2.py)
+    if not error_match(fx, SHM_EXHAUSTED):
+        yield from _small_container_shm(fx)
+        return
     kube = fx.str("system.container") == "kubernetes"
     cmds = [
         "df -h /dev/shm  # inside the container",
@@ -300,6 +313,8 @@ def shm_exhausted(fx: Facts) -> Iterator[Finding]:
     nccl_only = re.search(r"ncclSystemError|unhandled system error", fx.user_error() or "") and not re.search(
         r"shared memory|/dev/shm|posix_fallocate|shm_open", fx.user_error() or "", re.I
     )
+    if nccl_only and re.search(_NCCL_NETWORK, fx.user_error() or "", re.I):
+        return  # NCCL names a failed socket / network call ("Last error:", NCCL_DEBUG lines): not /dev/shm
     yield from text_finding(
         SHM_EXHAUSTED,
         fx,
@@ -309,6 +324,30 @@ def shm_exhausted(fx: Facts) -> Iterator[Finding]:
         ["NCCL_DEBUG=INFO <your command>  # names the call that failed", *cmds] if nccl_only else cmds,
         "Workers and NCCL exchange data through /dev/shm; containers get 64 MB by default.",
         severity="warning" if nccl_only else None,  # the NCCL message alone does not name the call
+    )
+
+
+#: Docker's default /dev/shm for a container (docker run --shm-size: "Size of /dev/shm ... default 64MB").
+_DOCKER_DEFAULT_SHM = 64 * 1024 * 1024
+
+
+def _small_container_shm(fx: Facts) -> Iterator[Finding]:
+    """Probed inside a container whose /dev/shm is Docker's 64 MB default: nothing failed yet, but DataLoader
+    workers and NCCL between this container's GPUs will run out (PyTorch's Docker notes). An info."""
+    shm = fx.dict("system.dev_shm") or {}
+    size = shm.get("size_bytes")
+    where = fx.str("system.container")
+    if not (where and isinstance(size, int) and 0 < size <= _DOCKER_DEFAULT_SHM):
+        return
+    yield SHM_EXHAUSTED.finding(
+        title=f"This {where} container's /dev/shm is {size // (1024 * 1024)} MB (Docker's default): "
+        "DataLoader workers and NCCL between its GPUs need more",
+        evidence={"system.dev_shm.size_bytes": size, "system.container": where},
+        fix=Fix(
+            ("docker run --shm-size=16g ...  # or --ipc=host; Compose: shm_size: 16gb", "df -h /dev/shm  # check"),
+            "torch.multiprocessing and NCCL exchange data through /dev/shm; Docker gives a container 64 MB of it.",
+        ),
+        severity="info",
     )
 
 

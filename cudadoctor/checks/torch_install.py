@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Iterator, List
 
+from cudadoctor.errortext import kb_document, of_facts
 from cudadoctor.facts import Facts
 from cudadoctor.interpret import (
     build_kind,
@@ -212,6 +213,9 @@ def cpu_only_torch(fx: Facts) -> Iterator[Finding]:
                     "Only a CUDA build of torch has GPU code; the error is raised by the CPU build.",
                 ),
             )
+        elif build is None and not said:
+            found = list(_windows_pypi_wheel(fx)) or list(_runs_on_cpu(fx))
+            yield from found[:1]
         return
     if _cpu_only_from_could_not_collect(fx) and _cuda_ran(fx):
         return  # "Could not collect" beside an error only CUDA code gives: the build is not shown to be CPU
@@ -252,6 +256,65 @@ def cpu_only_torch(fx: Facts) -> Iterator[Finding]:
         evidence=evidence,
         fix=Fix(tuple(cmds), why),
         severity="error" if gpu else "warning",
+    )
+
+
+def _windows_pypi_wheel(fx: Facts) -> Iterator[Finding]:
+    """Windows, torch says CUDA is unavailable, and nothing shows its build: PyPI's Windows wheels are CPU-only builds
+    (kb/torch_releases.json default_variant; the CUDA ones live on download.pytorch.org with a +cuXXX tag). A warning:
+    a missing or old driver also makes CUDA unavailable."""
+    if os_family(fx) != "windows" or fx.get("torch.cuda_available") is not False:
+        return
+    if nvidia_gpu_present(fx) is False or of_facts(fx).matches:
+        return
+    version = fx.str("torch.version") or (fx.distribution("torch") or {}).get("version")
+    if version and variant_of_tag(version):
+        return
+    release = release_of(version)
+    variant = newest_variant_for_driver(release, driver_version(fx), "windows") if release else None
+    target = " ".join([f"torch=={release}" if release else "torch"] + companion_pins(environment(fx), release))
+    idx = f"{INDEX}{variant}" if variant else f"{INDEX}<cuXYZ for your driver: nvidia-smi shows its CUDA>"
+    yield CPU_ONLY_TORCH.finding(
+        title="torch says CUDA is not available on Windows and its build is not shown: most often PyPI's torch, "
+        "which is a CPU-only build on Windows",
+        evidence={"os": fx.str("system.os"), "torch.version": version, "torch.cuda_available": False},
+        fix=Fix(
+            (
+                'python -c "import torch; print(torch.__version__, torch.version.cuda)"  # +cpu or None: a CPU build',
+                f"{PIP} uninstall -y torch torchvision torchaudio",
+                f"{PIP} install {target} --index-url {idx}",
+            ),
+            "On Windows, `pip install torch` from PyPI gets a CPU-only build; CUDA builds come from download.pytorch.org. "
+            "If it prints a CUDA version, paste nvidia-smi's output instead: then the driver is the suspect.",
+        ),
+        severity="warning",
+    )
+
+
+def _runs_on_cpu(fx: Facts) -> Iterator[Finding]:
+    """The user says the program runs on the CPU (kb/errors/torch-builds.json symptoms), nothing shows which torch
+    is installed, no error signature matched and no fact says there is no NVIDIA GPU: the most common cause, as
+    a warning with the command that settles it."""
+    if nvidia_gpu_present(fx) is False or fx.str("torch.version") or fx.distribution("torch") or of_facts(fx).matches:
+        return
+    row = kb_document("torch-builds.json").get("symptoms", {}).get("runs_on_cpu")
+    said = search(fx, row["regex"]) if row else None
+    if not said or (row.get("unless") and search(fx, row["unless"])):
+        return  # no symptom, or the program is another runtime (ollama, TensorFlow, JAX...), not torch
+    yield CPU_ONLY_TORCH.finding(
+        title="The program runs on the CPU and nothing shows which torch is installed: most often a CPU-only torch build",
+        evidence={said[0]: said[1], "torch.version": None},
+        fix=Fix(
+            (
+                'python -c "import torch; print(torch.__version__, torch.version.cuda, torch.cuda.is_available())"'
+                "  # run it with the program's own Python: +cpu / None means a CPU-only build",
+                f"{PIP} install --force-reinstall torch torchvision torchaudio --index-url {INDEX}<cuXYZ for your driver: "
+                "nvidia-smi shows its CUDA>  # only if it printed +cpu / None",
+            ),
+            "Only a CUDA build of torch has GPU code; a CPU build runs everything on the CPU without an error. "
+            "If it prints a CUDA version and False, paste that and nvidia-smi's output instead.",
+        ),
+        severity="warning",
     )
 
 

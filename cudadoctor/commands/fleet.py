@@ -6,7 +6,8 @@ from typing import Optional, Tuple
 
 import click
 
-from .. import fleet as _fleet
+from ..fleet import FleetUsageError
+from ..fleet_summary import run as run_fleet
 from ..render.fleet import render as render_fleet
 from ._shared import BadInput, emit, output_option
 
@@ -61,8 +62,8 @@ def fleet_cmd(
     2 usage error or nothing readable.
     """
     try:
-        result = _fleet.run(list(paths), latest=latest, strict=strict, recheck=recheck, names=names)
-    except _fleet.FleetUsageError as e:
+        result = run_fleet(list(paths), latest=latest, strict=strict, recheck=recheck, names=names)
+    except FleetUsageError as e:
         raise BadInput(str(e)) from None
     if fmt == "html":  # a page gets passed around: home directories and secrets in file names go, as everywhere
         from ..privacy import redactor_for

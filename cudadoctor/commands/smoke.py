@@ -15,7 +15,7 @@ from ..smoke.gate import smoke_with_diagnosis
 from ._privacy import show_pii_option, warn_show_pii
 from ._shared import BadInput, emit, failure_reason, format_option, output_option, python_option
 from ._shared import written as wrote
-from ._smoke_policy import exit_code_for, shareable_distributed  # noqa: F401 (shareable_distributed re-exported)
+from ._smoke_policy import exit_code_for
 
 DEFAULT_TIMEOUT_S = 300.0
 

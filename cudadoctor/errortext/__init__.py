@@ -22,9 +22,9 @@ from .engine import (
     triage,
 )
 from .evidence import PROVIDERS, Evidence, of_facts, of_texts, said, search, text_of
-from .match import Match, find_matches, specificity
+from .match import Match, code_matches, code_pattern, find_matches, for_codes, of_code, specificity
 from .normalize import MAX_LINE_CHARS, MAX_TEXT, ROLE_WEIGHT, clean_lines, decode, is_fence, line_roles, normalize, stripped_lines
-from .signatures import Signature, code_pattern, compiled, for_codes, kb_signatures, of_code
+from .signatures import Signature, compiled, kb_document, kb_signatures
 from .sources import error_texts
 
 __all__ = [
@@ -56,11 +56,13 @@ __all__ = [
     "stripped_lines",
     "compiled",
     "of_code",
+    "kb_document",
     "ROLE_WEIGHT",
     "line_roles",
     "normalize",
     "Signature",
     "code_pattern",
+    "code_matches",
     "for_codes",
     "kb_signatures",
     "error_texts",

@@ -29,7 +29,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..model import Code, Finding, Fix, severity_rank
 from .evidence import catalogue_signatures, of_texts
-from .match import Match, find_matches, specificity  # noqa: F401  (find_matches, specificity: their old home, for importers)
+from .match import Match
 from .normalize import line_roles, normalize
 from .sources import error_texts
 

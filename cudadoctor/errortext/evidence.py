@@ -16,11 +16,11 @@ Pure: no I/O (the signature data is read-only package data).
 from __future__ import annotations
 
 import functools
-import importlib.util
 import re
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
+from .extract import table_signatures
 from .match import Match, find_matches
 from .normalize import normalize
 from .signatures import Signature, compiled, kb_signatures
@@ -60,12 +60,7 @@ def signature_matches(texts: Texts, extra: Tuple[Signature, ...] = ()) -> Found:
 
 def table_matches(texts: Texts, extra: Tuple[Signature, ...] = ()) -> Found:
     """The signatures made from the kb's error and Xid tables (CUresult/cudaError_t, NCCL, cuDNN,
-    cuBLAS, Xid: errortext/extract.py, kbsrc's) matched in every normalised text; nothing while that
-    module is not there."""
-    if importlib.util.find_spec(f"{__package__}.extract") is None:
-        return {}, []
-    from .extract import table_signatures
-
+    cuBLAS, Xid: errortext/extract.py, kbsrc's) matched in every normalised text."""
     sigs = list(table_signatures())
     return each_text(lambda text, where: find_matches((), text, where, sigs))(texts, extra)
 

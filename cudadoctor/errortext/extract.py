@@ -13,9 +13,9 @@
 
 :func:`table_signatures` turns each table entry that maps to a catalogue code into a signature
 (kb/cuda_errors.json, kb/library_errors.json, kb/xid.json are the data; the entry's ``why`` is what the match
-implies); ``signatures.for_codes`` adds them to every code's signatures, so the engine's evidence pass, triage
+implies); ``match.for_codes`` adds them to every code's signatures, so the engine's evidence pass, triage
 and the checks' own ``error_match`` all see them, weighed by position, confidence and the facts'
-contradictions as any signature. :func:`find_matches` matches them alone (an evidence provider). A number names
+contradictions as any signature. A number names
 an error only where the tables agree on its meaning (the current headers first; the pre-CUDA-10.1 runtime
 numbering only for numbers they do not define).
 """
@@ -25,7 +25,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from .. import kb
 from .signatures import Contradiction, Signature, kb_signatures
@@ -144,15 +144,6 @@ def _unambiguous_numbers() -> Dict[int, Tuple[str, str, str]]:
         names = " / ".join(e["name"] for _l, e in entries)
         out[n] = (entries[0][1]["code"], conf, f"{names}: {entries[0][1]['why']}")
     return out
-
-
-def find_matches(codes: Sequence[Any], text: str, where: str = "user_error") -> Tuple[Dict[str, List[Any]], List[str]]:
-    """The kb tables' evidence alone: matches of the table signatures of these codes in the normalised
-    ``text`` (the engine's Match objects, by code). The engine's own pass already includes them."""
-    from .match import find_matches as _match
-
-    names = {getattr(c, "code", c) for c in codes}
-    return _match(codes, text, where, [s for s in table_signatures() if s.code in names])
 
 
 # ---------------------------------------------------------------- plain extractors

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ..model import Code
 
-from .normalize import ROLE_WEIGHT, line_roles
-from .signatures import Signature, compiled, for_codes, prefilter
+from .extract import table_signatures
+from .normalize import ROLE_WEIGHT, line_roles, normalize
+from .signatures import Signature, compiled, kb_signatures, prefilter
 
 # --- matching --------------------------------------------------------------------------------
 
@@ -31,6 +32,44 @@ def specificity(signature: str, matched: str) -> float:
     literal = len(_REGEX_SYNTAX.sub("", signature))
     n = min(literal, len(matched.strip()))
     return 0.3 + 0.7 * min(n, 60) / 60
+
+
+def for_codes(codes: Iterable[Any]) -> List[Signature]:
+    """The signatures of these codes: the knowledge base's (error_signatures.json, then those made from the error
+    and Xid tables by errortext/extract.py), then each Code's own (not repeated)."""
+    codes = list(codes)
+    names = {c.code for c in codes}
+    out = [s for s in (*kb_signatures(), *table_signatures()) if s.code in names]
+    seen = {(s.code, s.regex) for s in out}
+    for c in codes:
+        for rx in c.signatures:
+            if (c.code, rx) not in seen:
+                seen.add((c.code, rx))
+                out.append(Signature(code=c.code, regex=rx, confidence="high", origin="catalogue"))
+    return out
+
+
+def of_code(code: Any) -> List[Signature]:
+    return for_codes([code])
+
+
+def code_pattern(code: Any) -> Optional[str]:
+    """One regex for every signature of ``code`` (for a check's own look-up), None when it has none."""
+    sigs = of_code(code)
+    return "|".join(f"(?:{s.regex})" for s in sigs) or None
+
+
+def code_matches(code: Code, text: str) -> List[str]:
+    """The signatures of ``code`` (its signature data in kb/errors/ and its own) found in ``text``,
+    normalised by the error-text engine: the matched substrings."""
+    norm = normalize(text)
+    flat = re.sub(r"\s+", " ", norm)
+    hits = []
+    for sig in of_code(code):
+        m = compiled(sig.regex).search(norm) or compiled(sig.regex).search(flat)
+        if m:
+            hits.append(m.group(0))
+    return hits
 
 
 @dataclass

@@ -3,7 +3,8 @@
 Each signature: the code it points to, a regular expression (matched case-insensitively over the
 normalised text, whitespace collapsed), a confidence (high | medium | low), what it implies, which
 facts would contradict it, the public threads its wording was taken from, and when it was checked.
-A Code's own ``signatures`` (plugins, older built-ins) join them with confidence "high".
+A Code's own ``signatures`` (plugins, older built-ins) join them with confidence "high"
+(:func:`cudadoctor.errortext.match.for_codes`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 CONFIDENCE_WEIGHT = {"high": 1.0, "medium": 0.85, "low": 0.65}
 _MISSING = object()
@@ -140,36 +141,9 @@ def kb_signatures() -> Tuple[Signature, ...]:
     return tuple(out)
 
 
-def for_codes(codes: Iterable[Any]) -> List[Signature]:
-    """The signatures of these codes: the knowledge base's (error_signatures.json, then those made from the error
-    and Xid tables by errortext/extract.py), then each Code's own (not repeated)."""
-    from .extract import table_signatures  # kbsrc: the kb error/Xid tables' signatures (errortext/extract.py)
-
-    codes = list(codes)
-    names = {c.code for c in codes}
-    out = [s for s in (*kb_signatures(), *table_signatures()) if s.code in names]
-    seen = {(s.code, s.regex) for s in out}
-    for c in codes:
-        for rx in c.signatures:
-            if (c.code, rx) not in seen:
-                seen.add((c.code, rx))
-                out.append(Signature(code=c.code, regex=rx, confidence="high", origin="catalogue"))
-    return out
-
-
-def of_code(code: Any) -> List[Signature]:
-    return for_codes([code])
-
-
 @functools.lru_cache(maxsize=4096)
 def compiled(regex: str) -> "re.Pattern[str]":
     return re.compile(regex, re.IGNORECASE)
-
-
-def code_pattern(code: Any) -> Optional[str]:
-    """One regex for every signature of ``code`` (for a check's own look-up), None when it has none."""
-    sigs = of_code(code)
-    return "|".join(f"(?:{s.regex})" for s in sigs) or None
 
 
 _META = set(".^$*+?{}[]()|")

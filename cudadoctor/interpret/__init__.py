@@ -13,7 +13,6 @@ wrong type or an unparsable one reads as unknown, never as a crash.
 """
 
 from .build import (
-    TorchBuild,
     arch_bound,
     arch_number,
     newer_than_all,
@@ -22,7 +21,6 @@ from .build import (
     dist_version,
     imported_variant,
     is_cuda_build,
-    torch_build,
     torch_cuda,
     torch_release,
     torch_version,
@@ -66,7 +64,6 @@ from .versions import (
 )
 
 __all__ = [
-    "TorchBuild",
     "arch_bound",
     "arch_number",
     "newer_than_all",
@@ -75,7 +72,6 @@ __all__ = [
     "dist_version",
     "imported_variant",
     "is_cuda_build",
-    "torch_build",
     "torch_cuda",
     "torch_release",
     "torch_version",

@@ -8,7 +8,6 @@ cannot tell; callers report unknown, never ok.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
 from cudadoctor.facts import Facts
@@ -143,42 +142,3 @@ def newer_than_all(cap: Optional[str], archs: Optional[List[str]]) -> bool:
     n = cap_number(cap)
     nums = [x for x in (arch_number(a) for a in archs or []) if x]
     return bool(n and nums and n > max(nums) and arch_runs(cap, archs) is None)
-
-
-@dataclass(frozen=True)
-class TorchBuild:
-    """What the facts say about the torch build, every field None when unknown."""
-
-    version: Optional[str]  #: '2.6.0+cu126' (imported, else installed)
-    release: Optional[str]  #: '2.6.0'
-    kind: Optional[str]  #: 'cuda' | 'rocm' | 'cpu'
-    variant: Optional[str]  #: 'cu126' | 'cpu' | 'rocm6.2'
-    cuda: Optional[str]  #: '12.6': the CUDA it was built with
-    hip: Optional[str]  #: the ROCm (HIP) version of a ROCm build
-    arch_list: Optional[Tuple[str, ...]]  #: ('sm_50', ..., 'compute_90')
-    arch_source: Optional[str]  #: where arch_list came from (torch itself, or the kb)
-    debug: Optional[bool]  #: a debug build (torch.version.debug)
-
-    @property
-    def series(self) -> Optional[str]:
-        return mm_str(self.release)
-
-
-def torch_build(fx: Facts) -> TorchBuild:
-    """Everything known about the torch build, in one value."""
-    archs, source = build_arch_list(fx)
-    var = variant(fx)
-    kind = build_kind(fx) or (
-        None if not var else "cuda" if var.startswith("cu") else "rocm" if var.startswith("rocm") else "cpu"
-    )
-    return TorchBuild(
-        version=torch_version(fx),
-        release=torch_release(fx),
-        kind=kind,
-        variant=var,
-        cuda=torch_cuda(fx),
-        hip=fx.str("torch.hip"),
-        arch_list=tuple(archs) if archs else None,
-        arch_source=source,
-        debug=fx.bool("torch.debug"),
-    )

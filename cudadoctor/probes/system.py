@@ -13,6 +13,7 @@ import platform
 import re
 import shutil
 import socket
+import stat
 import sys
 from typing import Any, Dict, List, Optional
 
@@ -103,6 +104,26 @@ def container(root: str = "/") -> Optional[str]:
     return None
 
 
+def dev_shm(root: str = "/") -> Optional[Dict[str, Any]]:
+    """/dev/shm, where torch.multiprocessing (DataLoader workers) and NCCL put shared memory: its size, free
+    space, mode (octal; 1777 is the standard) and whether this user may create files in it. None when absent
+    or unreadable."""
+    path = os.path.join(root, "dev/shm")
+    try:
+        st = os.stat(path)
+        vfs = os.statvfs(path)
+    except (OSError, AttributeError):  # statvfs: not on Windows
+        return None
+    if not stat.S_ISDIR(st.st_mode):
+        return None
+    return {
+        "mode": format(stat.S_IMODE(st.st_mode), "o"),
+        "size_bytes": vfs.f_frsize * vfs.f_blocks,
+        "free_bytes": vfs.f_frsize * vfs.f_bavail,
+        "writable": os.access(path, os.W_OK | os.X_OK),
+    }
+
+
 def wsl(root: str = "/") -> bool:
     rel = (_read(os.path.join(root, "proc/sys/kernel/osrelease"), 256) or "").lower()
     return "microsoft" in rel or "wsl" in rel
@@ -136,6 +157,7 @@ def probe_system(root: str = "/") -> Dict[str, Any]:
             dev_nvidia=sorted(os.path.basename(p) for p in glob.glob(os.path.join(root, "dev/nvidia*"))),
             wsl_lib_dir=os.path.isdir(os.path.join(root, "usr/lib/wsl/lib")),
             ld_so_conf_cuda=ld_so_conf_cuda(root),
+            dev_shm=dev_shm(root),
         )
     elif sys.platform == "win32":
         out.update(distro=platform.version() or None, windows_release=platform.release() or None)

@@ -28,9 +28,9 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from .. import __version__
 from ..facts import FactsError, new_facts, sanitize
-from ._collect_env_lines import CORE_KEYS, MAX_CPU_LINES, MAX_VALUE_CHARS, _GPU_LINE, _KEY_RX, _Reader  # noqa: F401
+from ._collect_env_lines import CORE_KEYS, MAX_VALUE_CHARS, _GPU_LINE, _Reader
 from ._text import _clean_lines, _decode
-from .packages import _CONDA_PIP_MARKERS, _conda_line, _norm, _pip_line  # noqa: F401
+from .packages import _conda_line, _norm, _pip_line
 from ..interpret.versions import mm_str, vtuple
 
 #: Largest text accepted (characters). Real outputs are a few kB; a whole issue thread is < 200 kB.

@@ -16,7 +16,7 @@ from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from .. import __version__
 from ..facts import FactsError, new_facts, sanitize
-from . import devicequery, nvidia_smi, packages
+from . import containers, devicequery, nvidia_smi, packages
 from ._collect_env_lines import _KEY_RX, CORE_KEYS, _CANON
 from ._text import is_fence, raw_lines
 
@@ -34,6 +34,7 @@ KINDS = (
     "conda-list",
     "pip-freeze",
     "nvcc",
+    "system-packages",
     "traceback",
     "error",
     "text",
@@ -42,6 +43,8 @@ KINDS = (
 
 _SMI_TABLE = re.compile(r"^\s*[|+]")
 _SMI_HEADER = re.compile(r"NVIDIA-SMI\s+\S+\s+(?:Driver|KMD)\s+Version", re.I)
+#: A GPU row's Memory-Usage cell ("|  15514MiB / 16130MiB |"): a banner table pasted without its header line.
+_SMI_MEMORY_CELL = re.compile(r"\|\s*\d+\s*MiB\s*/\s*\d+\s*MiB\s*\|")
 _SMI_ONE_LINE = re.compile(
     r"NVIDIA-SMI has failed|Failed to initialize NVML|^\s*No devices were found\s*$|"
     r"Unable to determine the device handle for GPU|NVIDIA-SMI couldn'?t find libnvidia-ml",
@@ -59,6 +62,14 @@ _Q_SECTIONS = re.compile(
 )
 _Q_LINE = re.compile(r"^(?:\s+\S|[A-Za-z][\w .()/-]{0,80}?\s{0,80}:|GPU\s+[0-9A-Fa-f:.]+$)")
 _NVCC = re.compile(r"Cuda compilation tools,\s*release\s+(\d+\.\d+),\s*V(\d+(?:\.\d+)+)")
+#: A system package manager's listing: `apt list --installed` ("libnccl2/unknown,now 2.8.4-1+cuda11.2 amd64 [installed]")
+#: and `dpkg -l` ("ii  nvidia-driver-535  535.104.05-0ubuntu1  amd64  NVIDIA driver metapackage").
+_APT_ROW = re.compile(
+    r"^\s*[a-z0-9][a-z0-9+.-]*/[\w.,/-]+\s+\S+\s+(?:amd64|arm64|i386|all|ppc64el|armhf|s390x)(?:\s+\[[^\]]*\])?\s*$"
+)
+_DPKG_ROW = re.compile(
+    r"^\s*(?:ii|hi|rc|iU|iF|un|pn)\s+[a-z0-9][a-z0-9+.:-]*\s+\S+\s+(?:amd64|arm64|i386|all|ppc64el|armhf|s390x)\b"
+)
 _TB_START = re.compile(r"^\s*Traceback \(most recent call last\):\s*$")
 _EXC_LINE = re.compile(r"^\s*(?:[A-Za-z_][\w.]*(?:Error|Exception|Warning|Exit|Interrupt)|[\w.]*Error)\b\s*(?::|$)")
 #: Words that make a line error text (matched as lower-case substrings: linear in the line).
@@ -135,6 +146,30 @@ _CUDA_NAMES = re.compile(
     re.IGNORECASE,
 )
 _BOILERPLATE = re.compile(r"^\s*(?:#{1,6}\s|<!--|-->|[-*]\s*\[[ xX]\]|!\[|cc\s+@|</?\w+>\s*$)")
+#: The reporter's own sentences ("I have installed NCCL by apt:", "It seems that ... it can't work.", "Can
+#: anyone help?"): a person writing in the first person or asking, which no program prints. ("I" before a
+#: path is glog's info level: ``I tensorflow/core/...``.)
+_NARRATIVE = re.compile(
+    r"(?<![\w'])(?:I(?:'m|'ve|'d|'ll|\u2019m|\u2019ve)?(?=\s+[A-Za-z]{2,}\b(?![/.:_\-\]]))|i(?:'m|'ve)\s|[Mm]y|[Ww]e(?:'ve|'re)?|"
+    r"[Oo]ur|[Mm]e)(?![\w'])|\b(?:[Ii]t seems|[Ss]eems like|[Ll]ooks like|[Aa]ny (?:idea|help|suggestion|solution)s?|"
+    r"[Cc]an (?:any ?one|some ?one|you) |[Ii]s there (?:any|a) |[Hh]ow (?:can|do|to) |[Tt]hanks?\b|[Tt]hank you)"
+)
+#: What marks a sentence as quoting a program's error all the same: an exception's name, an error code with a colon
+#: ("error: command 'gcc' failed", "fatal:"), the names CUDA tools' errors carry, or a quoted/backticked error.
+_QUOTED_ERROR = re.compile(
+    r"\b[A-Z]\w*(?:Error|Exception)\b|\b(?:error|fatal|E)\s*:\s|[`'\"][^`'\"]{0,200}(?:error|fail|not found|cannot)[^`'\"]{0,200}[`'\"]",
+    re.I,
+)
+#: A "label: value" line or an item of a list of versions ("- GPU: 3060", "4) 系统环境: win10, python3.8", "OS: Ubuntu 20.04").
+_LABELLED = re.compile(r"^\s*(?:[-*\u2022]\s*)?(?:\(?\d{1,2}[).\u3001:]\s*)?(?P<label>[^:\n]{1,40}?)\s*[:=]\s*\S")
+_LIST_ITEM = re.compile(r"^\s*(?:[-*\u2022]\s+|\(?\d{1,2}[).\u3001]\s*)")
+#: Labels of a fact (any language the prose reader knows; lower-case substrings).
+_FACT_LABELS = (
+    "version", "versi", "版本", "バージョン", "环境", "環境", "系统", "系統", "gpu", "cpu", "显卡", "os", "system", "driver",
+    "treiber", "驱动", "cuda", "cudnn", "python", "torch", "gcc", "compiler", "platform", "hardware", "memory", "ram",
+)  # fmt: skip
+#: The facts a line of versions states (the prose reader's fields; a GPU named in a message's sentence is no such line).
+_VERSION_FIELDS = ("torch", "driver", "cuda", "nvcc", "cudnn", "python", "gcc", "os", "distro", "wsl")
 
 
 def read(text: str) -> Dict[str, Any]:
@@ -228,12 +263,13 @@ def _segment(lines: List[str]) -> List[Optional[str]]:
         _find_conda_rows,
         _find_freeze,
         _find_nvcc,
+        _find_system_packages,
         _find_traceback,
     ):
         finder(lines, kinds)
     for i, line in enumerate(lines):
         if kinds[i] is None and line.strip():
-            kinds[i] = "error" if _errorish(line) and not _BOILERPLATE.match(line) else "ignored"
+            kinds[i] = "error" if _errorish(line) and not _BOILERPLATE.match(line) and not _narrative(line) else "ignored"
     _error_paragraphs(lines, kinds)
     return kinds
 
@@ -252,6 +288,32 @@ def _signature_lines(text: str) -> Tuple[Set[str], List[str]]:
     found, _problems = find_matches((), normalize(text), sigs=kb_signatures())
     matches = [m for ms in found.values() for m in ms]
     return {re.sub(r"\s+", " ", m.line_text).strip()[:200] for m in matches}, [m.text for m in matches]
+
+
+def _narrative(line: str) -> bool:
+    """The reporter's own sentence about the problem, not a line a program printed: written in the first
+    person or asking for help, quoting no error (no exception name, no ``error:``, no CUDA error name, no
+    error in quotes). Such lines are prose: read for facts, and left out of the error text unless an error
+    signature matches them (a sentence naming the error in its words: see :func:`read`)."""
+    line = line[:2000]
+    return bool(_NARRATIVE.search(line)) and not _QUOTED_ERROR.search(line) and not _CUDA_NAMES.search(line)
+
+
+def _stated_fact(line: str) -> bool:
+    """A line of a list of versions, not a message's continuation: a list item labelled with a fact's name
+    ("3) GPU: 3060", "- Driver API Version: 11.5"), or a list item, a "label: value" line or a short line from
+    which the prose reader reads a version ("5) cuda11.2, cudnn8.2.1", "cudnn 8.2.1"). (A message's own
+    "Version JAX was built against: 8907" states no version the prose reader reads: it stays error text.)"""
+    item = _LIST_ITEM.match(line)
+    m = _LABELLED.match(line)
+    if item and m and any(w in m.group("label").lower() for w in _FACT_LABELS):
+        return True
+    if not (item or m or len(line.strip()) <= 60):
+        return False
+    from . import prose
+
+    got = prose.read([line])
+    return any(f in got for f in _VERSION_FIELDS)
 
 
 def _errorish(line: str) -> bool:
@@ -288,7 +350,13 @@ def _error_paragraphs(lines: List[str], kinds: List[Optional[str]]) -> None:
             # each error line, so that the log's harmless lines do not push its errors out of the kept tail.
             near = None if j - i <= _PARAGRAPH_LINES else {k + d for k in range(i, j) if kinds[k] == "error" for d in (1, 2, 3)}
             for k in range(i, j):
-                if kinds[k] == "ignored" and not _BOILERPLATE.match(lines[k]) and (near is None or k in near):
+                if (
+                    kinds[k] == "ignored"
+                    and not _BOILERPLATE.match(lines[k])
+                    and (near is None or k in near)
+                    and not _narrative(lines[k])
+                    and not _stated_fact(lines[k])
+                ):
                     kinds[k] = "error"
         i = max(j, i + 1)
 
@@ -312,7 +380,9 @@ def _find_smi(lines: List[str], kinds: List[Optional[str]]) -> None:
             continue
         if _SMI_ONE_LINE.search(line):
             kinds[i] = "nvidia-smi"
-        elif _SMI_TABLE.match(line) and (_SMI_HEADER.search(line) or re.search(r"\|\s*(?:MIG devices|Processes):", line)):
+        elif _SMI_TABLE.match(line) and (
+            _SMI_HEADER.search(line) or re.search(r"\|\s*(?:MIG devices|Processes):", line) or _SMI_MEMORY_CELL.search(line)
+        ):
             start = i
             while (
                 start > 0
@@ -502,6 +572,12 @@ def _find_nvcc(lines: List[str], kinds: List[Optional[str]]) -> None:
             _claim(kinds, start, end, "nvcc")
 
 
+def _find_system_packages(lines: List[str], kinds: List[Optional[str]]) -> None:
+    for i, line in enumerate(lines):
+        if _free(kinds, i) and (_APT_ROW.match(line) or _DPKG_ROW.match(line)):
+            kinds[i] = "system-packages"
+
+
 def _find_traceback(lines: List[str], kinds: List[Optional[str]]) -> None:
     i = 0
     while i < len(lines):
@@ -602,6 +678,8 @@ def _facts(lines: List[str], parts: List[Dict[str, Any]]) -> Tuple[Dict[str, Any
         elif kind == "nvcc":
             m = _NVCC.search(text)
             nvcc = (m.group(1), m.group(2)) if m else None
+        elif kind == "system-packages":
+            p["used"], p["why"] = False, "a system package listing (apt, dpkg): read for the versions it names only"
         elif kind in ("traceback", "error"):
             errors.append(text.strip())
         elif kind == "text":
@@ -621,9 +699,16 @@ def _facts(lines: List[str], parts: List[Dict[str, Any]]) -> Tuple[Dict[str, Any
         facts["user_error"] = {"text": error_text, "source": "pasted text"}
     facts["pasted"] = {"parts": [{k: v for k, v in p.items() if k != "why" or v} for p in parts if p["kind"] != "fence"]}
     _prose_facts(facts, lines, parts)
+    containers.fill(facts, containers.read(lines))  # where it ran: docker run / compose / k8s ... (readers/containers.py)
     return facts, error_text, parts
 
 
+#: A conda environment named in the text: a path inside one, or a conda command.
+_CONDA_MENTION = re.compile(
+    r"(?:ana|mini)conda\d?[/\\]|mini(?:forge|mamba)\d?[/\\]|mambaforge[/\\]|/conda/envs/|/opt/conda/|"
+    r"\b(?:conda|mamba)\s+(?:install|create|activate|list)\b",
+    re.I,
+)
 #: Parts whose lines may state facts in prose: all but the outputs a structured reader has read.
 _PROSE_KINDS = ("error", "text", "ignored", "traceback")
 
@@ -639,6 +724,10 @@ def _prose_facts(facts: Dict[str, Any], lines: List[str], parts: List[Dict[str, 
             for i in range(a - 1, b):
                 if not is_fence(lines[i]):
                     body[i] = lines[i]
+    conda = next(((n, ln) for n, ln in enumerate(lines, 1) if "conda" in ln.lower() and _CONDA_MENTION.search(ln)), None)
+    if conda:
+        # The text shows a conda environment (a path in one, a conda command): which loader paths torch has depends on it.
+        facts["pasted"]["conda"] = {"line": conda[0], "text": conda[1].strip()[:200]}
     got = prose.read(body)
     if not got:
         return

@@ -90,12 +90,3 @@ def read_pip_freeze(lines: List[str]) -> List[Dict[str, Any]]:
 def read_conda_list(lines: List[str]) -> List[Dict[str, Any]]:
     """`conda list` rows: name version build [channel]; pip-installed ones (pypi) keep installer pip."""
     return [d for d in (_conda_line(ln.strip()) for ln in lines if ln.strip() and not ln.lstrip().startswith("#")) if d]
-
-
-def to_facts(dists: List[Dict[str, Any]], tools: List[str]) -> Dict[str, Any]:
-    """The ``packages`` section collect_env's reader writes: distributions, listings, complete."""
-    return {
-        "distributions": dists,
-        "listings": {t: ("listed" if any(d["listed_by"] == t for d in dists) else "none") for t in tools},
-        "complete": True,
-    }

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from ..report import Report
 
-FORMATS = ("text", "json", "markdown", "prometheus", "junit")
-
 
 def render(report: Report, fmt: str, verbose: bool = False, color: bool = False) -> str:
     if fmt == "json":

@@ -11,11 +11,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from .. import __version__
 from ..document import clean as _clean
 from ..document import dumps
-from ..fleet import KEY_NAMES, KEYS, LABELS, UNKNOWN
-from ..fleet_summary import plural
+from ..fleet import KEY_NAMES, KEYS, LABELS, UNKNOWN, plural
 from .markdown import md_escape as e
-
-FORMATS = ("text", "json", "markdown", "csv", "html", "prometheus")
 
 _SEV_SYMBOL = {"error": "✗", "warning": "!", "info": "i"}
 

@@ -11,7 +11,6 @@ from ..report import Report
 
 # status words: ok | error | warning | info | unknown | crashed
 SYMBOLS = {"ok": "✓", "error": "✗", "warning": "!", "info": "✓", "unknown": "?", "crashed": "☠", "none": "–"}
-ASCII_SYMBOLS = {"ok": "OK", "error": "X", "warning": "!", "info": "OK", "unknown": "?", "crashed": "!!"}
 
 
 def _gib(n: Optional[float]) -> str:

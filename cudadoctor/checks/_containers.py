@@ -1,0 +1,179 @@
+"""Containers started without GPU access: where the facts or the text show a container, and what to do
+in each runtime. Used by checks/driver.py (no-gpu-visible, no-nvidia-driver). Pure: no I/O.
+
+Inside a container the NVIDIA driver's user-space libraries (libcuda.so.1, libnvidia-ml.so.1) and
+nvidia-smi are not part of the image: the NVIDIA container runtime mounts them from the host when the
+container is started with GPUs (docker run --gpus, a Compose device reservation, a Kubernetes
+nvidia.com/gpu limit, singularity --nv, enroot's NVIDIA hook). A container started without them has no
+libcuda.so.1 and no nvidia-smi, and every program says what a host without a driver says
+("libcuda.so.1: cannot open shared object file", torch's "Found no NVIDIA driver on your system").
+Sources: https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/docker-specialized.html,
+https://docs.docker.com/compose/how-tos/gpu-support/, https://github.com/NVIDIA/enroot/blob/master/doc/usage.md.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Dict, Optional, Tuple
+
+from cudadoctor.facts import Facts
+from cudadoctor.interpret import driver_version, is_wsl, kernel_module
+
+from ._common import search
+
+#: A container named in the error text itself (an --error-file line, a title pasted with the error).
+_TEXT_CONTAINER = (
+    r"(?<![\w./-])(?:docker(?:file)?|docker[- ]compose|nvidia-docker|podman|kubernetes|kubectl|k8s|enroot|pyxis|"
+    r"singularity|apptainer)(?![\w./-])"
+)
+#: The dynamic loader's words for a program linked against the driver's CUDA library (glibc's ld.so).
+LOADER_LIBCUDA = r"error while loading shared libraries: libcuda\.so(?:\.1)?: cannot open shared object file"
+#: Driver-absent wordings that, inside a container, mean "started without GPUs". Not the host-side ones:
+#: nvidia-container-cli failing to load libnvidia-ml (the host has no driver) or nvidia-smi failing to
+#: reach the kernel module (the host's module is not loaded).
+_HOST_SIDE = re.compile(r"nvidia-container-cli|NVIDIA-SMI has failed|could not select device driver", re.I)
+
+_KINDS = {
+    "nvidia-docker": "docker",
+    "dockerfile": "docker",
+    "docker-compose": "docker",
+    "docker compose": "docker",
+    "kubectl": "kubernetes",
+    "k8s": "kubernetes",
+    "pyxis": "enroot",
+    "apptainer": "singularity",
+}
+
+
+def container_kind(fx: Facts) -> Optional[str]:
+    """The container the facts were taken in, or the error text names; None when neither shows one."""
+    kind = fx.str("system.container")
+    if kind:
+        return kind
+    hit = search(fx, _TEXT_CONTAINER)
+    if not hit:
+        return None
+    m = re.search(_TEXT_CONTAINER, hit[1], re.I)
+    word = m.group(0).lower() if m else "docker"
+    return _KINDS.get(word, word)
+
+
+def gpus_requested(fx: Facts) -> Optional[bool]:
+    """Whether the pasted start command asked for GPUs (readers/containers.py); None when not shown."""
+    c = fx.dict("pasted.container") or {}
+    v = c.get("gpus_requested")
+    return v if isinstance(v, bool) else None
+
+
+def driver_hidden_by_container(fx: Facts, said: Optional[Tuple[str, str]]) -> Optional[str]:
+    """The container kind when the driver looks absent only because a container was started without
+    GPUs: a container is shown, the driver-absent evidence is from inside it, and nothing says the
+    host lacks the driver (its kernel module recorded as not loaded, a host-side error)."""
+    kind = container_kind(fx)
+    if not kind or kernel_module(fx) is False:
+        return None
+    if said and _HOST_SIDE.search(said[1]):
+        return None
+    nvml = fx.str("nvml.status")
+    if fx.origin == "live":
+        # Live inside a container: the host's module list shows through; it must show the driver.
+        return kind if kernel_module(fx) is True and nvml in ("library-missing", "driver-not-loaded") else None
+    if said or nvml == "library-missing":
+        return kind
+    if gpus_requested(fx) is False and search(fx, INSUFFICIENT):
+        return kind  # no libcuda.so.1 at all reads as "driver insufficient" to the CUDA runtime
+    # No error text, but the start command is shown without a GPU option and CUDA is unavailable.
+    return kind if gpus_requested(fx) is False and fx.bool("torch.cuda_available") is False else None
+
+
+#: What the CUDA runtime says when it cannot load libcuda.so.1 at all (cudaErrorInsufficientDriver, 35): in a
+#: container started without the NVIDIA runtime (https://github.com/NVIDIA/nvidia-docker/issues/24, /400).
+INSUFFICIENT = r"CUDA driver version is insufficient for CUDA runtime version|cudaErrorInsufficientDriver"
+
+
+def started_without_gpus(fx: Facts) -> Optional[str]:
+    """The container kind when the paste shows its start command without any GPU option."""
+    kind = container_kind(fx)
+    return kind if kind and gpus_requested(fx) is False and kernel_module(fx) is not False else None
+
+
+def host_unknown(fx: Facts) -> bool:
+    """Nothing in the facts describes the machine's driver side: no driver version, NVML status,
+    kernel module list, GPUs; not WSL, not Windows. Where a loader error could come from a host or
+    from a container, only then are both told."""
+    return (
+        not driver_version(fx)
+        and fx.str("nvml.status") in (None, "no-nvidia-smi")
+        and kernel_module(fx) is None
+        and not fx.dicts("nvml.devices")
+        and not is_wsl(fx)
+        and not (fx.str("system.os") or "").lower().startswith("windows")
+    )
+
+
+def devices_only(fx: Facts) -> bool:
+    """The pasted docker run passed /dev/nvidia* by hand (no driver libraries come with them)."""
+    return bool((fx.dict("pasted.container") or {}).get("devices_only"))
+
+
+def compose(fx: Facts) -> bool:
+    """The pasted start was Docker Compose's."""
+    c = fx.dict("pasted.container") or {}
+    return bool(re.search(r"compose", str(c.get("text") or ""), re.I))
+
+
+def start_with_gpus(
+    kind: str, asked: Optional[bool], via_compose: bool = False, devices_only: bool = False
+) -> Tuple[Tuple[str, ...], str, str]:
+    """(commands, why, how the title names the cause) for a container of ``kind`` whose start command
+    asked for GPUs (``asked``: True / False / None unknown); ``via_compose``: started by Docker Compose."""
+    if asked:
+        return (
+            (
+                "docker inspect <container> --format '{{json .HostConfig.DeviceRequests}}'  # the GPU request the container got",
+                "# the driver's CUDA library is mounted only with the 'compute' capability: "
+                "NVIDIA_DRIVER_CAPABILITIES=compute,utility (or all); Compose: capabilities: [gpu] (not only utility)",
+                "# Compose files that set runtime: nvidia need it registered: sudo nvidia-ctk runtime configure --runtime=docker",
+                "docker run --rm --gpus all ubuntu nvidia-smi  # the toolkit itself works",
+            ),
+            "The NVIDIA container runtime mounts libcuda.so.1 only for containers that get a GPU with the compute capability.",
+            "asked for GPUs, but the driver's CUDA library did not reach it",
+        )
+    by_kind: Dict[str, Tuple[str, ...]] = {
+        "docker": (
+            "docker run --gpus all ...  # needs the NVIDIA Container Toolkit on the host",
+            "# Compose: under the service, deploy: {resources: {reservations: {devices: [{driver: nvidia, count: all, capabilities: [gpu]}]}}}",
+            "docker run --rm --gpus all ubuntu nvidia-smi  # check: lists the GPUs",
+        ),
+        "podman": (
+            "podman run --device nvidia.com/gpu=all ...  # CDI: sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml",
+        ),
+        "kubernetes": (
+            "# in the pod spec: resources: {limits: {nvidia.com/gpu: 1}}  (needs the NVIDIA device plugin or GPU Operator)",
+            "kubectl describe node <node> | grep -i nvidia.com/gpu  # the node offers GPUs",
+        ),
+        "singularity": ("singularity exec --nv <image.sif> ...  # apptainer exec --nv: binds the host's driver libraries",),
+        "enroot": (
+            "export NVIDIA_VISIBLE_DEVICES=all  # enroot's NVIDIA hook runs only with it set (pyxis: srun --container-env=NVIDIA_VISIBLE_DEVICES ...)",
+            "# or build the image from an nvidia/cuda base, which sets NVIDIA_VISIBLE_DEVICES",
+        ),
+    }
+    cmds = by_kind.get(kind, by_kind["docker"])
+    if kind == "docker" and devices_only:
+        cmds = (
+            "# --device /dev/nvidia* passes the GPUs' device files but not the driver's libraries: use --gpus instead",
+        ) + cmds
+    if kind == "docker" and via_compose:
+        cmds = (cmds[1], cmds[0], cmds[2])
+    why = "The container runtime must mount the GPU devices and the driver's libraries into the container; without a GPU request it mounts none."
+    return cmds, why, "started without GPU access" if asked is False else "most likely started without GPU access"
+
+
+def evidence_of(fx: Facts, kind: str) -> Dict[str, Any]:
+    c = fx.dict("pasted.container") or {}
+    out: Dict[str, Any] = {"container": kind}
+    if c.get("text"):
+        out["pasted start"] = c["text"]
+    if isinstance(c.get("gpus_requested"), bool):
+        out["gpus requested"] = c["gpus_requested"]
+    return out
