@@ -313,10 +313,12 @@ def test_learned_corpus_lines_are_well_formed_and_their_threads_new():
         for x in f.read_text(encoding="utf-8").splitlines()
         if x.strip()
     ]
-    assert len(rows) >= 70
+    assert len(rows) >= 120
     for d in rows:
         assert d["text"].strip() and d["note"].strip() and d["source"].startswith("https://"), d
-        assert d["code"] in codes, d["code"]
+        # a catalogue code, or `uncatalogued:NAME` for a confirmed cause outside the catalogue (trained as
+        # `uncatalogued`, which is never reported: such texts keep the model from forcing them onto a code)
+        assert d["code"] in codes or d["code"].startswith("uncatalogued:"), d["code"]
     mine = [tc._group(d["source"]) for d in rows]
     assert len(mine) == len(set(mine)), "a thread twice in the learned corpus"
     corpus = {
