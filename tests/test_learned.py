@@ -108,8 +108,8 @@ def test_shipped_model_is_small_data_with_its_figures_and_sources(model):
     assert 0 < model.threshold < 1 and model.threshold == cv["threshold"]
     assert d["data"]["texts"] > 400 and d["data"]["threads"] > 300
     # the blind batches still sealed (collected after b12) are never trained on
-    assert not any(b in s for s in d["data"]["sources"] for b in ("b13", "b14", "b15"))
-    assert set(tc.BLIND_READABLE) <= {"b10", "b11", "b12"}
+    assert not any(b in s for s in d["data"]["sources"] for b in ("b14", "b15", "b16"))
+    assert set(tc.BLIND_READABLE) <= {"b10", "b11", "b12", "b13"}
     # every label it may report is a code of the catalogue
     codes = set(registry.load(plugins=False).codes)
     assert set(model.reportable) <= codes
@@ -202,10 +202,9 @@ def _with_rule(severity):
 
 @pytest.mark.parametrize("severity,speaks", [("error", False), ("warning", False), ("info", True)])
 def test_the_fallback_speaks_only_where_no_rule_made_an_error_or_warning(severity, speaks):
-    line = corpus_line(
-        "cuda-runtime.jsonl", "https://github.com/yongxinw/GSDT/issues/6"
-    )  # yongxinw/GSDT#6: CUDA_VISIBLE_DEVICES hid the GPU
-    assert line["code"] == "no-gpu-visible"
+    # facebookresearch/ImageBind#139: pip finds no torch wheel for this Python (a text the model is sure of)
+    line = corpus_line("install.jsonl", "https://github.com/facebookresearch/ImageBind/issues/139")
+    assert line["code"] == "python-unsupported"
     reg = _with_rule(severity)
     fx = Facts(error_facts(line["text"]))
     findings, runs = run_checks(reg, fx)
@@ -215,8 +214,8 @@ def test_the_fallback_speaks_only_where_no_rule_made_an_error_or_warning(severit
     assert len(learned_run) == 1 and learned_run[0].status == "ok"
     guesses = [f for f in findings if f.check == "learned-cause"]
     if speaks:
-        assert [(f.code, f.severity) for f in guesses] == [("no-gpu-visible", "warning")]
-        assert learned_run[0].codes == ["no-gpu-visible"] and learned_run[0].findings == 1
+        assert [(f.code, f.severity) for f in guesses] == [("python-unsupported", "warning")]
+        assert learned_run[0].codes == ["python-unsupported"] and learned_run[0].findings == 1
     else:
         assert guesses == [] and learned_run[0].findings == 0 and learned_run[0].codes == []
 
@@ -331,7 +330,8 @@ def test_learned_corpus_lines_are_well_formed_and_their_threads_new():
     cases = set()  # the cases' threads: holdout, shared, the unsealed blind batches
     for folder in [tc.HOLDOUT, tc.SHARED_CASES] + [tc.BLIND / b for b in tc.BLIND_READABLE]:
         for j in folder.glob("*.json") if folder.is_dir() else []:
-            src = json.loads(j.read_text(encoding="utf-8")).get("source") if j.name != "first-sight.json" else None
+            case = json.loads(j.read_text(encoding="utf-8"))
+            src = case.get("source") if isinstance(case, dict) else None
             if isinstance(src, str):
                 cases.add(tc._group(src))
     assert len(cases) > 200
