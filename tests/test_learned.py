@@ -107,11 +107,17 @@ def test_shipped_model_is_small_data_with_its_figures_and_sources(model):
     assert cv["precision_at_threshold"] >= tc.TARGET_PRECISION and cv["healthy_texts_flagged"] == 0
     assert 0 < model.threshold < 1 and model.threshold == cv["threshold"]
     assert d["data"]["texts"] > 400 and d["data"]["threads"] > 300
-    assert not any("b12" in s for s in d["data"]["sources"])  # the last blind batch is never trained on
+    # the blind batches still sealed (collected after b12) are never trained on
+    assert not any(b in s for s in d["data"]["sources"] for b in ("b14", "b15", "b16"))
+    assert set(tc.BLIND_READABLE) <= {"b10", "b11", "b12", "b13"}
     # every label it may report is a code of the catalogue
     codes = set(registry.load(plugins=False).codes)
     assert set(model.reportable) <= codes
-    assert set(model.classes) - set(model.reportable) <= {"healthy", "uncatalogued"}
+    # not reported: healthy, uncatalogued, and the labels the model guessed on a healthy text out of fold
+    # (train_classifier.healthy_confused: their words are a healthy machine's words too)
+    assert set(model.classes) - set(model.reportable) == {"healthy", "uncatalogued"} | set(cv["not_reported"]) & set(
+        model.classes
+    )
 
 
 def test_refuses_a_model_cut_by_another_tokeniser():
@@ -196,10 +202,9 @@ def _with_rule(severity):
 
 @pytest.mark.parametrize("severity,speaks", [("error", False), ("warning", False), ("info", True)])
 def test_the_fallback_speaks_only_where_no_rule_made_an_error_or_warning(severity, speaks):
-    line = corpus_line(
-        "cuda-runtime.jsonl", "https://github.com/yongxinw/GSDT/issues/6"
-    )  # yongxinw/GSDT#6: CUDA_VISIBLE_DEVICES hid the GPU
-    assert line["code"] == "no-gpu-visible"
+    # facebookresearch/ImageBind#139: pip finds no torch wheel for this Python (a text the model is sure of)
+    line = corpus_line("install.jsonl", "https://github.com/facebookresearch/ImageBind/issues/139")
+    assert line["code"] == "python-unsupported"
     reg = _with_rule(severity)
     fx = Facts(error_facts(line["text"]))
     findings, runs = run_checks(reg, fx)
@@ -209,8 +214,8 @@ def test_the_fallback_speaks_only_where_no_rule_made_an_error_or_warning(severit
     assert len(learned_run) == 1 and learned_run[0].status == "ok"
     guesses = [f for f in findings if f.check == "learned-cause"]
     if speaks:
-        assert [(f.code, f.severity) for f in guesses] == [("no-gpu-visible", "warning")]
-        assert learned_run[0].codes == ["no-gpu-visible"] and learned_run[0].findings == 1
+        assert [(f.code, f.severity) for f in guesses] == [("python-unsupported", "warning")]
+        assert learned_run[0].codes == ["python-unsupported"] and learned_run[0].findings == 1
     else:
         assert guesses == [] and learned_run[0].findings == 0 and learned_run[0].codes == []
 
@@ -292,3 +297,42 @@ def test_the_model_ships_in_the_package_data():
     patterns = meta["tool"]["setuptools"]["package-data"]["cudadoctor.kb"]
     rel = learned.MODEL_PATH.relative_to(REPO / "cudadoctor" / "kb").as_posix()
     assert any(fnmatch.fnmatch(rel, p) and p.count("/") == rel.count("/") for p in patterns), (rel, patterns)
+
+
+# ---------------------------------------------------------------- the learned corpus
+
+
+def test_learned_corpus_lines_are_well_formed_and_their_threads_new():
+    """tests/data/learned_corpus: real texts with a catalogue code, their thread's URL and a note; no thread is also
+    in the error corpus (a thread on both sides would be counted twice and leak across the grouped folds)."""
+    codes = set(registry.load(plugins=False).codes)
+    rows = [
+        json.loads(x)
+        for f in sorted(tc.LEARNED_CORPUS.glob("*.jsonl"))
+        for x in f.read_text(encoding="utf-8").splitlines()
+        if x.strip()
+    ]
+    assert len(rows) >= 120
+    for d in rows:
+        assert d["text"].strip() and d["note"].strip() and d["source"].startswith("https://"), d
+        # a catalogue code, or `uncatalogued:NAME` for a confirmed cause outside the catalogue (trained as
+        # `uncatalogued`, which is never reported: such texts keep the model from forcing them onto a code)
+        assert d["code"] in codes or d["code"].startswith("uncatalogued:"), d["code"]
+    mine = [tc._group(d["source"]) for d in rows]
+    assert len(mine) == len(set(mine)), "a thread twice in the learned corpus"
+    corpus = {
+        tc._group(json.loads(x)["source"])
+        for f in CORPUS.glob("*.jsonl")
+        for x in f.read_text(encoding="utf-8").splitlines()
+        if x.strip()
+    }
+    assert not set(mine) & corpus
+    cases = set()  # the cases' threads: holdout, shared, the unsealed blind batches
+    for folder in [tc.HOLDOUT, tc.SHARED_CASES] + [tc.BLIND / b for b in tc.BLIND_READABLE]:
+        for j in folder.glob("*.json") if folder.is_dir() else []:
+            case = json.loads(j.read_text(encoding="utf-8"))
+            src = case.get("source") if isinstance(case, dict) else None
+            if isinstance(src, str):
+                cases.add(tc._group(src))
+    assert len(cases) > 200
+    assert not set(mine) & cases
