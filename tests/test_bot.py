@@ -451,9 +451,9 @@ def test_a_guess_of_the_learned_fallback_is_never_named():
 
     reg = registry.load()
     seen = 0
-    for cid, _label, source, title, body in bot_precision.corpus():
-        if not cid.startswith("cuda-runtime:"):
-            continue
+    for _cid, _label, source, title, body in bot_precision.corpus():
+        if seen >= 3:
+            break
         got = reader.read(f"{title}\n\n{body}")
         facts = got["facts"]
         attach_error(facts, got["error_text"] or "")

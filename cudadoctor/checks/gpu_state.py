@@ -462,7 +462,8 @@ def gpu_memory_occupied(fx: Facts) -> Iterator[Finding]:
             )
         return
     own = fx.int("torch.pid")
-    live = fx.origin == "live"
+    # Probe readings (taken now, or saved by a probe with its pids) against nvidia-smi pasted in a text.
+    live = fx.origin not in ("collect_env", "text")
     text = text_of(fx)
     figures = _oom_figures(text)
     # An out-of-memory error beside a pasted table says the memory was taken when the program met it, unless
