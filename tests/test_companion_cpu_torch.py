@@ -12,10 +12,11 @@ from click.testing import CliRunner
 from cudadoctor.cli import cli
 
 
-def _findings(tmp_path, paste: str):
-    p = tmp_path / "paste.txt"
-    p.write_text(paste, encoding="utf-8")
-    r = CliRunner().invoke(cli, ["check", "--from-text", str(p), "--format", "json"], env={"NO_COLOR": "1"})
+def _findings(tmp_path, text: str, source: str = "--from-text"):
+    """``check SOURCE FILE --format json`` on ``text``: (code, severity, finding) for each finding."""
+    p = tmp_path / "input.txt"
+    p.write_text(text, encoding="utf-8")
+    r = CliRunner().invoke(cli, ["check", source, str(p), "--format", "json"], env={"NO_COLOR": "1"})
     assert r.exit_code in (0, 1), r.output
     return [(f["code"], f["severity"], f) for f in json.loads(r.stdout)["findings"]]
 
@@ -54,11 +55,7 @@ def test_another_runtime_is_not_torchs_build(tmp_path):
 
 
 def _collect_env(tmp_path, text: str):
-    p = tmp_path / "env.txt"
-    p.write_text(text, encoding="utf-8")
-    r = CliRunner().invoke(cli, ["check", "--from-collect-env", str(p), "--format", "json"], env={"NO_COLOR": "1"})
-    assert r.exit_code in (0, 1), r.output
-    return [(f["code"], f["severity"], f) for f in json.loads(r.stdout)["findings"]]
+    return _findings(tmp_path, text, "--from-collect-env")
 
 
 # https://github.com/zyddnys/manga-image-translator/issues/210: requirements.txt pulled torch from PyPI on Windows
