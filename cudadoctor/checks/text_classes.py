@@ -10,9 +10,10 @@ windows-pagefile-too-small.
 from __future__ import annotations
 
 import re
-from typing import Iterator
+from typing import Iterator, Tuple
 
 from cudadoctor import kb
+from cudadoctor.errortext.entities import MissingLibrary, missing_libraries, short_name, wanted_cuda
 from cudadoctor.facts import Facts
 from cudadoctor.interpret import torch_cuda
 from cudadoctor.model import Code, Finding, Fix, check
@@ -599,10 +600,55 @@ _CUDA_LIB = re.compile(
 )
 
 
+def _missing_by_entity(fx: Facts, said: Tuple[str, str], ent: MissingLibrary) -> Finding:
+    """The finding for a missing CUDA library whose number the kb table decodes (errortext/entities.py)."""
+    w = wanted_cuda(ent)
+    lib, release = short_name(ent), w["release"]
+    have = fx.str("toolkit.nvcc_version") or torch_cuda(fx)
+    built = f"CUDA {release}" if release else ""
+    windows = ent.name.lower().endswith(".dll")
+    if windows:
+        cmds = [f"where {ent.name}  # which copy the loader finds on PATH, if any"]
+    else:
+        cmds = [f"ldconfig -p | grep -i {lib}  # which {lib} the loader knows"]
+    if w["wheel"]:
+        cmds += [
+            f"{PIP} install {w['wheel']}  # ships {ent.name}",
+            f"export LD_LIBRARY_PATH=$(python -c \"import os, nvidia.{w['module']} as m; print(os.path.join(m.__path__[0], 'lib'))\"):$LD_LIBRARY_PATH",
+        ]
+    elif w["old"] and windows:
+        cmds.append(
+            f"# install CUDA {release} (https://developer.nvidia.com/cuda-toolkit-archive) and put its bin folder on PATH"
+        )
+    elif w["old"]:
+        rel = release.rstrip("+")
+        cmds += [
+            f"sudo apt-get install cuda-libraries-{rel.replace('.', '-')}  # NVIDIA's repository; or: conda install cudatoolkit={rel}",
+            f"export LD_LIBRARY_PATH=/usr/local/cuda-{rel}/lib64:$LD_LIBRARY_PATH",
+        ]
+    else:
+        what = f"the libraries of {built}" if built else f"the {lib} of the CUDA release the program was built for"
+        cmds.append(f"# install {what} beside the CUDA you have, and put their folder on LD_LIBRARY_PATH / PATH")
+    cmds.append("# or: a build of the program made for the CUDA you have")
+    if built:
+        title = f"A program built for {built} cannot find {ent.name} ({built}'s {lib} is not installed or not on the loader path)"
+    else:
+        title = f"A program cannot find the {ent.name} library (not installed for the CUDA it was built for, or not on the loader path)"
+    return CUDA_LIBRARY_MISSING.finding(
+        title=title,
+        evidence={said[0]: said[1], "library": ent.name, "cuda_wanted": release or None, "cuda_installed": have},
+        fix=Fix(tuple(cmds), f"The program loads {built or 'its CUDA'}'s {lib} at run time; it must be installed and findable."),
+    )
+
+
 @check(CUDA_LIBRARY_MISSING)
 def cuda_library_missing(fx: Facts) -> Iterator[Finding]:
     said = error_match(fx, CUDA_LIBRARY_MISSING)
     if not said:
+        return
+    ents = [e for e in missing_libraries(said[1]) if e.kind == "cuda"]
+    if ents and not _CUDA_LIB.search(said[1]) or ents and wanted_cuda(ents[0])["release"] != ents[0].number:
+        yield _missing_by_entity(fx, said, ents[0])  # a name the table decodes (a DLL's 80, cuSOLVER's 10, prose)
         return
     m = _CUDA_LIB.search(said[1])
     lib, major = (m.group(1), m.group(2)) if m else ("cublas", "<N>")

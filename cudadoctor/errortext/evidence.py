@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
+from .entities import entity_find
 from .extract import table_signatures
 from .match import Match, find_matches
 from .normalize import normalize
@@ -68,7 +69,7 @@ def table_matches(texts: Texts, extra: Tuple[Signature, ...] = ()) -> Found:
 #: THE evidence providers, run in this order on every run's normalised error texts: the signature
 #: data first, then the kb tables. Another provider joins with one line here, e.g. a matcher of one
 #: text: ``each_text(lambda text, where: ...)``.
-PROVIDERS: Tuple[Provider, ...] = (signature_matches, table_matches)
+PROVIDERS: Tuple[Provider, ...] = (signature_matches, table_matches, each_text(entity_find))
 
 
 @dataclass(frozen=True)
