@@ -18,6 +18,10 @@ def _n(d: dict, *keys: str) -> int:
 
 
 WHAT = {
+    "cuda_libraries": (
+        "NVIDIA library families named in error texts (cudart, cuBLAS, cuFFT, cuSOLVER, cuSPARSE, NVRTC, cuDNN, NCCL, the driver's libcuda/nvcuda, TensorRT): what the number in a soname or DLL name means per CUDA release, the pip wheel that ships it, and the catalogue code a missing one points to",
+        lambda d: f"{len(d['families'])} families, {sum(len(f['names']) for f in d['families'])} library names",
+    ),
     "cuda_drivers": (
         "minimum driver per CUDA release (the toolkit's GA driver and the minor-version-compatibility floor) and the CUDA each driver branch reports",
         lambda d: f"{len(d['toolkit_min_driver'])} CUDA releases, {len(d['driver_branch_cuda'])} driver branches",

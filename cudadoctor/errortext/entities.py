@@ -16,10 +16,8 @@ Pure: no I/O (the table is read-only package data).
 from __future__ import annotations
 
 import functools
-import json
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 from .match import Match
@@ -27,14 +25,13 @@ from .normalize import ROLE_WEIGHT, line_roles
 from .extract import table_signatures
 from .signatures import Signature, compiled, kb_signatures, prefilter
 
-_TABLE = Path(__file__).resolve().parent.parent / "kb" / "cuda_libraries.json"
-
 
 @functools.lru_cache(maxsize=1)
 def table() -> Dict[str, Any]:
     """kb/cuda_libraries.json: the library families, what their numbers mean, the code per kind."""
-    with open(_TABLE, encoding="utf-8") as f:
-        doc: Dict[str, Any] = json.load(f)
+    from cudadoctor import kb  # the kb's one reader of its tables (imported here: kb imports interpret)
+
+    doc: Dict[str, Any] = kb._load("cuda_libraries")
     return doc
 
 
