@@ -463,7 +463,7 @@ def _initramfs(fx: Facts) -> str:
 
 #: The reporter saying nouveau holds on (loaded, present, in use, will not go), in one sentence with its name...
 _NOUVEAU_HOLDS = re.compile(
-    r"\bnouveau\b[^.!?\n]{0,40}?\b(?:is|was|are|still|always|gets?|keeps?)\b[^.!?\n]{0,20}?\b(?:loaded|present|in use|bound|"
+    r"\bnouveau\b[^.!?\n]{0,40}?\b(?:is|was|are|being|still|always|gets?|keeps?)\b[^.!?\n]{0,20}?\b(?:loaded|present|in use|bound|"
     r"running|active|loading)\b|\bnouveau\b[^.!?\n]{0,30}?\b(?:cannot|can't|can not|won't|will not|could not|couldn't)\s+"
     r"(?:be\s+)?(?:disabled?|unload(?:ed)?|removed?|blacklisted|go away)",
     re.I,

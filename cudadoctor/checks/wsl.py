@@ -44,8 +44,8 @@ WSL_GPU_UNSUPPORTED = Code(
 _WSL2_KERNEL = re.compile(r"\b(\d+\.\d+\.\d+(?:\.\d+)?)-microsoft-standard", re.I)
 
 
-def _min_kernel() -> str:
-    return str(kb_document("kdrv3.json")["wsl_cuda_min_kernel"]["value"])
+def _min_kernel(key: str = "value") -> str:
+    return str(kb_document("kdrv3.json")["wsl_cuda_min_kernel"][key])
 
 
 def _old_wsl2_kernel(fx: Facts) -> Optional[Tuple[str, str]]:
@@ -78,6 +78,8 @@ def wsl_gpu_unsupported(fx: Facts) -> Iterator[Finding]:
                 ),
                 "CUDA reaches the GPU in WSL 2 through the Windows driver's bridge, which older WSL kernels lack.",
             ),
+            # between the preview's minimum and today's, the kernel once worked: a cause to remove, not a certainty
+            severity="error" if (vtuple(old[0]) or ()) < (vtuple(_min_kernel("preview_minimum")) or ()) else "warning",
         )
         return
     if is_wsl(fx) is not True:
