@@ -45,11 +45,24 @@ _KINDS = {
 }
 
 
+#: A CUDA container image named by its tag (NVIDIA's and PyTorch's images: "nvidia/cuda:11.8.0-devel-ubuntu22.04",
+#: "pytorch:1.13.1-py3.8.16-cuda11.7.1-devel-ubuntu20.04", "pytorch/pytorch:2.1.0-cuda12.1-cudnn8-runtime"): the report
+#: is from inside such a container. https://hub.docker.com/r/nvidia/cuda/tags, https://hub.docker.com/r/pytorch/pytorch/tags
+_IMAGE_TAG = r"\b[\w.-]+(?:/[\w.-]+)?:[\w.-]*cuda[\w.-]*-(?:devel|runtime|base)(?:-[a-z]+\d+(?:\.\d+)?)?\b"
+
+
 def container_kind(fx: Facts) -> Optional[str]:
-    """The container the facts were taken in, or the error text names; None when neither shows one."""
+    """The container the facts were taken in (or the OS line names: "Ubuntu 20.04 (docker)"), or the error text
+    names (a runtime, or a CUDA image's tag); None when nothing shows one."""
     kind = fx.str("system.container")
     if kind:
         return kind
+    for where in ("system.distro", "system.os"):
+        m = re.search(_TEXT_CONTAINER, fx.str(where) or "", re.I)
+        if m:
+            return _KINDS.get(m.group(0).lower(), m.group(0).lower())
+    if search(fx, _IMAGE_TAG):
+        return "docker"
     hit = search(fx, _TEXT_CONTAINER)
     if not hit:
         return None

@@ -260,13 +260,42 @@ def _too_old_finding(
     return DRIVER_TOO_OLD.finding(title=title, evidence=evidence, fix=Fix(tuple(cmds), why))
 
 
+#: FFmpeg's NVENC version check (libavcodec/nvenc.c): the API version the build needs and the one the driver offers,
+#: and the driver floor it prints when it knows one.
+_NVENC_API = re.compile(r"nvenc API version\.?\s*Required:\s*(\d+\.\d+)\s*Found:\s*(\d+\.\d+)", re.I)
+_NVENC_FLOOR = re.compile(r"minimum required Nvidia driver for nvenc is ([\d.]+) or newer", re.I)
+
+
+def _nvenc_too_old(fx: Facts, said: Tuple[str, str]) -> Finding:
+    """Another program (FFmpeg's NVENC encoder) says the driver is too old for the API it was built against."""
+    from ._common import text_of
+
+    text = text_of(fx)
+    api, floor = _NVENC_API.search(text), _NVENC_FLOOR.search(text)
+    driver = driver_version(fx)
+    need = f"NVENC API {api.group(1)}, the driver offers {api.group(2)}" if api else "a newer NVENC API"
+    cmds = _driver_upgrade(fx, floor.group(1) if floor else None)
+    cmds.append("# or keep the driver and use an FFmpeg build made with older nv-codec-headers (the API the driver offers)")
+    return DRIVER_TOO_OLD.finding(
+        title=("Driver " + driver if driver else "The NVIDIA driver") + f" is too old for this FFmpeg build ({need})",
+        evidence={said[0]: said[1], "nvml.driver_version": driver, "min_driver_for_build": floor.group(1) if floor else None},
+        fix=Fix(
+            tuple(cmds),
+            "FFmpeg's NVENC encoder refuses a driver whose NVENC API is older than the nv-codec-headers it was built with.",
+        ),
+    )
+
+
 @check(DRIVER_TOO_OLD)
 def driver_too_old(fx: Facts) -> Iterator[Finding]:
     """Driver vs the CUDA of the torch build, with minor-version compatibility."""
+    said = error_match(fx, DRIVER_TOO_OLD)
+    if said and re.search(r"\bnvenc\b", said[1], re.I):
+        yield _nvenc_too_old(fx, said)
+        return
     if is_cuda_build(fx) is False:
         return
     cuda, driver, os_name = torch_cuda(fx), driver_version(fx), driver_os(fx)
-    said = error_match(fx, DRIVER_TOO_OLD)
     api = _found_api(said[1]) if said else None
     verdict = _driver_verdict(cuda, driver, os_name, api)
     if fx.bool("torch.cuda_available") is True and not said:

@@ -14,7 +14,7 @@ from typing import Iterator, Optional, Tuple
 
 from cudadoctor.interpret.gpus import BUSY_UTILIZATION, THROTTLE_REASONS, reason_label, reason_names
 from cudadoctor.facts import Facts
-from cudadoctor.interpret import is_wsl
+from cudadoctor.interpret import is_wsl, os_key
 from cudadoctor.errortext import of_facts as evidence_of
 from cudadoctor.model import Code, Finding, Fix, check
 
@@ -235,6 +235,25 @@ def gpu_compute_mode_restricted(fx: Facts) -> Iterator[Finding]:
     GPUs' compute mode, the user's "busy or unavailable"."""
     if not any(d.get("compute_mode") for d in nvml_devices(fx)):
         wsl = is_wsl(fx) is True  # under WSL the same words come from the WSL GPU layer failing, too
+        if os_key(fx) == "windows" and not wsl:
+            # A display (WDDM) GPU on Windows is always in the Default compute mode: only a TCC-mode GPU can be made
+            # exclusive. Without the mode read, the refusal points first at the driver install.
+            yield from text_finding(
+                GPU_COMPUTE_MODE_RESTRICTED,
+                fx,
+                "The GPU refused a CUDA context on Windows: a display GPU there is always in the Default compute mode, "
+                "so the likely cause is a broken or partial driver install (reinstall it clean); an exclusive mode is "
+                "possible only for a GPU in TCC mode",
+                (
+                    "nvidia-smi --query-gpu=index,driver_model.current,compute_mode --format=csv  # WDDM/TCC, and the mode",
+                    "# reinstall the NVIDIA driver with 'Perform a clean installation' (or DDU first), then reboot",
+                    "nvidia-smi -c DEFAULT -i <N>  # administrator, only if a TCC-mode GPU shows an exclusive mode",
+                ),
+                "CUDA reports 'busy or unavailable' when it cannot create a context: a restricted compute mode, or a "
+                "driver that does not serve the GPU properly.",
+                severity="warning",
+            )
+            return
         yield from text_finding(
             GPU_COMPUTE_MODE_RESTRICTED,
             fx,

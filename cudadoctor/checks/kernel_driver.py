@@ -11,7 +11,16 @@ from typing import Dict, Iterator, List, Optional, Tuple
 
 from cudadoctor.facts import Facts
 from cudadoctor.errortext import of_facts as evidence_of
-from cudadoctor.interpret import container, gpus, is_wsl, kernel_module, ld_library_path, loaded_libraries, os_key
+from cudadoctor.interpret import (
+    container,
+    gpus,
+    is_wsl,
+    kernel_module,
+    ld_library_path,
+    loaded_libraries,
+    os_key,
+    os_known,
+)
 from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import error_match, text_of
@@ -209,12 +218,65 @@ def module_not_loaded(fx: Facts) -> Optional[Tuple[str, str]]:
     return None
 
 
+#: The NVIDIA driver or GPU named at all, in the reporters' spellings ("Nivida-dkms", "nvida").
+_NVIDIA_WORD = re.compile(r"n(?:vidia|ivida|vida)|geforce|quadro|\b[GR]TX\s?\d{3,4}", re.I)
+#: The machinery that builds or loads the kernel module, whatever tool's words: DKMS, akmods/kmod packages, the
+#: kernel's headers, modprobe, the running kernel's version or its update.
+_MODULE_SIDE = re.compile(
+    r"\bdkms\b|\bakmods?\b|\bkmods?\b|kernel[ -]?modules?\b|kernel[ -](?:headers|devel)|linux-headers|\bheaders\b|"
+    r"/lib/modules/|\binitramfs\b|\bmodprobe\b|\b(?:nvidia|kernel|dkms|driver)[\s_-]+modules?\b|"
+    r"\bmodules?\s+(?:was|were|is|are|not|did|does|will|won't)\b|"
+    r"(?:new|newer|updated?|upgraded?|hwe|latest)\s+kernel|kernel\s+(?:upgrade|update)|"
+    r"\bkernel\s+(?:to\s+)?\d+\.\d+|\b\d+\.\d+(?:\.\d+)?\s+kernel\b",
+    re.I,
+)
+#: ... and, in the same sentence, that it did not happen: not built, not loaded, the desktop's fallback driver.
+_FAILED = re.compile(
+    r"\bno\b|\bnot\b|n't\b|\bwont\b|missing|\bfail|\berror|fall(?:ing|s)?[ -]?back|low[- ]resolution|"
+    r"broken|could not|cannot|unable|have to manually|\bgone\b|deleted|disappear",
+    re.I,
+)
+#: Other causes the reporter's words name, each read by its own check: then this reasoning stays silent.
+_OTHER_CAUSE = re.compile(r"secure\s?-?boot|\bmokutil\b|\bnouveau\b|version mismatch|\bWSL\b|microsoft-standard", re.I)
+
+
+def _sentences(text: str) -> List[str]:
+    """The text's lines, and their sentences (a stop after a word, then a capital: not "570.133.07... FAILED")."""
+    return [x for x in re.split(r"(?<=[A-Za-z][.!?])\s+(?=[A-Z])|\n+", text) if x.strip()]
+
+
+def _module_trouble(fx: Facts) -> Optional[Tuple[str, str]]:
+    """(where, sentence) when, on Linux, the text names the NVIDIA driver and, in one sentence, the machinery that
+    builds or loads its kernel module (DKMS, akmods/kmod, the kernel's headers, a kernel update) beside words of
+    failure: a support engineer's reading of "nvidia-dkms is installed but no headers" or "the driver won't
+    install on the 6.14 kernel", whoever's words they are. Nothing shows the module loaded or CUDA working."""
+    if not module_is_machines_own(fx) or kernel_module(fx) is True or kernel_module(fx, "nouveau") is True:
+        return None
+    if os_known(fx) and os_key(fx) != "linux":
+        return None
+    if fx.bool("torch.cuda_available") is True or fx.int("nvml.device_count"):
+        return None
+    text = _text(fx)
+    if not _NVIDIA_WORD.search(text) or _OTHER_CAUSE.search(text):
+        return None
+    ev = evidence_of(fx)
+    if any(ev.of(code) for code in _MORE_SPECIFIC):
+        return None
+    for sentence in _sentences(text):
+        if _MODULE_SIDE.search(sentence) and _FAILED.search(sentence):
+            return "user_error", sentence.strip()[:300]
+    return None
+
+
 @check(KERNEL_MODULE_MISSING)
 def kernel_module_missing(fx: Facts) -> Iterator[Finding]:
     """The driver's user space is there and the nvidia module is not loaded: none built for the running
     kernel (kernel upgraded without a DKMS rebuild), or (text alone) not loaded for a reason to confirm."""
     said = module_not_loaded(fx)
     if not said:
+        weak = _module_trouble(fx)
+        if weak:
+            yield _likely_module_missing(fx, weak)
         return
     text = _text(fx)
     kver = re.search(r"/lib/modules/([\w.+-]+)", text)
@@ -269,6 +331,36 @@ def kernel_module_missing(fx: Facts) -> Iterator[Finding]:
     )
 
 
+def _likely_module_missing(fx: Facts, said: Tuple[str, str]) -> Finding:
+    """The warning the reporter's words give: the module was not built (or not loaded) for the running kernel."""
+    akmods = any(x in _distro(fx) for x in ("fedora", "red hat", "rocky", "alma", "centos")) or bool(
+        re.search(r"\bakmods?\b|\bkmod\b", said[1], re.I)
+    )
+    return KERNEL_MODULE_MISSING.finding(
+        title="Likely: no nvidia kernel module was built or loaded for the running kernel (the report names "
+        + ("akmods/kmod" if akmods else "DKMS, the kernel headers or a kernel update")
+        + " beside the failure); confirm with modprobe",
+        evidence={said[0]: said[1], "system.kernel_modules.nvidia": kernel_module(fx)},
+        fix=Fix(
+            (
+                "uname -r; sudo modprobe nvidia  # 'Module nvidia not found' confirms it; its other answers name another cause",
+                "rpm -qa 'kmod-nvidia*' 'kernel-modules*'  # the kernels a module was built for"
+                if akmods
+                else "dkms status  # the kernels a module was built for",
+                "sudo dnf install kernel-devel-$(uname -r) kernel-modules-extra-$(uname -r)"
+                if akmods
+                else "sudo apt-get install linux-headers-$(uname -r)  # Arch: the -headers package of your kernel",
+                "sudo akmods --force && sudo dracut --force" if akmods else "sudo dkms autoinstall",
+                "sudo modprobe nvidia && nvidia-smi",
+                "# a legacy driver branch (e.g. 470, 390) may not build for a new kernel at all: boot the older kernel",
+            ),
+            "The module must be built for the exact kernel that runs; DKMS or akmods do that when the kernel's headers "
+            "(and, for new kernels, a driver branch that supports them) are installed.",
+        ),
+        severity="warning",
+    )
+
+
 #: Secure Boot named in the user's words (or its tools: mokutil, MOK, the kernel's lockdown).
 _SECURE_BOOT = re.compile(r"secure\s?-?boot|\bmokutil\b|\bMOK\b|\blockdown\b", re.I)
 
@@ -292,15 +384,43 @@ def _secure_boot_named(fx: Facts) -> Optional[Tuple[str, str]]:
     return "user_error", text[start : end if end != -1 else None].strip()[:300]
 
 
+#: The boot-time report that no nvidia module was loaded (RPM Fusion's nvidia-fallback service, see the
+#: kernel-module-missing signature in kb/errors/memdrv.json): it has two causes, the module never built for this
+#: kernel, or built and refused by Secure Boot.
+_BOOT_FOUND_NO_MODULE = re.compile(
+    r"NVIDIA kernel module (?:is\s+)?missing|Missing NVIDIA kernel module|Falling back to nouveau|defaulting to nouveau", re.I
+)
+#: ... and what shows it was the first: a build that failed or did not run, modprobe finding no module file.
+_NOT_BUILT = re.compile(
+    r"Module nvidia not found|/lib/modules/|\bdkms\b|linux-headers|kernel-devel|\bheaders\b|"
+    r"kernel[- ](?:upgrade|update)|(?:new|newer|updated?|upgraded?)\s+kernel|akmods?\b[^\n]{0,40}(?:fail|error)",
+    re.I,
+)
+
+
+def _refused_or_unbuilt(fx: Facts) -> Optional[Tuple[str, str]]:
+    """(where, line) when the boot reported no nvidia module and the text shows no reason it was not built:
+    Secure Boot refusing it is the other cause, to be confirmed (a warning beside kernel-module-missing)."""
+    said = module_not_loaded(fx)
+    if not said or not _BOOT_FOUND_NO_MODULE.search(said[1]):
+        return None
+    if _NOT_BUILT.search(_text(fx)):
+        return None
+    return said
+
+
 @check(SECURE_BOOT_MODULE_BLOCKED)
 def secure_boot_module_blocked(fx: Facts) -> Iterator[Finding]:
     """Secure Boot rejects the unsigned nvidia module; or (a warning) the text names Secure Boot beside an NVIDIA
     driver or module that does not load."""
     said = error_match(fx, SECURE_BOOT_MODULE_BLOCKED)
     severity = None
+    possible = None
     if not said:
         said = _secure_boot_named(fx)
         severity = "warning"
+    if not said:
+        said = possible = _refused_or_unbuilt(fx)
     if not said or kernel_module(fx) is True:
         return
     fedora = any(x in _distro(fx) for x in ("fedora", "red hat", "rocky", "alma", "centos"))
@@ -312,6 +432,15 @@ def secure_boot_module_blocked(fx: Facts) -> Iterator[Finding]:
         "sudo modprobe nvidia && nvidia-smi",
         "# or disable Secure Boot in the firmware setup",
     ]
+    if possible:
+        yield SECURE_BOOT_MODULE_BLOCKED.finding(
+            title="Possible: Secure Boot refusing the nvidia module: the boot found no module loaded and nothing here shows "
+            "it failed to build; with Secure Boot on, an unsigned or not-enrolled module is refused. Confirm with mokutil",
+            evidence={said[0]: said[1], "system.kernel_modules.nvidia": kernel_module(fx)},
+            fix=Fix(tuple(cmds), "With Secure Boot the kernel loads only modules signed by an enrolled key."),
+            severity="warning",
+        )
+        return
     yield SECURE_BOOT_MODULE_BLOCKED.finding(
         title="Secure Boot refuses the nvidia kernel module: enrol its signing key"
         if severity is None
@@ -332,13 +461,45 @@ def _initramfs(fx: Facts) -> str:
     )
 
 
+#: The reporter saying nouveau holds on (loaded, present, in use, will not go), in one sentence with its name...
+_NOUVEAU_HOLDS = re.compile(
+    r"\bnouveau\b[^.!?\n]{0,40}?\b(?:is|was|are|being|still|always|gets?|keeps?)\b[^.!?\n]{0,20}?\b(?:loaded|present|in use|bound|"
+    r"running|active|loading)\b|\bnouveau\b[^.!?\n]{0,30}?\b(?:cannot|can't|can not|won't|will not|could not|couldn't)\s+"
+    r"(?:be\s+)?(?:disabled?|unload(?:ed)?|removed?|blacklisted|go away)",
+    re.I,
+)
+#: ... unless the same sentence says it is not (or no longer) loaded.
+_NOUVEAU_GONE = re.compile(
+    r"\bnouveau\b[^.!?\n]{0,30}?\b(?:not|no longer|isn't|wasn't)\b[^.!?\n]{0,10}\b(?:loaded|in use|present|running)", re.I
+)
+
+
+def _nouveau_said_to_hold(fx: Facts) -> Optional[Tuple[str, str]]:
+    """(where, sentence) when the reporter's words say nouveau stays loaded beside an NVIDIA driver that does not load
+    (a warning: their reading, to confirm with lsmod), and nothing names another cause (Secure Boot)."""
+    if not module_is_machines_own(fx) or kernel_module(fx) is True or fx.bool("torch.cuda_available") is True:
+        return None
+    text = _text(fx)
+    if not _NVIDIA_WORD.search(text) or _SECURE_BOOT.search(text):
+        return None
+    for sentence in _sentences(text):
+        if _NOUVEAU_HOLDS.search(sentence) and not _NOUVEAU_GONE.search(sentence):
+            return "user_error", sentence.strip()[:300]
+    return None
+
+
 @check(NOUVEAU_BOUND)
 def nouveau_bound(fx: Facts) -> Iterator[Finding]:
-    """nouveau bound to the GPU (from the module list, or the installer's message)."""
+    """nouveau bound to the GPU (from the module list, or the installer's message); or (a warning) the reporter
+    saying nouveau stays loaded while the NVIDIA driver does not load."""
     said = error_match(fx, NOUVEAU_BOUND)
     loaded = kernel_module(fx, "nouveau") is True and kernel_module(fx) is not True
+    severity = None
     if not (said or loaded):
-        return
+        said = _nouveau_said_to_hold(fx)
+        if not said:
+            return
+        severity = "warning"
     evidence: Dict[str, object] = {
         "system.kernel_modules.nouveau": kernel_module(fx, "nouveau"),
         "system.kernel_modules.nvidia": kernel_module(fx),
@@ -355,10 +516,19 @@ def nouveau_bound(fx: Facts) -> Iterator[Finding]:
         cmds[0] = (
             "printf 'blacklist nova_core\\nblacklist nova_drm\\nblacklist nouveau\\n' | sudo tee /etc/modprobe.d/blacklist-nova.conf"
         )
+    if severity:
+        cmds[0:0] = ["lsmod | grep -E 'nouveau|nvidia'; lspci -k -d 10de:  # 'Kernel driver in use: nouveau' confirms it"]
+        cmds[1:1] = [
+            "echo 'install nouveau /bin/true' | sudo tee -a /etc/modprobe.d/blacklist-nouveau.conf  # if a blacklist alone does not hold"
+        ]
     yield NOUVEAU_BOUND.finding(
-        title="The nouveau driver holds the NVIDIA GPU, so NVIDIA's driver cannot use it",
+        title="The nouveau driver holds the NVIDIA GPU, so NVIDIA's driver cannot use it"
+        if not severity
+        else "Likely: nouveau still loads and holds the GPU, so NVIDIA's module cannot (the report says nouveau stays "
+        "loaded); confirm with lsmod",
         evidence=evidence,
         fix=Fix(tuple(cmds), "Only one kernel driver can own the GPU; nouveau has no CUDA."),
+        severity=severity,
     )
 
 

@@ -5,10 +5,12 @@ Code: wsl-gpu-unsupported. (A Linux driver installed inside WSL 2 is wsl-driver-
 
 from __future__ import annotations
 
-from typing import Iterator
+import re
+from typing import Iterator, Optional, Tuple
 
+from cudadoctor.errortext import kb_document, text_of
 from cudadoctor.facts import Facts
-from cudadoctor.interpret import is_wsl, wsl1_build
+from cudadoctor.interpret import is_wsl, vtuple, wsl1_build
 from cudadoctor.model import Code, Finding, Fix, check
 
 WSL_GPU_UNSUPPORTED = Code(
@@ -38,8 +40,48 @@ WSL_GPU_UNSUPPORTED = Code(
 )
 
 
+#: A WSL 2 kernel release ("5.10.16.3-microsoft-standard-WSL2", "4.19.128-microsoft-standard"), in the facts or the text.
+_WSL2_KERNEL = re.compile(r"\b(\d+\.\d+\.\d+(?:\.\d+)?)-microsoft-standard", re.I)
+
+
+def _min_kernel(key: str = "value") -> str:
+    return str(kb_document("kdrv3.json")["wsl_cuda_min_kernel"][key])
+
+
+def _old_wsl2_kernel(fx: Facts) -> Optional[Tuple[str, str]]:
+    """(kernel release, where) when the WSL 2 kernel the facts or text name is older than the one CUDA on WSL needs
+    and nothing shows CUDA working."""
+    if fx.bool("torch.cuda_available") is True:
+        return None
+    for where in ("system.kernel", "system.os", "system.distro", "user_error"):
+        s = text_of(fx) if where == "user_error" else (fx.str(where) or "")
+        m = _WSL2_KERNEL.search(s)
+        if m:
+            have, need = vtuple(m.group(1)), vtuple(_min_kernel())
+            return (m.group(1), where) if have and need and have < need else None
+    return None
+
+
 @check(WSL_GPU_UNSUPPORTED)
 def wsl_gpu_unsupported(fx: Facts) -> Iterator[Finding]:
+    old = _old_wsl2_kernel(fx) if not (wsl1_build(fx) or fx.get("system.wsl_lib_dir") is False) else None
+    if old:  # (WSL 1, or the bridge seen missing, is the more direct fact: told below)
+        yield WSL_GPU_UNSUPPORTED.finding(
+            title=f"This WSL 2 kernel ({old[0]}) is older than {_min_kernel()}, the oldest with which CUDA on WSL works: "
+            "update WSL",
+            evidence={old[1]: old[0], "min_wsl_kernel_for_cuda": _min_kernel()},
+            fix=Fix(
+                (
+                    "wsl --update  # in Windows PowerShell; then `wsl --shutdown` and reopen the distribution",
+                    "wsl cat /proc/version  # the kernel release: needs " + _min_kernel() + " or newer",
+                    "# and the current Windows NVIDIA driver; do not install a Linux NVIDIA driver inside WSL",
+                ),
+                "CUDA reaches the GPU in WSL 2 through the Windows driver's bridge, which older WSL kernels lack.",
+            ),
+            # between the preview's minimum and today's, the kernel once worked: a cause to remove, not a certainty
+            severity="error" if (vtuple(old[0]) or ()) < (vtuple(_min_kernel("preview_minimum")) or ()) else "warning",
+        )
+        return
     if is_wsl(fx) is not True:
         return
     build = wsl1_build(fx)
