@@ -310,10 +310,10 @@ def _cpu_build_named(fx: Facts) -> Iterator[Finding]:
     naming the line and the command that confirms it."""
     if nvidia_gpu_present(fx) is False:
         return
-    row = kb_document("reader3.json").get("symptoms", {}).get("cpu_build_named")
-    if not row:
-        return
-    said = search(fx, row["regex"])
+    rows = kb_document("reader3.json").get("symptoms", {})
+    said = next(
+        (s for s in (search(fx, rows[k]["regex"]) for k in ("cpu_build_named", "cpu_build_said") if k in rows) if s), None
+    )
     if said is None:
         pasted = fx.dict("pasted.cpu_build") or {}
         if not pasted.get("text"):

@@ -771,16 +771,15 @@ def _prose_facts(facts: Dict[str, Any], lines: List[str], parts: List[Dict[str, 
 
 def _cpu_build_line(lines: List[str]) -> Optional[Tuple[int, str]]:
     """(line number, line) of the first line, any part of the paste (a package plan, a requirements file, an install
-    log, prose), naming a CPU-only torch build (kb/errors/reader3.json ``symptoms.cpu_build_named``)."""
+    log, prose), naming a CPU-only torch build (kb/errors/reader3.json ``symptoms.cpu_build_named`` and
+    ``cpu_build_said``)."""
     from ..errortext import compiled, kb_document
 
-    row = kb_document("reader3.json").get("symptoms", {}).get("cpu_build_named")
-    if not row:
-        return None
-    rx = compiled(row["regex"])
+    rows = kb_document("reader3.json").get("symptoms", {})
+    rxs = [compiled(rows[k]["regex"]) for k in ("cpu_build_named", "cpu_build_said") if k in rows]
     for n, line in enumerate(lines, 1):
         low = line[:2000].lower()
-        if ("cpu" in low) and rx.search(low):
+        if ("cpu" in low or "without" in low) and any(rx.search(low) for rx in rxs):
             return n, line.strip()[:300]
     return None
 

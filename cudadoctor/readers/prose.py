@@ -83,18 +83,18 @@ _GCC = re.compile(
     + r"(?:\([^)]{0,60}\)\s*)?v?(?P<v>\d{1,2}(?:\.\d{1,2}){1,2})(?![\d.]*\d)",
     re.I,
 )
-_WSL = re.compile(r"(?<![\w-])WSL\s*(?P<n>[12])?(?![\w-])", re.I)
-_BARE_LINUX = re.compile(r"(?<![\w-])linux(?![\w-])", re.I)
-_WINDOWS = re.compile(r"(?<![\w-])(?:windows?|win)\s*(?P<n>7|8\.1|8|10|11|server\s*20\d\d)(?![\w.])", re.I)
+_WSL = re.compile(r"(?<![A-Za-z0-9_-])WSL\s*(?P<n>[12])?(?![A-Za-z0-9_-])", re.I)
+_BARE_LINUX = re.compile(r"(?<![A-Za-z0-9_-])linux(?![A-Za-z0-9_-])", re.I)
+_WINDOWS = re.compile(r"(?<![A-Za-z0-9_-])(?:windows?|win)\s*(?P<n>7|8\.1|8|10|11|server\s*20\d\d)(?![A-Za-z0-9_.])", re.I)
 #: "on a clean windows install", "Windows machine": Windows without its release ("Windows Subsystem for Linux" is WSL).
-_WINDOWS_BARE = re.compile(r"(?<![\w-])windows(?![\w-])(?!\s+subsystem)", re.I)
+_WINDOWS_BARE = re.compile(r"(?<![A-Za-z0-9_-])windows(?![A-Za-z0-9_-])(?!\s+subsystem)", re.I)
 #: What only Windows shows: a drive-letter path ("C:\\Users", "PS E:\\PIA>") or a DLL / an .exe by name.
 _WINDOWS_SIGN = re.compile(r"(?<![\w])[A-Za-z]:\\|(?<=\w)\.(?:dll|exe)\b", re.I)
-_MAC = re.compile(r"(?<![\w-])(?:macos|mac\s*os\s*x?|osx)(?:\s+(?P<n>\d{2}(?:\.\d{1,2}){0,2}))?(?![\w])", re.I)
+_MAC = re.compile(r"(?<![A-Za-z0-9_-])(?:macos|mac\s*os\s*x?|osx)(?:\s+(?P<n>\d{2}(?:\.\d{1,2}){0,2}))?(?![A-Za-z0-9_])", re.I)
 _LINUX = re.compile(
-    r"(?<![\w-])(?P<d>ubuntu|debian|centos|fedora|rhel|red\s*hat(?:\s*enterprise\s*linux)?|rocky(?:\s*linux)?|"
+    r"(?<![A-Za-z0-9_-])(?P<d>ubuntu|debian|centos|fedora|rhel|red\s*hat(?:\s*enterprise\s*linux)?|rocky(?:\s*linux)?|"
     r"alma(?:\s*linux)?|arch\s*linux|manjaro|linux\s*mint|linuxmint|opensuse(?:\s*(?:leap|tumbleweed))?|pop!?_?os)"
-    r"(?:\s*(?P<n>\d{1,2}(?:\.\d{1,2}){0,2})(?![\w.-]))?(?:\s*LTS)?(?![\w-])",
+    r"(?:\s*(?P<n>\d{1,2}(?:\.\d{1,2}){0,2})(?![\w.-]))?(?:\s*LTS)?(?![A-Za-z0-9_-])",
     re.I,
 )
 _AVAILABLE = re.compile(
