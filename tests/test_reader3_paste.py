@@ -101,3 +101,22 @@ def test_no_cpu_build_proposed_where_the_build_is_cuda(tmp_path):
 def test_paste_only_misses_now_found(tmp_path):
     assert "mkl-incompatible" in _codes(_paste("b15-95"), tmp_path)
     assert "extension-abi-mismatch" in _codes(_paste("b13-36"), tmp_path)
+
+
+def test_word_size_beside_an_os_or_python():
+    # '"torch.cuda.is_available()" returns "False'. How to make it true for 32 bit windows 7 system ?' (escaped quotes)
+    got = prose.read(_paste("b14-27").splitlines())
+    assert got["bits"]["value"] == "32" and got["cuda_available"]["value"] == "false"
+    assert "bits" not in prose.read(["a 32-bit float tensor"])  # no OS or Python on the line
+
+
+def test_word_size_makes_python_unsupported(tmp_path):
+    assert _codes(_paste("b14-27"), tmp_path).get("python-unsupported") == "error"
+
+
+def test_torchs_dll_loader_message_quoted_short(tmp_path):
+    # torch/__init__.py: 'Error loading "<dll>" or one of its dependencies.'; quoted shortened in an issue title
+    # (OneTrainer issue 487) and in code comments ("Error loading fbgemm.dll").
+    assert "dll-load-failure" in _codes(_paste("b15-49"), tmp_path)
+    assert "dll-load-failure" in _codes('OSError: [WinError 126] Error loading "fbgemm.dll"\n', tmp_path)
+    assert "dll-load-failure" not in _codes("error loading config.yaml\n", tmp_path)

@@ -83,6 +83,9 @@ _GCC = re.compile(
     + r"(?:\([^)]{0,60}\)\s*)?v?(?P<v>\d{1,2}(?:\.\d{1,2}){1,2})(?![\d.]*\d)",
     re.I,
 )
+#: "32 bit windows 7 system", "Python 3.8 (64-bit)", "a 32-bit Python": the word size, on a line naming an OS or Python.
+_BITS = re.compile(r"(?<![A-Za-z0-9_.-])(?P<v>32|64)[- ]?bits?(?![A-Za-z0-9_])", re.I)
+_BITS_CONTEXT = re.compile(r"\b(?:windows?|win\d*|python|py\d|os|system|linux|ubuntu|interpreter)\b|系统|系統", re.I)
 _WSL = re.compile(r"(?<![A-Za-z0-9_-])WSL\s*(?P<n>[12])?(?![A-Za-z0-9_-])", re.I)
 _BARE_LINUX = re.compile(r"(?<![A-Za-z0-9_-])linux(?![A-Za-z0-9_-])", re.I)
 _WINDOWS = re.compile(r"(?<![A-Za-z0-9_-])(?:windows?|win)\s*(?P<n>7|8\.1|8|10|11|server\s*20\d\d)(?![A-Za-z0-9_.])", re.I)
@@ -98,8 +101,8 @@ _LINUX = re.compile(
     re.I,
 )
 _AVAILABLE = re.compile(
-    r"torch\.cuda\.is_available\(\)\s*(?:\)\s*)?(?:returns?|returned|is|shows?|gives?|outputs?|prints?|=+|-+>|=>|:|→|返回|为|是)?\s*"
-    r"\**(?P<v>true|false)\b",
+    r"torch\.cuda\.is_available\(\)[\"'\u201c\u201d]?\s*(?:\)\s*)?(?:returns?|returned|is|shows?|gives?|outputs?|prints?|=+|-+>|=>|:|→|返回|为|是)?\s*"
+    r"\**[\"'\u201c\u201d]?(?P<v>true|false)\b",
     re.I,
 )
 #: "print(torch.__version__)" / ">>> torch.version.cuda" and the value on the next line (a REPL or a script's output).
@@ -295,6 +298,9 @@ def read(lines: Iterable[str]) -> Dict[str, Any]:
             if field == "torch":
                 for m in _YOU_HAVE.finditer(line):
                     add("torch", m.group("v"), n, raw)
+        if "bit" in low and _BITS_CONTEXT.search(line):
+            for m in _BITS.finditer(line):
+                add("bits", m.group("v"), n, raw)
         if any(w in low for w in _OS_WORDS):
             for os_name, distro, wsl in _os_of(line):
                 add("os" if os_name != "Windows?" else "os_hint", os_name.rstrip("?"), n, raw)
@@ -419,6 +425,8 @@ def fill(facts: Dict[str, Any], got: Dict[str, Any]) -> List[str]:
         facts["toolkit"]["from"] = "prose: " + str((got.get("cuda") or {}).get("text", ""))[:120]
     if val("python") and not (facts.get("python") or {}).get("version"):
         put("python", "version", val("python"))
+    if val("bits") and not (facts.get("python") or {}).get("bits"):
+        put("python", "bits", int(val("bits") or 0))
     s = facts.get("system") or {}
     if val("os") and not s.get("os"):
         put("system", "os", val("os"))
