@@ -216,7 +216,7 @@ def cpu_only_torch(fx: Facts) -> Iterator[Finding]:
                 ),
             )
         elif build is None and not said:
-            found = list(_windows_pypi_wheel(fx)) or list(_runs_on_cpu(fx))
+            found = list(_windows_pypi_wheel(fx)) or list(_cpu_build_named(fx)) or list(_runs_on_cpu(fx))
             yield from found[:1]
         return
     if _cpu_only_from_could_not_collect(fx) and _cuda_ran(fx):
@@ -298,6 +298,41 @@ def _windows_pypi_wheel(fx: Facts) -> Iterator[Finding]:
             ),
             "On Windows, `pip install torch` from PyPI gets a CPU-only build; CUDA builds come from download.pytorch.org. "
             "If it prints a CUDA version, paste nvidia-smi's output instead: then the driver is the suspect.",
+        ),
+        severity="warning",
+    )
+
+
+def _cpu_build_named(fx: Facts) -> Iterator[Finding]:
+    """The text names a CPU-only torch build as installed or about to be (a `+cpu` version, conda's `cpuonly` /
+    `cpu-only` selector or a `_cpu_` build string, pip's CPU index: kb/errors/reader3.json), while the facts do not
+    show which build is installed and no fact says this machine has no NVIDIA GPU: the likely cause, as a warning
+    naming the line and the command that confirms it."""
+    if nvidia_gpu_present(fx) is False:
+        return
+    rows = kb_document("reader3.json").get("symptoms", {})
+    said = next(
+        (s for s in (search(fx, rows[k]["regex"]) for k in ("cpu_build_named", "cpu_build_said") if k in rows) if s), None
+    )
+    if said is None:
+        pasted = fx.dict("pasted.cpu_build") or {}
+        if not pasted.get("text"):
+            return
+        said = (f"pasted text, line {pasted.get('line')}", str(pasted["text"]))
+    shown = said[1] if len(said[1]) <= 120 else said[1][:117] + "..."
+    yield CPU_ONLY_TORCH.finding(
+        title=f'Likely: a CPU-only torch build (the text names one: "{shown}")',
+        evidence={said[0]: said[1], "torch.version": fx.str("torch.version")},
+        fix=Fix(
+            (
+                'python -c "import torch; print(torch.__version__, torch.version.cuda, torch.cuda.is_available())"'
+                "  # with the program's own Python: +cpu / None confirms a CPU-only build",
+                f"{PIP} uninstall -y torch torchvision torchaudio",
+                f"{PIP} install torch torchvision --index-url {INDEX}<cuXYZ for your driver: nvidia-smi shows its CUDA>"
+                "  # conda: drop cpuonly and install pytorch-cuda / a CUDA build instead",
+            ),
+            "A CPU build has no GPU code, so CUDA is unavailable whatever the driver. The line above names one as "
+            "installed or about to be; the first command shows which build the program really imports.",
         ),
         severity="warning",
     )

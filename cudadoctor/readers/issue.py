@@ -753,6 +753,9 @@ def _prose_facts(facts: Dict[str, Any], lines: List[str], parts: List[Dict[str, 
         # The text shows a conda environment (a path in one, a conda command): which loader paths torch has depends on
         # it. Only the words that show it are kept (the line's path may hold a user name the report redacts).
         facts["pasted"]["conda"] = {"line": conda[0], "text": conda[1].group(0)}
+    cpu = _cpu_build_line(lines)
+    if cpu:
+        facts["pasted"]["cpu_build"] = {"line": cpu[0], "text": cpu[1]}
     got = prose.read(body)
     if not got:
         return
@@ -764,6 +767,21 @@ def _prose_facts(facts: Dict[str, Any], lines: List[str], parts: List[Dict[str, 
     stated = [v["line"] for v in got.values() if isinstance(v, dict) and "line" in v]
     stated += [g["line"] for g in got.get("gpus") or []]
     facts["pasted"]["prose"] = {**got, "filled": filled, "apart_from_errors": any(n not in error_lines for n in stated)}
+
+
+def _cpu_build_line(lines: List[str]) -> Optional[Tuple[int, str]]:
+    """(line number, line) of the first line, any part of the paste (a package plan, a requirements file, an install
+    log, prose), naming a CPU-only torch build (kb/errors/reader3.json ``symptoms.cpu_build_named`` and
+    ``cpu_build_said``)."""
+    from ..errortext import compiled, kb_document
+
+    rows = kb_document("reader3.json").get("symptoms", {})
+    rxs = [compiled(rows[k]["regex"]) for k in ("cpu_build_named", "cpu_build_said") if k in rows]
+    for n, line in enumerate(lines, 1):
+        low = line[:2000].lower()
+        if ("cpu" in low or "without" in low) and any(rx.search(low) for rx in rxs):
+            return n, line.strip()[:300]
+    return None
 
 
 def _merge_nvml(into: Dict[str, Any], got: Dict[str, Any]) -> None:

@@ -28,15 +28,22 @@ _TEMPLATE_HINT = re.compile(r"\((?:e\.\s?g\.?|eg|z\.\s?b\.|例如|如)[^)]*\)", 
 #: Lines that name what was asked for, not what is there: install commands and pip's resolver output.
 _INSTALL = re.compile(
     r"\b(?:pip3?|conda|mamba|uv\s+pip|poetry)\s+(?:install|add|create)\b|\binstall(?:ing)?\s+(?:torch|pytorch)==|"
-    r"\brequirements?\b|matching distribution|^\s*(?:Collecting|Downloading|Looking in|Obtaining)\b",
+    r"\brequirements?\b|matching distribution|^\s*(?:Collecting|Downloading|Looking in|Obtaining)\b|\.whl\b",
     re.I,
 )
 
 _VERSION = r"v?(?P<v>\d+\.\d+(?:\.\d+)?(?:(?:a|b|rc)\d+)?(?:\.?(?:dev|post)\d+)?(?:\+[\w.]+)?)"
 _TORCH = re.compile(
-    r"(?<![\w./-])(?:py)?torch(?:\s*version|\s*版本|\s*バージョン|\s*versi[oó]n)?" + _SEP + r"['\"]?" + _VERSION,
+    r"(?<![A-Za-z0-9_./-])(?:py)?torch(?:\s*version|\s*版本|\s*バージョン|\s*versi[oó]n)?(?:-(?=\d)|"
+    + _SEP
+    + r")['\"]?"
+    + _VERSION,
     re.I,
 )
+#: Words before a torch version that make it the one a package was built for or asks for, not the installed one.
+_BUILT_FOR = re.compile(r"\b(?:built|compiled)\s+(?:for|with|against)\b|\brequires?\b|\brequired\b|\bexpects?\b", re.I)
+#: The installed torch in a package's own mismatch message: xFormers' "... was built for: PyTorch X (you have Y)".
+_YOU_HAVE = re.compile(r"\(you have (?:torch |pytorch )?" + _VERSION + r"\)", re.I)
 _DRIVER = re.compile(
     r"(?:(?:nvidia\s*)?driver(?:'s)?(?:\s*version)?|nvidia[- ]driver|treiber(?:version)?|驱动(?:程序)?(?:版本)?|"
     r"ドライバー?(?:の)?(?:バージョン)?|versi[oó]n\s+del\s+controlador|controlador(?:\s+nvidia)?|"
@@ -45,10 +52,12 @@ _DRIVER = re.compile(
     + r"(?:version\s*)?v?(?P<v>[1-9]\d{2}(?:\.\d{1,3}){0,2})(?![\d.]*\d)",
     re.I,
 )
+#: "nvidia530.30", "NVIDIA 535.104.05": a driver's dotted version right after the vendor's name (no GPU is named so).
+_NVIDIA_DOTTED = re.compile(r"(?<![A-Za-z0-9_./-])nvidia[- ]?(?P<v>[1-9]\d{2}\.\d{2,3}(?:\.\d{1,3})?)(?![\d.]*\d)", re.I)
 _DRIVER_PACKAGE = re.compile(r"\bnvidia-(?:driver-)?(?P<v>[1-9]\d{2})(?:-(?:open|server))?\b", re.I)
 _SMI_INLINE = re.compile(r"Driver Version:\s*(?P<d>[1-9]\d{2}(?:\.\d{1,3}){0,2})\s+CUDA Version:\s*(?P<c>\d{1,2}\.\d)", re.I)
 _CUDA = re.compile(
-    r"(?<![\w./-])(?:cuda(?:\s*toolkit)?(?:\s*version|\s*版本|\s*バージョン|\s*versi[oó]n)?|cudatoolkit)"
+    r"(?<![A-Za-z0-9_./-])(?:cuda(?:\s*toolkit)?(?:\s*version|\s*版本|\s*バージョン|\s*versi[oó]n)?|cudatoolkit)"
     + _SEP
     + r"(?:cuda\s*)?v?(?P<v>\d{1,2}\.\d(?:\.\d{1,3})?)(?![\d.]*\d)",
     re.I,
@@ -59,32 +68,41 @@ _NVCC = re.compile(
     + r")(?P<v>\d{1,2}\.\d(?:\.\d{1,3})?)",
     re.I,
 )
-_CUDNN = re.compile(r"(?<![\w./-])cudnn(?:\s*version|\s*版本)?" + _SEP + r"v?(?P<v>\d{1,2}\.\d{1,2}(?:\.\d{1,3})?)", re.I)
+_CUDNN = re.compile(r"(?<![A-Za-z0-9_./-])cudnn(?:\s*version|\s*版本)?" + _SEP + r"v?(?P<v>\d{1,2}\.\d{1,2}(?:\.\d{1,3})?)", re.I)
 _PYTHON = re.compile(
-    r"(?<![\w./-])(?:python|py)(?:\s*version|\s*版本|\s*バージョン|\s*versi[oó]n)?"
+    r"(?<![A-Za-z0-9_./-])(?:python|py)(?:\s*version|\s*版本|\s*バージョン|\s*versi[oó]n)?"
+    + r"(?:-(?=[23]\.)|"
     + _SEP
+    + ")"
     + r"v?(?P<v>[23]\.\d{1,2}(?:\.\d{1,2})?)(?![\d.]*\d)",
     re.I,
 )
 _GCC = re.compile(
-    r"(?<![\w./\[-])(?:gcc|g\+\+)(?:\s*version|\s*版本)?"
+    r"(?<![A-Za-z0-9_./\[-])(?:gcc|g\+\+)(?:\s*version|\s*版本)?"
     + _SEP
     + r"(?:\([^)]{0,60}\)\s*)?v?(?P<v>\d{1,2}(?:\.\d{1,2}){1,2})(?![\d.]*\d)",
     re.I,
 )
-_WSL = re.compile(r"(?<![\w-])WSL\s*(?P<n>[12])?(?![\w-])", re.I)
-_BARE_LINUX = re.compile(r"(?<![\w-])linux(?![\w-])", re.I)
-_WINDOWS = re.compile(r"(?<![\w-])(?:windows?|win)\s*(?P<n>7|8\.1|8|10|11|server\s*20\d\d)(?![\w.])", re.I)
-_MAC = re.compile(r"(?<![\w-])(?:macos|mac\s*os\s*x?|osx)(?:\s+(?P<n>\d{2}(?:\.\d{1,2}){0,2}))?(?![\w])", re.I)
+#: "32 bit windows 7 system", "Python 3.8 (64-bit)", "a 32-bit Python": the word size, on a line naming an OS or Python.
+_BITS = re.compile(r"(?<![A-Za-z0-9_.-])(?P<v>32|64)[- ]?bits?(?![A-Za-z0-9_])", re.I)
+_BITS_CONTEXT = re.compile(r"\b(?:windows?|win\d*|python|py\d|os|system|linux|ubuntu|interpreter)\b|系统|系統", re.I)
+_WSL = re.compile(r"(?<![A-Za-z0-9_-])WSL\s*(?P<n>[12])?(?![A-Za-z0-9_-])", re.I)
+_BARE_LINUX = re.compile(r"(?<![A-Za-z0-9_-])linux(?![A-Za-z0-9_-])", re.I)
+_WINDOWS = re.compile(r"(?<![A-Za-z0-9_-])(?:windows?|win)\s*(?P<n>7|8\.1|8|10|11|server\s*20\d\d)(?![A-Za-z0-9_.])", re.I)
+#: "on a clean windows install", "Windows machine": Windows without its release ("Windows Subsystem for Linux" is WSL).
+_WINDOWS_BARE = re.compile(r"(?<![A-Za-z0-9_-])windows(?![A-Za-z0-9_-])(?!\s+subsystem)", re.I)
+#: What only Windows shows: a drive-letter path ("C:\\Users", "PS E:\\PIA>") or a DLL / an .exe by name.
+_WINDOWS_SIGN = re.compile(r"(?<![\w])[A-Za-z]:\\|(?<=\w)\.(?:dll|exe)\b", re.I)
+_MAC = re.compile(r"(?<![A-Za-z0-9_-])(?:macos|mac\s*os\s*x?|osx)(?:\s+(?P<n>\d{2}(?:\.\d{1,2}){0,2}))?(?![A-Za-z0-9_])", re.I)
 _LINUX = re.compile(
-    r"(?<![\w-])(?P<d>ubuntu|debian|centos|fedora|rhel|red\s*hat(?:\s*enterprise\s*linux)?|rocky(?:\s*linux)?|"
+    r"(?<![A-Za-z0-9_-])(?P<d>ubuntu|debian|centos|fedora|rhel|red\s*hat(?:\s*enterprise\s*linux)?|rocky(?:\s*linux)?|"
     r"alma(?:\s*linux)?|arch\s*linux|manjaro|linux\s*mint|linuxmint|opensuse(?:\s*(?:leap|tumbleweed))?|pop!?_?os)"
-    r"(?:\s*(?P<n>\d{1,2}(?:\.\d{1,2}){0,2})(?![\w.-]))?(?:\s*LTS)?(?![\w-])",
+    r"(?:\s*(?P<n>\d{1,2}(?:\.\d{1,2}){0,2})(?![\w.-]))?(?:\s*LTS)?(?![A-Za-z0-9_-])",
     re.I,
 )
 _AVAILABLE = re.compile(
-    r"torch\.cuda\.is_available\(\)\s*(?:\)\s*)?(?:returns?|returned|is|shows?|gives?|outputs?|prints?|=+|-+>|=>|:|→|返回|为|是)?\s*"
-    r"\**(?P<v>true|false)\b",
+    r"torch\.cuda\.is_available\(\)[\"'\u201c\u201d]?\s*(?:\)\s*)?(?:returns?|returned|is|shows?|gives?|outputs?|prints?|=+|-+>|=>|:|→|返回|为|是)?\s*"
+    r"\**[\"'\u201c\u201d]?(?P<v>true|false)\b",
     re.I,
 )
 #: "print(torch.__version__)" / ">>> torch.version.cuda" and the value on the next line (a REPL or a script's output).
@@ -114,7 +132,7 @@ def _clean(line: str) -> str:
         cells = [c.strip() for c in s.strip("|").split("|")]
         if not all(re.fullmatch(r":?-{2,}:?", c) for c in cells if c):
             line = ": ".join(c for c in cells if c)
-    return line.replace("**", "").replace("`", "")
+    return line.replace("**", "").replace("`", "").replace('\\"', '"')
 
 
 def _gpu_lookup(words: List[str]) -> Optional[str]:
@@ -201,6 +219,8 @@ def _os_of(line: str) -> List[Tuple[str, str, Optional[str]]]:
         out.append(("Linux", (name.title() if name.islower() else name) + (f" {m.group('n')}" if m.group("n") else ""), None))
     if not distros and _BARE_LINUX.search(line):
         out.append(("Linux", "", None))
+    if not out and (_WINDOWS_BARE.search(line) or _WINDOWS_SIGN.search(line)):
+        out.append(("Windows?", "", None))  # a weaker sign: read only where no line names an OS (see read)
     return out
 
 
@@ -209,6 +229,7 @@ _FIELDS: Tuple[Tuple[str, "re.Pattern[str]", Tuple[str, ...], bool], ...] = (
     ("torch", _TORCH, ("torch",), True),
     ("driver", _DRIVER, ("driver", "treiber", "驱动", "ドライバ", "controlador", "pilote", "드라이버"), False),
     ("driver", _DRIVER_PACKAGE, ("nvidia-",), True),
+    ("driver", _NVIDIA_DOTTED, ("nvidia",), True),
     ("cuda", _CUDA, ("cuda",), True),
     ("nvcc", _NVCC, ("nvcc",), False),
     ("cudnn", _CUDNN, ("cudnn",), False),
@@ -216,7 +237,7 @@ _FIELDS: Tuple[Tuple[str, "re.Pattern[str]", Tuple[str, ...], bool], ...] = (
     ("gcc", _GCC, ("gcc", "g++"), False),
 )
 _OS_WORDS = (
-    "wsl", "win", "mac", "osx", "linux", "ubuntu", "debian", "centos", "fedora", "rhel", "red hat", "rocky", "alma",
+    "wsl", ":\\", ".dll", ".exe", "win", "mac", "osx", "linux", "ubuntu", "debian", "centos", "fedora", "rhel", "red hat", "rocky", "alma",
     "arch", "manjaro", "mint", "suse", "pop",
 )  # fmt: skip
 
@@ -230,9 +251,11 @@ def read(lines: Iterable[str]) -> Dict[str, Any]:
     def add(field: str, value: str, n: int, text: str) -> None:
         got.setdefault(field, []).append((value, n, text.strip()[:200]))
 
+    prev_tail = ""  # the end of the line before: "xFormers was built for:" continues on the next line
     for n, raw in enumerate(lines, 1):
         if n > MAX_LINES:
             break
+        tail, prev_tail = prev_tail, raw.rstrip()[-40:]
         if _FRAME.match(raw):
             continue  # a traceback frame: a path and a line number, no fact
         line = _clean(raw)
@@ -267,10 +290,20 @@ def read(lines: Iterable[str]) -> Dict[str, Any]:
                     add("driver_cuda", m2.group("c"), n, raw)
                     continue
             for m in rx.finditer(line):
+                if field == "torch" and _BUILT_FOR.search(
+                    (tail + " " if m.start() < 40 else "") + line[max(0, m.start() - 40) : m.start()]
+                ):
+                    continue  # "xFormers was built for: PyTorch 2.1.2+cu121": what a package wants, not what is there
                 add(field, m.group("v"), n, raw)
+            if field == "torch":
+                for m in _YOU_HAVE.finditer(line):
+                    add("torch", m.group("v"), n, raw)
+        if "bit" in low and _BITS_CONTEXT.search(line):
+            for m in _BITS.finditer(line):
+                add("bits", m.group("v"), n, raw)
         if any(w in low for w in _OS_WORDS):
             for os_name, distro, wsl in _os_of(line):
-                add("os", os_name, n, raw)
+                add("os" if os_name != "Windows?" else "os_hint", os_name.rstrip("?"), n, raw)
                 if distro:
                     add("distro", distro, n, raw)
                 if wsl:
@@ -278,6 +311,9 @@ def read(lines: Iterable[str]) -> Dict[str, Any]:
         if re.search(r"\d", low) or any(f in low for f in ("titan", "quadro", "tesla", "jetson", "geforce", "orin", "xavier")):
             for name, cap in _gpus_in(line, bool(_GPU_LABELS.search(line))):
                 gpus.append((name, cap, n))
+    hint = got.pop("os_hint", None)
+    if hint and "os" not in got:
+        got["os"] = hint  # "on a clean windows install", "C:\\...", "fbgemm.dll" and no line naming the OS otherwise
     out: Dict[str, Any] = {}
     conflicts: Dict[str, List[str]] = {}
     for field, vals in got.items():
@@ -376,8 +412,21 @@ def fill(facts: Dict[str, Any], got: Dict[str, Any]) -> List[str]:
         )
     if val("nvcc") and not (facts.get("toolkit") or {}).get("nvcc_version"):
         put("toolkit", "nvcc_version", _mm(val("nvcc") or ""))
+    elif (
+        val("cuda")
+        and not val("nvcc")
+        and not val("driver_cuda")
+        and not (facts.get("toolkit") or {}).get("nvcc_version")
+        and (facts.get("torch") or {}).get("cuda") in (None, "")
+    ):
+        # "cuda12.1", "CUDA Version: 11.3", "装的cuda是11.8": the CUDA the user installed, as collect_env's "CUDA runtime
+        # version" names it (nvcc's), where nothing names the toolkit, torch's CUDA or the driver's otherwise.
+        put("toolkit", "nvcc_version", _mm(val("cuda") or ""))
+        facts["toolkit"]["from"] = "prose: " + str((got.get("cuda") or {}).get("text", ""))[:120]
     if val("python") and not (facts.get("python") or {}).get("version"):
         put("python", "version", val("python"))
+    if val("bits") and not (facts.get("python") or {}).get("bits"):
+        put("python", "bits", int(val("bits") or 0))
     s = facts.get("system") or {}
     if val("os") and not s.get("os"):
         put("system", "os", val("os"))
