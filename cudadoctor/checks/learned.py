@@ -85,11 +85,18 @@ def judged(facts: Dict[str, Any], diagnosis: Optional[Dict[str, Any]]) -> List[s
     return [code] if known else []
 
 
+#: A point of the held-out curve is quoted only when it counts at least this many guesses (fewer say little).
+MIN_RECORD = 5
+
+
 def heldout_record(model: Optional[_learned.Model], confidence: float) -> Optional[Dict[str, Any]]:
     """How often the model was right at this confidence on reports it never saw: the point of the held-out batches'
-    curve (model.meta["heldout"], train_classifier.heldout_batches) at the highest threshold not above it."""
+    curve (model.meta["heldout"], train_classifier.heldout_batches) at the highest threshold not above it that
+    counts at least MIN_RECORD guesses."""
     curve = ((model.meta.get("heldout") or {}).get("curve") or {}) if model else {}
-    points = sorted((float(t), v) for t, v in curve.items() if float(t) <= confidence + 1e-9 and v.get("reported"))
+    points = sorted(
+        (float(t), v) for t, v in curve.items() if float(t) <= confidence + 1e-9 and (v.get("reported") or 0) >= MIN_RECORD
+    )
     if not points:
         return None
     t, v = points[-1]
