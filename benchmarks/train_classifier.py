@@ -43,9 +43,16 @@ SHARED_CASES = REPO.parent / "shared" / "cases"
 HOLDOUT = REPO / "tests" / "data" / "holdout_cases"
 CORPUS = REPO / "tests" / "data" / "error_corpus"
 LEARNED_CORPUS = REPO / "tests" / "data" / "learned_corpus"
-#: Blind batches that may be trained on (scored first-sight and frozen, then unsealed). b14 and later are sealed:
+#: Blind batches that may be trained on (scored first-sight and frozen, then unsealed). b16 and later are sealed:
 #: never listed here.
-BLIND_READABLE = ("b10", "b11", "b12", "b13")
+BLIND_READABLE = ("b10", "b11", "b12", "b13", "b14", "b15")
+#: The batches that choose the threshold: a model trained on everything but them (and their threads) is scored on
+#: their texts where the rules say nothing - first sight for the model, as the next batch will be.
+HELDOUT_BATCHES = ("b14", "b15")
+#: The threshold is the lowest at which those held-out guesses are at least this right (there are at least
+#: HELDOUT_MIN_GUESSES of them) and no healthy text, held out or out of fold, gets one.
+HELDOUT_PRECISION = 0.50
+HELDOUT_MIN_GUESSES = 5
 BLIND = REPO / "tests" / "data" / "blind"
 NOT_REPORTED = ("healthy", "uncatalogued")
 
@@ -104,7 +111,7 @@ def _text_from_facts(facts: Dict[str, Any]) -> str:
     from cudadoctor.errortext.sources import error_texts
     from cudadoctor.facts import Facts
 
-    return learned.text_of(error_texts(Facts(facts)))
+    return learned.text_of(error_texts(Facts(facts)), facts)
 
 
 def _read_case(stem: Path, paste: bool = False) -> Dict[str, Any]:
@@ -361,62 +368,6 @@ def healthy_confused(samples: Sequence[Sample], oof: Sequence[Dict[str, float]])
     return frozenset(out)
 
 
-def choose_threshold(
-    samples: Sequence[Sample],
-    oof: Sequence[Dict[str, float]],
-    vetoed: frozenset = frozenset(),
-    silent: Optional[Sequence[Optional[set]]] = None,
-    heldout: Optional[Dict[str, Dict[str, Any]]] = None,
-) -> float:
-    """The lowest threshold (0.30, 0.35, ... 0.95) whose grouped-CV precision reaches TARGET_PRECISION on all
-    texts and, with ``silent`` (rules_silent), SILENT_TARGET on the texts where the rules say nothing (judged
-    when there are at least SILENT_MIN_GUESSES guesses there), with no healthy text flagged even HEALTHY_MARGIN below it (a healthy text
-    scored just under the threshold in one fold can score just over it in another), and with ``heldout``
-    (heldout_by_batch's pooled curve) SILENT_TARGET on the blind batches each scored by a model that never saw
-    it, where it has any guess; 0.95 when none does."""
-    for t in THRESHOLDS:
-        f = figures(samples, oof, t, vetoed=vetoed)
-        near = figures(samples, oof, max(0.0, t - HEALTHY_MARGIN), vetoed=vetoed)
-        if not (f["reported"] and f["precision_at_threshold"] >= TARGET_PRECISION and near["healthy_texts_flagged"] == 0):
-            continue
-        if silent is not None:
-            q = figures(samples, oof, t, silent, vetoed=vetoed)
-            if q["reported"] >= SILENT_MIN_GUESSES and q["precision_at_threshold"] < SILENT_TARGET:
-                continue
-        h = (heldout or {}).get(f"{t:.2f}")
-        if h and h["reported"] and h["precision"] < SILENT_TARGET:
-            continue
-        return t
-    return 0.95
-
-
-def heldout_by_batch(
-    samples: Sequence[Sample], silent: Sequence[Optional[set]], vetoed: frozenset, k: int = K_FEATURES, c: float = C
-) -> Dict[str, Any]:
-    """Each unsealed blind batch as if it were first seen: trained on everything but that batch (and but its
-    threads), scored on its texts where the rules say nothing; per threshold: guesses, their precision,
-    healthy texts given one. 'all' pools the batches."""
-    batches = [b for b in BLIND_READABLE if any(s.origin.startswith(b + "/") for s in samples)]
-    out: Dict[str, Any] = {}
-    pooled: List[Dict[str, float]] = [{} for _ in samples]
-    in_batch = [False] * len(samples)
-    for b in batches:
-        test = [i for i, s in enumerate(samples) if s.origin.startswith(b + "/")]
-        groups = {samples[i].group for i in test}
-        train = [i for i, s in enumerate(samples) if not s.origin.startswith(b + "/") and s.group not in groups]
-        tf, lr = fit([samples[i].text for i in train], [samples[i].label for i in train], [samples[i].group for i in train], k, c)
-        proba = lr.predict_proba(tf.transform([samples[i].text for i in test]))
-        for i, row in zip(test, proba):
-            pooled[i] = {str(cl): float(p) for cl, p in zip(lr.classes_, row)}
-            in_batch[i] = True
-        testset = set(test)
-        only = [silent[i] if i in testset else None for i in range(len(samples))]
-        out[b] = {f"{t:.2f}": _curve_point(samples, pooled, t, only, vetoed) for t in THRESHOLDS}
-    only_all = [silent[i] if in_batch[i] else None for i in range(len(samples))]
-    out["all"] = {f"{t:.2f}": _curve_point(samples, pooled, t, only_all, vetoed) for t in THRESHOLDS}
-    return out
-
-
 def _curve_point(samples, probs, t, only, vetoed) -> Dict[str, Any]:
     f = figures(samples, probs, t, only, vetoed=vetoed)
     return {
@@ -425,6 +376,59 @@ def _curve_point(samples, probs, t, only, vetoed) -> Dict[str, Any]:
         "precision": f["precision_at_threshold"],
         "healthy_flagged": f["healthy_texts_flagged"],
     }
+
+
+def heldout_batches(
+    samples: Sequence[Sample], silent: Sequence[Optional[set]], vetoed: frozenset, k: int = K_FEATURES, c: float = C
+) -> Dict[str, Any]:
+    """HELDOUT_BATCHES as if first seen: a model trained on every other text (but none of their threads), scored on
+    their texts where the rules say nothing. Returns the curve (per threshold: texts, guesses, precision, healthy
+    flagged) and each silent text's top guess."""
+    test = [i for i, s in enumerate(samples) if s.origin.split("/")[0] in HELDOUT_BATCHES]
+    if not test:
+        return {"curve": {}, "rows": []}
+    groups = {samples[i].group for i in test}
+    train = [i for i, s in enumerate(samples) if s.origin.split("/")[0] not in HELDOUT_BATCHES and s.group not in groups]
+    tf, lr = fit([samples[i].text for i in train], [samples[i].label for i in train], [samples[i].group for i in train], k, c)
+    probs: List[Dict[str, float]] = [{} for _ in samples]
+    for i, row in zip(test, lr.predict_proba(tf.transform([samples[i].text for i in test]))):
+        probs[i] = {str(cl): float(p) for cl, p in zip(lr.classes_, row)}
+    testset = set(test)
+    only = [silent[i] if i in testset else None for i in range(len(samples))]
+    curve = {f"{t:.2f}": _curve_point(samples, probs, t, only, vetoed) for t in THRESHOLDS}
+    for t, point in curve.items():
+        f = figures(samples, probs, float(t), only, vetoed=vetoed)
+        point["right"] = round((f["precision_at_threshold"] or 0) * f["reported"])
+    rows = []
+    for i in test:
+        if only[i] is None:
+            continue
+        p = probs[i]
+        top = sorted(p, key=lambda k: -p[k])[:2]
+        rows.append(
+            {"origin": samples[i].origin, "label": samples[i].label, "top": top[0], "p": round(p[top[0]], 3), "second": top[1]}
+        )
+    return {"curve": curve, "rows": rows, "trained_on": len(train), "tested": len(test)}
+
+
+def choose_threshold_heldout(
+    samples: Sequence[Sample],
+    oof: Sequence[Dict[str, float]],
+    silent: Sequence[Optional[set]],
+    curve: Dict[str, Dict[str, Any]],
+    vetoed: frozenset,
+) -> float:
+    """The lowest of THRESHOLDS at which the held-out batches' guesses (heldout_batches, where the rules are silent)
+    number at least HELDOUT_MIN_GUESSES and are at least HELDOUT_PRECISION right, no held-out healthy text gets one,
+    and no healthy text of the grouped cross-validation gets one where the rules are silent; 0.95 when none does."""
+    for t in THRESHOLDS:
+        h = curve.get(f"{t:.2f}")
+        if not h or h["reported"] < HELDOUT_MIN_GUESSES or (h["precision"] or 0) < HELDOUT_PRECISION or h["healthy_flagged"]:
+            continue
+        if figures(samples, oof, t, silent, vetoed=vetoed)["healthy_texts_flagged"]:
+            continue
+        return t
+    return 0.95
 
 
 def class_thresholds(samples: Sequence[Sample], oof: Sequence[Dict[str, float]]) -> Dict[str, float]:
@@ -478,8 +482,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     oof = cross_validate(samples, args.k, args.c)
     vetoed = healthy_confused(samples, oof)
     silent = rules_silent(samples)
-    by_batch = heldout_by_batch(samples, silent, vetoed, args.k, args.c)
-    threshold = choose_threshold(samples, oof, vetoed, silent, by_batch.get("all"))
+    held = heldout_batches(samples, silent, vetoed, args.k, args.c)
+    threshold = choose_threshold_heldout(samples, oof, silent, held["curve"], vetoed)
     cv = figures(samples, oof, threshold, vetoed=vetoed)
     cv["not_reported"] = sorted(vetoed)
     cv["folds"] = N_SPLITS
@@ -511,8 +515,21 @@ def main(argv: Optional[List[str]] = None) -> int:
                 "cv": cv,
                 "cv_where_rules_silent": cv_silent,
                 "per_class_thresholds_nested": per_class,
-                "heldout_by_batch_where_rules_silent": by_batch,
+                "heldout_batches_where_rules_silent": {k: v for k, v in held.items() if k != "rows"},
+                "heldout_rows": held["rows"],
                 "by_threshold": per_threshold,
+                "oof_healthy_flagged_where_rules_silent": {
+                    f"{t:.2f}": [
+                        f"{smp.origin} -> {max(p, key=lambda k: p[k])} {max(p.values()):.2f}"
+                        for smp, p, o in zip(samples, oof, silent)
+                        if o is not None
+                        and smp.label == "healthy"
+                        and max(p, key=lambda k: p[k]) not in NOT_REPORTED
+                        and max(p, key=lambda k: p[k]) not in o
+                        and max(p.values()) >= t
+                    ]
+                    for t in THRESHOLDS
+                },
                 "by_label": weakest,
             },
             indent=1,
@@ -536,7 +553,12 @@ def main(argv: Optional[List[str]] = None) -> int:
             "retrain": "python benchmarks/train_classifier.py",
             "cv": cv,
             "cv_where_rules_silent": cv_silent,
-            "heldout_by_batch_where_rules_silent": {b: v.get(f"{threshold:.2f}") for b, v in by_batch.items()},
+            "heldout": {
+                "batches": list(HELDOUT_BATCHES),
+                "where": "texts of those batches where the rules say nothing, scored by a model trained without them",
+                "at_threshold": held["curve"].get(f"{threshold:.2f}"),
+                "curve": held["curve"],
+            },
             "data": {
                 "texts": len(samples),
                 "threads": len({s.group for s in samples}),

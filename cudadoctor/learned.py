@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 #: The version of :func:`features`; a model trained with another is refused.
-TOKENIZER = "words+bigrams+char3-5/v1"
+TOKENIZER = "words+bigrams+char3-5+facts/v2"
 MODEL_PATH = Path(__file__).parent / "kb" / "models" / "classifier_model.json"
 #: Text beyond this many characters (from the end: tracebacks end with what matters) is not read.
 MAX_CHARS = 20000
@@ -48,8 +48,12 @@ def words(text: str) -> List[str]:
 def features(text: str) -> List[str]:
     """The features of ``text``: words (``w:``), pairs of neighbouring words (``b:``) and the 3- to
     5-character pieces of each word padded with a space at each end (``c:``, like scikit-learn's
-    ``char_wb``), so that ``libcudnn_ops_infer`` and ``libcudnn_cnn_infer`` share pieces."""
-    ws = words(text)
+    ``char_wb``), so that ``libcudnn_ops_infer`` and ``libcudnn_cnn_infer`` share pieces.
+    The stated facts (:func:`fact_tokens`, words beginning ``cdfact_``) are features of their own (``f:``),
+    never paired or cut into pieces."""
+    all_words = words(text)
+    ws = [w for w in all_words if not w.startswith(FACT_PREFIX)]
+    facts = [f"f:{w[len(FACT_PREFIX) :]}" for w in dict.fromkeys(all_words) if w.startswith(FACT_PREFIX)]
     out = [f"w:{w}" for w in ws]
     out += [f"b:{a} {b}" for a, b in zip(ws, ws[1:])]
     pieces: Dict[str, List[str]] = {}
@@ -59,7 +63,7 @@ def features(text: str) -> List[str]:
             p = f" {w} "
             g = pieces[w] = [f"c:{p[i : i + n]}" for n in (3, 4, 5) for i in range(len(p) - n + 1)]
         out += g
-    return out
+    return out + facts
 
 
 def _filler(feature: str) -> bool:
@@ -154,7 +158,11 @@ class Model:
                 if c > 0:
                     contrib.append((c, inv[j]))
             contrib.sort(key=lambda t: -t[0])
-            readable = [f[2:] for _, f in contrib if f[:2] in ("w:", "b:") and not _filler(f[2:])]
+            readable = [
+                f[2:] if f[:2] != "f:" else f"(fact) {f[2:]}"
+                for _, f in contrib
+                if (f[:2] in ("w:", "b:") and not _filler(f[2:])) or f[:2] == "f:"
+            ]
             if not readable:
                 readable = [f[2:].strip() for _, f in contrib]
             out.append(Guess(self.classes[k], probs[k], tuple(dict.fromkeys(readable))[:n_words]))
@@ -170,10 +178,113 @@ def load_model(path: Optional[str] = None) -> Optional[Model]:
     return Model.from_dict(json.loads(p.read_text(encoding="utf-8")))
 
 
-def text_of(texts: Iterable[Tuple[str, str]]) -> str:
-    """The one text the classifier reads from the facts' error texts (``errortext.sources.error_texts``):
-    each text once, normalised by the engine's cleaner, in order, joined by new lines. Training reads cases through
-    this same function."""
+def text_of(texts: Iterable[Tuple[str, str]], facts: Optional[Dict[str, Any]] = None) -> str:
+    """The one text the classifier reads: the facts' error texts (``errortext.sources.error_texts``), each once,
+    normalised by the engine's cleaner, in order, joined by new lines; with ``facts``, a last line of the stated
+    facts' tokens (:func:`fact_tokens`). Empty when there is no error text and the facts are not a report
+    (a live run with nothing failing is not guessed about). Training reads cases through this same function."""
     from cudadoctor.errortext import normalize  # the one cleaner: a quoted, coloured or escaped copy reads the same
 
-    return "\n".join(dict.fromkeys(normalize(t) for _where, t in texts if t and t.strip()))
+    body = "\n".join(dict.fromkeys(normalize(t) for _where, t in texts if t and t.strip()))
+    if facts is None:
+        return body
+    if not body.strip() and str(facts.get("origin") or "") not in REPORT_ORIGINS:
+        return ""
+    return (body + "\n" if body else "") + " ".join(FACT_PREFIX + t for t in fact_tokens(facts))
+
+
+#: Words of the facts line (:func:`text_of`): the tokenizer reads them as facts, not words.
+FACT_PREFIX = "cdfact_"
+#: The facts' origins that are someone's report (a paste, a collect_env text), guessed about even without an error text.
+REPORT_ORIGINS = ("text", "collect_env")
+#: Packages whose presence says something about the cause (another framework, a package with its own CUDA kernels).
+FACT_PACKAGES = {
+    "onnxruntime": "onnxruntime",
+    "onnxruntime-gpu": "onnxruntime",
+    "tensorflow": "tensorflow",
+    "tensorflow-gpu": "tensorflow",
+    "jax": "jax",
+    "jaxlib": "jax",
+    "mmcv": "mmcv",
+    "mmcv-full": "mmcv",
+    "cupy": "cupy",
+    "llama-cpp-python": "llamacpp",
+    "xformers": "xformers",
+    "bitsandbytes": "bitsandbytes",
+    "flash-attn": "flashattn",
+    "vllm": "vllm",
+    "triton": "triton",
+    "paddlepaddle": "paddle",
+    "paddlepaddle-gpu": "paddle",
+    "cpuonly": "cpuonly",
+    "torchvision": "torchvision",
+    "detectron2": "detectron2",
+    "numba": "numba",
+}
+
+
+def fact_tokens(facts: Dict[str, Any]) -> List[str]:
+    """The stated facts as tokens: where the report came from, OS family, WSL, container, an NVIDIA GPU
+    (and its compute capability's major number when known), the driver and NVML's status, the torch build
+    (cpu / cuda / unknown, or not installed), whether CUDA is available, the packages of :data:`FACT_PACKAGES`
+    present, NVIDIA's pip wheels, nvcc, the kinds of pasted parts (requirements, conda env files...).
+    Unknown is a value of its own: a thin report is a fact too."""
+    from cudadoctor.facts import Facts, normalize_name
+    import importlib
+
+    _gpus = importlib.import_module("cudadoctor.interpret.gpus")  # the package exports a function of that name
+
+    fx = Facts(facts)
+    out = [f"origin_{re.sub(r'[^a-z]', '', str(facts.get('origin') or 'unknown').lower()) or 'unknown'}"]
+    os_name = (fx.str("system.os") or "").lower()
+    out.append(
+        "os_windows"
+        if "windows" in os_name
+        else "os_macos"
+        if "darwin" in os_name or "mac" in os_name
+        else "os_linux"
+        if os_name
+        else "os_unknown"
+    )
+    kernel = (fx.str("system.kernel") or "").lower()
+    if fx.bool("system.wsl") or "microsoft" in kernel or "wsl" in kernel:
+        out.append("wsl")
+    if fx.str("system.container") or fx.bool("system.container"):
+        out.append("container")
+    present = _gpus.nvidia_gpu_present(fx)
+    out.append("gpu_unknown" if present is None else "gpu_yes" if present else "gpu_no")
+    for g in _gpus.gpus(fx)[:1]:
+        major = _gpus.cap_number(g.get("capability"))
+        if major:
+            out.append(f"gpu_cc{major // 10}")
+    out.append("driver_known" if fx.str("nvml.driver_version") else "driver_unknown")
+    status = re.sub(r"[^a-z]", "", (fx.str("nvml.status") or "").lower())
+    if status:
+        out.append(f"nvml_{status}")
+    version = fx.str("torch.version") or ""
+    torch = fx.dict("torch") or {}
+    if fx.get("torch.installed") is False or fx.str("torch.status") == "missing":
+        out.append("torch_absent")
+    elif "+cpu" in version or ("cuda" in torch and not torch.get("cuda")):
+        out.append("torch_cpu")
+    elif fx.str("torch.cuda") or re.search(r"\+cu\d", version):
+        out.append("torch_cuda")
+    elif version:
+        out.append("torch_build_unknown")
+    else:
+        out.append("torch_unknown")
+    avail = fx.get("torch.cuda_available")
+    out.append("available_yes" if avail is True else "available_no" if avail is False else "available_unknown")
+    pkgs = set()
+    for d in fx.dicts("packages.distributions"):
+        name = normalize_name(str(d.get("name") or ""))
+        if name in FACT_PACKAGES:
+            pkgs.add("pkg_" + FACT_PACKAGES[name])
+        elif name.startswith("nvidia-"):
+            pkgs.add("pkg_nvidia_wheels")
+    out += sorted(pkgs)
+    if fx.str("toolkit.nvcc_version"):
+        out.append("nvcc_yes")
+    kinds = {re.sub(r"[^a-z]", "", str(p.get("kind") or "").lower()) for p in fx.dicts("pasted.parts")}
+    out += sorted(f"part_{k}" for k in kinds if k)
+    return out

@@ -104,12 +104,20 @@ def test_shipped_model_is_small_data_with_its_figures_and_sources(model):
     assert cv["folds"] == 5 and cv["grouped_by"].startswith("thread")
     for key in ("accuracy", "top3_accuracy", "precision_at_threshold", "recall_at_threshold"):
         assert 0 < cv[key] <= 1, key
-    assert cv["precision_at_threshold"] >= tc.TARGET_PRECISION and cv["healthy_texts_flagged"] == 0
+    assert cv["healthy_texts_flagged"] == 0
     assert 0 < model.threshold < 1 and model.threshold == cv["threshold"]
+    # the threshold was chosen on batches the model measuring it never saw (train_classifier.heldout_batches):
+    # there, where the rules are silent, its guesses at the threshold are at least HELDOUT_PRECISION right, on no healthy text
+    held = d["heldout"]
+    assert held["batches"] == list(tc.HELDOUT_BATCHES)
+    at = held["at_threshold"]
+    assert at["reported"] >= tc.HELDOUT_MIN_GUESSES and at["precision"] >= tc.HELDOUT_PRECISION and at["healthy_flagged"] == 0
+    lower = [float(t) for t, v in held["curve"].items() if float(t) < model.threshold]
+    assert model.threshold == tc.THRESHOLDS[len(lower)]
     assert d["data"]["texts"] > 400 and d["data"]["threads"] > 300
-    # the blind batches still sealed (collected after b12) are never trained on
-    assert not any(b in s for s in d["data"]["sources"] for b in ("b14", "b15", "b16"))
-    assert set(tc.BLIND_READABLE) <= {"b10", "b11", "b12", "b13"}
+    # the blind batches still sealed (collected after b15) are never trained on
+    assert not any(b in s for s in d["data"]["sources"] for b in ("b16", "b17", "b18"))
+    assert set(tc.BLIND_READABLE) <= {"b10", "b11", "b12", "b13", "b14", "b15"}
     # every label it may report is a code of the catalogue
     codes = set(registry.load(plugins=False).codes)
     assert set(model.reportable) <= codes
@@ -142,9 +150,16 @@ def test_the_finding_is_a_labelled_guess_with_confidence_and_the_words_that_drov
     assert f.title.startswith("Likely: ") and "learned guess" in f.title
     ev = f.evidence["learned"]
     assert model.threshold <= ev["confidence"] <= 1
-    assert ev["words"] and all(set(w.split()) <= set(learned.words(line["text"])) for w in ev["words"])
+    # the words shown are the text's own words, or stated facts marked as such
+    shown = [w for w in ev["words"] if not w.startswith("(fact) ")]
+    assert shown and all(set(w.split()) <= set(learned.words(line["text"])) for w in shown)
     assert "cudadoctor explain python-unsupported" in f.fix.commands
-    assert f.fix.why.startswith("A guess from the words of the error, not a diagnosis")
+    assert f.fix.why.startswith("A guess from the words of the error and the stated facts, not a diagnosis")
+    # the title says how often a guess this confident was right on reports the model never saw, and the runner-up
+    rec = ev["heldout"]
+    assert rec and rec["at"] <= ev["confidence"] and f"({rec['right']} of {rec['guesses']})" in f.title
+    assert f"runner-up: {ev['next'][0]['label']}" in f.title
+    assert f"paste the output of `{ev['paste_next'][0]}`" in f.title
 
 
 def test_no_guess_without_error_text_or_below_the_threshold(model):

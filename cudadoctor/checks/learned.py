@@ -1,4 +1,4 @@
-"""The learned fallback: a likely cause from the words of the error text, where no rule said anything.
+"""The learned fallback: a likely cause from the words of the error text and the stated facts, where no rule said anything.
 
 A fallback check (model.Check.fallback): the runner calls it after every other check and the
 error-text engine, and only when none of them made an error or warning finding. It scores the
@@ -52,7 +52,7 @@ def _confirm_commands(code: Code) -> Tuple[str, ...]:
 def ranked(fx: Facts) -> "list[_learned.Guess]":
     """The classifier's three most likely labels for the facts' error texts when the first is a reportable
     cause at or above the model's threshold; else nothing."""
-    text = _learned.text_of(error_texts(fx))
+    text = _learned.text_of(error_texts(fx), fx.data)
     if not text.strip():
         return []
     model = _learned.load_model()
@@ -85,6 +85,35 @@ def judged(facts: Dict[str, Any], diagnosis: Optional[Dict[str, Any]]) -> List[s
     return [code] if known else []
 
 
+#: A point of the held-out curve is quoted only when it counts at least this many guesses (fewer say little).
+MIN_RECORD = 5
+
+
+def heldout_record(model: Optional[_learned.Model], confidence: float) -> Optional[Dict[str, Any]]:
+    """How often the model was right at this confidence on reports it never saw: the point of the held-out batches'
+    curve (model.meta["heldout"], train_classifier.heldout_batches) at the highest threshold not above it that
+    counts at least MIN_RECORD guesses."""
+    curve = ((model.meta.get("heldout") or {}).get("curve") or {}) if model else {}
+    points = sorted(
+        (float(t), v) for t, v in curve.items() if float(t) <= confidence + 1e-9 and (v.get("reported") or 0) >= MIN_RECORD
+    )
+    if not points:
+        return None
+    t, v = points[-1]
+    return {"at": t, "right": v.get("right"), "guesses": v.get("reported"), "precision": v.get("precision")}
+
+
+def _how_often(rec: Optional[Dict[str, Any]]) -> str:
+    if not rec or not rec.get("guesses"):
+        return "not measured on unseen reports"
+    right, n = rec.get("right") or 0, rec["guesses"]
+    share = right / n
+    words = (
+        "always right" if right == n else "right about half the time" if 0.4 <= share < 0.6 else f"right {share:.0%} of the time"
+    )
+    return f"{words} on unseen reports at this confidence ({right} of {n})"
+
+
 @check(*CATALOGUE.values(), name="learned-cause", fallback=True)
 def learned_cause(fx: Facts) -> Iterator[Finding]:
     """Where no rule found a cause, the learned classifier's most likely one, as a warning."""
@@ -93,14 +122,21 @@ def learned_cause(fx: Facts) -> Iterator[Finding]:
         return
     g, code, model = top[0], CATALOGUE[top[0].label], _learned.load_model()
     cv = (model.meta.get("cv") or {}) if model else {}
+    rec = heldout_record(model, g.probability)
+    confirm = _confirm_commands(code)
+    runner_up = top[1] if len(top) > 1 else None
+    second = f"; runner-up: {runner_up.label} ({runner_up.probability:.0%})" if runner_up else ""
     yield code.finding(
-        title=f"Likely: {code.title} (a learned guess from the error text's words, {g.probability:.0%} confident; no rule confirmed it)",
+        title=f"Likely: {code.title} (a learned guess from the error text's words and the stated facts, {g.probability:.0%} "
+        f"confident, {_how_often(rec)}{second}; no rule confirmed it: paste the output of `{confirm[0]}` to confirm)",
         evidence={
             "learned": {
                 "confidence": round(g.probability, 2),
                 "words": list(g.words),
                 "next": [{"label": o.label, "confidence": round(o.probability, 2)} for o in top[1:]],
                 "threshold": model.threshold if model else None,
+                "heldout": rec,
+                "paste_next": list(confirm[:-1]) or list(confirm),
                 "model": {
                     "trained_at": model.meta.get("trained_at") if model else None,
                     "grouped_cv_precision_at_threshold": cv.get("precision_at_threshold"),
@@ -108,9 +144,9 @@ def learned_cause(fx: Facts) -> Iterator[Finding]:
             }
         },
         fix=Fix(
-            _confirm_commands(code),
-            "A guess from the words of the error, not a diagnosis: confirm it with the commands above first. "
-            f"If confirmed: {code.explanation.get('fix', '')}",
+            confirm,
+            "A guess from the words of the error and the stated facts, not a diagnosis: run the commands above and "
+            f"paste their output to confirm it first. If confirmed: {code.explanation.get('fix', '')}",
         ),
         severity="warning",
     )
