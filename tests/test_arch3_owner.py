@@ -99,3 +99,17 @@ def test_a_gpu_no_wheel_has_kernels_for_is_named_with_torch_unknown(tmp_path, pa
 def test_a_gpu_every_recent_wheel_runs_gives_no_finding(tmp_path):
     got = _check(tmp_path, "GPU: NVIDIA GeForce RTX 3060\nEverything works fine.")
     assert "gpu-arch-unsupported" not in [c for c, _s in got], got
+
+
+def test_the_one_arch_a_text_names_against_the_named_torch_build(tmp_path):
+    # https://github.com/EutropicAI/vs-playground/pull/59: torch 2.7.1+cu128 is built from sm_75 (kb/torch_arch_lists.json)
+    got = _check(tmp_path, "torch 2.7.1+cu128 not support `sm_70`, so bump version to 2.8.0+cu128\n")
+    assert ("gpu-arch-unsupported", "warning") in got, got
+
+
+def test_an_arch_in_a_compiler_flag_is_not_the_gpu():
+    from cudadoctor.checks.arch import _lone_arch
+
+    # https://github.com/enazoe/yolo-tensorrt/issues/13 (the fix's CMake flag) and torch's own list of archs
+    assert _lone_arch("-gencode arch=compute_72,code=sm_72") is None
+    assert _lone_arch("The current PyTorch install supports CUDA capabilities sm_50 sm_60 sm_70 sm_75") is None

@@ -244,7 +244,21 @@ def _build_and_devices(fx: Facts, said: Optional[Tuple[str, str]]):
     devices = gpus(fx)
     if said and not devices and _text_cap(said[1]):
         devices = [{"index": 0, "name": None, "capability": _text_cap(said[1]), "capability_source": "the error message"}]
+    lone = _lone_arch(text_of(fx)) if archs and not devices and not said else None
+    if lone:
+        devices = [{"index": 0, "name": None, "capability": lone, "capability_source": "the text (the one sm_ it names)"}]
     return archs, source, devices
+
+
+#: An architecture named in the text: sm_70 / sm70 / SM 7.0, not inside a compiler flag or a list of them.
+_ARCH_WORD = re.compile(r"(?<![\w=,;-])sm[_ ]?(\d{1,2})(\d)(?![\d.])(?!\s*[,;]\s*sm)", re.I)
+_FLAG_CONTEXT = re.compile(r"(?:gencode|code=|arch=|gpu-name|ARCH_LIST|CUDA_ARCHITECTURES)[^\n]{0,40}$", re.I)
+
+
+def _lone_arch(text: str) -> Optional[str]:
+    """The one GPU architecture a text names outside flags and lists (as '7.0'), None for none or several."""
+    caps = {f"{int(m.group(1))}.{m.group(2)}" for m in _ARCH_WORD.finditer(text) if not _FLAG_CONTEXT.search(text[: m.start()])}
+    return caps.pop() if len(caps) == 1 else None
 
 
 def _kernel_error(fx: Facts, g: Dict[str, Any]) -> Optional[str]:
@@ -432,6 +446,8 @@ def gpu_arch_unsupported(fx: Facts) -> Iterator[Finding]:
                 fix=f.fix,
                 severity="warning",
             )
+        if str(g.get("capability_source") or "").startswith("the text"):  # the GPU's arch only as the text names it
+            f = GPU_ARCH_UNSUPPORTED.finding(title=f.title, evidence=f.evidence, fix=f.fix, severity="warning")
         if owner and owner[0] == "unknown":  # a hypothesis: which kernel lacked the image is not shown
             f = GPU_ARCH_UNSUPPORTED.finding(
                 title="Likely: this torch build has no kernels for the GPU's architecture (unknown: the torch "
