@@ -113,3 +113,14 @@ def test_an_arch_in_a_compiler_flag_is_not_the_gpu():
     # https://github.com/enazoe/yolo-tensorrt/issues/13 (the fix's CMake flag) and torch's own list of archs
     assert _lone_arch("-gencode arch=compute_72,code=sm_72") is None
     assert _lone_arch("The current PyTorch install supports CUDA capabilities sm_50 sm_60 sm_70 sm_75") is None
+
+
+def test_torchs_own_source_on_the_error_line_keeps_it_torchs(tmp_path):
+    # https://github.com/pytorch/pytorch/issues/6529 class (torch 0.x's THC check names its own .cu file)
+    got = _check(
+        tmp_path,
+        "THCudaCheck FAIL file=/pytorch/torch/lib/THC/generic/THCTensorMath.cu line=15 error=8 : invalid device function\n"
+        "RuntimeError: cuda runtime error (8) : invalid device function at /pytorch/torch/lib/THC/generic/THCTensorMath.cu:15\n",
+    )
+    assert "companion-arch-unsupported" not in [c for c, _s in got], got
+    assert "gpu-arch-unsupported" in [c for c, _s in got], got

@@ -97,6 +97,10 @@ def _torch_raised(text: str, at: int) -> Optional[str]:
         return "torch's own warning names the GPU's capability"
     if torch_op_failed(text):
         return "the call that failed is torch's own operation"
+    torch_paths = _rx("source_site", "torch_paths")
+    for near in text[at:].split("\n")[:2]:  # the error's line and the next: "at /pytorch/.../THCTensorMath.cu:15"
+        if torch_paths.search(near) and re.search(r"\.(?:cu|cuh|cpp|cc|c|h)\b", near):
+            return f"the error names torch's own source ({near.strip()[:160]})"
     frames = _FRAME_PATH.findall(text[:at])
     if frames and re.search(r"[/\\](?:site|dist)-packages[/\\]torch[/\\]", frames[-1]):
         return f"the last frame is inside torch ({frames[-1]})"
@@ -183,7 +187,7 @@ def kernel_owner(fx: Facts) -> Optional[Tuple[str, str, Tuple[str, str]]]:
     if other:
         return "other", other, said
     if torch_unknown(fx) and not any(_candidates(g) for g in devices):
-        return "unknown", "neither the torch build nor the GPU is known, and the text names no other kernel", said
+        return "unknown", "neither the torch build nor the GPU's capability is known, and the text names no other kernel", said
     return None
 
 
