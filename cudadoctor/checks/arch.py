@@ -75,6 +75,122 @@ def torch_op_failed(text: str) -> bool:
     return bool(_TORCH_OP_LINE.search(text))
 
 
+_NO_KERNEL_LINE = re.compile(
+    r"no kernel image is available|cudaErrorNoKernelImageForDevice|CUDA_ERROR_NO_BINARY_FOR_GPU|invalid device function", re.I
+)
+_FRAME_PATH = re.compile(r'File "([^"]+)", line \d+')
+
+
+def _owner_data() -> Dict[str, Any]:
+    from cudadoctor.errortext import kb_document
+
+    return dict(kb_document("arch3.json").get("kernel_owner") or {})
+
+
+def _rx(key: str, field: str = "regex") -> "re.Pattern[str]":
+    return re.compile(str(_owner_data()[key][field]), re.I)
+
+
+def _torch_raised(text: str, at: int) -> Optional[str]:
+    """Why the text shows torch's own kernel as the one without an image (None when it does not)."""
+    if _TORCH_SAYS.search(text):
+        return "torch's own warning names the GPU's capability"
+    if torch_op_failed(text):
+        return "the call that failed is torch's own operation"
+    torch_paths = _rx("source_site", "torch_paths")
+    for near in text[at:].split("\n")[:2]:  # the error's line and the next: "at /pytorch/.../THCTensorMath.cu:15"
+        if torch_paths.search(near) and re.search(r"\.(?:cu|cuh|cpp|cc|c|h)\b", near):
+            return f"the error names torch's own source ({near.strip()[:160]})"
+    frames = _FRAME_PATH.findall(text[:at])
+    if frames and re.search(r"[/\\](?:site|dist)-packages[/\\]torch[/\\]", frames[-1]):
+        return f"the last frame is inside torch ({frames[-1]})"
+    return None
+
+
+def _other_raised(fx: Facts, text: str, line: str, at: int) -> Optional[str]:
+    """Why the text or facts show the kernel without an image as another package's or program's (None: no sign)."""
+    if _rx("package_prints").search(line):
+        return "the error is a program's own kernel-launch check, not torch's 'CUDA error:'"
+    torch_paths = _rx("source_site", "torch_paths")
+    for site in _rx("source_site").finditer(line):  # on the error's own line: a log prefix elsewhere is not the kernel
+        if not torch_paths.search(site.group(0)):
+            return f"the failing kernel's source is {site.group(0).strip()}, not one of torch's"
+    frames = _FRAME_PATH.findall(text[:at])
+    pkgs = _rx("kernel_packages")
+    if frames and pkgs.search(frames[-1]):
+        return f"the last frame is inside a package with its own kernels ({frames[-1]})"
+    m = pkgs.search(text)
+    if m:
+        return f"the report names {m.group(0)}, a package with its own CUDA kernels"
+    b = _rx("built_here").search(text)
+    if b:
+        return f"the report built something itself ({b.group(0).strip()})"
+    for d in fx.dicts("packages.distributions"):
+        name = str(d.get("name") or "")
+        if name and pkgs.fullmatch(name):
+            return f"{name} (a package with its own CUDA kernels) is installed"
+    return None
+
+
+def _release_lists(fx: Facts) -> List[List[str]]:
+    """The arch lists of every CUDA wheel of the installed torch release (its variant unknown); [] if none known."""
+    rel = torch_release(fx)
+    if not rel:
+        return []
+    rows = kb()._load("torch_arch_lists")["builds"].get(".".join(rel.split(".")[:2])) or {}
+    return [list(a) for a in rows.values() if a]
+
+
+def _candidates(g: Dict[str, Any]) -> List[str]:
+    """The capabilities a GPU may have: its own, else every chip its (ambiguous) name is sold as."""
+    if g.get("capability"):
+        return [str(g["capability"])]
+    return list(g.get("capability_candidates") or [])
+
+
+def kernel_owner(fx: Facts) -> Optional[Tuple[str, str, Tuple[str, str]]]:
+    """Who raised 'no kernel image' (or 'invalid device function'): ("torch" | "other" | "unknown", why, said).
+
+    torch: torch's warning, its own operation or frame, or the facts (GPU and build known: the build lacks it).
+    other: the facts say torch's build covers the GPU (every candidate capability of its name), or the text
+    points at another kernel (a program's own launch check, a non-torch source file, a kernel package's
+    frame or name, something built locally). unknown: neither torch nor the GPU is known and the text
+    names no owner. None when no such error was reported."""
+    said = error_match(fx, GPU_ARCH_UNSUPPORTED)
+    if not said or not _NO_KERNEL_LINE.search(said[1]):
+        return None
+    text = text_of(fx) or said[1]
+    at = max(0, text.find(said[1][:60]))
+    why = _torch_raised(text, at)
+    if why:
+        return "torch", why, said
+    archs, source, devices = _build_and_devices(fx, said)
+    if archs and devices:
+        verdicts = [bool(arch_runs(c, archs)) for g in devices for c in _candidates(g)]
+        if verdicts and all(verdicts):
+            return "other", f"torch's build ({source}) has kernels for every GPU here", said
+        if verdicts and not any(verdicts):
+            return "torch", f"torch's build ({source}) has no kernels for the GPU", said
+    lists = _release_lists(fx) if not archs else []
+    caps_here = [c for g in devices for c in _candidates(g)]
+    if lists and caps_here:  # the release is known, its CUDA variant not: every variant's list gives one verdict
+        runs = [bool(arch_runs(c, a)) for a in lists for c in caps_here]
+        if all(runs):
+            return "other", f"every CUDA build of torch {torch_release(fx)} has kernels for this GPU", said
+        if not any(runs):
+            return "torch", f"no CUDA build of torch {torch_release(fx)} has kernels for this GPU", said
+    if devices and torch_unknown(fx):
+        caps = [c for g in devices for c in _candidates(g)]
+        if caps and all(every_build_runs(c) for c in caps):
+            return "other", "every official torch build has kernels for this GPU", said
+    other = _other_raised(fx, text, said[1], at)
+    if other:
+        return "other", other, said
+    if torch_unknown(fx) and not any(_candidates(g) for g in devices):
+        return "unknown", "neither the torch build nor the GPU's capability is known, and the text names no other kernel", said
+    return None
+
+
 def _text_cap(text: str) -> Optional[str]:
     m = re.search(r"capability sm_(\d+)(\d)\b", text) or re.search(r"cuda capability (\d+)\.(\d+)", text, re.IGNORECASE)
     return f"{int(m.group(1))}.{m.group(2)}" if m else None
@@ -132,7 +248,21 @@ def _build_and_devices(fx: Facts, said: Optional[Tuple[str, str]]):
     devices = gpus(fx)
     if said and not devices and _text_cap(said[1]):
         devices = [{"index": 0, "name": None, "capability": _text_cap(said[1]), "capability_source": "the error message"}]
+    lone = _lone_arch(text_of(fx)) if archs and not devices and not said else None
+    if lone:
+        devices = [{"index": 0, "name": None, "capability": lone, "capability_source": "the text (the one sm_ it names)"}]
     return archs, source, devices
+
+
+#: An architecture named in the text: sm_70 / sm70 / SM 7.0, not inside a compiler flag or a list of them.
+_ARCH_WORD = re.compile(r"(?<![\w=,;-])sm[_ ]?(\d{1,2})(\d)(?![\d.])(?!\s*[,;]\s*sm)", re.I)
+_FLAG_CONTEXT = re.compile(r"(?:gencode|code=|arch=|gpu-name|ARCH_LIST|CUDA_ARCHITECTURES)[^\n]{0,40}$", re.I)
+
+
+def _lone_arch(text: str) -> Optional[str]:
+    """The one GPU architecture a text names outside flags and lists (as '7.0'), None for none or several."""
+    caps = {f"{int(m.group(1))}.{m.group(2)}" for m in _ARCH_WORD.finditer(text) if not _FLAG_CONTEXT.search(text[: m.start()])}
+    return caps.pop() if len(caps) == 1 else None
 
 
 def _kernel_error(fx: Facts, g: Dict[str, Any]) -> Optional[str]:
@@ -156,6 +286,15 @@ def _classify(
     newer than all of it."""
     bad, unknown = [], []
     for g in devices:
+        cands = _candidates(g)
+        if not g.get("capability") and cands:  # an ambiguous name: one verdict only if every chip gives it
+            if archs and not any(arch_runs(c, archs) for c in cands):
+                bad.append((_as_candidate(g, cands), f"{source}: {' '.join(archs)}"))
+            elif not archs and not any(kb().releases_with_arch(c) for c in cands):
+                bad.append((_as_candidate(g, cands), "no official build in the kb (torch 1.7 onward) runs it"))
+            else:
+                unknown.append(g)
+            continue
         cap = g.get("capability")
         kernel_err = _kernel_error(fx, g)
         if kernel_err:
@@ -169,6 +308,29 @@ def _classify(
         elif arch_runs(cap, archs) is None:
             bad.append((g, f"{source}: {' '.join(archs)}"))
     return bad, unknown
+
+
+def _as_candidate(g: Dict[str, Any], cands: List[str]) -> Dict[str, Any]:
+    """An ambiguously named GPU as the finding shows it: its newest candidate capability, every one named."""
+    best = max(cands, key=lambda c: cap_number(c) or 0)
+    return {
+        **g,
+        "name": f"{g.get('name') or 'the GPU'} (compute capability {' or '.join(cands)}, by its name)",
+        "capability": best,
+        "capability_source": "kb (by GPU name; every chip sold under it)",
+    }
+
+
+def _too_old_for_every_build(fx: Facts, devices: List[Dict[str, Any]]) -> List[Tuple[Dict[str, Any], str]]:
+    """With the torch build unknown: GPUs no official build in the kb (torch 1.7 onward) has kernels for."""
+    if not torch_unknown(fx):
+        return []
+    out = []
+    for g in devices:
+        cands = _candidates(g)
+        if g.get("capability") and cands and not any(kb().releases_with_arch(c) for c in cands):
+            out.append((g, "no official build in the kb (torch 1.7 onward) runs it"))
+    return out
 
 
 def _unknown_list_finding(fx: Facts, unknown: List[Dict[str, Any]]) -> Optional[Finding]:
@@ -261,6 +423,11 @@ def gpu_arch_unsupported(fx: Facts) -> Iterator[Finding]:
     bad, unknown = _classify(fx, devices, archs, source, bound)
     if any(why == "bound" for _g, why in bad):
         archs, source = bound, bound_source  # partial facts: the CUDA the build was made with is the evidence
+    if not bad and not said:
+        bad = _too_old_for_every_build(fx, devices)  # the torch a user installs today has no kernels for it
+    owner = kernel_owner(fx) if not bad else None
+    if owner and owner[0] == "other":
+        return  # another package's or program's kernel lacks the architecture (companion-arch-unsupported)
     if not bad and said:
         g = devices[0] if devices else {"index": 0, "name": None, "capability": _text_cap(said[1]), "capability_source": None}
         cap = g.get("capability")
@@ -274,7 +441,35 @@ def gpu_arch_unsupported(fx: Facts) -> Iterator[Finding]:
             yield info
         return
     for g, _why_bad in bad[:1] + [b for b in bad[1:] if b[0].get("capability") != bad[0][0].get("capability")]:
-        yield _arch_finding(fx, g, archs, source, said)
+        f = _arch_finding(fx, g, archs, source, said)
+        if _why_bad.startswith("no official build in the kb") and not said:  # torch unknown: what any wheel lacks
+            f = GPU_ARCH_UNSUPPORTED.finding(
+                title=f"{g.get('name') or 'The GPU'} has no kernels in any official PyTorch wheel from torch 1.7 on "
+                "(the installed torch is not stated): PyTorch cannot use this GPU",
+                evidence={**f.evidence, "build_archs_source": "kb/torch_arch_lists.json (every release and CUDA variant)"},
+                fix=f.fix,
+                severity="warning",
+            )
+        if str(g.get("capability_source") or "").startswith("the text"):  # the GPU's arch only as the text names it
+            f = GPU_ARCH_UNSUPPORTED.finding(title=f.title, evidence=f.evidence, fix=f.fix, severity="warning")
+        if owner and owner[0] == "unknown":  # a hypothesis: which kernel lacked the image is not shown
+            f = GPU_ARCH_UNSUPPORTED.finding(
+                title="Likely: this torch build has no kernels for the GPU's architecture (unknown: the torch "
+                "build and the GPU; a separately compiled package's kernels are the other possibility)",
+                evidence={**f.evidence, "torch.version": None, "gpu": None, "why_likely": owner[1]},
+                fix=Fix(
+                    (
+                        'python -c "import torch; print(torch.__version__, torch.cuda.get_arch_list(), '
+                        "torch.cuda.get_device_capability())\"  # the GPU's sm_XY must be in the list",
+                        "python -c \"import torch; print(torch.ones(1, device='cuda') + 1)\"  # works: the failing kernel is "
+                        "another package's (rebuild it with TORCH_CUDA_ARCH_LIST)",
+                    )
+                    + tuple(f.fix.commands),
+                    f.fix.why,
+                ),
+                severity="warning",
+            )
+        yield f
 
 
 def register():

@@ -16,7 +16,7 @@ from cudadoctor.interpret import arch_runs, build_arch_list, cap_number, gpus, t
 from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import INDEX, PIP, error_match, search, text_of
-from .arch import any_build_gpu, torch_op_failed
+from .arch import any_build_gpu, kernel_owner, torch_op_failed
 
 EXTENSION_ABI_MISMATCH = Code(
     code="extension-abi-mismatch",
@@ -398,6 +398,10 @@ def companion_arch_unsupported(fx: Facts) -> Iterator[Finding]:
     inferred = None
     if not said:
         said = inferred = _no_kernel_any_torch(fx)
+    owner = kernel_owner(fx) if not said else None  # who raised it, from the text and the facts (checks/arch.py)
+    unknown = bool(owner and owner[0] == "unknown")
+    if owner and owner[0] in ("other", "unknown"):
+        said = owner[2]
     if not said:
         low = _below_minimum(fx)
         if low:
@@ -433,11 +437,21 @@ def companion_arch_unsupported(fx: Facts) -> Iterator[Finding]:
             f'TORCH_CUDA_ARCH_LIST="{cap}" {PIP} install --no-build-isolation --no-cache-dir --no-binary <package> <package>'
             "  # build it for this GPU (or install its release that lists this GPU)",
         ]
-    if inferred:  # torch's build is unknown; every official one has kernels for this GPU
+    if unknown:  # nothing shows whose kernel it was: the other hypothesis beside gpu-arch-unsupported's
+        title = "Or: a separately compiled package's kernels (not torch's) lack this GPU's architecture"
+        cmds = [
+            "python -c \"import torch; print(torch.ones(1, device='cuda') + 1)\"  # works: torch is fine, the failing kernel "
+            "is the package's in the traceback"
+        ] + cmds
+    elif inferred:  # torch's build is unknown; every official one has kernels for this GPU
         title = f"Every official torch build has kernels for this GPU{gpu}: the kernel without one is " + (
             f"{pkg}'s" if not unnamed else "a separately built package's (or a torch built from source)"
         )
         cmds = ['python -c "import torch; print(torch.__version__, torch.cuda.get_arch_list())"  # torch\'s own list'] + cmds
+    elif pkg.startswith("<") and owner:
+        title = (
+            f"A separately compiled package's or program's kernels (not torch's) lack this GPU's architecture{gpu}: {owner[1]}"
+        )
     elif pkg.startswith("<"):
         title = "A package with its own CUDA kernels (not torch, whose build covers this GPU) has none for it" + gpu
     else:
@@ -449,13 +463,14 @@ def companion_arch_unsupported(fx: Facts) -> Iterator[Finding]:
             "package": None if unnamed else pkg,
             "gpus": names or None,
             "capabilities": caps or None,
-            **({"torch.version": None, "torch.arch_list": None} if inferred else {}),  # what the inference lacks
+            **({"torch.version": None, "torch.arch_list": None} if inferred or unknown else {}),  # what it lacks
+            **({"why": owner[1]} if owner else {}),
         },
         fix=Fix(
             tuple(cmds),
             "The package's own kernels must be compiled for this GPU's architecture (or the GPU must meet its minimum).",
         ),
-        severity="warning" if inferred else None,
+        severity="warning" if inferred or unknown else None,
     )
 
 

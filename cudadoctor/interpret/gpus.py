@@ -72,7 +72,23 @@ def gpus(fx: Facts) -> List[Dict[str, Any]]:
             cap = _kb().compute_capability(str(g["name"]))
             if cap:
                 g["capability"], g["capability_source"] = cap, "kb (by GPU name)"
+            else:
+                cands = capability_candidates(str(g["name"]))
+                if cands:
+                    g["capability_candidates"] = cands
     return list(out.values())
+
+
+def capability_candidates(name: str) -> List[str]:
+    """Every compute capability an ambiguous GPU name is sold with ('TITAN X' -> ['5.2', '6.1']); [] otherwise.
+    From kb/gpu_compute_capability.json ``ambiguous_candidates``: use them only where all give one verdict."""
+    kb = _kb()
+    table = kb._load("gpu_compute_capability").get("ambiguous_candidates") or {}
+    key = kb._norm_gpu(name)
+    for n, caps in table.items():
+        if kb._norm_gpu(n) == key:
+            return [str(c) for c in caps]
+    return []
 
 
 def nvidia_gpu_present(fx: Facts) -> Optional[bool]:

@@ -146,6 +146,13 @@ def _lookup(name: str) -> Optional[str]:
     return kb.compute_capability(name)
 
 
+def _ambiguous(words: List[str]) -> Optional[str]:
+    """ "?" for a name sold with several capabilities ("TITAN X", "GT 740M"): a GPU, its capability unknown."""
+    from ..interpret.gpus import capability_candidates
+
+    return "?" if capability_candidates(" ".join(words)) else None
+
+
 def _gpu_key(words: List[str]) -> str:
     from .. import kb
 
@@ -177,7 +184,7 @@ def _gpus_in(line: str, labelled: bool) -> List[Tuple[str, str]]:
                 words = toks[i : i + n]
                 if n == 1 and len(low) <= 3 and not labelled and (i == 0 or toks[i - 1].lower() not in _FAMILIES):
                     continue  # "T4", "P4", "K80" alone are too short to be a GPU without a label or a family name
-                cap = _gpu_lookup(words)
+                cap = _gpu_lookup(words) or _ambiguous(words)
                 if cap:
                     while n > 1 and words[-1].lower() in _NOT_NAME and _gpu_key(toks[i : i + n - 1]) == _gpu_key(words):
                         n -= 1  # "RTX 4090 with": the words that add nothing to the name are not part of it
@@ -334,8 +341,8 @@ def read(lines: Iterable[str]) -> Dict[str, Any]:
             conflicts[field] = distinct[:6]
     names: Dict[str, Dict[str, Any]] = {}
     for name, cap, line_no in gpus:
-        key = re.sub(r"\s+", "", name.lower())
-        names.setdefault(key, {"name": name, "compute_capability": cap, "line": line_no})
+        key = _gpu_key(name.split())  # "NVIDIA GeForce GT 740M" and "GeForce GT 740M" are one GPU
+        names.setdefault(key, {"name": name, "compute_capability": None if cap == "?" else cap, "line": line_no})
     if names:
         out["gpus"] = list(names.values())[:16]
     if conflicts:
