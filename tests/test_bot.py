@@ -57,13 +57,22 @@ def test_a_cause_the_facts_establish_is_named_with_evidence_and_the_fix():
     assert any("cu111" in c for c in a["cause"]["fix"]["commands"])
 
 
-def test_a_shared_error_text_without_the_deciding_facts_asks_for_them():
-    """Blind b10-23 (AUTOMATIC1111#…: an xformers wheel without sm_75): "no kernel image" alone is torch's build in
-    some real threads and a companion package's in others: no cause, ask for collect_env and the package list."""
+def test_a_gpu_every_torch_build_serves_names_the_companion_package():
+    """Blind b10-23 (AUTOMATIC1111#…: an xformers wheel without sm_75, the confirmed cause): the issue names its GPU
+    (a 1660 Super, compute capability 7.5), which every official torch build has kernels for, so the kernel without
+    one is a separately built package's."""
     a = _answer("b10-23-a1111-gtx1660s-xformers-wheel-no-kernel-image")
+    assert a["answer"] == "cause" and a["cause"]["code"] == "companion-arch-unsupported"
+    assert {e["what"]: e["quote"] for e in a["cause"]["evidence"]}.get("capabilities") == '["7.5"]'
+
+
+def test_a_shared_error_text_without_the_deciding_facts_asks_for_them():
+    """The same real issue (b10-23) without its two lines naming the GPU: "no kernel image" alone is torch's build
+    in some real threads and a companion package's in others: no cause, ask for collect_env and the package list."""
+    a = _answer("b10-23x-a1111-xformers-no-kernel-image-gpu-unnamed")
     assert a["answer"] == "ask" and a["cause"] is None
     assert {"collect_env", "pip-list"} <= {x["id"] for x in a["asks"]}
-    assert [c["code"] for c in a["considered"]] == ["gpu-arch-unsupported"]
+    assert sorted(c["code"] for c in a["considered"]) == ["companion-arch-unsupported", "gpu-arch-unsupported"]
 
 
 def test_a_symptom_code_is_never_named_and_its_deciding_commands_are_asked():
@@ -113,7 +122,7 @@ def test_config_labels_and_confidence(tmp_path):
     assert json.loads(r.output)["labels"] == ["cuda-setup", "gpu", "unsupported-gpu"], r.output
     r = _triage(
         "--github-event",
-        str(FIX / "b10-23-a1111-gtx1660s-xformers-wheel-no-kernel-image.event.json"),
+        str(FIX / "b10-23x-a1111-xformers-no-kernel-image-gpu-unnamed.event.json"),
         "--bot-config",
         str(cfg),
         "--format",
@@ -274,7 +283,7 @@ def _run_bot(event: dict, tmp_path: Path, api: str, *args: str, **env):
 
 
 def test_one_comment_is_created_then_edited_in_place(stub, tmp_path):
-    ask = _event("b10-23-a1111-gtx1660s-xformers-wheel-no-kernel-image")
+    ask = _event("b10-23x-a1111-xformers-no-kernel-image-gpu-unnamed")
     r, out = _run_bot(ask, tmp_path, stub)
     assert r.returncode == 0, r.stderr
     assert [c[:2] for c in _Stub.calls] == [

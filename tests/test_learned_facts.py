@@ -30,9 +30,10 @@ def test_a_cpu_torch_build_is_a_fact():
 
 
 def test_a_thin_paste_says_what_is_unknown():
-    """Real paste (b14-03): nothing about the OS, GPU, driver or torch stated - unknown is a value of its own."""
+    """Real paste (b14-03): nothing about the GPU, driver or torch stated - unknown is a value of its own (the OS is
+    read from the Windows paths in the paste)."""
     t = learned.fact_tokens(lh._facts(B14 / "b14-03-pytranscriber-whisper-cpu-torch-win", paste=True))
-    assert {"origin_text", "os_unknown", "gpu_unknown", "driver_unknown", "torch_unknown", "available_unknown"} <= set(t)
+    assert {"origin_text", "os_windows", "gpu_unknown", "driver_unknown", "torch_unknown", "available_unknown"} <= set(t)
 
 
 def test_fact_tokens_are_features_of_their_own():

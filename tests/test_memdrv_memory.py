@@ -22,9 +22,10 @@ GIB = 2**30
 
 
 def _findings(text: str, origin: str = "collect_env"):
+    """The rules' findings (the learned fallback's guess, check learned-cause, is tested in tests/test_learned*.py)."""
     facts = new_facts(origin)
     facts["user_error"] = {"text": text}
-    return [(f.severity, f.code, f.title) for f in diagnose(facts, REG).findings]
+    return [(f.severity, f.code, f.title) for f in diagnose(facts, REG).findings if f.check != "learned-cause"]
 
 
 def _occupied(text: str):

@@ -13,7 +13,7 @@ import re
 from typing import Iterator, Tuple
 
 from cudadoctor import kb
-from cudadoctor.errortext.entities import MissingLibrary, missing_libraries, short_name, wanted_cuda
+from cudadoctor.errortext import MissingLibrary, missing_libraries, short_name, wanted_cuda
 from cudadoctor.facts import Facts
 from cudadoctor.interpret import torch_cuda
 from cudadoctor.model import Code, Finding, Fix, check

@@ -9,6 +9,7 @@ package is imported whole, so a thread importing it waits for another one that i
 imports the checks in the background while the main thread reads a paste).
 """
 
+from .entities import MissingLibrary, missing_libraries, short_name, wanted_cuda
 from .engine import (
     ENGINE_CHECK,
     TRIAGE_KIND,
@@ -28,6 +29,10 @@ from .signatures import Signature, compiled, kb_document, kb_signatures
 from .sources import error_texts
 
 __all__ = [
+    "MissingLibrary",
+    "missing_libraries",
+    "short_name",
+    "wanted_cuda",
     "ENGINE_CHECK",
     "TRIAGE_KIND",
     "TRIAGE_SCHEMA",
