@@ -176,3 +176,30 @@ def test_the_tables_parse_and_are_ordered():
         tab = doc["libstdcxx_versions"][node]
         keys = sorted(tab, key=lambda v: vtuple(v) or ())
         assert [vtuple(tab[k]) for k in keys] == sorted(vtuple(tab[k]) for k in keys), node  # newer node, newer GCC
+
+
+# https://github.com/facebookresearch/nougat/issues/115 (WSL2; closed as a duplicate of #105, whose fix was a libcuda link)
+NOUGAT_115 = (
+    "Could not load library libcudnn_cnn_infer.so.8. Error: libcuda.so: cannot open shared object file: "
+    "No such file or directory\nAborted"
+)
+# https://github.com/jhj0517/Whisper-WebUI/issues/294 (cuDNN's own file missing: not libcuda)
+WHISPER_OPS = (
+    "Could not load library libcudnn_ops_infer.so.8. Error: libcudnn_ops_infer.so.8: cannot open shared object file: "
+    "No such file or directory"
+)
+
+
+def test_cudnn_cnn_infer_needing_libcuda_so_is_read_from_its_error_part():
+    got = _got(NOUGAT_115, os="Linux", distro="Ubuntu 22.04 (WSL2)")
+    assert got["libcuda-not-in-linker-cache"].severity == "error"
+    assert "libcuda-not-in-linker-cache" not in _got(WHISPER_OPS, os="Linux", distro="Ubuntu 22.04 (WSL2)")
+
+
+def test_cnn_infer_without_its_reason_is_a_wsl_hypothesis_only_under_wsl():
+    bare = "Could not load library libcudnn_cnn_infer.so.8"
+    f = _got(bare, os="Linux", distro="Ubuntu 22.04 on WSL2")["libcuda-not-in-linker-cache"]
+    assert f.severity == "warning" and f.title.startswith("Likely:")
+    assert "libcuda-not-in-linker-cache" not in _got(bare, os="Linux", distro="Ubuntu 22.04")
+    own = "Could not load library libcudnn_cnn_infer.so.8. Error: libcudnn_cnn_infer.so.8: cannot open shared object file"
+    assert "libcuda-not-in-linker-cache" not in _got(own, os="Linux", distro="Ubuntu 22.04 on WSL2")

@@ -278,14 +278,43 @@ _WSL_TEXT = re.compile(r"\bWSL\s?2?\b|/usr/lib/wsl/lib|microsoft-standard", re.I
 _DRIVER_TEXT = re.compile(r"libcuda\.so\.1\b(?![^\n]{0,40}(?:cannot open|not found|no such))|NVIDIA-SMI \d|Driver Version:\s*\d")
 
 
+#: cuDNN 8's libcudnn_cnn_infer (the sub-library linked against libcuda.so) failing to load, its reason not given as
+#: its own file missing ("Error: libcudnn_cnn_infer.so.8: cannot open ..." is the file itself: cuda-library-missing).
+_CNN_INFER = re.compile(r"Could not load library libcudnn_cnn_infer\.so\.8\b(?!\.?\s*Error:\s*libcudnn)", re.IGNORECASE)
+
+
+def _wsl_cnn_infer(fx: Facts, text: str, wsl: bool) -> Iterator[Finding]:
+    """Under WSL 2, cuDNN 8's cnn_infer failing to load with no reason shown: most often its libcuda.so (a hypothesis)."""
+    m = _CNN_INFER.search(text) if wsl else None
+    if not m:
+        return
+    line = next((ln.strip() for ln in text.split("\n") if _CNN_INFER.search(ln)), m.group(0))
+    yield LIBCUDA_NOT_IN_LINKER_CACHE.finding(
+        title="Likely: under WSL 2, cuDNN 8's libcudnn_cnn_infer could not load the unversioned libcuda.so, which "
+        "WSL's linker cache does not list (confirm: `ldconfig -p | grep libcuda` shows only libcuda.so.1)",
+        evidence={"user_error": line, "platform": "WSL 2: /usr/lib/wsl/lib holds copies, so ldconfig lists only libcuda.so.1"},
+        fix=Fix(
+            (
+                "ldconfig -p | grep libcuda  # lists libcuda.so.1 but no plain libcuda.so",
+                "sudo ldconfig /usr/lib/wsl/lib  # register WSL's driver libraries with the linker cache",
+                "export LD_LIBRARY_PATH=/usr/lib/wsl/lib:$LD_LIBRARY_PATH  # or point the process there",
+            ),
+            "cuDNN 8's cnn_infer is linked against libcuda.so; under WSL only libcuda.so.1 is in the linker cache.",
+        ),
+        severity="warning",
+    )
+
+
 @check(LIBCUDA_NOT_IN_LINKER_CACHE)
 def libcuda_not_in_linker_cache(fx: Facts) -> Iterator[Finding]:
     said = error_match(fx, LIBCUDA_NOT_IN_LINKER_CACHE)
-    if not said:
-        return
     text = _text(fx)
     where_os = " ".join(x for x in (fx.str("system.os"), fx.str("system.distro"), fx.str("system.kernel")) if x)
-    wsl = is_wsl(fx) is True or bool(_WSL_TEXT.search(where_os) or _WSL_TEXT.search(text))
+    prose_wsl = ((fx.dict("pasted.prose") or {}).get("wsl") or {}).get("value")  # the reporter's "on WSL" ('?': which one unsaid)
+    wsl = is_wsl(fx) is True or prose_wsl in ("?", "2") or bool(_WSL_TEXT.search(where_os) or _WSL_TEXT.search(text))
+    if not said:
+        yield from _wsl_cnn_infer(fx, text, wsl)
+        return
     colab = bool(_COLAB.search(where_os) or _COLAB.search(text))
     drv = driver_version(fx)
     shown = wsl or colab or bool(drv) or fx.bool("torch.cuda_available") is True or bool(_DRIVER_TEXT.search(text))
