@@ -203,3 +203,32 @@ def test_cnn_infer_without_its_reason_is_a_wsl_hypothesis_only_under_wsl():
     assert "libcuda-not-in-linker-cache" not in _got(bare, os="Linux", distro="Ubuntu 22.04")
     own = "Could not load library libcudnn_cnn_infer.so.8. Error: libcudnn_cnn_infer.so.8: cannot open shared object file"
     assert "libcuda-not-in-linker-cache" not in _got(own, os="Linux", distro="Ubuntu 22.04 on WSL2")
+
+
+# https://github.com/pytorch/pytorch/issues/156215 (Ubuntu 18.04: torch 2.7 wheels are manylinux_2_28 only; uv's words)
+UV_PIP = (
+    "      and torch==2.7.0+cu118 has no wheels with a matching platform tag (e.g., `manylinux_2_27_x86_64`), we can "
+    "conclude that torch==2.7.0 cannot be used.\n"
+    "      hint: Wheels are available for `torch` (v2.7.0+cu118) on the following platforms: `manylinux_2_28_x86_64`, "
+    "`win_amd64`"
+)
+# https://github.com/astral-sh/uv/issues/14268 (uv sync's words for the same platform-tag mismatch)
+UV_SYNC = (
+    "hint: You're on Linux (`manylinux_2_27_x86_64`), but `torch` (v2.7.0) only has wheels for the following platforms: "
+    "`manylinux_2_28_aarch64`, `manylinux_2_28_x86_64`, `macosx_11_0_arm64`, `win_amd64`"
+)
+
+
+def test_uv_platform_tags_give_the_glibc_here_and_needed():
+    for text in (UV_PIP, UV_SYNC):
+        f = _got(text)["glibc-too-old"]
+        assert f.evidence["glibc_needed"] == "2.28" and f.evidence["glibc_here"].startswith("2.27"), text
+        assert any("uv cache clean" in c for c in f.fix.commands)  # uv#14268: a stale cached glibc also reads so
+
+
+def test_uv_wheels_for_another_architecture_only_are_not_the_glibc():
+    other = (
+        "hint: You're on Linux (`manylinux_2_35_aarch64`), but `foo` (v1.0) only has wheels for the following platforms: "
+        "`manylinux_2_17_x86_64`, `win_amd64`"
+    )
+    assert "glibc-too-old" not in _got(other)

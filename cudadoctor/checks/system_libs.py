@@ -106,6 +106,26 @@ _NODE = re.compile(
     re.IGNORECASE,
 )
 _CONDA_GLIBC = re.compile(r"__glibc\s*>=\s*(?P<ver>2\.\d+)")
+#: uv's platform tag for this Linux ("e.g., `manylinux_2_27_x86_64`", "You're on Linux (`manylinux_2_27_x86_64`)"): its glibc.
+_UV_HERE = re.compile(r"(?:matching platform tag \(e\.g\.,?|You're on Linux \()\s*`?manylinux_(\d+)_(\d+)_(\w+?)`?\)")
+_TAG = re.compile(r"manylinux_(\d+)_(\d+)_(x86_64|aarch64|ppc64le|s390x|i686|armv7l)")
+
+
+def _uv_tags(text: str) -> Optional[Tuple[str, Optional[str]]]:
+    """(glibc here, glibc the newest same-arch wheel needs or None) from uv's platform-tag message; None when there
+    is none, or when the wheels listed for this CPU architecture need no newer glibc (another cause: arch, Python)."""
+    m = _UV_HERE.search(text)
+    if not m:
+        return None
+    here, arch = f"{m.group(1)}.{m.group(2)}", m.group(3)
+    listed = _TAG.findall(text[m.end() :])
+    avail = [f"{a}.{b}" for a, b, c in listed if c == arch]
+    if not avail:
+        return None if listed else (here, None)  # wheels only for other CPU architectures: not the glibc
+    top = _vmax(avail)
+    return (here, top) if (vtuple(top) or ()) > (vtuple(here) or ()) else None
+
+
 _STD_SYMBOL = re.compile(r"undefined symbol:?\s*(?P<sym>_?_Z(?:T[VIS])?N?K?St(?!3__1)(?:\d|_)\w*|__cxa_\w+)")
 
 
@@ -182,9 +202,17 @@ def glibc_too_old(fx: Facts) -> Iterator[Finding]:
         return
     text = _text(fx)
     nodes = _nodes(text, ("GLIBC",))
-    need = _vmax([n["version"] for n in nodes] + [m.group("ver") for m in _CONDA_GLIBC.finditer(text)] or ["0"])
+    uv = _uv_tags(text)
+    wants = [n["version"] for n in nodes] + [m.group("ver") for m in _CONDA_GLIBC.finditer(text)]
+    if _UV_HERE.search(text) and not wants and uv is None:
+        return  # uv's wheels for this architecture need no newer glibc: not this cause
+    if uv and uv[1]:
+        wants.append(uv[1])
+    need = _vmax(wants or ["0"])
     by = next((n["by"] for n in nodes if n["version"] == need and n["by"]), "")
-    have = _system_glibc(fx)
+    have = _system_glibc(fx) or ((uv[0], "uv's platform tag for this Linux") if uv else None)
+    if uv and not nodes:
+        by = "/torch/lib/ (torch's wheels)" if re.search(r"`torch`|torch==", text) else by
     evidence: Dict[str, Any] = {said[0]: said[1], "glibc_needed": need if need != "0" else None}
     if by:
         evidence["required_by"] = by
@@ -195,6 +223,7 @@ def glibc_too_old(fx: Facts) -> Iterator[Finding]:
     tv = torch_version(fx)
     cmds = [
         "ldd --version | head -1  # the glibc here; the message needs GLIBC_" + (need if need != "0" else "2.NN"),
+        *(["uv cache clean  # if ldd already shows the newer glibc: uv's cached interpreter facts are stale"] if uv else []),
         "# run on a newer OS or in a container of one, e.g. " + _distros_with(need if need != "0" else "2.28"),
         "docker run --gpus all -it nvcr.io/nvidia/pytorch:<tag>  # or any image whose OS is new enough",
     ]
