@@ -20,6 +20,7 @@ BUILTIN_MODULES = (
     "libraries",
     "platform",
     "platform2",
+    "system_libs",
     "probes",
     "text_classes",
     "torch_install",
