@@ -1,0 +1,90 @@
+"""The verbatim paste gives the facts a build tool's own mismatch sentence states (task paste4).
+
+Real texts, each with its thread; the sentences come from different tools (torch.utils.cpp_extension, apex's
+setup.py, DeepSpeed's op builder, a Chinese translation of torch's), so the reading is of the class, not one wording.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from cudadoctor.cli import cli
+from cudadoctor.readers import prose
+
+
+def _check(tmp_path, text: str) -> dict:
+    p = tmp_path / "paste.txt"
+    p.write_text(text, encoding="utf-8")
+    r = CliRunner().invoke(cli, ["check", "--from-text", str(p), "--format", "json"])
+    assert r.exit_code in (0, 1), r.output
+    return json.loads(r.stdout)
+
+
+MISMATCH = [
+    # https://github.com/JIA-Lab-research/MGM/issues/91 (DeepSpeed's op builder)
+    (
+        "Which deepspeed version is it\n"
+        "deepspeed.ops.op_builder.builder.CUDAMismatchException: >- DeepSpeed Op Builder: Installed CUDA version 12.2 does "
+        "not match the version torch was compiled with 11.7, unable to compile cuda/cpp extensions without a matching cuda "
+        "version.\n\nhow should i fix it\n",
+        "12.2",
+        "11.7",
+    ),
+    # https://github.com/continue-revolution/sd-webui-segment-anything/issues/27 (torch's sentence, translated)
+    (
+        "> > 检测到的 CUDA 版本 (12.1) 与用于编译 PyTorch (11.8) 的版本不匹配。请确保使用相同的 CUDA 版本。\n> \n"
+        "> 从 nvidia 下载 cuda 11.8 应该有帮助\n\n我已经解决了 单独下载源码编译 cuda11.8 能运行\n",
+        "12.1",
+        "11.8",
+    ),
+    # https://github.com/NVIDIA/apex/issues/1133 (apex's setup.py; the installed toolkit from nvcc's own banner)
+    (
+        "An install problem.Cuda11.2 torch1.9.0\n```\n\n    torch.__version__  = 1.9.0+cu102\n\n\n"
+        "    Compiling cuda extensions with\n    nvcc: NVIDIA (R) Cuda compiler driver\n"
+        "    Copyright (c) 2005-2021 NVIDIA Corporation\n    Built on Sun_Feb_14_21:12:58_PST_2021\n"
+        "    Cuda compilation tools, release 11.2, V11.2.152\n    Build cuda_11.2.r11.2/compiler.29618528_0\n"
+        "    from /usr/local/cuda/bin\n\n    Traceback (most recent call last):\n"
+        '      File "/tmp/pip-req-build-xogkfxc5/setup.py", line 171, in <module>\n'
+        "        check_cuda_torch_binary_vs_bare_metal(torch.utils.cpp_extension.CUDA_HOME)\n"
+        "    RuntimeError: Cuda extensions are being compiled with a version of Cuda that does not match the version used "
+        "to compile Pytorch binaries.  Pytorch binaries were compiled with Cuda 10.2.\n",
+        "11.2",
+        "10.2",
+    ),
+]
+
+
+@pytest.mark.parametrize("text,nvcc,torch_cuda", MISMATCH)
+def test_a_build_mismatch_sentence_gives_both_cudas_and_the_mismatch(tmp_path, text, nvcc, torch_cuda):
+    out = _check(tmp_path, text)
+    assert out["facts"]["toolkit"]["nvcc_version"] == nvcc
+    assert out["facts"]["torch"]["cuda"] == torch_cuda
+    assert "cuda-toolkit-mismatch" in [f["code"] for f in out["findings"] if f["severity"] in ("error", "warning")]
+
+
+def test_torchs_own_sentence_wrapped_before_the_torch_version():
+    # https://github.com/IDEA-Research/detrex/issues/246 (holdout h168: "... used to compile" / "PyTorch (10.2)." on two lines)
+    got = prose.read(
+        [
+            "RuntimeError:",
+            "The detected CUDA version (11.3) mismatches the version that was used to compile",
+            "PyTorch (10.2). Please make sure to use the same CUDA versions.",
+        ]
+    )
+    assert got["nvcc"]["value"] == "11.3" and got["torch_cuda"]["value"] == "10.2"
+
+
+def test_what_a_package_was_built_for_is_not_read_as_torchs_cuda():
+    # https://github.com/facebookresearch/xformers/issues/800: xFormers names the torch and CUDA *it* was built for.
+    got = prose.read(
+        [
+            "WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:",
+            "    PyTorch 2.1.0+cu121 with CUDA 1201 (you have 2.1.0+cu118)",
+            "    Python  3.8.18 (you have 3.8.5)",
+        ]
+    )
+    assert "torch_cuda" not in got and "nvcc" not in got
+    assert got["torch"]["value"] == "2.1.0+cu118"
