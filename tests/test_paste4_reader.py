@@ -88,3 +88,67 @@ def test_what_a_package_was_built_for_is_not_read_as_torchs_cuda():
     )
     assert "torch_cuda" not in got and "nvcc" not in got
     assert got["torch"]["value"] == "2.1.0+cu118"
+
+
+# --- environment variables the paste assigns -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "line,name,value",
+    [
+        # https://github.com/ziplab/PTQD/issues/13 (Python)
+        ("os.environ['CUDA_VISIBLE_DEVICES'] = '7'", "CUDA_VISIBLE_DEVICES", "7"),
+        # https://github.com/pytorch/pytorch/issues/1504 (prose, a shell value with commas and brackets)
+        (
+            "Pytorch is giving CUDNN_STATUS_INTERNAL_ERROR when I try to run my program with gpu_id 0 and "
+            "CUDA_VISIBLE_DEVICES=[1,2,3]. I was running it this way because GPU 0 was fully occupied.",
+            "CUDA_VISIBLE_DEVICES",
+            "[1,2,3]",
+        ),
+        # https://github.com/vllm-project/vllm/issues/7890 (an env listing: set and empty)
+        ("CUDA_VISIBLE_DEVICES=", "CUDA_VISIBLE_DEVICES", ""),
+        # https://github.com/open-mmlab/mmdetection/issues/944 (Markdown bold around an export)
+        ("**export CUDA_HOME=/usr/local/cuda-10.0:$CUDA_HOME**", "CUDA_HOME", "/usr/local/cuda-10.0:$CUDA_HOME"),
+    ],
+)
+def test_an_assignment_gives_the_variable(line, name, value):
+    assert prose.env_assignments([line])[name]["value"] == value
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # a placeholder in an error's advice (PaddlePaddle's "set LD_LIBRARY_PATH by `export LD_LIBRARY_PATH=...`")
+        "  - Linux: set LD_LIBRARY_PATH by `export LD_LIBRARY_PATH=...`",
+        # a command substitution: the value is the command's output, which the text does not show
+        "export LD_LIBRARY_PATH=$(find $CONDA_PREFIX/lib/python3.11/site-packages/nvidia -type d -name lib | tr '\\n' ':')",
+        # a printout that shows nothing (the variable may be unset)
+        "os.environ['CUDA_VISIBLE_DEVICES']: ",
+    ],
+)
+def test_what_is_not_a_value_is_not_read(line):
+    assert prose.env_assignments([line]) == {}
+
+
+def test_two_values_of_one_variable_are_left_unset():
+    assert prose.env_assignments(["export CUDA_VISIBLE_DEVICES=0", "CUDA_VISIBLE_DEVICES=1 python train.py"]) == {}
+
+
+def test_a_malformed_visible_devices_in_a_paste_without_the_driver_hides_every_gpu(tmp_path):
+    # https://github.com/pytorch/pytorch/issues/1504: no driver or nvidia-smi in the text; the value alone hides the GPUs.
+    out = _check(
+        tmp_path,
+        "RuntimeError: CUDNN_STATUS_INTERNAL_ERROR\n"
+        "Pytorch is giving CUDNN_STATUS_INTERNAL_ERROR when I try to run my program with gpu_id 0 and "
+        "CUDA_VISIBLE_DEVICES=[1,2,3]. I was running it this way because GPU 0 was fully occupied.\n",
+    )
+    assert out["facts"]["environment"]["vars"] == {"CUDA_VISIBLE_DEVICES": "[1,2,3]"}
+    assert out["facts"]["environment"]["vars_partial"] is True
+    f = {x["code"]: x for x in out["findings"]}["no-gpu-visible"]
+    assert "'[1' is neither an index nor a GPU UUID" in f["title"]
+
+
+def test_an_index_without_the_gpu_count_is_not_called_hiding(tmp_path):
+    # https://github.com/ziplab/PTQD/issues/13 without its error line: "7" hides GPUs only on a machine with 7 or fewer.
+    out = _check(tmp_path, "import os\nos.environ['CUDA_VISIBLE_DEVICES'] = '7'\n")
+    assert not [x for x in out["findings"] if x["code"] == "no-gpu-visible" and x["severity"] == "error"]

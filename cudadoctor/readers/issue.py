@@ -756,6 +756,16 @@ def _prose_facts(facts: Dict[str, Any], lines: List[str], parts: List[Dict[str, 
     cpu = _cpu_build_line(lines)
     if cpu:
         facts["pasted"]["cpu_build"] = {"line": cpu[0], "text": cpu[1]}
+    env = prose.env_assignments(lines)
+    if env:
+        # Variables the paste assigns (a shell line, a Dockerfile, a script's printout): the values the checks read. Only
+        # these are known; ``vars_partial`` says the rest of the environment was not recorded.
+        e = facts.setdefault("environment", {})
+        if e.get("vars") is None:
+            e["vars"] = {k: v["value"] for k, v in sorted(env.items())}
+            e["vars_partial"] = True
+            e["source"] = "assignments in the pasted text"
+            facts["pasted"]["environment"] = env
     got = prose.read(body)
     if not got:
         return

@@ -480,3 +480,51 @@ def fill(facts: Dict[str, Any], got: Dict[str, Any]) -> List[str]:
         put("system", "wsl", True)
         facts["system"]["wsl_version"] = int(val("wsl") or 0)
     return filled
+
+
+# --- environment variables the paste assigns -------------------------------------------------
+
+#: The variables whose value decides which GPUs and libraries a process sees (the checks read them).
+ENV_NAMES = ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "LD_PRELOAD", "CUDA_HOME")
+_ENV_NAME = "(?P<k>" + "|".join(ENV_NAMES) + ")"
+#: An assignment as a shell, a Dockerfile, docker run, Windows' cmd / PowerShell or Python writes it, or a script's
+#: printout of one: "export X=v", "X=v cmd", "ENV X v", "-e X=v", "set X=v", "$env:X=\"v\"", "os.environ['X'] = 'v'",
+#: "os.environ['X']: v".
+_ENV_SET = re.compile(
+    r"(?:(?<![\w$])(?:export\s+|set\s+|ENV\s+|-e\s+|--env[= ]|\$env:)?" + _ENV_NAME + r"(?:\s*=\s*|(?<=ENV\s" + r")\s+)"
+    r"|os\.environ\[['\"]" + _ENV_NAME.replace("?P<k>", "?P<k2>") + r"['\"]\]\s*(?:=|:)\s*)"
+    r"(?P<v>\"[^\"\n]*\"|'[^'\n]*'|[^\s`'\";)]*)",
+)
+
+
+#: Values that are not one: "...", "<path>", "xxx", a command substitution whose output the text does not show.
+_ENV_UNKNOWN = re.compile(r"^(?:\.{2,}|<[^>]*>|x{3,}|\$\(.*|`.*)$", re.I)
+
+
+def env_assignments(lines: Iterable[str]) -> Dict[str, Dict[str, Any]]:
+    """``{name: {"value", "line", "text"}}`` for each variable of :data:`ENV_NAMES` the text assigns one value to
+    (a variable assigned two different values is left out: which one the failing run had is unknown)."""
+    seen: Dict[str, List[Tuple[str, int, str]]] = {}
+    for n, raw in enumerate(lines, 1):
+        if n > MAX_LINES:
+            break
+        if not any(k in raw for k in ENV_NAMES):
+            continue
+        line = raw[:MAX_LINE].replace("**", "")
+        for m in _ENV_SET.finditer(line):
+            name = m.group("k") or m.group("k2")
+            v = m.group("v")
+            if v[:1] in "\"'" and v[-1:] == v[:1] and len(v) >= 2:
+                v = v[1:-1]
+            elif not _ENV_UNKNOWN.match(v):
+                v = v.rstrip(".,")  # the sentence's full stop or comma after the value
+            if _ENV_UNKNOWN.match(v) or (not v and m.group("k2")):
+                continue  # a placeholder, a command's output ("$(find ...)"), or a printout that shows nothing
+            if name:
+                seen.setdefault(name, []).append((v.strip(), n, raw.strip()[:200]))
+    out: Dict[str, Dict[str, Any]] = {}
+    for name, vals in seen.items():
+        if len({v for v, _, _ in vals}) == 1:
+            v, n, text = vals[0]
+            out[name] = {"value": v, "line": n, "text": text}
+    return out
