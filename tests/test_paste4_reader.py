@@ -152,3 +152,39 @@ def test_an_index_without_the_gpu_count_is_not_called_hiding(tmp_path):
     # https://github.com/ziplab/PTQD/issues/13 without its error line: "7" hides GPUs only on a machine with 7 or fewer.
     out = _check(tmp_path, "import os\nos.environ['CUDA_VISIBLE_DEVICES'] = '7'\n")
     assert not [x for x in out["findings"] if x["code"] == "no-gpu-visible" and x["severity"] == "error"]
+
+
+# --- a pasted environment.yml ----------------------------------------------------------------------------------------
+
+# https://github.com/CompVis/stable-diffusion/blob/main/environment.yaml (as pasted in a note, with its heading)
+LDM_ENV = """###environment.yaml
+
+name: ldm
+channels:
+  - pytorch
+  - defaults
+dependencies:
+  - python=3.8.5
+  - pip=20.3
+  - cudatoolkit=11.3
+  - pytorch=1.11.0
+  - torchvision=0.12.0
+  - numpy=1.19.2
+  - pip:
+    - albumentations==0.4.3
+    - diffusers
+    - opencv-python==4.1.2.30
+    - test-tube>=0.7.5
+    - transformers==4.19.2
+"""
+
+
+def test_an_environment_yml_gives_its_pinned_packages(tmp_path):
+    out = _check(tmp_path, LDM_ENV)
+    got = {d["name"]: d for d in out["facts"]["packages"]["distributions"]}
+    assert got["torch"]["version"] == "1.11.0" and got["torch"]["installer"] == "conda"
+    assert got["cudatoolkit"]["version"] == "11.3"
+    assert got["transformers"]["installer"] == "pip" and got["opencv-python"]["version"] == "4.1.2.30"
+    assert "diffusers" not in got and "test-tube" not in got  # no pin: the version installed is not stated
+    assert not out["facts"]["packages"].get("complete")  # pinned requests, not a listing of what is installed
+    assert "environment-yml" in [p["kind"] for p in out["facts"]["pasted"]["parts"]]
