@@ -102,7 +102,8 @@ class Facts:
         return v if isinstance(v, str) else None
 
     def env_recorded(self) -> builtins.bool:
-        return self.dict("environment.vars") is not None
+        # A paste's assignments (readers/issue.py) are some variables, not the recorded environment.
+        return self.dict("environment.vars") is not None and not self.bool("environment.vars_partial")
 
     def distribution(self, name: builtins.str) -> Optional[Dict[builtins.str, Any]]:
         """The installed distribution ``name`` (normalised name match), first found."""

@@ -283,7 +283,9 @@ def no_gpu_visible(fx: Facts) -> Iterator[Finding]:
         yield _loader_in_container_maybe(loader, evidence)
         return
     if not driver_ok:
-        found = _ordinal_without_driver(fx, nvml, evidence)
+        # The driver unknown (a paste): a CUDA_VISIBLE_DEVICES no CUDA reads as a device (empty, -1, "[1,2,3]") hides
+        # every GPU whatever the driver; a value that depends on the GPU count waits for the count.
+        found = (_cvd_hides(fx, None, [], evidence) if nvml is None else None) or _ordinal_without_driver(fx, nvml, evidence)
     else:
         uuids = [d["uuid"] for d in devices if isinstance(d.get("uuid"), str)]
         found = (

@@ -272,6 +272,7 @@ def _segment(lines: List[str]) -> List[Optional[str]]:
         _find_pip_list,
         _find_conda_list,
         _find_conda_rows,
+        _find_env_yml,
         _find_freeze,
         _find_nvcc,
         _find_system_packages,
@@ -568,6 +569,15 @@ def _find_conda_rows(lines: List[str], kinds: List[Optional[str]]) -> None:
         i += 1
 
 
+def _find_env_yml(lines: List[str], kinds: List[Optional[str]]) -> None:
+    """A pasted environment.yml: "dependencies:" and its "- name=version" rows (a "- pip:" list among them)."""
+    for i, line in enumerate(lines):
+        if _free(kinds, i) and packages.ENV_YML_HEAD.match(line) and i + 1 < len(lines):
+            end = _run(lines, kinds, i, lambda s: bool(packages.ENV_YML_ROW.match(s)))
+            if end > i and packages.read_environment_yml(lines[i + 1 : end + 1]):
+                _claim(kinds, i, end, "environment-yml")
+
+
 def _find_freeze(lines: List[str], kinds: List[Optional[str]]) -> None:
     i = 0
     while i < len(lines):
@@ -697,6 +707,8 @@ def _facts(lines: List[str], parts: List[Dict[str, Any]]) -> Tuple[Dict[str, Any
             }[kind]
             dists.extend(reader(body))
             tools.append("conda" if kind == "conda-list" else "pip")
+        elif kind == "environment-yml":
+            dists.extend(packages.read_environment_yml(body))  # pinned requests: not a complete listing
         elif kind == "nvcc":
             m = _NVCC.search(text)
             nvcc = (m.group(1), m.group(2)) if m else None
@@ -756,6 +768,16 @@ def _prose_facts(facts: Dict[str, Any], lines: List[str], parts: List[Dict[str, 
     cpu = _cpu_build_line(lines)
     if cpu:
         facts["pasted"]["cpu_build"] = {"line": cpu[0], "text": cpu[1]}
+    env = prose.env_assignments(lines)
+    if env:
+        # Variables the paste assigns (a shell line, a Dockerfile, a script's printout): the values the checks read. Only
+        # these are known; ``vars_partial`` says the rest of the environment was not recorded.
+        e = facts.setdefault("environment", {})
+        if e.get("vars") is None:
+            e["vars"] = {k: v["value"] for k, v in sorted(env.items())}
+            e["vars_partial"] = True
+            e["source"] = "assignments in the pasted text"
+            facts["pasted"]["environment"] = env
     got = prose.read(body)
     if not got:
         return
@@ -832,7 +854,8 @@ def _assemble(
         listings = pk.setdefault("listings", {})
         for t in tools:
             listings[t] = "listed"
-        pk["complete"] = True
+        if tools:  # an environment.yml alone pins some packages; it does not list what is installed
+            pk["complete"] = True
     if nvcc and not (facts.get("toolkit") or {}).get("nvcc_version"):
         facts.setdefault("toolkit", {})["nvcc_version"] = nvcc[0]
         facts["toolkit"]["nvcc_version_full"] = nvcc[1]

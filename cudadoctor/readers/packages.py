@@ -90,3 +90,49 @@ def read_pip_freeze(lines: List[str]) -> List[Dict[str, Any]]:
 def read_conda_list(lines: List[str]) -> List[Dict[str, Any]]:
     """`conda list` rows: name version build [channel]; pip-installed ones (pypi) keep installer pip."""
     return [d for d in (_conda_line(ln.strip()) for ln in lines if ln.strip() and not ln.lstrip().startswith("#")) if d]
+
+
+# ---------------------------------------------------------------------------------------------
+# A conda environment file (environment.yml) pasted: its pinned dependencies, conda's and pip's.
+
+ENV_YML_HEAD = re.compile(r"^\s*dependencies\s*:\s*$")
+#: "  - pytorch=1.12.1=py3.9_cuda11.3_cudnn8.3.2_0", "  - cudatoolkit=11.3", "  - pip:", "    - torch==2.0.1+cu118".
+ENV_YML_ROW = re.compile(
+    r"^\s*-\s+(?:pip\s*:\s*$|(?:[A-Za-z0-9_.-]+::)?[A-Za-z0-9][A-Za-z0-9._-]*(?:\[[^\]]*\])?\s*(?:(?:==?|>=|<=|~=|!=|>|<)\s*\S+)?\s*(?:#.*)?$)"
+)
+_YML_PIN = re.compile(
+    r"^\s*-\s+(?:[A-Za-z0-9_.-]+::)?(?P<n>[A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?\s*(?P<op>==?)\s*(?P<v>\d[^=\s#]*)(?:=(?P<b>\S+))?"
+)
+
+
+def read_environment_yml(lines: List[str]) -> List[Dict[str, Any]]:
+    """The dependencies an environment.yml pins to one version (``name=ver[=build]`` for conda, ``name==ver`` under
+    ``pip:``); unpinned or ranged ones say nothing of the version installed and are left out."""
+    out: List[Dict[str, Any]] = []
+    pip_indent: Optional[int] = None
+    for line in lines:
+        indent = len(line) - len(line.lstrip())
+        if re.match(r"^\s*-\s+pip\s*:\s*$", line):
+            pip_indent = indent
+            continue
+        if pip_indent is not None and indent <= pip_indent:
+            pip_indent = None
+        m = _YML_PIN.match(line)
+        if not m:
+            continue
+        under_pip = pip_indent is not None
+        if under_pip and m.group("op") != "==":
+            continue
+        name = m.group("n")
+        d: Dict[str, Any] = {
+            "name": name,
+            "version": m.group("v"),
+            "installer": "pip" if under_pip else "conda",
+            "listed_by": "environment.yml",
+        }
+        if not under_pip and name.lower() in ("pytorch", "pytorch-gpu", "pytorch-cpu"):
+            d["name"], d["package"] = "torch", name.lower()
+        if m.group("b") and not under_pip:
+            d["build"] = m.group("b")
+        out.append(d)
+    return out

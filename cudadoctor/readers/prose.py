@@ -107,6 +107,25 @@ _AVAILABLE = re.compile(
 )
 #: "print(torch.__version__)" / ">>> torch.version.cuda" and the value on the next line (a REPL or a script's output).
 _CODE_LABEL = re.compile(r"(?P<k>torch\.__version__|torch\.version\.cuda|torch\.cuda\.is_available\(\))\)?\s*$", re.I)
+#: A version number in a build tool's mismatch sentence, bare or in brackets: "11.7", "(11.8)", "Cuda 10.2", "CUDA version 12.2".
+_MV = r"(?:cuda\s*)?(?:version\s*|版本\s*)?\(?v?(?P<v>\d{1,2}\.\d(?:\.\d{1,3})?)\)?(?![\d.]*\d)"
+#: The CUDA torch was built with, as the extension builders write it (torch.utils.cpp_extension "the version that was
+#: used to compile PyTorch (11.8)", apex "Pytorch binaries were compiled with Cuda 10.2", DeepSpeed "the version torch
+#: was compiled with 11.7", and translations "用于编译 PyTorch (11.8)"): torch's CUDA, not the installed toolkit.
+_TORCH_BUILT_CUDA = re.compile(
+    r"(?:(?:py)?torch(?:\s+binar(?:y|ies))?\s+(?:was|were|is)\s+(?:compiled|built)\s+(?:with|against|for)\s*:?\s*"
+    r"|(?:used\s+to\s+compile|用于编译|用來編譯|编译)\s*(?:py)?torch\s*(?:binar(?:y|ies)\s*)?(?:with\s*)?:?\s*)" + _MV,
+    re.I,
+)
+#: The CUDA toolkit a build found (nvcc of CUDA_HOME): "The detected CUDA version (12.1)", "Installed CUDA version 12.2",
+#: "bare metal CUDA 11.2", "检测到的 CUDA 版本 (12.1)" — said in the same builders' mismatch sentences.
+_FOUND_CUDA = re.compile(
+    r"(?:\bdetected|\binstalled|\bbare[- ]metal|\bsystem|检测到的|檢測到的|系统的?)\s*cuda(?:\s*toolkit)?\s*(?:version\s*|版本\s*)?"
+    r"\(?v?(?P<v>\d{1,2}\.\d(?:\.\d{1,3})?)\)?(?![\d.]*\d)",
+    re.I,
+)
+#: "torch.__version__ = 1.9.0+cu102", "torch.__version__: 2.1.0": a script's printout of the installed torch.
+_TORCH_DUNDER = re.compile(r"torch\.__version__\s*\)?\s*(?:[:=]=?|->|=>)\s*['\"]?" + _VERSION, re.I)
 _FRAME = re.compile(r'\s*File "[^"]*", line \d+')
 _BARE = re.compile(r"^\s*['\"]?(?P<v>[\w.+]{1,40})['\"]?\s*$")
 
@@ -286,6 +305,24 @@ def read(lines: Iterable[str]) -> Dict[str, Any]:
         m = _AVAILABLE.search(line) if "is_available" in low else None
         if m:
             add("cuda_available", m.group("v").lower(), n, raw)
+        # "... the version that was used to compile" wrapped before "PyTorch (12.1)": read across the break.
+        joined = tail + " " + line if re.search(r"(?:compile|compiled\s+with|built\s+with)\s*$", tail, re.I) else line
+        jlow = joined.lower()
+        if "torch" in low and ("compile" in jlow or "built" in jlow or "编译" in line or "編譯" in line):
+            for m in _TORCH_BUILT_CUDA.finditer(joined):
+                if m.end() > len(joined) - len(line):
+                    add("torch_cuda", m.group("v"), n, raw)
+        if (
+            "cuda" in low
+            and any(w in low for w in ("detected", "installed", "bare", "system"))
+            or "检测" in line
+            or "檢測" in line
+        ):
+            for m in _FOUND_CUDA.finditer(line):
+                add("nvcc", m.group("v"), n, raw)
+        if "__version__" in low:
+            for m in _TORCH_DUNDER.finditer(line):
+                add("torch", m.group("v"), n, raw)
         install = bool(_INSTALL.search(line))
         for field, rx, words, skip_install in _FIELDS:
             if (skip_install and install) or not any(w in low for w in words):
@@ -443,3 +480,51 @@ def fill(facts: Dict[str, Any], got: Dict[str, Any]) -> List[str]:
         put("system", "wsl", True)
         facts["system"]["wsl_version"] = int(val("wsl") or 0)
     return filled
+
+
+# --- environment variables the paste assigns -------------------------------------------------
+
+#: The variables whose value decides which GPUs and libraries a process sees (the checks read them).
+ENV_NAMES = ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "LD_PRELOAD", "CUDA_HOME")
+_ENV_NAME = "(?P<k>" + "|".join(ENV_NAMES) + ")"
+#: An assignment as a shell, a Dockerfile, docker run, Windows' cmd / PowerShell or Python writes it, or a script's
+#: printout of one: "export X=v", "X=v cmd", "ENV X v", "-e X=v", "set X=v", "$env:X=\"v\"", "os.environ['X'] = 'v'",
+#: "os.environ['X']: v".
+_ENV_SET = re.compile(
+    r"(?:(?<![\w$])(?:export\s+|set\s+|ENV\s+|-e\s+|--env[= ]|\$env:)?" + _ENV_NAME + r"(?:\s*=\s*|(?<=ENV\s" + r")\s+)"
+    r"|os\.environ\[['\"]" + _ENV_NAME.replace("?P<k>", "?P<k2>") + r"['\"]\]\s*(?:=|:)\s*)"
+    r"(?P<v>\"[^\"\n]*\"|'[^'\n]*'|[^\s`'\";)]*)",
+)
+
+
+#: Values that are not one: "...", "<path>", "xxx", a command substitution whose output the text does not show.
+_ENV_UNKNOWN = re.compile(r"^(?:\.{2,}|<[^>]*>|x{3,}|\$\(.*|`.*)$", re.I)
+
+
+def env_assignments(lines: Iterable[str]) -> Dict[str, Dict[str, Any]]:
+    """``{name: {"value", "line", "text"}}`` for each variable of :data:`ENV_NAMES` the text assigns one value to
+    (a variable assigned two different values is left out: which one the failing run had is unknown)."""
+    seen: Dict[str, List[Tuple[str, int, str]]] = {}
+    for n, raw in enumerate(lines, 1):
+        if n > MAX_LINES:
+            break
+        if not any(k in raw for k in ENV_NAMES):
+            continue
+        line = raw[:MAX_LINE].replace("**", "")
+        for m in _ENV_SET.finditer(line):
+            name = m.group("k") or m.group("k2")
+            v = m.group("v")
+            if v[:1] in "\"'" and v[-1:] == v[:1] and len(v) >= 2:
+                v = v[1:-1]
+            elif not _ENV_UNKNOWN.match(v):
+                v = v.rstrip(".,")  # the sentence's full stop or comma after the value
+            if _ENV_UNKNOWN.match(v) or (not v and m.group("k2")):
+                continue  # a placeholder, a command's output ("$(find ...)"), or a printout that shows nothing
+            if name:
+                seen.setdefault(name, []).append((v.strip(), n, raw.strip()[:200]))
+    out: Dict[str, Dict[str, Any]] = {}
+    for name, vals in seen.items():
+        if len({v for v, _, _ in vals}) == 1:
+            v, n, text = vals[0]
+            out[name] = {"value": v, "line": n, "text": text}
+    return out
