@@ -1,0 +1,127 @@
+"""Issue 21, facts area (round 4): conclusions from facts a report states but no sentence rule reads.
+
+Every text here is real, from a public thread (URL beside it). A rule written from a blind batch's case is held
+here to texts from other threads; the blind batches themselves are scored by test_blind_batches.
+"""
+
+from __future__ import annotations
+
+from cudadoctor import registry
+from cudadoctor.checks.driver import legacy_branch, stated_values
+from cudadoctor.facts import new_facts
+from cudadoctor.report import diagnose
+
+REG = registry.load(plugins=False)
+
+
+def _got(text: str = "", **sections):
+    facts = new_facts("collect_env")
+    if text:
+        facts["user_error"] = {"text": text}
+    for k, v in sections.items():
+        facts[k] = v
+    rep = diagnose(facts, REG)
+    return {f.code: f for f in rep.findings if f.severity in ("error", "warning") and f.source != "cudadoctor:learned"}
+
+
+# ---------------------------------------------------------------- visibility variables as a text states them
+
+# https://github.com/pytorch/pytorch/issues/1504 (b16-11: brackets are not CUDA's syntax; no GPU was visible)
+PT_1504 = (
+    "RuntimeError: CUDNN_STATUS_INTERNAL_ERROR\n"
+    "Pytorch is giving CUDNN_STATUS_INTERNAL_ERROR when I try to run my program with gpu_id 0 and "
+    "CUDA_VISIBLE_DEVICES=[1,2,3]. I was running it this way because GPU 0 was fully occupied."
+)
+# https://github.com/thewintersun/distributeTensorflowExample/issues/1 (an empty value: every GPU hidden)
+TF_EMPTY = (
+    "CUDA_VISIBLE_DEVICES='' python distribute.py --ps_hosts=192.168.100.42:2222 "
+    "--worker_hosts=192.168.100.42:2224,192.168.100.253:2225 --job_name=ps --task_index=0"
+)
+# https://github.com/mmartial/ComfyUI-Nvidia-Docker/issues/104 (b16-24: the init script sets it to void)
+COMFY_104 = (
+    "NVIDIA_VISIBLE_DEVICES forcibly set to void by init script, causing CUDA initialization failure\n"
+    "The container's initialization script (`comfyui-nvidia_init.bash`) systematically overwrites "
+    "`NVIDIA_VISIBLE_DEVICES` to `void`, making the GPU inaccessible to ComfyUI"
+)
+# https://github.com/TaterTotterson/microWakeWord-Trainer-Nvidia-Docker/issues/29 (all: a valid value)
+WAKEWORD_29 = (
+    "its running on cpu , how can i enable cuda.  i already used docker.\n"
+    'docker run -d --gpus all --shm-size 1g -e NVIDIA_VISIBLE_DEVICES=all -p 8888:8888 -v "%cd%:/data" '
+    "ghcr.io/tatertotterson/microwakeword:latest"
+)
+# https://github.com/thuml/Autoformer/issues/25 (a valid index; whether it exists needs the GPU count)
+AUTOFORMER_25 = "This is due to the bash files containing\nexport CUDA_VISIBLE_DEVICES=1"
+
+
+def test_stated_values_read_assignments_and_sentences():
+    assert stated_values(PT_1504, "CUDA_VISIBLE_DEVICES") == ["[1,2,3]"]
+    assert stated_values(TF_EMPTY, "CUDA_VISIBLE_DEVICES") == [""]
+    assert stated_values(COMFY_104, "NVIDIA_VISIBLE_DEVICES") == ["void", "void"]
+    assert stated_values(WAKEWORD_29, "NVIDIA_VISIBLE_DEVICES") == ["all"]
+    assert stated_values('os.environ["CUDA_VISIBLE_DEVICES"] = "0"', "CUDA_VISIBLE_DEVICES") == ["0"]
+
+
+def test_placeholders_and_words_are_no_values():
+    # READMEs and help texts (public repositories) write placeholders where the value goes
+    for text in (
+        "export CUDA_VISIBLE_DEVICES=[n]",
+        "CUDA_VISIBLE_DEVICES=[GPUs to USE] python cifar_cnnedge.py",
+        "CUDA_VISIBLE_DEVICES=$GPU_ID python train.py",
+        "set CUDA_VISIBLE_DEVICES to the MIG slice's UUID before starting",
+        "--env.CUDA_VISIBLE_DEVICES=[DEVICE_IDS] (will be discussed in the next section)",
+    ):
+        assert stated_values(text, "CUDA_VISIBLE_DEVICES") == [], text
+
+
+def test_unparsable_or_empty_value_in_the_text_is_no_gpu_visible():
+    got = _got(PT_1504)
+    assert "no-gpu-visible" in got and got["no-gpu-visible"].severity == "error"
+    assert got["no-gpu-visible"].evidence["CUDA_VISIBLE_DEVICES"] == "[1,2,3]"
+    assert "no-gpu-visible" in _got(TF_EMPTY)
+
+
+def test_void_container_variable_in_the_text_is_no_gpu_visible():
+    got = _got(
+        COMFY_104,
+        nvml={"status": "ok", "driver_version": "570.195.03", "devices": [{"index": 0, "name": "NVIDIA GeForce RTX 4060 Ti"}]},
+    )
+    assert "no-gpu-visible" in got
+    assert got["no-gpu-visible"].evidence["NVIDIA_VISIBLE_DEVICES"] == "void"
+
+
+def test_valid_values_in_the_text_hide_nothing_by_themselves():
+    assert "no-gpu-visible" not in _got(WAKEWORD_29)
+    assert "no-gpu-visible" not in _got(AUTOFORMER_25)  # an index: only the GPU count can show it is past the end
+
+
+# ---------------------------------------------------------------- driver branch x GPU generation
+
+
+def test_legacy_branch_table():
+    assert legacy_branch("3.0")["last"] == "470" and legacy_branch("3.7")["dropped_in"] == "495"
+    assert legacy_branch("2.1")["last"] == "390"
+    assert legacy_branch("6.1")["last"] == "580"
+    assert legacy_branch("7.5") is None and legacy_branch("8.6") is None
+    assert legacy_branch("7.2") is None  # Jetson Xavier: JetPack's driver
+
+
+def _gpu_facts(name: str, driver: str, **torch):
+    return {"nvml": {"status": "ok", "driver_version": driver, "devices": [{"index": 0, "name": name}]}, "torch": torch}
+
+
+def test_kepler_with_a_newer_branch_needs_the_470_legacy_driver():
+    # https://github.com/linuxmint/mintdrivers/issues/111 (b16-23: GTX 760 given 535, ignored at boot)
+    got = _got(**_gpu_facts("NVIDIA GeForce GTX 760", "535"))
+    assert got["gpu-needs-legacy-driver"].evidence["legacy_branch"] == "470"
+    # a datacenter Kepler (Tesla K80, GK210, on NVIDIA's 470.xx legacy list) with a 525 driver: the same table
+    # decides it (constructed facts, not a thread; the driver's own words for the class are tested in text_classes)
+    got = _got(**_gpu_facts("Tesla K80", "525.85.12"))
+    assert got["gpu-needs-legacy-driver"].evidence["legacy_branch"] == "470"
+
+
+def test_supported_pairs_and_working_cuda_are_not_legacy():
+    assert "gpu-needs-legacy-driver" not in _got(**_gpu_facts("NVIDIA GeForce GTX 760", "470.223.02"))
+    assert "gpu-needs-legacy-driver" not in _got(**_gpu_facts("NVIDIA GeForce GTX 1080", "575.64"))
+    assert "gpu-needs-legacy-driver" not in _got(**_gpu_facts("NVIDIA GeForce RTX 3090", "595.10"))
+    # torch ran CUDA on it: the driver drives it, whatever the table says
+    assert "gpu-needs-legacy-driver" not in _got(**_gpu_facts("Tesla K80", "525.85.12", cuda_available=True))
