@@ -125,3 +125,83 @@ def test_supported_pairs_and_working_cuda_are_not_legacy():
     assert "gpu-needs-legacy-driver" not in _got(**_gpu_facts("NVIDIA GeForce RTX 3090", "595.10"))
     # torch ran CUDA on it: the driver drives it, whatever the table says
     assert "gpu-needs-legacy-driver" not in _got(**_gpu_facts("Tesla K80", "525.85.12", cuda_available=True))
+
+
+# ---------------------------------------------------------------- memory held by processes that outlived their program
+
+# https://github.com/nanoporetech/bonito/issues/54 (b17-16)
+BONITO_54 = (
+    "Hey Chris, just wanted to let you know that failed / canceled `Bonito` runs appear to not reset the memory on our "
+    "GPUs (Tesla V100, 440.64.00, CUDA: 10.2) and run as `PID`s that are not visible on `nvidia-smi`\n"
+    "I usually check with `lsof /dev/nvidia0` and kill them"
+)
+# https://github.com/PaddlePaddle/PaddleOCR/issues/2074 (another thread, another tool: fuser)
+PADDLE_2074 = "nvidia-smi只能看到显存占用，底下看不到这张卡里有进程\nfuser -v /dev/nvidia* 用这个能看到具体进程，kill了所有进程之后显存会释放"
+# https://github.com/pytorch/pytorch/issues/8805 (b17-17: the contracted wording)
+PT_8805 = (
+    "After trying to terminate the main process, the children processes created by dataloader\n"
+    "didn't exit and gpu memory wasn't released."
+)
+# https://github.com/apache/mxnet/issues/4242 (a zombie parent keeps the memory)
+MXNET_4242 = "I just find the parent process becomes a zombie process which keeps occupying the GPU memory."
+# https://github.com/pytorch/pytorch/issues/1223
+PT_1223 = 'the main process remained to be "python [defunct]" that cannot be killed even by sudo kill -s 9.'
+# https://github.com/wandb/wandb/issues/1247
+WANDB_1247 = "After the process finishes, nothing appears in nvidia-smi **but the memory is being used as if the process was still running**."
+# https://github.com/nianticlabs/monodepth2/issues/236 (torch's own figures: this process held the memory)
+MONODEPTH_236 = (
+    "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 7.93 GiB total capacity; "
+    "2.81 GiB already allocated; 25.38 MiB free; 3.06 GiB reserved in total by PyTorch)"
+)
+
+
+def test_leftover_processes_in_any_words_are_gpu_memory_occupied():
+    for text in (BONITO_54, PADDLE_2074, PT_8805, MXNET_4242, PT_1223, WANDB_1247):
+        got = _got(text)
+        assert "gpu-memory-occupied" in got, text
+        assert got["gpu-memory-occupied"].severity == "warning"
+
+
+def test_nvidia_smi_no_processes_alone_is_not_occupied():
+    # https://github.com/NVIDIA/nvidia-docker/issues (b17-19's title, a healthy report): nvidia-smi's normal output
+    assert "gpu-memory-occupied" not in _got("Docker run with --gpus 1 but -nvidia-smi with no processes found")
+
+
+# ---------------------------------------------------------------- a bare Bus error: /dev/shm full
+
+# https://github.com/pytorch/pytorch/issues/5247 (b17-54)
+PT_5247 = 'Running out of space on /dev/shm leads to a "Bus error" that dumps core inside of `THTensor_(rawCopy)`'
+# https://github.com/facebookresearch/PyTorch-BigGraph/issues/33 (the bare message at the end of a log)
+BIGGRAPH_33 = (
+    "2019-04-16 11:58:14  Creating workers...\n2019-04-16 11:58:14  Initializing global model...\nBus error (core dumped)"
+)
+# https://github.com/tahoebio/tahoe-x1/pull/63
+TAHOE_63 = "PyTorch's DataLoader previously crashed with Bus error / No space left on device due to Docker's default /dev/shm limit (64 MB)."
+
+
+def test_bus_error_is_shm_exhausted():
+    for text in (PT_5247, BIGGRAPH_33, TAHOE_63):
+        assert "shm-exhausted" in _got(text), text
+
+
+def test_bus_error_inside_a_sentence_about_something_else_is_not():
+    assert "shm-exhausted" not in _got("The kernel reported a machine check; lspci shows the PCIe bus errors corrected.")
+
+
+# ---------------------------------------------------------------- the program's own log says it runs on the CPU
+
+# https://github.com/OpenBMB/VoxCPM/issues/35 (b17-35)
+VOXCPM_35 = "D:\\ai4\\VoxCPM>python app.py\n🚀 Running on device: cpu\n本机是NVIDIA Quadro RTX 4000显卡"
+# https://pytorch.org/tutorials/beginner/basics/quickstart_tutorial.html (print(f"Using {device} device"))
+QUICKSTART = "Using cpu device\nNeuralNetwork(\n  (flatten): Flatten(start_dim=1, end_dim=-1)"
+
+
+def test_program_log_running_on_cpu_is_a_cpu_build_warning():
+    for text in (VOXCPM_35, QUICKSTART):
+        got = _got(text)
+        assert got["cpu-only-torch"].severity == "warning", text
+
+
+def test_bus_error_in_running_prose_is_not_the_bare_message():
+    # a sentence that goes on after "bus error" (lower case) is not the process's last word
+    assert "shm-exhausted" not in _got("the card throws a bus error when the riser cable is loose")
