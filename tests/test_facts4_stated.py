@@ -205,3 +205,33 @@ def test_program_log_running_on_cpu_is_a_cpu_build_warning():
 def test_bus_error_in_running_prose_is_not_the_bare_message():
     # a sentence that goes on after "bus error" (lower case) is not the process's last word
     assert "shm-exhausted" not in _got("the card throws a bus error when the riser cable is loose")
+
+
+# ---------------------------------------------------------------- torch X from pip vs the CUDA the machine has
+
+
+def _stated(torch_version: str, cuda: str, **extra):
+    facts = new_facts("collect_env")
+    facts["torch"] = {"version": torch_version, "status": "ok", "cuda": None, "cuda_available": False}
+    facts["toolkit"] = {"nvcc_version": cuda}
+    facts.update(extra)
+    rep = diagnose(facts, REG)
+    return {f.code: f for f in rep.findings if f.severity in ("error", "warning") and f.source != "cudadoctor:learned"}
+
+
+def test_pip_build_newer_than_the_stated_cuda_is_a_likely_old_driver():
+    # https://github.com/huggingface/sentence-transformers/issues/339 (b16-18: torch 1.5.0, "CUDA version 10.0")
+    got = _stated("1.5.0", "10.0")
+    assert got["driver-too-old"].severity == "warning"
+    assert got["driver-too-old"].evidence["pip's build of this release"] == "CUDA 10.2"
+    # the same class on other releases: torch 1.4.0 (pip: CUDA 10.1) on a CUDA 9.2 machine; 2.1.0 (cu121) on 10.2
+    assert "driver-too-old" in _stated("1.4.0", "9.2")
+    assert "driver-too-old" in _stated("2.1.0", "10.2")
+
+
+def test_no_likely_old_driver_where_the_facts_settle_it():
+    assert "driver-too-old" not in _stated("1.5.0", "10.2")  # the stated CUDA is the build's
+    assert "driver-too-old" not in _stated("2.1.0", "11.8")  # 11.x and later: minor-version compatibility
+    assert "driver-too-old" not in _stated("1.5.0+cu92", "9.2")  # the build is shown
+    got = _stated("1.5.0", "10.0", nvml={"status": "ok", "driver_version": "410.48"})
+    assert "Likely" not in getattr(got.get("driver-too-old"), "title", "")  # a driver version: the table decides
