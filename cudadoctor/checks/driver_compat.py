@@ -293,6 +293,13 @@ def driver_too_old(fx: Facts) -> Iterator[Finding]:
     if said and re.search(r"\bnvenc\b", said[1], re.I):
         yield _nvenc_too_old(fx, said)
         return
+    if not said:
+        from .driver import default_build_too_new  # torch X, an older CUDA stated, the build not shown
+
+        likely = default_build_too_new(fx)
+        if likely:
+            yield likely
+            return
     if is_cuda_build(fx) is False:
         return
     cuda, driver, os_name = torch_cuda(fx), driver_version(fx), driver_os(fx)

@@ -562,6 +562,11 @@ _LEGACY = re.compile(
 def gpu_needs_legacy_driver(fx: Facts) -> Iterator[Finding]:
     said = error_match(fx, GPU_NEEDS_LEGACY_DRIVER)
     if not said:
+        from .driver import legacy_branch_finding  # the same cause from the facts: GPU generation x driver branch
+
+        found = legacy_branch_finding(fx)
+        if found:
+            yield found
         return
     m = _LEGACY.search(re.sub(r"\s*NVRM:\s*", " ", fx.user_error() or said[1])) or _LEGACY.search(said[1])
     branch = m.group("branch") if m else "<branch>"
