@@ -19,6 +19,7 @@ from cudadoctor.interpret import torch_cuda
 from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import PIP, error_match, text_finding
+from .companions import cpu_build_of
 
 SHM_EXHAUSTED = Code(
     code="shm-exhausted",
@@ -700,20 +701,7 @@ def companion_cpu_only_build(fx: Facts) -> Iterator[Finding]:
     said = error_match(fx, COMPANION_CPU_ONLY_BUILD)
     if not said:
         return
-    dgl = "dgl" in said[1].lower()
-    lib = "DGL" if dgl else "jaxlib"
-    cmds = (
-        [
-            f"{PIP} uninstall -y dgl",
-            f"{PIP} install dgl -f https://data.dgl.ai/wheels/torch-<torch major.minor>/cu<XYZ>/repo.html  # the CUDA build for your torch and CUDA",
-        ]
-        if dgl
-        else [
-            f"{PIP} uninstall -y jax jaxlib",
-            f'{PIP} install -U "jax[cuda12]"  # the CUDA 12 build (jax[cuda13] for CUDA 13)',
-            'python -c "import jax; print(jax.devices())"  # lists CudaDevice',
-        ]
-    )
+    lib, cmds = cpu_build_of(said[1], fx.user_error())  # which package (checks/companions.py)
     yield COMPANION_CPU_ONLY_BUILD.finding(
         title=f"{lib} is its CPU-only build: install its CUDA build",
         evidence={said[0]: said[1]},
