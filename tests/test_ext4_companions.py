@@ -110,6 +110,27 @@ def test_a_companions_cpu_build_is_named_with_its_own_cure():
         assert cure in " ".join(f.fix.commands), f.fix.commands
 
 
+# FaceFusion offers only the providers onnxruntime lists: its users' words for the CPU package (b16-17's thread aside)
+FACEFUSION = (
+    # https://github.com/facefusion/facefusion/issues/156
+    "1.3.1   EXECUTION PROVIDERS only azure  and cpu,not have cuda and tensorrt",
+    # https://github.com/facefusion/facefusion/issues/48
+    "run.py: error: argument --execution-providers: invalid choice: 'cuda' (choose from 'cpu')",
+    # https://github.com/facefusion/facefusion-pinokio/issues/29
+    "No Cuda option for Execution Providers",
+    # https://github.com/facefusion/facefusion/issues/771
+    "when installing version 3.0.0 only CPU shows for execution provider",
+)
+
+
+def test_an_apps_words_for_onnxruntimes_missing_cuda_provider():
+    for text in FACEFUSION:
+        got = _got(text, os="Windows 10")
+        assert "companion-cpu-only-build" in got, (text, list(got))
+        assert got["companion-cpu-only-build"].title.startswith("onnxruntime")
+    assert "companion-cpu-only-build" not in _got("python run.py --execution-providers cuda", os="Windows 10")
+
+
 def test_llama_cpps_words_are_not_an_extension_built_without_cuda():
     assert "extension-built-without-cuda" not in _got(LLAMA_9153, os="Linux")
 

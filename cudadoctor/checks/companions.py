@@ -211,7 +211,7 @@ _CPU_BUILDS: Tuple[Tuple[str, str, Tuple[str, ...]], ...] = (
     ),
     (
         "onnxruntime",
-        r"onnx|ExecutionProvider|execution[ _]providers?",
+        r"onnx|ExecutionProvider|execution[-_ ]providers?",
         (
             f"{PIP} uninstall -y onnxruntime onnxruntime-gpu  # both install the module onnxruntime; the CPU one shadows the GPU one",
             f"{PIP} install onnxruntime-gpu  # the build for your CUDA: see onnxruntime.ai's CUDA execution provider requirements",
