@@ -146,8 +146,11 @@ EXTENSION_BUILT_WITHOUT_CUDA = Code(
     area="packages",
     severity="error",
     explanation={
-        "what": "An extension (detectron2, maskrcnn-benchmark, torch-scatter, torch-sparse, ...) works on CPU tensors but "
-        'says "RuntimeError: Not compiled with GPU support" (or "Not compiled with CUDA support") on CUDA ones.',
+        "what": "An extension (detectron2, maskrcnn-benchmark, pytorch3d, torch-scatter, torch-sparse, mmcv, "
+        'GroundingDINO, ...) works on CPU tensors but fails on CUDA ones: "RuntimeError: Not compiled with GPU support" '
+        '(or "Not compiled with CUDA support"), mmcv\'s "nms_impl: implementation for device cuda:0 not found", '
+        "GroundingDINO's \"NameError: name '_C' is not defined\" at `_C.ms_deform_attn_forward(` after \"Failed to load "
+        'custom C++ ops. Running on CPU mode Only!".',
         "why": "Such setup.py files compile the CUDA kernels only when they find CUDA at build time: "
         "torch.cuda.is_available() and CUDA_HOME, or FORCE_CUDA=1. Built where torch saw no GPU (`docker build`, a "
         "build node, a CPU-only torch at that moment) or no toolkit, the extension is a CPU-only build. pip builds "
