@@ -33,7 +33,7 @@ sudo-resets-path-nvcc-not-found, extension-built-without-cuda.
 from __future__ import annotations
 
 import re
-from typing import Iterator, List, Optional
+from typing import Iterator, List, Optional, Tuple
 
 from cudadoctor.facts import Facts
 from cudadoctor.interpret import gpus, in_conda_env
@@ -146,8 +146,11 @@ EXTENSION_BUILT_WITHOUT_CUDA = Code(
     area="packages",
     severity="error",
     explanation={
-        "what": "An extension (detectron2, maskrcnn-benchmark, torch-scatter, torch-sparse, ...) works on CPU tensors but "
-        'says "RuntimeError: Not compiled with GPU support" (or "Not compiled with CUDA support") on CUDA ones.',
+        "what": "An extension (detectron2, maskrcnn-benchmark, pytorch3d, torch-scatter, torch-sparse, mmcv, "
+        'GroundingDINO, ...) works on CPU tensors but fails on CUDA ones: "RuntimeError: Not compiled with GPU support" '
+        '(or "Not compiled with CUDA support"), mmcv\'s "nms_impl: implementation for device cuda:0 not found", '
+        "GroundingDINO's \"NameError: name '_C' is not defined\" at `_C.ms_deform_attn_forward(` after \"Failed to load "
+        'custom C++ ops. Running on CPU mode Only!".',
         "why": "Such setup.py files compile the CUDA kernels only when they find CUDA at build time: "
         "torch.cuda.is_available() and CUDA_HOME, or FORCE_CUDA=1. Built where torch saw no GPU (`docker build`, a "
         "build node, a CPU-only torch at that moment) or no toolkit, the extension is a CPU-only build. pip builds "
@@ -165,6 +168,44 @@ EXTENSION_BUILT_WITHOUT_CUDA = Code(
         "https://github.com/rusty1s/pytorch_scatter#installation",
     ),
 )
+
+# ---------------------------------------------------------------- build tools' own CUDA version checks
+
+#: torch.utils.cpp_extension's check, in any translation (A1111 ships a Chinese one): the format keeps both versions
+#: in parentheses, the detected toolkit's beside "CUDA" first and torch's beside "PyTorch" after it
+#: ("The detected CUDA version (12.1) mismatches the version that was used to compile PyTorch (11.8)";
+#: "检测到的 CUDA 版本 (12.1) 与用于编译 PyTorch (11.8) 的版本不匹配").
+_CPP_EXTENSION_PAIR = re.compile(
+    r"\bCUDA\b[^\n()]{0,40}\(\s*((?:[7-9]|1[0-3])\.\d+)\s*\)[^\n()]{0,80}?\bPyTorch\b[^\n()]{0,20}\(\s*((?:[7-9]|1[0-3])\.\d+)\s*\)",
+    re.IGNORECASE,
+)
+#: DeepSpeed's op builder (op_builder/builder.py, CUDAMismatchException and its warning): "Installed CUDA version 12.2
+#: does not match the version torch was compiled with 11.7".
+_DEEPSPEED_PAIR = re.compile(
+    r"Installed CUDA version (\d+\.\d+)\S* does not match the version torch was compiled with (\d+\.\d+)", re.IGNORECASE
+)
+#: apex's setup.py (check_cuda_torch_binary_vs_bare_metal) names only torch's version; the toolkit's is the `nvcc -V`
+#: output it printed just before ("Compiling cuda extensions with ... Cuda compilation tools, release 11.2").
+_APEX_TORCH = re.compile(r"Pytorch binaries were compiled with Cuda (\d+\.\d+)", re.IGNORECASE)
+_NVCC_RELEASE = re.compile(r"Cuda compilation tools, release (\d+\.\d+)", re.IGNORECASE)
+
+
+def build_tool_cuda_pair(*texts: str) -> Optional[Tuple[Optional[str], str]]:
+    """(local toolkit's CUDA or None, torch's CUDA) as a build tool's own version check states them in the first of
+    ``texts`` that holds one (torch.utils.cpp_extension in any language, DeepSpeed's op builder, apex's setup.py), or
+    None. apex names only torch's; the toolkit's is then the `nvcc -V` release in any of the texts, if there."""
+    for text in texts:
+        for rx in (_CPP_EXTENSION_PAIR, _DEEPSPEED_PAIR):
+            m = rx.search(text)
+            if m:
+                return m.group(1), m.group(2)
+    for text in texts:
+        m = _APEX_TORCH.search(text)
+        if m:
+            nvcc = next((n.group(1) for n in map(_NVCC_RELEASE.search, texts) if n), None)
+            return nvcc, m.group(1)
+    return None
+
 
 #: The nvcc path the log shows, for the evidence's "CUDA_HOME was" (the part before /bin/nvcc).
 _NVCC_PATH = re.compile(r"(?<![\w.-])(?P<home>:/[\w./-]*|/[\w./-]*:[\w./:-]*)/bin/nvcc(?![\w.-])")

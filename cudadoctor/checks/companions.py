@@ -195,6 +195,66 @@ def _severity(problems: List[str], loaded: Any, said: bool) -> str:
     return "error"
 
 
+# ---------------------------------------------------------------- companion-cpu-only-build: which package's CPU build
+
+#: (package, how texts name it, the commands that put its CUDA build in place): the libraries with separate CPU and
+#: CUDA builds whose own words say they run without CUDA (kb/errors/packaging.json, ext4.json). Order: the most
+#: specific wording first; the first whose name the text holds wins.
+_CPU_BUILDS: Tuple[Tuple[str, str, Tuple[str, ...]], ...] = (
+    (
+        "DGL",
+        r"\bdgl\b",
+        (
+            f"{PIP} uninstall -y dgl",
+            f"{PIP} install dgl -f https://data.dgl.ai/wheels/torch-<torch major.minor>/cu<XYZ>/repo.html  # the CUDA build for your torch and CUDA",
+        ),
+    ),
+    (
+        "onnxruntime",
+        r"onnx|ExecutionProvider|execution[-_ ]providers?",
+        (
+            f"{PIP} uninstall -y onnxruntime onnxruntime-gpu  # both install the module onnxruntime; the CPU one shadows the GPU one",
+            f"{PIP} install onnxruntime-gpu  # the build for your CUDA: see onnxruntime.ai's CUDA execution provider requirements",
+            'python -c "import onnxruntime as o; print(o.get_available_providers())"  # lists CUDAExecutionProvider',
+        ),
+    ),
+    (
+        "bitsandbytes",
+        r"bitsandbytes|CUDA Setup failed despite",
+        (
+            "python -m bitsandbytes  # which binary it loads (libbitsandbytes_cpu means no CUDA build was found)",
+            f"{PIP} install -U bitsandbytes  # 0.43+ ships CUDA builds for Linux and Windows and finds torch's CUDA runtime",
+        ),
+    ),
+    (
+        "llama-cpp-python",
+        r"llama|gpu[ -]layers|GPU offload",
+        (
+            f'CMAKE_ARGS="-DGGML_CUDA=on" {PIP} install --force-reinstall --no-cache-dir llama-cpp-python  # build it with CUDA (older releases: -DLLAMA_CUBLAS=on)',
+        ),
+    ),
+    (
+        "jaxlib",
+        r"jax|xla|registered platform|GPU/TPU",
+        (
+            f"{PIP} uninstall -y jax jaxlib",
+            f'{PIP} install -U "jax[cuda12]"  # the CUDA 12 build (jax[cuda13] for CUDA 13)',
+            'python -c "import jax; print(jax.devices())"  # lists CudaDevice',
+        ),
+    ),
+)
+
+
+def cpu_build_of(line: str, context: str = "") -> Tuple[str, Tuple[str, ...]]:
+    """(package, commands to install its CUDA build) for a companion-cpu-only-build match: named by the matched line,
+    else by the rest of the text; jaxlib (the oldest such wording) when neither names one."""
+    for text in (line, context):
+        for name, rx, cmds in _CPU_BUILDS:
+            if re.search(rx, text, re.IGNORECASE):
+                return name, cmds
+    return _CPU_BUILDS[-1][0], _CPU_BUILDS[-1][2]
+
+
 @check(TORCHVISION_MISMATCH)
 def torchvision_mismatch(fx: Facts) -> Iterator[Finding]:
     said = error_match(fx, TORCHVISION_MISMATCH)

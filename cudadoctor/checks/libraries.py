@@ -32,6 +32,7 @@ from cudadoctor.interpret import (
 from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import PIP, error_match, search
+from .builds import build_tool_cuda_pair
 from ._fixes import (
     filtered_path_command,
     install_commands,
@@ -529,15 +530,14 @@ def cuda_toolkit_mismatch(fx: Facts) -> Iterator[Finding]:
     said = error_match(fx, CUDA_TOOLKIT_MISMATCH)
     nvcc = fx.str("toolkit.nvcc_version")
     cuda = torch_cuda(fx)
-    if said:
-        m = re.search(r"detected CUDA version \((\d+\.\d+)\).*?compile\s+PyTorch \((\d+\.\d+)\)", said[1], re.S)
-        if m:
-            nvcc = nvcc or m.group(1)
-            cuda = cuda or m.group(2)
+    pair = build_tool_cuda_pair(said[1], fx.user_error()) if said else None
+    if pair:  # the build tool's own check (cpp_extension in any language, DeepSpeed, apex: builds.py) states what it saw
+        nvcc = pair[0] or nvcc
+        cuda = pair[1]
     a, b = mm(nvcc), mm(cuda)
     if not (a and b) or a == b:
         return
-    building = bool(_BUILDING.search(fx.user_error())) or bool(said and "mismatches the version" in said[1])
+    building = bool(_BUILDING.search(fx.user_error())) or bool(said and "mismatches the version" in said[1]) or bool(pair)
     major = a[0] != b[0]
     # Running torch never uses the toolkit: a minor difference with nothing being built is only worth knowing.
     severity = "error" if (major and building) else "warning" if (major or building) else "info"

@@ -19,6 +19,7 @@ from cudadoctor.interpret import torch_cuda
 from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import PIP, error_match, text_finding
+from .companions import cpu_build_of
 
 SHM_EXHAUSTED = Code(
     code="shm-exhausted",
@@ -240,27 +241,38 @@ CUDA_LIBRARY_MISSING = Code(
 
 COMPANION_CPU_ONLY_BUILD = Code(
     code="companion-cpu-only-build",
-    title="A GPU library used beside torch (DGL, jaxlib, ...) is its CPU-only build",
+    title="A GPU library used beside torch (DGL, jaxlib, onnxruntime, bitsandbytes, llama.cpp) is its CPU-only build",
     area="packages",
     severity="error",
     explanation={
         "what": "A library that has separate CPU and CUDA builds was installed in its CPU-only build, so it refuses "
         'the GPU or falls back to the CPU: DGL says "Device API cuda is not enabled. Please install the cuda '
         'version of dgl", JAX says "An NVIDIA GPU may be present on this machine, but a CUDA-enabled jaxlib is not '
-        'installed" (older: "No GPU/TPU found, falling back to CPU"). torch itself may well be a CUDA build.',
-        "why": "`pip install dgl` and `pip install jax` install the CPU builds; the CUDA builds come from the "
-        "project's own wheel index or extra (dgl: the -cuXXX wheels from data.dgl.ai; jax: `jax[cuda12]`) and must "
-        "match the CUDA (and, for DGL, the torch) in use.",
-        "confirm": "`pip list | grep -i -E 'dgl|jax'` (a CPU build has no cuXXX / cuda in its name or extra); "
-        '`python -c "import jax; print(jax.devices())"` lists only CpuDevice.',
+        'installed" (older: "Could not find registered platform with name: \\"cuda\\"", "No GPU/TPU found, falling '
+        "back to CPU\"), onnxruntime lists no CUDAExecutionProvider (\"Specified provider 'CUDAExecutionProvider' is "
+        'not in available provider names"), bitsandbytes loads libbitsandbytes_cpu ("CUDA Setup failed despite GPU '
+        'being available"), llama.cpp says "not compiled with GPU offload support". torch itself may well be a CUDA build.',
+        "why": "`pip install dgl`, `pip install jax` and `pip install onnxruntime` install the CPU builds; the CUDA "
+        "builds come from the project's own wheel index, extra or package (dgl: the -cuXXX wheels from data.dgl.ai; "
+        "jax: `jax[cuda12]`; onnxruntime-gpu, which the CPU package shadows when both are installed, since both "
+        "install the module onnxruntime) and must match the CUDA in use. bitsandbytes before 0.43 had no Windows CUDA "
+        "build; llama-cpp-python compiles llama.cpp for the CPU unless CMAKE_ARGS asks for CUDA.",
+        "confirm": "`pip list | grep -i -E 'dgl|jax|onnxruntime|bitsandbytes|llama'` (a CPU build has no cuXXX / cuda / "
+        "-gpu in its name or extra; onnxruntime beside onnxruntime-gpu); "
+        '`python -c "import onnxruntime as o; print(o.get_available_providers())"`; '
+        '`python -c "import jax; print(jax.devices())"` lists only CpuDevice; `python -m bitsandbytes`.',
         "fix": "Uninstall the CPU build and install the library's CUDA build for your CUDA version: DGL from its "
         "wheel index (e.g. `pip install dgl -f https://data.dgl.ai/wheels/torch-2.3/cu121/repo.html`), JAX with "
-        '`pip install -U "jax[cuda12]"`.',
+        '`pip install -U "jax[cuda12]"`, `pip uninstall onnxruntime onnxruntime-gpu` then `pip install '
+        'onnxruntime-gpu`, `pip install -U bitsandbytes`, `CMAKE_ARGS="-DGGML_CUDA=on" pip install --force-reinstall '
+        "--no-cache-dir llama-cpp-python`.",
     },
     links=(
         "https://www.dgl.ai/pages/start.html",
         "https://docs.jax.dev/en/latest/installation.html#nvidia-gpu",
         "https://github.com/dmlc/dgl/issues/5427",
+        "https://onnxruntime.ai/docs/execution-providers/CUDA-ExecutionProvider.html",
+        "https://github.com/abetlen/llama-cpp-python#installation-configuration",
     ),
 )
 
@@ -705,20 +717,7 @@ def companion_cpu_only_build(fx: Facts) -> Iterator[Finding]:
     said = error_match(fx, COMPANION_CPU_ONLY_BUILD)
     if not said:
         return
-    dgl = "dgl" in said[1].lower()
-    lib = "DGL" if dgl else "jaxlib"
-    cmds = (
-        [
-            f"{PIP} uninstall -y dgl",
-            f"{PIP} install dgl -f https://data.dgl.ai/wheels/torch-<torch major.minor>/cu<XYZ>/repo.html  # the CUDA build for your torch and CUDA",
-        ]
-        if dgl
-        else [
-            f"{PIP} uninstall -y jax jaxlib",
-            f'{PIP} install -U "jax[cuda12]"  # the CUDA 12 build (jax[cuda13] for CUDA 13)',
-            'python -c "import jax; print(jax.devices())"  # lists CudaDevice',
-        ]
-    )
+    lib, cmds = cpu_build_of(said[1], fx.user_error())  # which package (checks/companions.py)
     yield COMPANION_CPU_ONLY_BUILD.finding(
         title=f"{lib} is its CPU-only build: install its CUDA build",
         evidence={said[0]: said[1]},
