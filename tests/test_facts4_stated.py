@@ -7,7 +7,8 @@ here to texts from other threads; the blind batches themselves are scored by tes
 from __future__ import annotations
 
 from cudadoctor import registry
-from cudadoctor.checks.driver import legacy_branch, stated_values
+from cudadoctor.checks.driver import stated_values
+from cudadoctor.checks.text_classes import legacy_branch
 from cudadoctor.facts import new_facts
 from cudadoctor.report import diagnose
 

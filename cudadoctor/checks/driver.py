@@ -11,7 +11,6 @@ from cudadoctor.interpret import (
     build_kind,
     driver_os,
     driver_version,
-    gpus,
     imported_variant,
     is_wsl,
     kernel_module,
@@ -23,7 +22,6 @@ from cudadoctor.model import Code, Finding, Fix, check
 from . import _containers
 from ._common import error_match, kb, search, text_of
 from .kernel_driver import KERNEL_MODULE_MISSING, module_is_machines_own, module_not_loaded
-from .text_classes import GPU_NEEDS_LEGACY_DRIVER
 
 NO_NVIDIA_DRIVER = Code(
     code="no-nvidia-driver",
@@ -554,135 +552,6 @@ def _unavailable_unexplained(fx: Facts, devices: List[Dict[str, Any]], evidence:
         ),
         "A GPU hidden from one process (CUDA_VISIBLE_DEVICES naming an index that does not exist, a container's device list) "
         "leaves the driver and nvidia-smi working while torch sees none.",
-        severity="warning",
-    )
-
-
-def _cap(v: str) -> Tuple[int, int]:
-    major, _, minor = v.partition(".")
-    return int(major), int(minor or 0)
-
-
-def legacy_branch(capability: str) -> Optional[Dict[str, Any]]:
-    """The legacy driver branch row (kb cuda_drivers.json legacy_branches) of a GPU generation that newer
-    branches dropped, or None (a current generation, or a Tegra part on JetPack's driver)."""
-    table = kb()._load("cuda_drivers").get("legacy_branches") or {}
-    if capability in table.get("tegra_capabilities", ()):
-        return None
-    try:
-        cap = _cap(capability)
-        for row in table.get("branches", ()):
-            if _cap(row["min_capability"]) <= cap <= _cap(row["max_capability"]):
-                return dict(row)
-    except ValueError:
-        return None
-    return None
-
-
-def legacy_branch_finding(fx: Facts) -> Optional[Finding]:
-    """A GPU of a generation the installed driver's branch no longer drives (Kepler with 535, Fermi with 470):
-    the driver ignores it, whatever CUDA or torch does. From the GPU's name (kb capability table) and the
-    driver version as stated; never where torch or NVML itself reported the GPU's capability (then the
-    driver did drive it) or where CUDA worked."""
-    driver = driver_version(fx)
-    m = re.match(r"(\d{3})", driver or "")
-    if not m or fx.bool("torch.cuda_available") is True:
-        return None
-    branch = int(m.group(1))
-    for g in gpus(fx):
-        cap = g.get("capability")
-        if not cap or g.get("capability_source") in ("torch", "nvml"):
-            continue
-        row = legacy_branch(str(cap))
-        if not row or branch < int(row["dropped_in"]):
-            continue
-        last, name = row["last"], g.get("name") or "this GPU"
-        return GPU_NEEDS_LEGACY_DRIVER.finding(
-            title=f"Driver {driver} does not drive the {name} ({row['generation']}, compute capability {cap}): "
-            f"branches from {row['dropped_in']} on dropped it; it needs the {last}.xx legacy driver",
-            evidence={
-                "nvml.driver_version": driver,
-                "gpu": name,
-                "capability": f"{cap} ({g.get('capability_source')})",
-                "legacy_branch": last,
-                "dropped_in": row["dropped_in"],
-            },
-            fix=Fix(
-                (
-                    f"sudo apt-get install nvidia-driver-{last}  # Ubuntu/Mint (where that package is a transitional one, "
-                    f"nvidia-driver-{last}-server); Arch: nvidia-{last}xx-dkms; Fedora: akmod-nvidia-{last}xx",
-                    "sudo reboot",
-                    "sudo dmesg | grep -i -A3 'legacy'  # the driver's own words when it ignores a GPU",
-                    "nvidia-smi  # then: the CUDA version this branch offers; choose a torch build for it and this GPU",
-                ),
-                f"NVIDIA's driver branches from {row['dropped_in']} on do not support {row['generation']} GPUs; "
-                f"the {last}.xx legacy branch does (NVIDIA's legacy GPU list).",
-            ),
-        )
-    return None
-
-
-def _mm(v: Optional[str]) -> Optional[Tuple[int, int]]:
-    m = re.match(r"(\d+)\.(\d+)", v or "")
-    return (int(m.group(1)), int(m.group(2))) if m else None
-
-
-def _pypi_default_cuda(release: str) -> Optional[str]:
-    """The CUDA of the Linux x86_64 wheel `pip install torch==<release>` got from PyPI (kb torch_releases.json)."""
-    k = kb()
-    rel = k.torch_release(release)
-    if rel:
-        return k.cuda_of_variant(str((rel.get("default_variant") or {}).get("linux-x86_64") or "")) or None
-    old = (k._load("torch_releases").get("pypi_linux_cuda_before_1_13") or {}).get("series") or {}
-    key = ".".join(release.split(".")[:2])
-    return old.get(key)
-
-
-def default_build_too_new(fx: Facts) -> Optional[Finding]:
-    """torch X with CUDA unavailable, its build not shown, no driver version, and the report's CUDA (the toolkit or
-    the driver's, a CUDA 10.x or older) older than the CUDA of the build pip installs for X: the driver that came
-    with that CUDA is most likely too old for the build (10.x and older have no minor-version compatibility).
-    A warning naming what confirms it (nvidia-smi's driver and CUDA version)."""
-    from cudadoctor.interpret.versions import variant_of_tag
-
-    from .driver_compat import DRIVER_TOO_OLD
-
-    version = fx.str("torch.version") or (fx.distribution("torch") or {}).get("version")
-    stated = fx.str("toolkit.nvcc_version") or fx.str("toolkit.cuda_runtime") or fx.str("cuda.runtime_version")
-    built = (fx.dict("collect_env.fields") or {}).get("CUDA used to build PyTorch")
-    if not (version and stated) or fx.bool("torch.cuda_available") is not False or driver_version(fx):
-        return None
-    if fx.str("torch.cuda") or variant_of_tag(version) or (isinstance(built, str) and built.strip() == "None"):
-        return None  # the build is shown (its CUDA, a +tag) or collect_env said it has no CUDA
-    if driver_os(fx) not in ("linux",) or is_wsl(fx):
-        return None  # PyPI's Windows and macOS wheels are CPU builds: cpu-only-torch's question, not the driver's
-    release = ".".join(version.split("+")[0].split(".")[:3])
-    want = _pypi_default_cuda(release)
-    have, need = _mm(stated), _mm(want)
-    if not (have and need and have < need and have[0] <= 10):
-        return None
-    floor = kb().min_driver_for_cuda(str(want), "linux", minor_compat=False)
-    return DRIVER_TOO_OLD.finding(
-        title=f"Likely: torch {version} from pip is its CUDA {want} build, and a machine set up for CUDA {stated} "
-        f"usually has a driver too old for it (CUDA {want} needs driver {floor or '?'} or newer)",
-        evidence={
-            "torch.version": version,
-            "cuda stated": stated,
-            "pip's build of this release": f"CUDA {want}",
-            "min_driver": floor,
-            "torch.cuda_available": False,
-            "nvml.driver_version": None,
-        },
-        fix=Fix(
-            (
-                "nvidia-smi  # the driver version and the highest CUDA it supports: below " + str(want) + " confirms it",
-                f"# then either a newer driver (>= {floor or 'the minimum for CUDA ' + str(want)}), or the torch {release} "
-                f"build for the CUDA the driver has (https://pytorch.org/get-started/previous-versions/)",
-                'python -c "import torch; print(torch.version.cuda)"  # the CUDA of the build really installed',
-            ),
-            f"CUDA {want} builds need a driver that supports CUDA {want}; CUDA 10.x and older have no minor-version "
-            "compatibility, so an older driver leaves torch.cuda.is_available() False.",
-        ),
         severity="warning",
     )
 

@@ -294,9 +294,7 @@ def driver_too_old(fx: Facts) -> Iterator[Finding]:
         yield _nvenc_too_old(fx, said)
         return
     if not said:
-        from .driver import default_build_too_new  # torch X, an older CUDA stated, the build not shown
-
-        likely = default_build_too_new(fx)
+        likely = default_build_too_new(fx)  # torch X, an older CUDA stated, the build not shown
         if likely:
             yield likely
             return
@@ -503,6 +501,69 @@ def fabric_manager_missing(fx: Facts) -> Iterator[Finding]:
         evidence=evidence,
         fix=Fix(tuple(cmds), "On NVSwitch systems the GPUs stay uninitialised until Fabric Manager configures the fabric."),
         severity="error" if said else "warning",
+    )
+
+
+def _mm(v: Optional[str]) -> Optional[Tuple[int, int]]:
+    m = re.match(r"(\d+)\.(\d+)", v or "")
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def _pypi_default_cuda(release: str) -> Optional[str]:
+    """The CUDA of the Linux x86_64 wheel `pip install torch==<release>` got from PyPI (kb torch_releases.json)."""
+    k = kb()
+    rel = k.torch_release(release)
+    if rel:
+        return k.cuda_of_variant(str((rel.get("default_variant") or {}).get("linux-x86_64") or "")) or None
+    old = (k._load("torch_releases").get("pypi_linux_cuda_before_1_13") or {}).get("series") or {}
+    key = ".".join(release.split(".")[:2])
+    return old.get(key)
+
+
+def default_build_too_new(fx: Facts) -> Optional[Finding]:
+    """torch X with CUDA unavailable, its build not shown, no driver version, and the report's CUDA (the toolkit or
+    the driver's, a CUDA 10.x or older) older than the CUDA of the build pip installs for X: the driver that came
+    with that CUDA is most likely too old for the build (10.x and older have no minor-version compatibility).
+    A warning naming what confirms it (nvidia-smi's driver and CUDA version)."""
+    from cudadoctor.interpret.versions import variant_of_tag
+
+    version = fx.str("torch.version") or (fx.distribution("torch") or {}).get("version")
+    stated = fx.str("toolkit.nvcc_version") or fx.str("toolkit.cuda_runtime") or fx.str("cuda.runtime_version")
+    built = (fx.dict("collect_env.fields") or {}).get("CUDA used to build PyTorch")
+    if not (version and stated) or fx.bool("torch.cuda_available") is not False or driver_version(fx):
+        return None
+    if fx.str("torch.cuda") or variant_of_tag(version) or (isinstance(built, str) and built.strip() == "None"):
+        return None  # the build is shown (its CUDA, a +tag) or collect_env said it has no CUDA
+    if driver_os(fx) not in ("linux",) or is_wsl(fx):
+        return None  # PyPI's Windows and macOS wheels are CPU builds: cpu-only-torch's question, not the driver's
+    release = ".".join(version.split("+")[0].split(".")[:3])
+    want = _pypi_default_cuda(release)
+    have, need = _mm(stated), _mm(want)
+    if not (have and need and have < need and have[0] <= 10):
+        return None
+    floor = kb().min_driver_for_cuda(str(want), "linux", minor_compat=False)
+    return DRIVER_TOO_OLD.finding(
+        title=f"Likely: torch {version} from pip is its CUDA {want} build, and a machine set up for CUDA {stated} "
+        f"usually has a driver too old for it (CUDA {want} needs driver {floor or '?'} or newer)",
+        evidence={
+            "torch.version": version,
+            "cuda stated": stated,
+            "pip's build of this release": f"CUDA {want}",
+            "min_driver": floor,
+            "torch.cuda_available": False,
+            "nvml.driver_version": None,
+        },
+        fix=Fix(
+            (
+                "nvidia-smi  # the driver version and the highest CUDA it supports: below " + str(want) + " confirms it",
+                f"# then either a newer driver (>= {floor or 'the minimum for CUDA ' + str(want)}), or the torch {release} "
+                f"build for the CUDA the driver has (https://pytorch.org/get-started/previous-versions/)",
+                'python -c "import torch; print(torch.version.cuda)"  # the CUDA of the build really installed',
+            ),
+            f"CUDA {want} builds need a driver that supports CUDA {want}; CUDA 10.x and older have no minor-version "
+            "compatibility, so an older driver leaves torch.cuda.is_available() False.",
+        ),
+        severity="warning",
     )
 
 

@@ -10,12 +10,12 @@ windows-pagefile-too-small.
 from __future__ import annotations
 
 import re
-from typing import Iterator, Tuple
+from typing import Any, Dict, Iterator, Optional, Tuple
 
 from cudadoctor import kb
 from cudadoctor.errortext import MissingLibrary, missing_libraries, short_name, wanted_cuda
 from cudadoctor.facts import Facts
-from cudadoctor.interpret import torch_cuda
+from cudadoctor.interpret import driver_version, gpus, torch_cuda
 from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import PIP, error_match, text_finding
@@ -574,9 +574,7 @@ _LEGACY = re.compile(
 def gpu_needs_legacy_driver(fx: Facts) -> Iterator[Finding]:
     said = error_match(fx, GPU_NEEDS_LEGACY_DRIVER)
     if not said:
-        from .driver import legacy_branch_finding  # the same cause from the facts: GPU generation x driver branch
-
-        found = legacy_branch_finding(fx)
+        found = legacy_branch_finding(fx)  # the same cause from the facts: GPU generation x driver branch
         if found:
             yield found
         return
@@ -739,6 +737,70 @@ def windows_pagefile_too_small(fx: Facts) -> Iterator[Finding]:
         cmds,
         "Each process that imports torch commits gigabytes of virtual memory for its CUDA DLLs.",
     )
+
+
+def _cap(v: str) -> Tuple[int, int]:
+    major, _, minor = v.partition(".")
+    return int(major), int(minor or 0)
+
+
+def legacy_branch(capability: str) -> Optional[Dict[str, Any]]:
+    """The legacy driver branch row (kb cuda_drivers.json legacy_branches) of a GPU generation that newer
+    branches dropped, or None (a current generation, or a Tegra part on JetPack's driver)."""
+    table = kb._load("cuda_drivers").get("legacy_branches") or {}
+    if capability in table.get("tegra_capabilities", ()):
+        return None
+    try:
+        cap = _cap(capability)
+        for row in table.get("branches", ()):
+            if _cap(row["min_capability"]) <= cap <= _cap(row["max_capability"]):
+                return dict(row)
+    except ValueError:
+        return None
+    return None
+
+
+def legacy_branch_finding(fx: Facts) -> Optional[Finding]:
+    """A GPU of a generation the installed driver's branch no longer drives (Kepler with 535, Fermi with 470):
+    the driver ignores it, whatever CUDA or torch does. From the GPU's name (kb capability table) and the
+    driver version as stated; never where torch or NVML itself reported the GPU's capability (then the
+    driver did drive it) or where CUDA worked."""
+    driver = driver_version(fx)
+    m = re.match(r"(\d{3})", driver or "")
+    if not m or fx.bool("torch.cuda_available") is True:
+        return None
+    branch = int(m.group(1))
+    for g in gpus(fx):
+        cap = g.get("capability")
+        if not cap or g.get("capability_source") in ("torch", "nvml"):
+            continue
+        row = legacy_branch(str(cap))
+        if not row or branch < int(row["dropped_in"]):
+            continue
+        last, name = row["last"], g.get("name") or "this GPU"
+        return GPU_NEEDS_LEGACY_DRIVER.finding(
+            title=f"Driver {driver} does not drive the {name} ({row['generation']}, compute capability {cap}): "
+            f"branches from {row['dropped_in']} on dropped it; it needs the {last}.xx legacy driver",
+            evidence={
+                "nvml.driver_version": driver,
+                "gpu": name,
+                "capability": f"{cap} ({g.get('capability_source')})",
+                "legacy_branch": last,
+                "dropped_in": row["dropped_in"],
+            },
+            fix=Fix(
+                (
+                    f"sudo apt-get install nvidia-driver-{last}  # Ubuntu/Mint (where that package is a transitional one, "
+                    f"nvidia-driver-{last}-server); Arch: nvidia-{last}xx-dkms; Fedora: akmod-nvidia-{last}xx",
+                    "sudo reboot",
+                    "sudo dmesg | grep -i -A3 'legacy'  # the driver's own words when it ignores a GPU",
+                    "nvidia-smi  # then: the CUDA version this branch offers; choose a torch build for it and this GPU",
+                ),
+                f"NVIDIA's driver branches from {row['dropped_in']} on do not support {row['generation']} GPUs; "
+                f"the {last}.xx legacy branch does (NVIDIA's legacy GPU list).",
+            ),
+        )
+    return None
 
 
 def register():
