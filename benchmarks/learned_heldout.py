@@ -23,31 +23,16 @@ HERE = Path(__file__).resolve().parents[1]
 BLIND = HERE / "tests" / "data" / "blind"
 HOLDOUT = HERE / "tests" / "data" / "holdout_cases"
 SHARED = HERE.parent / "shared" / "cases"
-if Path("/work/shared/cases").is_dir():
-    SHARED = Path("/work/shared/cases")
 THRESHOLDS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 SEALED = ("b16", "b17", "b18")
 
 
 def _facts(stem: Path, paste: bool) -> Dict[str, Any]:
-    from cudadoctor.commands.check import attach_error
-    from cudadoctor.facts import FactsError
-    from cudadoctor.readers import issue
-    from cudadoctor.readers.collect_env import parse_collect_env
+    """The facts the scorer's two forms read (train_classifier's reader, so both scripts see the same facts)."""
+    sys.path.insert(0, str(HERE))
+    from benchmarks.train_classifier import _read_case
 
-    if paste:
-        try:
-            return issue.read(Path(f"{stem}.paste.txt").read_text(encoding="utf-8", errors="replace"))["facts"]
-        except FactsError:
-            return {}
-    try:
-        facts = parse_collect_env(Path(f"{stem}.txt").read_text(encoding="utf-8", errors="replace"))
-    except FactsError:
-        facts = {}
-    err = Path(f"{stem}.error.txt")
-    if err.is_file():
-        attach_error(facts, err.read_text(encoding="utf-8", errors="replace"))
-    return facts
+    return _read_case(stem, paste)
 
 
 def _cases(folder: Path, forms: Tuple[bool, ...]) -> List[Tuple[str, str, Dict[str, Any]]]:
