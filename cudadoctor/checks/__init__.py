@@ -15,6 +15,7 @@ BUILTIN_MODULES = (
     "gpu_state",
     "health",
     "import_speed",
+    "jit",
     "kernel_driver",
     "learned",
     "libraries",
