@@ -62,6 +62,24 @@ def _old_wsl2_kernel(fx: Facts) -> Optional[Tuple[str, str]]:
     return None
 
 
+#: GPU compute in WSL 2 came to Windows 10 with 21H2 (build 19044) and to the Insider Dev channel with build 20145
+#: (https://learn.microsoft.com/en-us/windows/wsl/tutorials/gpu-compute: "Windows 11 and Windows 10, version 21H2";
+#: https://docs.nvidia.com/cuda/wsl-user-guide/index.html; checked 2026-11-28). Windows 10's release builds are
+#: 19041-19045 (2004 .. 22H2: https://learn.microsoft.com/en-us/windows/release-health/release-information).
+_MIN_GA_BUILD = 19044
+_MIN_INSIDER_BUILD = 20145
+
+
+def _windows_without_wsl_gpu(fx: Facts) -> Optional[str]:
+    """The Windows build the text names when it is a Windows 10 release build before 21H2 (10240 .. 19043), or an
+    Insider build before 20145 (19045 is 22H2, a release): builds whose WSL 2 has no GPU."""
+    b = fx.str("system.windows_build")
+    if not b or not b.isdigit():
+        return None
+    n = int(b)
+    return b if 10240 <= n < _MIN_GA_BUILD or _MIN_GA_BUILD + 2 < n < _MIN_INSIDER_BUILD else None
+
+
 @check(WSL_GPU_UNSUPPORTED)
 def wsl_gpu_unsupported(fx: Facts) -> Iterator[Finding]:
     old = _old_wsl2_kernel(fx) if not (wsl1_build(fx) or fx.get("system.wsl_lib_dir") is False) else None
@@ -86,9 +104,22 @@ def wsl_gpu_unsupported(fx: Facts) -> Iterator[Finding]:
         return
     build = wsl1_build(fx)
     bridge = fx.get("system.wsl_lib_dir")
+    stated = fx.get("system.wsl_version")  # "WSL1" in prose, `wsl -l -v`'s VERSION column (readers/prose.py)
+    old_windows = _windows_without_wsl_gpu(fx)
     if build:
         title = f"This is WSL 1 (Windows build {build}): WSL 1 has no GPU access; CUDA needs WSL 2"
         why = "WSL 1 has no GPU device; WSL 2 reaches the GPU through the Windows NVIDIA driver."
+    elif stated == 1 and fx.bool("torch.cuda_available") is not True:
+        title = "This distribution runs under WSL 1 (as the text states): WSL 1 has no GPU access; CUDA needs WSL 2"
+        why = "WSL 1 has no GPU device; WSL 2 reaches the GPU through the Windows NVIDIA driver."
+        build = fx.str("system.windows_build")
+    elif old_windows and fx.bool("torch.cuda_available") is not True:
+        title = (
+            f"Windows build {old_windows} predates GPU support in WSL (Windows 10 21H2, build {_MIN_GA_BUILD}, or an "
+            f"Insider build from {_MIN_INSIDER_BUILD}): update Windows"
+        )
+        why = "Windows maps its NVIDIA driver into WSL 2 only from Windows 10 21H2 (19044) / Windows 11 on."
+        build = old_windows
     elif bridge is False:
         title = (
             "WSL 2 without the GPU bridge: /usr/lib/wsl/lib is missing (Windows, WSL or the Windows driver predates GPU support)"
@@ -101,6 +132,7 @@ def wsl_gpu_unsupported(fx: Facts) -> Iterator[Finding]:
         evidence={
             "system.kernel": fx.str("system.kernel"),
             "windows_build": build,
+            "system.wsl_version": stated,
             "system.wsl_lib_dir": bridge,
         },
         fix=Fix(

@@ -270,6 +270,7 @@ def _segment(lines: List[str]) -> List[Optional[str]]:
         _find_devicequery,
         _find_collect_env,
         _find_pip_list,
+        _find_pip_show,
         _find_conda_list,
         _find_conda_rows,
         _find_env_yml,
@@ -545,6 +546,15 @@ def _find_pip_list(lines: List[str], kinds: List[Optional[str]]) -> None:
             _claim(kinds, i, end, "pip-list")
 
 
+def _find_pip_show(lines: List[str], kinds: List[Optional[str]]) -> None:
+    """`pip show` blocks: a "Name:" line with "Version:" right after it, and the metadata fields that follow."""
+    for i, line in enumerate(lines[:-1]):
+        if _free(kinds, i) and packages.PIP_SHOW_NAME.match(line) and packages.PIP_SHOW_VERSION.match(lines[i + 1]):
+            start = i - 1 if i > 0 and _free(kinds, i - 1) and packages.PIP_SHOW_FIELD.match(lines[i - 1]) else i
+            end = _run(lines, kinds, i, lambda s: bool(packages.PIP_SHOW_FIELD.match(s)) or s.startswith((" ", "\t")))
+            _claim(kinds, start, end, "pip-show")
+
+
 def _find_conda_list(lines: List[str], kinds: List[Optional[str]]) -> None:
     for i, line in enumerate(lines):
         if _free(kinds, i) and packages._CONDA_HEAD.match(line):
@@ -699,6 +709,8 @@ def _facts(lines: List[str], parts: List[Dict[str, Any]]) -> Tuple[Dict[str, Any
             dq.update(got["devicequery"])
             if "error" in dq:
                 errors.append(f"{dq.get('failed_call', 'cuda')} returned {dq.get('error_code')}\n-> {dq['error']}")
+        elif kind == "pip-show":
+            dists.extend(packages.read_pip_show(body))  # the packages asked about: not a complete listing
         elif kind in ("pip-list", "pip-freeze", "conda-list"):
             reader = {
                 "pip-list": packages.read_pip_list,

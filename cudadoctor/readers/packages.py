@@ -92,6 +92,31 @@ def read_conda_list(lines: List[str]) -> List[Dict[str, Any]]:
     return [d for d in (_conda_line(ln.strip()) for ln in lines if ln.strip() and not ln.lstrip().startswith("#")) if d]
 
 
+#: `pip show NAME...` output: "Name: torch" then "Version: 2.6.0+cu126" and the other metadata fields pip prints
+#: (pip/_internal/commands/show.py print_results: Name, Version, Summary, Home-page, Author, Author-email, License,
+#: Location, Editable project location, Requires, Required-by; with --verbose Metadata-Version, Installer,
+#: Classifiers, Entry-points), one block per package separated by "---".
+PIP_SHOW_NAME = re.compile(r"^\s*Name:\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*$")
+PIP_SHOW_VERSION = re.compile(r"^\s*Version:\s*(\d[^\s]*)\s*$")
+PIP_SHOW_FIELD = re.compile(
+    r"^\s*(?:Name|Version|Summary|Home-page|Author|Author-email|Maintainer|Maintainer-email|License|License-Expression|"
+    r"Location|Editable project location|Requires|Required-by|Metadata-Version|Installer|Classifiers|Entry-points|"
+    r"Files|Project-URLs?):|^\s*---\s*$|^\s*WARNING: Package\(s\) not found:"
+)
+
+
+def read_pip_show(lines: List[str]) -> List[Dict[str, Any]]:
+    """The packages `pip show` describes: each block's Name and the Version right after it (pip prints them in
+    that order). Only the packages asked about: not a listing of the environment."""
+    out: List[Dict[str, Any]] = []
+    for i, line in enumerate(lines[:-1]):
+        m = PIP_SHOW_NAME.match(line)
+        v = PIP_SHOW_VERSION.match(lines[i + 1]) if m else None
+        if m and v:
+            out.append({"name": m.group(1), "version": v.group(1), "installer": "pip", "listed_by": "pip show"})
+    return out
+
+
 # ---------------------------------------------------------------------------------------------
 # A conda environment file (environment.yml) pasted: its pinned dependencies, conda's and pip's.
 

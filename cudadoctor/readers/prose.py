@@ -87,6 +87,20 @@ _GCC = re.compile(
 _BITS = re.compile(r"(?<![A-Za-z0-9_.-])(?P<v>32|64)[- ]?bits?(?![A-Za-z0-9_])", re.I)
 _BITS_CONTEXT = re.compile(r"\b(?:windows?|win\d*|python|py\d|os|system|linux|ubuntu|interpreter)\b|系统|系統", re.I)
 _WSL = re.compile(r"(?<![A-Za-z0-9_-])WSL\s*(?P<n>[12])?(?![A-Za-z0-9_-])", re.I)
+#: An issue template's unchecked option ("- [ ] WSL 1"): a choice not taken, no fact.
+_UNCHECKED = re.compile(r"^\s*(?:[-*+]|\d+\.)\s+\[ \]\s")
+#: `wsl -l -v` (wsl.exe --list --verbose): its header and rows "* Ubuntu-20.04    Running    1" (the default marked *).
+_WSL_LIST_HEAD = re.compile(r"^\s*NAME\s+STATE\s+VERSION\s*$")
+_WSL_LIST_ROW = re.compile(
+    r"^\s*(?P<star>\*)?\s*(?P<name>[^\s*][^\s]*)\s+(?:Running|Stopped|Installing|Converting|Uninstalling)\s+(?P<v>[12])\s*$"
+)
+#: The Windows build a text names: `ver` ("Microsoft Windows [Version 10.0.21343.1000]"), winver / Settings
+#: ("OS build 19044.1288", "Build 22631"), or a Windows label and a build number ("windows：20231.1005").
+_WINDOWS_BUILD = re.compile(
+    r"\[Version\s+10\.0\.(?P<a>\d{5})(?:\.\d+)?\]|\bOS\s*build\s*[:#]?\s*(?P<b>\d{5})(?:\.\d+)?\b|"
+    r"\bwindows(?:\s*(?:10|11))?(?:\s*(?:insider|version|build|preview))*\s*(?:[:=]|\bbuild\b)\s*(?:10\.0\.)?(?P<c>[12]\d{4})(?:\.\d+)?\b",
+    re.I,
+)
 _BARE_LINUX = re.compile(r"(?<![A-Za-z0-9_-])linux(?![A-Za-z0-9_-])", re.I)
 _WINDOWS = re.compile(r"(?<![A-Za-z0-9_-])(?:windows?|win)\s*(?P<n>7|8\.1|8|10|11|server\s*20\d\d)(?![A-Za-z0-9_.])", re.I)
 #: "on a clean windows install", "Windows machine": Windows without its release ("Windows Subsystem for Linux" is WSL).
@@ -277,6 +291,8 @@ def read(lines: Iterable[str]) -> Dict[str, Any]:
     def add(field: str, value: str, n: int, text: str) -> None:
         got.setdefault(field, []).append((value, n, text.strip()[:200]))
 
+    wsl_rows: Optional[List[Tuple[str, bool, int, str]]] = None
+    wsl_tables: List[List[Tuple[str, bool, int, str]]] = []
     prev_tail = ""  # the end of the line before: "xFormers was built for:" continues on the next line
     for n, raw in enumerate(lines, 1):
         if n > MAX_LINES:
@@ -285,8 +301,21 @@ def read(lines: Iterable[str]) -> Dict[str, Any]:
         if _FRAME.match(raw):
             continue  # a traceback frame: a path and a line number, no fact
         line = _clean(raw)
-        if not line.strip():
+        if not line.strip() or _UNCHECKED.match(line):
             continue
+        if wsl_rows is not None:
+            r = _WSL_LIST_ROW.match(line)
+            if r:
+                wsl_rows.append((r.group("v"), bool(r.group("star")), n, raw))
+                continue
+            wsl_rows = None
+        if _WSL_LIST_HEAD.match(line):
+            wsl_rows = []
+            wsl_tables.append(wsl_rows)
+            continue
+        if "build" in line.lower() or "version" in line.lower() or "windows" in line.lower():
+            for wb in _WINDOWS_BUILD.finditer(line):
+                add("windows_build", wb.group("a") or wb.group("b") or wb.group("c"), n, raw)
         if prev_label is not None:
             b = _BARE.match(line)
             if b:
@@ -355,6 +384,11 @@ def read(lines: Iterable[str]) -> Dict[str, Any]:
         if re.search(r"\d", low) or any(f in low for f in ("titan", "quadro", "tesla", "jetson", "geforce", "orin", "xavier")):
             for name, cap in _gpus_in(line, bool(_GPU_LABELS.search(line))):
                 gpus.append((name, cap, n))
+    for rows in wsl_tables:
+        # the default distribution (marked *), else the only one listed: the one `wsl` opens
+        pick = [r for r in rows if r[1]] or (rows if len(rows) == 1 else [])
+        for v, _, n, raw in pick[:1]:
+            add("wsl", v, n, raw)
     hint = got.pop("os_hint", None)
     if hint and "os" not in got:
         got["os"] = hint  # "on a clean windows install", "C:\\...", "fbgemm.dll" and no line naming the OS otherwise
@@ -479,6 +513,8 @@ def fill(facts: Dict[str, Any], got: Dict[str, Any]) -> List[str]:
     if val("wsl") in ("1", "2") and s.get("wsl") is None:
         put("system", "wsl", True)
         facts["system"]["wsl_version"] = int(val("wsl") or 0)
+    if val("windows_build") and not (facts.get("system") or {}).get("windows_build"):
+        put("system", "windows_build", val("windows_build"))
     return filled
 
 
