@@ -173,6 +173,16 @@ _NO_CANDIDATE = re.compile(
 
 @check(PYTHON_UNSUPPORTED)
 def python_unsupported(fx: Facts) -> Iterator[Finding]:
+    found = list(_python_unsupported(fx))
+    if found:
+        yield from found
+        return
+    from .torch_package import python_unsupported_pip_words  # pip's own words, a 32-bit OS (torch_package.py)
+
+    yield from python_unsupported_pip_words(fx)
+
+
+def _python_unsupported(fx: Facts) -> Iterator[Finding]:
     status = fx.str("torch.status")
     said = error_match(fx, PYTHON_UNSUPPORTED)
     torch_runs = status == "ok" or bool(fx.str("torch.version") and status not in ("not-installed", "import-failed"))

@@ -1,17 +1,22 @@
-"""Is the torch package whole? Half-installed, half-uninstalled or mixed torch trees.
+"""Is the torch package whole, and can pip find one for this interpreter?
 
-Code: torch-install-incomplete.
+Codes: torch-install-incomplete; python-unsupported (the situations the main check in platform.py leaves:
+pip's own candidate list or a lower-bound requirement that shows no wheel fits the interpreter, a 32-bit OS).
 """
 
 from __future__ import annotations
 
-from typing import Iterator
+import re
+from typing import Dict, Iterator, List, Optional, Tuple
 
 from cudadoctor.facts import Facts
-from cudadoctor.interpret import torch_version
+from cudadoctor.interpret import environment, torch_version
+from cudadoctor.interpret.versions import release_of
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import PIP, error_match
+from ._common import PIP, error_match, kb
+from ._fixes import python_fix
+from .platform import PYTHON_UNSUPPORTED
 
 TORCH_INSTALL_INCOMPLETE = Code(
     code="torch-install-incomplete",
@@ -53,6 +58,113 @@ def torch_install_incomplete(fx: Facts) -> Iterator[Finding]:
         title="torch is half-installed: its package directory is incomplete or mixed",
         evidence={said[0]: said[1], "torch.location": fx.str("torch.location"), "torch.version": version},
         fix=Fix(tuple(cmds), "A clean tree from one installer replaces the leftover files of an interrupted install."),
+    )
+
+
+# ---------------------------------------------------------------- python-unsupported: what pip's words show
+
+#: pip's two sentences (pip/_internal/index/package_finder.py: "Could not find a version that satisfies the
+#: requirement {req} (from versions: {versions})" and "No matching distribution found for {req}"), for torch,
+#: with the requirement's specifier and the candidate list pip saw for this interpreter.
+_PIP_NO_TORCH = re.compile(
+    r"(?:satisfies the requirement|No matching distribution found for)\s+torch(?![\w-])"
+    r"(?:\[[^\]]*\])?\s*(?P<op>==|>=|~=|>|<=|<|!=)?\s*(?P<ver>\d[\w.+]*)?[^\n(]{0,40}"
+    r"(?:\(from versions:\s*(?P<list>[^)]*)\))?",
+    re.IGNORECASE,
+)
+#: An OS that is 32-bit (collect_env's "Microsoft Windows 7 (32-bit)", "Ubuntu 16.04 i686", a Raspberry Pi's armv7l).
+_OS_32 = re.compile(r"\b32[- ]?bit\b|\bi[3-6]86\b|\barmv[67]", re.IGNORECASE)
+
+
+def _vt(v: str) -> Tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", release_of(v) or v)[:3])
+
+
+def _pip_reason(text: str) -> Optional[Tuple[str, str]]:
+    """(line, reason) when pip's words show no torch wheel fits the interpreter: a lower bound (or no version)
+    that no candidate met while every torch release would, or a pinned release that pip's candidate list (the
+    releases with a wheel for this interpreter) does not hold while it lists only newer or only older ones."""
+    ms = list(_PIP_NO_TORCH.finditer(text))
+    pin = next((m.group("ver") for m in ms if m.group("op") == "==" and m.group("ver")), None)
+    for m in ms:
+        lst = m.group("list")
+        seen = [v.strip() for v in (lst or "").split(",") if re.match(r"\s*\d", v)]
+        if not seen or not pin or (kb().torch_release(release_of(pin) or pin) or {}).get("version") != release_of(pin):
+            continue  # no list, or a pin the kb does not know as a published release (a typo, a future one)
+        want, bases = _vt(pin), sorted({_vt(v) for v in seen})
+        if bases == [(0, 1, 2)]:
+            return m.group(0).strip(), "pip finds only torch 0.1.2 (a placeholder on PyPI): the tell-tale sign of a 32-bit Python"
+        if want in bases:
+            return None  # the release is there: a local tag (+cuXXX) or an index problem, not the interpreter
+        lo = ".".join(map(str, bases[0]))
+        first = _python_of_first(lo)  # the list starts where this Python's wheels start
+        if first is None or kb().python_supported(release_of(pin) or pin, first[0], first[1]) is not False:
+            return None  # the list's start names no Python, or one the pinned release has wheels for: an index problem
+        side = "newer" if want < bases[0] else "older"
+        return m.group(0).strip(), (
+            f"torch {release_of(pin)} has no wheel for this Python: the releases pip finds for it start at {lo}, the "
+            f"first with wheels for Python {first[0]}, so the interpreter is {side} than torch {release_of(pin)} supports"
+        )
+        return None
+    if any(m.group("list") is not None and not re.search(r"\d", m.group("list")) for m in ms) or (
+        ms and "(from versions:" not in text and all(m.group("op") in (None, ">=", ">") for m in ms)
+    ):
+        m = ms[-1]
+        op, ver = m.group("op"), m.group("ver")
+        return m.group(0).strip(), "pip found no torch release with a wheel for this interpreter" + (
+            f", although every release from {ver} on satisfies `torch{op}{ver}`" if op in (">=", ">") and ver else ""
+        )
+    return None
+
+
+def _python_of_first(release: str) -> Optional[Tuple[str, str]]:
+    """The Python minor whose first torch wheels came with ``release`` (kb/python_wheels.json), if one did."""
+    for minor in ("3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14"):
+        for plat in ("linux-x86_64", "windows"):
+            first = kb().first_torch_for_python(minor, plat)
+            if first and first[0] == release:
+                return minor, plat
+    return None
+
+
+def python_unsupported_pip_words(fx: Facts) -> Iterator[Finding]:
+    """What the python-unsupported check (platform.py, which calls this when its own reading finds nothing)
+    leaves: pip's candidate list or a lower bound that shows no wheel fits the interpreter, and a 32-bit
+    operating system (so a 32-bit Python)."""
+    if fx.str("torch.status") == "ok" or fx.bool("torch.cuda_available") is True:
+        return
+    said = error_match(fx, PYTHON_UNSUPPORTED)
+    text = "\n".join(t for t in (fx.user_error(), said[1] if said else "") if t)
+    evidence: Dict[str, Optional[str]] = {}
+    reasons: List[str] = []
+    got = _pip_reason(text) if text else None
+    if got:
+        evidence["pip"] = got[0]
+        reasons.append(got[1])
+        m = re.search(r"from versions:\s*(\d[\w.]*)", got[0])
+        first = _python_of_first(release_of(m.group(1)) or "") if m else None
+        if first:
+            evidence["python_inferred"] = f"{m.group(1) if m else ''} is the first torch with wheels for Python {first[0]}"
+    os_text = " ".join(x for x in (fx.str("system.distro"), fx.str("system.os_name"), fx.str("system.arch")) if x)
+    bits = fx.int("python.bits")
+    if not got and (bits == 32 or (bits is None and _OS_32.search(os_text))):
+        if fx.str("torch.status") == "ok" and fx.bool("torch.cuda_available") is None:
+            return
+        evidence["os"] = os_text or None
+        reasons.append(
+            "this is a 32-bit system, so a 32-bit Python: PyTorch publishes CUDA builds only for 64-bit Python on a 64-bit OS"
+        )
+        bits = 32
+    if not reasons:
+        return
+    evidence["python.version"] = fx.str("python.version")
+    req = None
+    if got:
+        m = re.search(r"torch\s*==\s*(\d[\w.+]*)", got[0])
+        req = m.group(1) if m else None
+    cmds, why = python_fix(environment(fx), bits, False, req)
+    yield PYTHON_UNSUPPORTED.finding(
+        title="No PyTorch wheel for this interpreter: " + reasons[0], evidence=evidence, fix=Fix(tuple(cmds), why)
     )
 
 
