@@ -497,6 +497,9 @@ def ptxas_arch_unsupported(fx: Facts) -> Iterator[Finding]:
     """triton's ptxas does not know this GPU, or the GPU is older than triton supports."""
     said = error_match(fx, PTXAS_ARCH_UNSUPPORTED)
     if not said:
+        low = _below_triton(fx)
+        if low:
+            yield low
         return
     text = _all_text(fx)
     too_old = re.search(r"too old to be supported by the triton|Triton only supports devices of CUDA Capability", text, re.I)
@@ -518,6 +521,43 @@ def ptxas_arch_unsupported(fx: Facts) -> Iterator[Finding]:
         title=title,
         evidence={said[0]: said[1], "gpus": [g["name"] for g in gpus(fx) if g.get("name")] or None},
         fix=Fix(tuple(cmds), "triton compiles every kernel with ptxas, which must know the GPU's architecture."),
+    )
+
+
+#: torch's own check before it compiles with triton (torch/_dynamo/device_interface.py, torch/utils/_triton.py):
+#: "Triton only supports devices of CUDA Capability >= 7.0".
+_TRITON_MIN_CAPABILITY = 70  # cap_number("7.0")
+_TOO_OLD = r"(?:GPU|device|card|capability)[^\n]{0,40}?\btoo old\b|\btoo old\b[^\n]{0,40}?(?:GPU|device|triton)"
+
+
+def _triton_here(fx: Facts) -> bool:
+    names = {str(d.get("name") or "").lower().replace("_", "-") for d in fx.dicts("packages.distributions")}
+    return bool(names & {"triton", "pytorch-triton", "triton-windows"}) or bool(search(fx, r"\bTriton\b[: ]+\d+\.\d+"))
+
+
+def _below_triton(fx: Facts) -> Optional[Finding]:
+    """An error saying the GPU is too old, with triton installed and a GPU below triton's minimum capability (7.0):
+    the package's kernels are triton kernels (unsloth, torch.compile, vLLM's), and triton does not support this GPU."""
+    said = search(fx, _TOO_OLD)
+    if not said or not _triton_here(fx) or search(fx, _TORCH_OWN_ARCH.pattern + r"|PyTorch no longer supports this GPU"):
+        return None  # torch's own kernels refuse the GPU: gpu-arch-unsupported
+    old = [g for g in gpus(fx) if g.get("capability") and (cap_number(g["capability"]) or 99) < _TRITON_MIN_CAPABILITY]
+    if not old:
+        return None
+    gpu = old[0]
+    return PTXAS_ARCH_UNSUPPORTED.finding(
+        title=f"Likely: {gpu.get('name') or 'this GPU'} (compute capability {gpu['capability']}) is older than triton "
+        "supports (7.0): the kernels that refuse it are triton kernels",
+        evidence={said[0]: said[1], "gpu": gpu.get("name"), "capability": gpu["capability"], "triton minimum": "7.0"},
+        fix=Fix(
+            (
+                'python -c "import torch; print(torch.cuda.get_device_capability())"  # below (7, 0): triton cannot compile for it',
+                "export TORCHDYNAMO_DISABLE=1  # run without torch.compile, where the program allows it",
+                "# a package built on triton kernels (unsloth, liger-kernel...) needs a GPU of compute capability 7.0 or newer",
+            ),
+            "triton supports GPUs of compute capability 7.0 (Volta) and newer only.",
+        ),
+        severity="warning",
     )
 
 
