@@ -110,3 +110,43 @@ def test_gpu_too_old_with_triton_below_its_minimum() -> None:
     assert "ptxas-arch-unsupported" not in _got(torch_own, **gpu, **pk)
     # no triton: nothing
     assert "ptxas-arch-unsupported" not in _got("Unsloth: Your GPU is too old!", **gpu)
+
+
+def test_libtorch_linked_with_an_older_toolkit_cudart() -> None:
+    # pytorch/pytorch#73829: linking the libtorch example with the local toolkit's libcudart, older than libtorch's CUDA
+    line = (
+        "/home/me/libtorch/lib/libtorch_cuda_cpp.so: undefined reference to "
+        "`cudaStreamUpdateCaptureDependencies@libcudart.so.11.0'"
+    )
+    got = _got(line, torch={"version": "1.11.0+cu113", "cuda": "11.3"}, toolkit={"nvcc_version": "11.2"})
+    assert got["cuda-toolkit-mismatch"].severity == "warning"
+    # the same versions with nothing being built or linked: only worth knowing (info), not a cause
+    got = _got(
+        "RuntimeError: CUDA error: out of memory",
+        torch={"version": "1.11.0+cu113", "cuda": "11.3"},
+        toolkit={"nvcc_version": "11.2"},
+    )
+    assert "cuda-toolkit-mismatch" not in got
+
+
+def test_no_torch_while_pip_shows_torch_installed() -> None:
+    # Wan-Video/Wan2.2#344: pip says torch is there, then flash_attn's build cannot import it (pip's isolated build)
+    text = (
+        "Requirement already satisfied: torch>=2.4.0 in /home/u/miniconda3/envs/ai/lib/python3.12/site-packages "
+        "(from -r requirements.txt (line 1)) (2.10.0)\n"
+        "Collecting flash_attn\n"
+        "      ModuleNotFoundError: No module named 'torch'"
+    )
+    assert "extension-build-isolation" in _got(text)
+    # nothing shows torch installed: torch may truly be missing, so no build-isolation claim from these words alone
+    assert "extension-build-isolation" not in _got("import torch\nModuleNotFoundError: No module named 'torch'")
+
+
+def test_one_pip_run_with_torch_and_a_package_built_against_it() -> None:
+    # a constructed line of the class (LongCat-Video PR #135 and Emu3#5 describe it: torch and flash-attn in one
+    # requirements.txt, flash-attn built before torch is there)
+    text = "pip install -r requirements.txt (torch==2.6.0 and flash-attn==2.7.4.post1): Failed to build flash-attn"
+    assert _got(text)["extension-build-isolation"].severity == "warning"
+    assert "extension-build-isolation" not in _got(
+        "pip install -r requirements.txt (torch==2.6.0 and pandas==2.2.0): Failed to build pandas"
+    )

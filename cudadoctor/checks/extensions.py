@@ -302,8 +302,11 @@ def extension_build_isolation(fx: Facts) -> Iterator[Finding]:
     said = error_match(fx, EXTENSION_BUILD_ISOLATION)
     if not said:
         bare = search(fx, r"No module named '?torch'?(?![\w.])")
-        if bare and torch_version(fx) and fx.str("torch.status") in (None, "ok"):
+        shown = search(fx, _TORCH_SHOWN_INSTALLED) if bare else None
+        if bare and ((torch_version(fx) and fx.str("torch.status") in (None, "ok")) or shown):
             yield _bare_no_torch(fx, bare)
+        elif not bare:
+            yield from _one_step_with_torch(fx)
         return
     text = _all_text(fx)
     names = [m.group(1) for m in _BUILDING.finditer(text) if m.group(1).lower() not in ("torch", "pip", "setuptools", "wheel")]
@@ -324,9 +327,47 @@ def extension_build_isolation(fx: Facts) -> Iterator[Finding]:
     )
 
 
+#: The text shows torch installed in this environment (pip's own words), whatever the facts say.
+_TORCH_SHOWN_INSTALLED = (
+    r"Name: torch[ \t]*\r?\n[ \t]*Version: \d|Requirement already satisfied: torch(?:[=<>~ \t(]|$)|"
+    r"Successfully installed[^\n]*\btorch-\d"
+)
+#: Packages whose setup.py imports torch to build (their install docs say --no-build-isolation).
+_BUILDS_AGAINST_TORCH = (
+    r"\b(?:flash[-_]attn|mamba[-_]ssm|causal[-_]conv1d|apex|detectron2|pytorch3d|gptqmodel|auto[-_]gptq|"
+    r"torch[-_](?:scatter|sparse|cluster)|natten|sageattention|gsplat)\b"
+)
+
+
+def _one_step_with_torch(fx: Facts) -> Iterator[Finding]:
+    """One pip run (a requirements file, one command) that installs torch AND a package that compiles against it, and
+    fails building a wheel: pip builds that package in an isolated environment before torch is installed. A warning."""
+    failed = search(fx, r"\b(?:wheel build|build(?:ing)?(?: the)?(?: wheel)?)\s*errors?\b|Failed (?:to build|building wheel)")
+    # torch in the same run: pinned beside it, or named with the requirements file
+    pinned = search(fx, r"(?<![\w-])torch==\d|\btorch\b[^\n]{0,80}\brequirements\b|\brequirements\b[^\n]{0,80}\btorch\b")
+    pkg = search(fx, _BUILDS_AGAINST_TORCH)
+    if not (failed and pinned and pkg):
+        return
+    name = re.search(_BUILDS_AGAINST_TORCH, pkg[1])
+    dist = name.group(0) if name else "<package>"
+    yield EXTENSION_BUILD_ISOLATION.finding(
+        title=f"Likely: {dist} is built in one pip run with torch, in an isolated environment that has no torch yet",
+        evidence={failed[0]: failed[1], "torch pinned": pinned[1], "builds against torch": dist},
+        fix=Fix(
+            (
+                f"{PIP} install torch==<version> setuptools wheel ninja packaging  # first step: torch and the build tools",
+                f"{PIP} install --no-build-isolation {dist}  # second step: builds against the installed torch",
+                f"# one file only? keep {dist} out of requirements.txt and install it after, or use a prebuilt wheel for this torch",
+            ),
+            "pip builds a source package in a fresh environment before installing anything else from the same run.",
+        ),
+        severity="warning",
+    )
+
+
 def _bare_no_torch(fx: Facts, said: Tuple[str, str]) -> Finding:
     return EXTENSION_BUILD_ISOLATION.finding(
-        title=f"torch {torch_version(fx)} is installed, yet something could not import it: a package built in pip's "
+        title=f"torch {torch_version(fx) or '(shown by pip)'} is installed, yet something could not import it: a package built in pip's "
         "isolated environment (most often), or a script run by another interpreter",
         evidence={said[0]: said[1], "torch.version": torch_version(fx)},
         fix=Fix(
