@@ -39,7 +39,7 @@ from cudadoctor.facts import Facts
 from cudadoctor.interpret import gpus, in_conda_env
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import error_match
+from ._common import error_match, search
 
 CUDA_HOME_MALFORMED = Code(
     code="cuda-home-malformed",
@@ -347,6 +347,7 @@ def sudo_resets_path(fx: Facts) -> Iterator[Finding]:
     """A command run under sudo and nvcc not found by name: sudo's secure_path."""
     said = error_match(fx, SUDO_RESETS_PATH)
     if not said:
+        yield from _nvcc_lost_on_the_way(fx)
         return
     cmds = [
         "which nvcc  # found in your own shell",
@@ -358,6 +359,47 @@ def sudo_resets_path(fx: Facts) -> Iterator[Finding]:
         title="The command ran under sudo, whose reset PATH has no nvcc (it is only on your own PATH)",
         evidence={said[0]: said[1]},
         fix=Fix(tuple(cmds), "sudo sets PATH to /etc/sudoers' secure_path; the CUDA directories your shell adds are gone."),
+    )
+
+
+#: nvcc called by its bare name and not found by a shell, make or Python's spawn (not a path: a malformed or wrong
+#: CUDA_HOME shows as '.../bin/nvcc: not found', cuda-home-malformed / cuda-home-not-set).
+_NVCC_NOT_FOUND = r"(?:^|[\s:'\"])nvcc: (?:command )?not found|unable to execute '?nvcc'?: No such file"
+#: nvcc works for the user: `nvcc --version` output, or a shell profile putting a CUDA bin directory on PATH.
+_NVCC_WORKS = r"Cuda compilation tools, release \d+\.\d+|export PATH=[^\n]*cuda[^\n]*/bin"
+
+
+def _nvcc_lost_on_the_way(fx: Facts) -> Iterator[Finding]:
+    """A build's `nvcc: not found` while the same report shows nvcc working for the user (collect_env's "CUDA runtime
+    version" is what `nvcc --version` printed; `nvcc --version` output; ~/.bashrc adding CUDA's bin to PATH): the build
+    ran with another PATH than the user's shell. sudo's secure_path is the common cause (the text does not show the
+    command line): a warning naming what confirms it."""
+    lost = search(fx, _NVCC_NOT_FOUND)
+    if not lost:
+        return
+    works = search(fx, _NVCC_WORKS)
+    version = fx.str("toolkit.nvcc_version")
+    if not works and not version:
+        return
+    yield SUDO_RESETS_PATH.finding(
+        title="Likely: the build ran with another PATH than your shell (most often under sudo, whose secure_path has no "
+        "CUDA bin directory): nvcc works for you but the build cannot find it",
+        evidence={
+            lost[0]: lost[1],
+            "nvcc for the user": works[1] if works else None,
+            "toolkit.nvcc_version": version,
+        },
+        fix=Fix(
+            (
+                "which nvcc  # found in your own shell",
+                "sudo sh -c 'echo $PATH; which nvcc'  # not found under sudo: its secure_path has no CUDA bin directory",
+                "# run the build as yourself (no sudo), in a virtual environment or with pip install --user",
+                'sudo env "PATH=$PATH" "CUDA_HOME=$CUDA_HOME" <the same command>  # if it must run as root',
+                "# not sudo? an IDE, cron or a service starts without ~/.bashrc: give it PATH=/usr/local/cuda/bin:$PATH",
+            ),
+            "The build's environment lacks the CUDA bin directory your shell's PATH has.",
+        ),
+        severity="warning",
     )
 
 

@@ -302,8 +302,11 @@ def extension_build_isolation(fx: Facts) -> Iterator[Finding]:
     said = error_match(fx, EXTENSION_BUILD_ISOLATION)
     if not said:
         bare = search(fx, r"No module named '?torch'?(?![\w.])")
-        if bare and torch_version(fx) and fx.str("torch.status") in (None, "ok"):
+        shown = search(fx, _TORCH_SHOWN_INSTALLED) if bare else None
+        if bare and ((torch_version(fx) and fx.str("torch.status") in (None, "ok")) or shown):
             yield _bare_no_torch(fx, bare)
+        elif not bare:
+            yield from _one_step_with_torch(fx)
         return
     text = _all_text(fx)
     names = [m.group(1) for m in _BUILDING.finditer(text) if m.group(1).lower() not in ("torch", "pip", "setuptools", "wheel")]
@@ -324,9 +327,47 @@ def extension_build_isolation(fx: Facts) -> Iterator[Finding]:
     )
 
 
+#: The text shows torch installed in this environment (pip's own words), whatever the facts say.
+_TORCH_SHOWN_INSTALLED = (
+    r"Name: torch[ \t]*\r?\n[ \t]*Version: \d|Requirement already satisfied: torch(?:[=<>~ \t(]|$)|"
+    r"Successfully installed[^\n]*\btorch-\d"
+)
+#: Packages whose setup.py imports torch to build (their install docs say --no-build-isolation).
+_BUILDS_AGAINST_TORCH = (
+    r"\b(?:flash[-_]attn|mamba[-_]ssm|causal[-_]conv1d|apex|detectron2|pytorch3d|gptqmodel|auto[-_]gptq|"
+    r"torch[-_](?:scatter|sparse|cluster)|natten|sageattention|gsplat)\b"
+)
+
+
+def _one_step_with_torch(fx: Facts) -> Iterator[Finding]:
+    """One pip run (a requirements file, one command) that installs torch AND a package that compiles against it, and
+    fails building a wheel: pip builds that package in an isolated environment before torch is installed. A warning."""
+    failed = search(fx, r"\b(?:wheel build|build(?:ing)?(?: the)?(?: wheel)?)\s*errors?\b|Failed (?:to build|building wheel)")
+    # torch in the same run: pinned beside it, or named with the requirements file
+    pinned = search(fx, r"(?<![\w-])torch==\d|\btorch\b[^\n]{0,80}\brequirements\b|\brequirements\b[^\n]{0,80}\btorch\b")
+    pkg = search(fx, _BUILDS_AGAINST_TORCH)
+    if not (failed and pinned and pkg):
+        return
+    name = re.search(_BUILDS_AGAINST_TORCH, pkg[1])
+    dist = name.group(0) if name else "<package>"
+    yield EXTENSION_BUILD_ISOLATION.finding(
+        title=f"Likely: {dist} is built in one pip run with torch, in an isolated environment that has no torch yet",
+        evidence={failed[0]: failed[1], "torch pinned": pinned[1], "builds against torch": dist},
+        fix=Fix(
+            (
+                f"{PIP} install torch==<version> setuptools wheel ninja packaging  # first step: torch and the build tools",
+                f"{PIP} install --no-build-isolation {dist}  # second step: builds against the installed torch",
+                f"# one file only? keep {dist} out of requirements.txt and install it after, or use a prebuilt wheel for this torch",
+            ),
+            "pip builds a source package in a fresh environment before installing anything else from the same run.",
+        ),
+        severity="warning",
+    )
+
+
 def _bare_no_torch(fx: Facts, said: Tuple[str, str]) -> Finding:
     return EXTENSION_BUILD_ISOLATION.finding(
-        title=f"torch {torch_version(fx)} is installed, yet something could not import it: a package built in pip's "
+        title=f"torch {torch_version(fx) or '(shown by pip)'} is installed, yet something could not import it: a package built in pip's "
         "isolated environment (most often), or a script run by another interpreter",
         evidence={said[0]: said[1], "torch.version": torch_version(fx)},
         fix=Fix(
@@ -497,6 +538,9 @@ def ptxas_arch_unsupported(fx: Facts) -> Iterator[Finding]:
     """triton's ptxas does not know this GPU, or the GPU is older than triton supports."""
     said = error_match(fx, PTXAS_ARCH_UNSUPPORTED)
     if not said:
+        low = _below_triton(fx)
+        if low:
+            yield low
         return
     text = _all_text(fx)
     too_old = re.search(r"too old to be supported by the triton|Triton only supports devices of CUDA Capability", text, re.I)
@@ -518,6 +562,43 @@ def ptxas_arch_unsupported(fx: Facts) -> Iterator[Finding]:
         title=title,
         evidence={said[0]: said[1], "gpus": [g["name"] for g in gpus(fx) if g.get("name")] or None},
         fix=Fix(tuple(cmds), "triton compiles every kernel with ptxas, which must know the GPU's architecture."),
+    )
+
+
+#: torch's own check before it compiles with triton (torch/_dynamo/device_interface.py, torch/utils/_triton.py):
+#: "Triton only supports devices of CUDA Capability >= 7.0".
+_TRITON_MIN_CAPABILITY = 70  # cap_number("7.0")
+_TOO_OLD = r"(?:GPU|device|card|capability)[^\n]{0,40}?\btoo old\b|\btoo old\b[^\n]{0,40}?(?:GPU|device|triton)"
+
+
+def _triton_here(fx: Facts) -> bool:
+    names = {str(d.get("name") or "").lower().replace("_", "-") for d in fx.dicts("packages.distributions")}
+    return bool(names & {"triton", "pytorch-triton", "triton-windows"}) or bool(search(fx, r"\bTriton\b[: ]+\d+\.\d+"))
+
+
+def _below_triton(fx: Facts) -> Optional[Finding]:
+    """An error saying the GPU is too old, with triton installed and a GPU below triton's minimum capability (7.0):
+    the package's kernels are triton kernels (unsloth, torch.compile, vLLM's), and triton does not support this GPU."""
+    said = search(fx, _TOO_OLD)
+    if not said or not _triton_here(fx) or search(fx, _TORCH_OWN_ARCH.pattern + r"|PyTorch no longer supports this GPU"):
+        return None  # torch's own kernels refuse the GPU: gpu-arch-unsupported
+    old = [g for g in gpus(fx) if g.get("capability") and (cap_number(g["capability"]) or 99) < _TRITON_MIN_CAPABILITY]
+    if not old:
+        return None
+    gpu = old[0]
+    return PTXAS_ARCH_UNSUPPORTED.finding(
+        title=f"Likely: {gpu.get('name') or 'this GPU'} (compute capability {gpu['capability']}) is older than triton "
+        "supports (7.0): the kernels that refuse it are triton kernels",
+        evidence={said[0]: said[1], "gpu": gpu.get("name"), "capability": gpu["capability"], "triton minimum": "7.0"},
+        fix=Fix(
+            (
+                'python -c "import torch; print(torch.cuda.get_device_capability())"  # below (7, 0): triton cannot compile for it',
+                "export TORCHDYNAMO_DISABLE=1  # run without torch.compile, where the program allows it",
+                "# a package built on triton kernels (unsloth, liger-kernel...) needs a GPU of compute capability 7.0 or newer",
+            ),
+            "triton supports GPUs of compute capability 7.0 (Volta) and newer only.",
+        ),
+        severity="warning",
     )
 
 

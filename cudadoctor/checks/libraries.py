@@ -518,7 +518,9 @@ def stub_libcuda(fx: Facts) -> Iterator[Finding]:
 _BUILDING = re.compile(
     r"cpp_extension|CUDAExtension|BuildExtension|building '[^']+' extension|Building wheel for|"
     r"setup\.py|error: command '.*nvcc' failed|Error compiling objects for extension|ninja: build stopped|"
-    r"nvcc fatal|load_inline|torch\.utils\.cpp_extension",
+    r"nvcc fatal|load_inline|torch\.utils\.cpp_extension|"
+    # linking against torch with the local toolkit's CUDA runtime (libtorch + CMake): the linker's own words
+    r"undefined reference to .?cuda\w*@(?:@)?libcudart|CMAKE_CUDA_COMPILER",
     re.IGNORECASE,
 )
 
