@@ -158,7 +158,12 @@ def only_other_gpus(fx: Facts) -> bool:
     return bool(other_gpus(fx))
 
 
-_WANTS_CUDA = r"(?i)cuda|nvidia"
+#: The program asked for CUDA and did not get it (torch's and other tools' words for it), not any mention of CUDA.
+_WANTS_CUDA = (
+    r"(?i)Torch not compiled with CUDA enabled|torch\.cuda\.is_available\(\)\W{0,20}(?:returns?\W{0,4})?False|"
+    r"Invalid CUDA '?device|Found no NVIDIA driver|No CUDA GPUs are available|no CUDA-capable device|"
+    r"CUDA (?:is not available|driver (?:version )?is insufficient)|cuda(?::\d)? (?:device )?(?:not available|requested)"
+)
 
 
 @check(NON_NVIDIA_GPU)
