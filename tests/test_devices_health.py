@@ -229,7 +229,9 @@ def test_a_pasted_error_gives_the_code_when_the_gpus_were_not_read(text, code):
     f = new_facts("collect_env")
     f["user_error"] = {"text": text, "source": "user"}
     found = [x for x in run_health(f) if x.code == code]
-    assert len(found) == 1 and found[0].severity == "error" and text[:40] in str(found[0].evidence)
+    # "busy or unavailable" alone does not show the compute mode (a vGPU licence, a broken driver give it too): a warning
+    want = "warning" if "busy or unavailable" in text else "error"
+    assert len(found) == 1 and found[0].severity == want and text[:40] in str(found[0].evidence)
 
 
 def test_counters_that_were_read_outrank_the_text():

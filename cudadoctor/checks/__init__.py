@@ -8,6 +8,7 @@ third-party plugins only (docs/plugins.md).
 BUILTIN_MODULES = (
     "arch",
     "builds",
+    "codes5",
     "companions",
     "driver",
     "driver_compat",

@@ -254,18 +254,24 @@ def gpu_compute_mode_restricted(fx: Facts) -> Iterator[Finding]:
                 severity="warning",
             )
             return
+        # Without the GPUs' compute mode the words alone do not show it: the same refusal comes from an unlicensed
+        # vGPU guest, a broken driver install and (under WSL) the Windows GPU layer. A warning naming them all and the
+        # commands that tell them apart; the error is for a mode the facts show (below).
         yield from text_finding(
             GPU_COMPUTE_MODE_RESTRICTED,
             fx,
-            "The GPU refused a CUDA context: an exclusive or prohibited compute mode, another process holding it"
+            "The GPU refused a CUDA context: an exclusive or prohibited compute mode with another process holding it, "
+            "an unlicensed vGPU guest, or a broken driver install"
             + (", or (under WSL) the Windows GPU layer failing after a Windows or driver update" if wsl else ""),
             (
-                "nvidia-smi --query-gpu=index,compute_mode --format=csv",
+                "nvidia-smi --query-gpu=index,compute_mode --format=csv  # Exclusive_Process / Prohibited: the mode",
                 "nvidia-smi --query-compute-apps=pid,used_memory --format=csv  # who holds it",
+                "nvidia-smi -q | grep -i -A2 licen  # a vGPU guest: License Status Unlicensed",
                 "sudo nvidia-smi -c DEFAULT -i <N>  # administrator: back to the Default compute mode",
+                "# none of these: reinstall the NVIDIA driver cleanly and reboot",
             ),
             'Exclusive mode allows one CUDA process at a time and Prohibited none; others get "busy or unavailable".',
-            severity="warning" if wsl else "error",  # CUDA refused to run; under WSL the cause is less certain
+            severity="warning",
         )
         return
     for d in nvml_devices(fx):

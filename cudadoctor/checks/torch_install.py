@@ -21,6 +21,7 @@ from cudadoctor.interpret import (
 from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import INDEX, PIP, error_match, kb, search
+from .codes5 import only_other_gpus
 from ._fixes import companion_pins, install_commands, newest_variant_for_driver
 
 TORCH_NOT_INSTALLED = Code(
@@ -195,6 +196,8 @@ def torch_import_failed(fx: Facts) -> Iterator[Finding]:
 
 @check(CPU_ONLY_TORCH)
 def cpu_only_torch(fx: Facts) -> Iterator[Finding]:
+    if only_other_gpus(fx):
+        return  # no NVIDIA GPU, only AMD / Intel / Apple ones (or a Mac): a CPU torch is not the fault (non-nvidia-gpu)
     said = error_match(fx, CPU_ONLY_TORCH)
     build = build_kind(fx)
     if build is None and _cpu_by_packages(fx):

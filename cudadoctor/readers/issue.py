@@ -777,6 +777,14 @@ def _prose_facts(facts: Dict[str, Any], lines: List[str], parts: List[Dict[str, 
         # The text shows a conda environment (a path in one, a conda command): which loader paths torch has depends on
         # it. Only the words that show it are kept (the line's path may hold a user name the report redacts).
         facts["pasted"]["conda"] = {"line": conda[0], "text": conda[1].group(0)}
+    from ..errortext import gpu_vendors
+
+    other = gpu_vendors.other_gpus(lines)  # AMD / Intel / Apple GPUs (or a Mac) named anywhere, the title included
+    if other:
+        facts["pasted"]["other_gpus"] = other
+    nv = gpu_vendors.nvidia_named(lines)
+    if nv:
+        facts["pasted"]["nvidia_named"] = {"line": nv[0], "text": nv[1]}
     cpu = _cpu_build_line(lines)
     if cpu:
         facts["pasted"]["cpu_build"] = {"line": cpu[0], "text": cpu[1]}
