@@ -75,3 +75,54 @@ def test_version_na_with_cuda_available_true_is_not_torch_missing():
     # torch's own N/A (import failed or absent) with availability N/A stays torch-not-installed
     absent = env.replace("Is CUDA available: True", "Is CUDA available: N/A")
     assert parse_collect_env(absent)["torch"].get("status") == "not-installed"
+
+
+# ---------------------------------------------------------------- a container named in the prose of a paste
+
+# https://github.com/NVIDIA/nvidia-docker/issues/341 (the container was run with plain `docker run`: no driver injected)
+NVD_341 = (
+    "I'm using `FROM nvidia/cuda:8.0-devel-ubuntu16.04` in my Dockerfile.\n"
+    "After the build and run I'm getting\n\n```bash\n$ nvidia-smi\nbash: nvidia-smi: command not found\n```\n"
+)
+
+
+def _paste(text: str):
+    from cudadoctor.readers import issue
+
+    facts = issue.read(text)["facts"]
+    rep = diagnose(facts, REG)
+    return facts, {f.code for f in rep.findings if f.severity in ("error", "warning") and f.source != "cudadoctor:learned"}
+
+
+def test_dockerfile_at_a_sentence_end_names_the_container():
+    facts, codes = _paste(NVD_341)
+    assert facts["system"].get("container") == "docker"
+    assert "no-gpu-visible" in codes and "no-nvidia-driver" not in codes
+
+
+def test_a_cuda_image_tag_alone_names_the_container():
+    from cudadoctor.readers import containers
+
+    got = containers.read(["nvidia/cuda:8.0-devel-ubuntu16.04", "bash: nvidia-smi: command not found"])
+    assert got and got["kind"] == "docker"
+    # a registry host or socket path is not the word docker
+    assert containers.read(["pulling from docker.io/library/ubuntu", "unix:///var/run/docker.sock"]) is None
+
+
+# ---------------------------------------------------------------- CUDA's own out-of-memory at an allocation call
+
+# https://github.com/apache/mxnet/issues/5340 (title), https://github.com/charmplusplus/charm/issues/1488
+OOM_TEXTS = (
+    "pooled_storage_manager.h:80: cudaMalloc failed: out of memory",
+    "Fatal CUDA Error out of memory at cuda-hybrid-api.cu:790.\n"
+    "Return value 2 from 'cudaMallocHost(&pinnedChunk, bufSize * numBuffers)'.",
+)
+
+
+def test_cuda_out_of_memory_at_an_allocation_call_reads_as_memory_held():
+    for text in OOM_TEXTS:
+        _, codes = _paste(text)
+        assert "gpu-memory-occupied" in codes, text
+    # a plain mention of cudaMalloc with another failure is not out of memory
+    _, codes = _paste("cudaMalloc failed: invalid device ordinal")
+    assert "gpu-memory-occupied" not in codes
