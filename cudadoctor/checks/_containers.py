@@ -24,7 +24,7 @@ from ._common import search
 #: A container named in the error text itself (an --error-file line, a title pasted with the error).
 _TEXT_CONTAINER = (
     r"(?<![\w./-])(?:docker(?:file)?|docker[- ]compose|nvidia-docker|podman|kubernetes|kubectl|k8s|enroot|pyxis|"
-    r"singularity|apptainer)(?![\w./-])"
+    r"singularity|apptainer)(?![\w/-])(?!\.\w)"
 )
 #: The dynamic loader's words for a program linked against the driver's CUDA library (glibc's ld.so).
 LOADER_LIBCUDA = r"error while loading shared libraries: libcuda\.so(?:\.1)?: cannot open shared object file"
@@ -48,7 +48,7 @@ _KINDS = {
 #: A CUDA container image named by its tag (NVIDIA's and PyTorch's images: "nvidia/cuda:11.8.0-devel-ubuntu22.04",
 #: "pytorch:1.13.1-py3.8.16-cuda11.7.1-devel-ubuntu20.04", "pytorch/pytorch:2.1.0-cuda12.1-cudnn8-runtime"): the report
 #: is from inside such a container. https://hub.docker.com/r/nvidia/cuda/tags, https://hub.docker.com/r/pytorch/pytorch/tags
-_IMAGE_TAG = r"\b[\w.-]+(?:/[\w.-]+)?:[\w.-]*cuda[\w.-]*-(?:devel|runtime|base)(?:-[a-z]+\d+(?:\.\d+)?)?\b"
+_IMAGE_TAG = r"(?<![\w.'\"])(?:[\w.-]+/)?(?:cuda:\d+\.\d+[\w.-]*|[\w.-]+:[\w.-]*cuda[\w.-]*-(?:devel|runtime|base)(?:-[a-z]+\d+(?:\.\d+)?)?)\b"
 
 
 def container_kind(fx: Facts) -> Optional[str]:

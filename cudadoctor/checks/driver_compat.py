@@ -286,6 +286,10 @@ def _nvenc_too_old(fx: Facts, said: Tuple[str, str]) -> Finding:
     )
 
 
+#: torch's own driver check (torch/cuda/__init__.py _check_driver, c10/cuda/CUDAFunctions.cpp), which only a CUDA build has.
+_TORCH_CHECK_DRIVER = re.compile(r"NVIDIA driver on your system is too old", re.I)
+
+
 @check(DRIVER_TOO_OLD)
 def driver_too_old(fx: Facts) -> Iterator[Finding]:
     """Driver vs the CUDA of the torch build, with minor-version compatibility."""
@@ -298,10 +302,11 @@ def driver_too_old(fx: Facts) -> Iterator[Finding]:
         if likely:
             yield likely
             return
-    if is_cuda_build(fx) is False:
-        return
-    cuda, driver, os_name = torch_cuda(fx), driver_version(fx), driver_os(fx)
     api = _found_api(said[1]) if said else None
+    torch_said = bool(said and (api or _TORCH_CHECK_DRIVER.search(said[1])))
+    if is_cuda_build(fx) is False and not (torch_said and not str(torch_version(fx) or "").endswith("+cpu")):
+        return  # torch's _check_driver text comes only from a CUDA build: it outweighs a build read from "Could not collect"
+    cuda, driver, os_name = torch_cuda(fx), driver_version(fx), driver_os(fx)
     verdict = _driver_verdict(cuda, driver, os_name, api)
     if fx.bool("torch.cuda_available") is True and not said:
         return  # the live answer wins: CUDA initialised, so the driver is new enough

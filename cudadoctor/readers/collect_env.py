@@ -183,6 +183,9 @@ def _torch(facts: Dict[str, Any], f: Dict[str, str], r: _Reader, hip_build: bool
     if imported:
         t["version"] = version
         t["status"] = "ok"
+    elif raw is not None and raw.strip() == "N/A" and _bool(f.get("Is CUDA available")) is True:
+        # only an imported torch answers "Is CUDA available: True": the version alone was unreadable
+        t["importable"] = True
     elif raw is not None and raw.strip() == "N/A":
         # collect_env prints N/A when `import torch` raised (ImportError, OSError...) or torch is
         # absent. A torch package in the lists tells the two apart.

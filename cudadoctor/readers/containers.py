@@ -48,7 +48,13 @@ _SINGULARITY = re.compile(r"(?<![\w-])(?P<tool>singularity|apptainer)\s+(?:exec|
 _ENROOT = re.compile(r"(?<![\w-])enroot\s+(?:start|create|import)\b|--container-image[= ]", re.I)
 _NVD_SET = re.compile(r"NVIDIA_VISIBLE_DEVICES\s*[=:]\s*[\"']?(?!void|none)\w", re.I)
 #: "in a docker container", "inside docker", "the docker image", "Dockerfile", "[Bug] CUDA docker error".
-_DOCKER_WORD = re.compile(r"(?<![\w./-])docker(?:file)?(?![\w./-])", re.I)
+#: A sentence's full stop after the word ("... in my Dockerfile.") still counts; "docker.io", "docker.sock" do not.
+_DOCKER_WORD = re.compile(r"(?<![\w./-])docker(?:file)?(?![\w/-])(?!\.\w)", re.I)
+#: A CUDA image named by its tag ("nvidia/cuda:8.0-devel-ubuntu16.04", "pytorch:1.13.1-py3.8.16-cuda11.7.1-devel-ubuntu20.04"),
+#: as checks/_containers.py reads it in error text. https://hub.docker.com/r/nvidia/cuda/tags
+_IMAGE_TAG = re.compile(
+    r"(?<![\w.'\"])(?:[\w.-]+/)?(?:cuda:\d+\.\d+[\w.-]*|[\w.-]+:[\w.-]*cuda[\w.-]*-(?:devel|runtime|base)(?:-[a-z]+\d+(?:\.\d+)?)?)\b"
+)
 
 
 def read(lines: Iterable[str]) -> Optional[Dict[str, Any]]:
@@ -86,6 +92,8 @@ def read(lines: Iterable[str]) -> Optional[Dict[str, Any]]:
                 see("docker", n, line, 1)
         elif "compose" in low and _COMPOSE.search(line):
             see("docker", n, line, 4)
+        elif "cuda" in low and _IMAGE_TAG.search(line):
+            see("docker", n, line, 1)
         if ("singularity" in low or "apptainer" in low) and _SINGULARITY.search(line):
             m = _SINGULARITY.search(line)
             see("singularity", n, line, 5)
