@@ -18,6 +18,7 @@ from typing import Any, Dict, Optional, Tuple
 
 from cudadoctor.facts import Facts
 from cudadoctor.interpret import driver_version, is_wsl, kernel_module
+from cudadoctor.readers.containers import IMAGE_TAG
 
 from ._common import search
 
@@ -45,10 +46,8 @@ _KINDS = {
 }
 
 
-#: A CUDA container image named by its tag (NVIDIA's and PyTorch's images: "nvidia/cuda:11.8.0-devel-ubuntu22.04",
-#: "pytorch:1.13.1-py3.8.16-cuda11.7.1-devel-ubuntu20.04", "pytorch/pytorch:2.1.0-cuda12.1-cudnn8-runtime"): the report
-#: is from inside such a container. https://hub.docker.com/r/nvidia/cuda/tags, https://hub.docker.com/r/pytorch/pytorch/tags
-_IMAGE_TAG = r"(?<![\w.'\"])(?:[\w.-]+/)?(?:cuda:\d+\.\d+[\w.-]*|[\w.-]+:[\w.-]*cuda[\w.-]*-(?:devel|runtime|base)(?:-[a-z]+\d+(?:\.\d+)?)?)\b"
+#: A CUDA container image named by its tag (the reader's pattern, readers/containers.py).
+_IMAGE_TAG = IMAGE_TAG
 
 
 def container_kind(fx: Facts) -> Optional[str]:

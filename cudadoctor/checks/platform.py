@@ -28,6 +28,7 @@ from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import INDEX, PIP, error_match, kb
 from ._fixes import install_commands, python_fix
+from .torch_package import python_unsupported_pip_words
 
 PYTHON_UNSUPPORTED = Code(
     code="python-unsupported",
@@ -177,9 +178,7 @@ def python_unsupported(fx: Facts) -> Iterator[Finding]:
     if found:
         yield from found
         return
-    from .torch_package import python_unsupported_pip_words  # pip's own words, a 32-bit OS (torch_package.py)
-
-    yield from python_unsupported_pip_words(fx)
+    yield from python_unsupported_pip_words(fx, PYTHON_UNSUPPORTED)  # pip's own words, a 32-bit OS
 
 
 def _python_unsupported(fx: Facts) -> Iterator[Finding]:

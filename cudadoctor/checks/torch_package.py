@@ -16,7 +16,6 @@ from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import PIP, error_match, kb
 from ._fixes import python_fix
-from .platform import PYTHON_UNSUPPORTED
 
 TORCH_INSTALL_INCOMPLETE = Code(
     code="torch-install-incomplete",
@@ -127,13 +126,13 @@ def _python_of_first(release: str) -> Optional[Tuple[str, str]]:
     return None
 
 
-def python_unsupported_pip_words(fx: Facts) -> Iterator[Finding]:
-    """What the python-unsupported check (platform.py, which calls this when its own reading finds nothing)
-    leaves: pip's candidate list or a lower bound that shows no wheel fits the interpreter, and a 32-bit
+def python_unsupported_pip_words(fx: Facts, code: Code) -> Iterator[Finding]:
+    """Findings of `code` (python-unsupported, declared and checked in platform.py, which calls this when its
+    own reading finds nothing) for what that check leaves: pip's candidate list or a lower bound that shows no wheel fits the interpreter, and a 32-bit
     operating system (so a 32-bit Python)."""
     if fx.str("torch.status") == "ok" or fx.bool("torch.cuda_available") is True:
         return
-    said = error_match(fx, PYTHON_UNSUPPORTED)
+    said = error_match(fx, code)
     text = "\n".join(t for t in (fx.user_error(), said[1] if said else "") if t)
     evidence: Dict[str, Optional[str]] = {}
     reasons: List[str] = []
@@ -163,9 +162,7 @@ def python_unsupported_pip_words(fx: Facts) -> Iterator[Finding]:
         m = re.search(r"torch\s*==\s*(\d[\w.+]*)", got[0])
         req = m.group(1) if m else None
     cmds, why = python_fix(environment(fx), bits, False, req)
-    yield PYTHON_UNSUPPORTED.finding(
-        title="No PyTorch wheel for this interpreter: " + reasons[0], evidence=evidence, fix=Fix(tuple(cmds), why)
-    )
+    yield code.finding(title="No PyTorch wheel for this interpreter: " + reasons[0], evidence=evidence, fix=Fix(tuple(cmds), why))
 
 
 def register():

@@ -50,11 +50,11 @@ _NVD_SET = re.compile(r"NVIDIA_VISIBLE_DEVICES\s*[=:]\s*[\"']?(?!void|none)\w", 
 #: "in a docker container", "inside docker", "the docker image", "Dockerfile", "[Bug] CUDA docker error".
 #: A sentence's full stop after the word ("... in my Dockerfile.") still counts; "docker.io", "docker.sock" do not.
 _DOCKER_WORD = re.compile(r"(?<![\w./-])docker(?:file)?(?![\w/-])(?!\.\w)", re.I)
-#: A CUDA image named by its tag ("nvidia/cuda:8.0-devel-ubuntu16.04", "pytorch:1.13.1-py3.8.16-cuda11.7.1-devel-ubuntu20.04"),
-#: as checks/_containers.py reads it in error text. https://hub.docker.com/r/nvidia/cuda/tags
-_IMAGE_TAG = re.compile(
-    r"(?<![\w.'\"])(?:[\w.-]+/)?(?:cuda:\d+\.\d+[\w.-]*|[\w.-]+:[\w.-]*cuda[\w.-]*-(?:devel|runtime|base)(?:-[a-z]+\d+(?:\.\d+)?)?)\b"
-)
+#: A CUDA image named by its tag ("nvidia/cuda:8.0-devel-ubuntu16.04", "pytorch:1.13.1-py3.8.16-cuda11.7.1-devel-ubuntu20.04",
+#: "pytorch/pytorch:2.1.0-cuda12.1-cudnn8-runtime"): the report is from inside such a container. checks/_containers.py
+#: reads error text with the same pattern. https://hub.docker.com/r/nvidia/cuda/tags, https://hub.docker.com/r/pytorch/pytorch/tags
+IMAGE_TAG = r"(?<![\w.'\"])(?:[\w.-]+/)?(?:cuda:\d+\.\d+[\w.-]*|[\w.-]+:[\w.-]*cuda[\w.-]*-(?:devel|runtime|base)(?:-[a-z]+\d+(?:\.\d+)?)?)\b"
+_IMAGE_TAG = re.compile(IMAGE_TAG)
 
 
 def read(lines: Iterable[str]) -> Optional[Dict[str, Any]]:
