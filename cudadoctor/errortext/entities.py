@@ -243,6 +243,37 @@ def _pair_code(p: VersionPair) -> Optional[str]:
     return None
 
 
+# --- undefined symbols of a CUDA library's API ----------------------------------------------
+
+
+@dataclass(frozen=True)
+class UndefinedSymbol:
+    """The loader could not resolve a symbol of a CUDA library's API: the copy it found is older than the caller's."""
+
+    symbol: str
+    family: str  # cudnn, cublas, ..., driver (kb/cuda_libraries.json "symbols")
+    line: int
+    line_text: str
+
+
+@functools.lru_cache(maxsize=1)
+def _symbol_rx() -> "re.Pattern[str]":
+    pre = table()["symbols"]["prefixes"]
+    alts = "|".join(f"(?P<{fam}>{rx})" for fam, rx in pre.items())
+    return re.compile(rf"\bundefined symbol:?\s*(?P<sym>(?:{alts})\w*)(?!\w|, version)")
+
+
+def undefined_symbols(text: str) -> List[UndefinedSymbol]:
+    """Every ``undefined symbol: <API name>`` of a CUDA library (not cudart's cudaXxx: see the kb table's note)."""
+    out: List[UndefinedSymbol] = []
+    rx = _symbol_rx()
+    for i, line in enumerate(text.split("\n")):
+        for m in rx.finditer(line[:4096]):
+            fam = next(k for k, v in m.groupdict().items() if v and k != "sym")
+            out.append(UndefinedSymbol(m.group("sym"), fam, i + 1, line.strip()[:400]))
+    return out
+
+
 # --- the provider ----------------------------------------------------------------------------
 
 CHECKED = "2026-11-28"
@@ -290,7 +321,8 @@ def entity_find(text: str, where: str) -> Tuple[Dict[str, List[Match]], List[str
     out: Dict[str, List[Match]] = {}
     libs = missing_libraries(text)
     pairs = version_pairs(text)
-    if not libs and not pairs:
+    syms = undefined_symbols(text)
+    if not libs and not pairs and not syms:
         return out, []
     lines = text.split("\n")
     roles = line_roles(lines)
@@ -310,6 +342,19 @@ def entity_find(text: str, where: str) -> Tuple[Dict[str, List[Match]], List[str
             out.setdefault("library-shadowing", []).append(
                 Match(sh.regex, lib.name, lib.line, lib.line_text, roles[lib.line - 1], s * 0.9, where, sh)
             )
+    for u in syms:
+        if _said_otherwise(u.line_text):
+            continue
+        who = "the driver's libcuda" if u.family == "driver" else u.family
+        sig = _signature(
+            "library-shadowing",
+            f"undefined symbol {u.symbol}: the {who} found by the loader is older than the one the caller was linked against",
+            re.escape(u.symbol),
+        )
+        s = _score(roles, u.line - 1, n, 30 + len(u.symbol))
+        out.setdefault("library-shadowing", []).append(
+            Match(sig.regex, u.symbol, u.line, u.line_text, roles[u.line - 1], s, where, sig)
+        )
     for p in pairs:
         code = _pair_code(p)
         if not code or _said_otherwise(p.line_text):
