@@ -75,3 +75,43 @@ def test_undefined_symbols_of_cuda_library_apis_are_entities():
 def test_an_undefined_cudnn_api_symbol_is_library_shadowing(tmp_path):
     codes = _text_codes(tmp_path, "ImportError: /opt/x/_C.so: undefined symbol: cudnnSetConvolutionGroupCount")
     assert "library-shadowing" in codes, codes
+
+
+# Theano's own header-vs-library check (theano/gpuarray/dnn.py: "Mixed dnn version. The header is version %s while
+# the library is version %s."), as cancerscope's README quotes it: https://github.com/Theano/Theano/blob/master/theano/gpuarray/dnn.py
+THEANO_MIXED = "RuntimeError: Mixed dnn version. The header is version 5110 while the library is version 7401."
+
+
+def test_a_header_and_library_version_pair_is_a_cudnn_mismatch(tmp_path):
+    from cudadoctor.errortext.entities import version_pairs
+
+    (p,) = version_pairs(THEANO_MIXED)
+    assert (p.library, p.required, p.found) == ("cudnn", "5110", "7401")
+    r = CliRunner().invoke(cli, ["check", "--from-text", str(_write(tmp_path, THEANO_MIXED)), "--format", "json"])
+    found = [f for f in json.loads(r.stdout)["findings"] if f["code"] == "cudnn-mismatch"]
+    assert found and "5.1.10" in found[0]["title"] and "7.4.1" in found[0]["title"], found
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "t.txt"
+    p.write_text(text)
+    return p
+
+
+# https://github.com/ContinuumIO/anaconda-issues/issues/12251 (Anaconda's cudatoolkit 11.0.221): both files in the env's lib
+CONDA_CUBLAS = (
+    "OSError: /home/u/anaconda3/envs/t/lib/python3.8/site-packages/torch/lib/../../../../libcublas.so.11: symbol "
+    "free_gemm_select version libcublasLt.so.11 not defined in file libcublasLt.so.11 with link time reference"
+)
+# https://github.com/pytorch/pytorch/issues/120186: a pip wheel's library resolving its sibling from another install
+PIP_NVJITLINK = (
+    "ImportError: /usr/local/lib/python3.10/dist-packages/torch/lib/../../nvidia/cusparse/lib/libcusparse.so.12: symbol "
+    "__nvJitLinkAddData_12_1 version libnvJitLink.so.12 not defined in file libnvJitLink.so.12 with link time reference"
+)
+
+
+def test_two_libraries_of_the_conda_envs_own_cudatoolkit_are_a_broken_build_not_shadowing(tmp_path):
+    codes = _text_codes(tmp_path, CONDA_CUBLAS)
+    assert "conda-cudatoolkit-broken-build" in codes and "library-shadowing" not in codes, codes
+    codes = _text_codes(tmp_path, PIP_NVJITLINK)
+    assert "library-shadowing" in codes and "conda-cudatoolkit-broken-build" not in codes, codes

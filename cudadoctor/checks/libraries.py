@@ -1,6 +1,6 @@
 """Which CUDA libraries does torch really load, and do they match the build?
 
-Codes: cudnn-mismatch, library-shadowing, stub-libcuda, cuda-toolkit-mismatch.
+Codes: cudnn-mismatch, library-shadowing, stub-libcuda, cuda-toolkit-mismatch, conda-cudatoolkit-broken-build.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from typing import Dict, Iterator, List, Optional, Tuple
 from cudadoctor.facts import Facts
 from cudadoctor.interpret import (
     conda_torch,
+    dist_version,
     cuda_like_dir,
     decode_cudnn,
     driver_os,
@@ -141,6 +142,71 @@ CUDA_TOOLKIT_MISMATCH = Code(
 )
 
 
+# --- round 6: lib6 ---
+
+CONDA_CUDATOOLKIT_BROKEN_BUILD = Code(
+    code="conda-cudatoolkit-broken-build",
+    title="The conda environment's cudatoolkit ships CUDA libraries that do not fit each other",
+    area="libraries",
+    severity="error",
+    explanation={
+        "what": "A CUDA library in the conda environment's own lib directory (the cudatoolkit package's files, e.g. "
+        "envs/X/lib/libcublas.so.11, which torch reaches as torch/lib/../../../../libcublas.so.11) references a "
+        "versioned symbol that its sibling library of the same package does not define: 'symbol free_gemm_select "
+        "version libcublasLt.so.11 not defined in file libcublasLt.so.11 with link time reference'.",
+        "why": "Both libraries come from one cudatoolkit package, so nothing else is shadowing them: that build of the "
+        "package pairs a libcublas with a libcublasLt of another build (Anaconda's cudatoolkit 11.0.221 is the known "
+        "one). Every program in the environment that loads cuBLAS fails at import.",
+        "confirm": "`conda list cudatoolkit` (its version and channel); `ls -l $CONDA_PREFIX/lib/libcublas*` (both "
+        "files from that package); `echo $LD_LIBRARY_PATH` holds no other CUDA directory.",
+        "fix": "Install another build of cudatoolkit in the environment: `conda install -c conda-forge "
+        "cudatoolkit=11.0.3` (or the next CUDA minor the pytorch build accepts, e.g. pytorch with cudatoolkit=11.1), "
+        "or a pip torch, which ships its own cuBLAS.",
+    },
+    links=(
+        "https://github.com/ContinuumIO/anaconda-issues/issues/12251",
+        "https://man7.org/linux/man-pages/man8/ld.so.8.html",
+    ),
+)
+
+#: The failing library lies in a conda environment's own lib directory (a conda package's file, not a wheel's).
+_CONDA_ENV_LIB = re.compile(
+    r"(?:(?:ana|mini)conda\d?|miniforge\d?|mambaforge|/opt/conda)(?:/envs/[^/\s]+)?/lib/lib\w+\.so[.\d]*:"
+    r"|/torch/lib/(?:\.\./){4}lib\w+\.so[.\d]*:"
+)
+#: The loader's versioned-symbol failure: the sibling found lacks a symbol version the caller was linked against.
+_SYMBOL_VERSION_NOT_DEFINED = re.compile(
+    r"symbol \w+,? version (lib\w+\.so\.\d+) not defined in file (lib\w+\.so[.\d]*) with link time reference"
+)
+
+
+def _conda_package_mismatch(fx: Facts, line: str) -> bool:
+    """The symbol failure is between two libraries of the conda environment's own lib directory."""
+    m = _SYMBOL_VERSION_NOT_DEFINED.search(line)
+    return bool(m and _CONDA_ENV_LIB.search(line) and not ld_library_path(fx) and not ld_preload(fx))
+
+
+@check(CONDA_CUDATOOLKIT_BROKEN_BUILD)
+def conda_cudatoolkit_broken_build(fx: Facts) -> Iterator[Finding]:
+    said = error_match(fx, LIBRARY_SHADOWING)
+    if not said or not _conda_package_mismatch(fx, said[1]):
+        return
+    tk = dist_version(fx, "cudatoolkit")
+    cmds = [
+        "conda list cudatoolkit  # the package both libraries come from" + (f" (here {tk})" if tk else ""),
+        "ls -l $CONDA_PREFIX/lib/libcublas*  # both files in the environment's own lib directory",
+        "conda install -c conda-forge cudatoolkit=11.0.3  # another build of the package (for CUDA 11.0; or the CUDA "
+        "minor your pytorch build accepts)",
+        f"# or: {PIP} install torch  # a pip torch ships its own CUDA libraries",
+    ]
+    yield CONDA_CUDATOOLKIT_BROKEN_BUILD.finding(
+        title="The conda environment's cudatoolkit pairs CUDA libraries of different builds"
+        + (f" (cudatoolkit {tk})" if tk else ""),
+        evidence={said[0]: said[1], "conda cudatoolkit": tk},
+        fix=Fix(tuple(cmds), "Both libraries come from the environment's cudatoolkit package: another build of it fixes it."),
+    )
+
+
 # ---------------------------------------------------------------- cudnn-mismatch
 
 
@@ -241,7 +307,9 @@ def cudnn_mismatch(fx: Facts) -> Iterator[Finding]:
     compiled = decode_cudnn(fx.get("torch.cudnn_compiled"))
     runtime = decode_cudnn(fx.get("torch.cudnn_version"))
     if said:
-        m = re.search(r"compiled\s+against (\d+) but linked against (\d+)", said[1])
+        m = re.search(r"compiled\s+against (\d+) but linked against (\d+)", said[1]) or re.search(
+            r"header\D{0,30}?(\d{4,5})\b[^\n]*?library\D{0,30}?(\d{4,5})\b", said[1]
+        )
         if m:
             compiled, runtime = decode_cudnn(int(m.group(1))), decode_cudnn(int(m.group(2)))
         m = re.search(
@@ -327,6 +395,16 @@ def cudnn_mismatch(fx: Facts) -> Iterator[Finding]:
             title=f"The cuDNN found is older than the one {who} was built against{detail}",
             evidence=evidence,
             fix=Fix(tuple(cmds), f"{who} needs a cuDNN at least as new as the one it was built against."),
+        )
+        return
+    if said and re.search(r"\bheaders?\b[^\n]*\blibrary\b", said[1], re.IGNORECASE):
+        yield CUDNN_MISMATCH.finding(  # the program's own header-vs-library check (Theano's "Mixed dnn version")
+            title=f"The cuDNN library loaded is not the cuDNN whose header the program was compiled with{detail}",
+            evidence=evidence,
+            fix=Fix(
+                tuple(["ldconfig -p | grep libcudnn; find / -name 'cudnn*.h' 2>/dev/null  # the two installs"] + cmds),
+                "Keep one cuDNN: the header the build reads and the library the loader finds must be the same version.",
+            ),
         )
         return
     yield CUDNN_MISMATCH.finding(
@@ -422,6 +500,8 @@ def library_shadowing(fx: Facts) -> Iterator[Finding]:
     if is_cuda_build(fx) is False:
         return
     said = error_match(fx, LIBRARY_SHADOWING)
+    if said and _conda_package_mismatch(fx, said[1]):
+        said = None  # two libraries of the environment's own cudatoolkit: conda-cudatoolkit-broken-build
     if said and driver_version(fx) and _DRIVER_API_UNDEFINED.search(said[1]):
         said = None  # the driver is known: its libcuda lacking a symbol is a driver too old (driver checks), not a stray copy
     libs = loaded_libraries(fx)
@@ -680,4 +760,4 @@ def cuda_toolkit_mismatch(fx: Facts) -> Iterator[Finding]:
 
 
 def register():
-    return [cudnn_mismatch, library_shadowing, stub_libcuda, cuda_toolkit_mismatch]
+    return [cudnn_mismatch, library_shadowing, stub_libcuda, cuda_toolkit_mismatch, conda_cudatoolkit_broken_build]

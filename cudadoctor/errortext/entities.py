@@ -174,7 +174,10 @@ _PAIR = re.compile(
     rf"|{_LIBS}[^.;\n]{{0,80}}?\b{_FOUND}\b[^\d\n]{{0,30}}{_V}[^\n]{{0,90}}?\b{_BUILT}\b[^\d\n]{{0,30}}{_V}"
     rf"|{_BUILT}\b[^\d\n]{{0,12}}{_LIBS}[^\d\n]{{0,30}}{_V}[^\n]{{0,90}}?\b{_LIBS}[^\d\n]{{0,50}}?{_FOUND}[^\d\n]{{0,30}}{_V}"
     rf"|\b{_FOUND}[^\d\n]{{0,12}}{_LIBS}[^\d\n]{{0,30}}{_V}[^\n]{{0,90}}?\b{_BUILT}\b[^\d\n]{{0,30}}{_V}"
-    rf"|Required:\s*{_V}\s*Found:\s*{_V}",
+    rf"|Required:\s*{_V}\s*Found:\s*{_V}"
+    # a header (what the build compiled against) and a library (what loads) of another version: Theano's "Mixed dnn
+    # version. The header is version 5005 while the library is version 5110", cudnn.h vs libcudnn in any order
+    rf"|(?P<hl>(?:cu)?dnn|cuDNN|NCCL)[^\n]{{0,60}}?\bheaders?\b[^\d\n]{{0,30}}{_V}[^\n]{{0,60}}?\blibrary\b[^\d\n]{{0,30}}{_V}",
     re.IGNORECASE,
 )
 _DRIVER_WORDS = re.compile(r"driver|nvenc", re.IGNORECASE)
@@ -193,7 +196,7 @@ class VersionPair:
 
 def _lib_kind(name: str) -> str:
     n = name.lower()
-    if "cudnn" in n:
+    if "cudnn" in n or n == "dnn":
         return "cudnn"
     if "nccl" in n:
         return "nccl"
@@ -218,6 +221,8 @@ def version_pairs(text: str) -> List[VersionPair]:
                 lib, req, found = g[6], g[7], g[9]
             elif g[10]:  # found lib v1 ... built v2
                 lib, found, req = g[10], g[11], g[12]
+            elif m.group("hl"):  # <lib> ... header X ... library Y
+                lib, req, found = m.group("hl"), g[16], g[17]
             else:  # Required: X Found: Y (the sentence before names the library)
                 lib = "driver" if _DRIVER_WORDS.search(line) else ""
                 req, found = g[13], g[14]
