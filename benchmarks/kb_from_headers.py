@@ -121,14 +121,17 @@ MAP = {
     # NCCL
     # cuDNN
     "CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH": (
-        "cudnn-mismatch",
+        "library-shadowing",
         "high",
-        "cuDNN's sub-libraries are different versions: two cuDNN installs mixed",
+        "cuDNN's sub-libraries are different versions: two cuDNN installs mixed on the loader path (cuDNN 9 loads "
+        "libcudnn_graph, libcudnn_engines_*, libcudnn_ops/cnn/adv at run time by name; one missing from torch's wheel "
+        "is found in a system copy)",
     ),
     "CUDNN_STATUS_VERSION_MISMATCH": (
-        "cudnn-mismatch",
+        "library-shadowing",
         "high",
-        "cuDNN version mismatch (cuDNN 8; an alias of SUBLIBRARY_VERSION_MISMATCH in cuDNN 9)",
+        "cuDNN's libraries are different versions (cuDNN 8's sub-library version check; an alias of "
+        "SUBLIBRARY_VERSION_MISMATCH in cuDNN 9): two cuDNN installs mixed on the loader path",
     ),
     "CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED": ("cudnn-mismatch", "high", "a cuDNN sub-library could not be loaded"),
     "CUDNN_STATUS_NOT_SUPPORTED_INCOMPATIBLE_CUDA_DRIVER": ("driver-too-old", "high", "cuDNN needs a newer CUDA driver"),

@@ -1,6 +1,6 @@
 """Which CUDA libraries does torch really load, and do they match the build?
 
-Codes: cudnn-mismatch, library-shadowing, stub-libcuda, cuda-toolkit-mismatch.
+Codes: cudnn-mismatch, library-shadowing, stub-libcuda, cuda-toolkit-mismatch, conda-cudatoolkit-broken-build.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from typing import Dict, Iterator, List, Optional, Tuple
 from cudadoctor.facts import Facts
 from cudadoctor.interpret import (
     conda_torch,
+    dist_version,
     cuda_like_dir,
     decode_cudnn,
     driver_os,
@@ -141,6 +142,71 @@ CUDA_TOOLKIT_MISMATCH = Code(
 )
 
 
+# --- round 6: lib6 ---
+
+CONDA_CUDATOOLKIT_BROKEN_BUILD = Code(
+    code="conda-cudatoolkit-broken-build",
+    title="The conda environment's cudatoolkit ships CUDA libraries that do not fit each other",
+    area="libraries",
+    severity="error",
+    explanation={
+        "what": "A CUDA library in the conda environment's own lib directory (the cudatoolkit package's files, e.g. "
+        "envs/X/lib/libcublas.so.11, which torch reaches as torch/lib/../../../../libcublas.so.11) references a "
+        "versioned symbol that its sibling library of the same package does not define: 'symbol free_gemm_select "
+        "version libcublasLt.so.11 not defined in file libcublasLt.so.11 with link time reference'.",
+        "why": "Both libraries come from one cudatoolkit package, so nothing else is shadowing them: that build of the "
+        "package pairs a libcublas with a libcublasLt of another build (Anaconda's cudatoolkit 11.0.221 is the known "
+        "one). Every program in the environment that loads cuBLAS fails at import.",
+        "confirm": "`conda list cudatoolkit` (its version and channel); `ls -l $CONDA_PREFIX/lib/libcublas*` (both "
+        "files from that package); `echo $LD_LIBRARY_PATH` holds no other CUDA directory.",
+        "fix": "Install another build of cudatoolkit in the environment: `conda install -c conda-forge "
+        "cudatoolkit=11.0.3` (or the next CUDA minor the pytorch build accepts, e.g. pytorch with cudatoolkit=11.1), "
+        "or a pip torch, which ships its own cuBLAS.",
+    },
+    links=(
+        "https://github.com/ContinuumIO/anaconda-issues/issues/12251",
+        "https://man7.org/linux/man-pages/man8/ld.so.8.html",
+    ),
+)
+
+#: The failing library lies in a conda environment's own lib directory (a conda package's file, not a wheel's).
+_CONDA_ENV_LIB = re.compile(
+    r"(?:(?:ana|mini)conda\d?|miniforge\d?|mambaforge|/opt/conda)(?:/envs/[^/\s]+)?/lib/lib\w+\.so[.\d]*:"
+    r"|/torch/lib/(?:\.\./){4}lib\w+\.so[.\d]*:"
+)
+#: The loader's versioned-symbol failure: the sibling found lacks a symbol version the caller was linked against.
+_SYMBOL_VERSION_NOT_DEFINED = re.compile(
+    r"symbol \w+,? version (lib\w+\.so\.\d+) not defined in file (lib\w+\.so[.\d]*) with link time reference"
+)
+
+
+def _conda_package_mismatch(fx: Facts, line: str) -> bool:
+    """The symbol failure is between two libraries of the conda environment's own lib directory."""
+    m = _SYMBOL_VERSION_NOT_DEFINED.search(line)
+    return bool(m and _CONDA_ENV_LIB.search(line) and not ld_library_path(fx) and not ld_preload(fx))
+
+
+@check(CONDA_CUDATOOLKIT_BROKEN_BUILD)
+def conda_cudatoolkit_broken_build(fx: Facts) -> Iterator[Finding]:
+    said = error_match(fx, LIBRARY_SHADOWING)
+    if not said or not _conda_package_mismatch(fx, said[1]):
+        return
+    tk = dist_version(fx, "cudatoolkit")
+    cmds = [
+        "conda list cudatoolkit  # the package both libraries come from" + (f" (here {tk})" if tk else ""),
+        "ls -l $CONDA_PREFIX/lib/libcublas*  # both files in the environment's own lib directory",
+        "conda install -c conda-forge cudatoolkit=11.0.3  # another build of the package (for CUDA 11.0; or the CUDA "
+        "minor your pytorch build accepts)",
+        f"# or: {PIP} install torch  # a pip torch ships its own CUDA libraries",
+    ]
+    yield CONDA_CUDATOOLKIT_BROKEN_BUILD.finding(
+        title="The conda environment's cudatoolkit pairs CUDA libraries of different builds"
+        + (f" (cudatoolkit {tk})" if tk else ""),
+        evidence={said[0]: said[1], "conda cudatoolkit": tk},
+        fix=Fix(tuple(cmds), "Both libraries come from the environment's cudatoolkit package: another build of it fixes it."),
+    )
+
+
 # ---------------------------------------------------------------- cudnn-mismatch
 
 
@@ -167,6 +233,57 @@ _CUDNN_MISSING = re.compile(
 )
 
 
+#: A cuDNN version written in text: "cuDNN 9.1", "cudnn=8.9.7", "cudnn9-runtime", libcudnn.so.9, cudnn64_9.dll,
+#: nvidia-cudnn-cu12==9.1.0.70 (the wheel's own version, not its -cuNN suffix).
+_CUDNN_IN_TEXT = re.compile(
+    r"nvidia-cudnn-cu\d+\s*(?:==|=|\s)\s*(\d+)\.\d+"
+    r"|\bcudnn(?!-cu)[\s_=:-]{0,3}v?(?:version\s*)?(\d{1,2})(?:\.\d+|-(?:runtime|devel)|\b)"
+    r"|libcudnn\w*\.so\.(\d+)|cudnn\w*?64_(\d+)\.dll",
+    re.IGNORECASE,
+)
+
+
+#: Programs that dlopen their own cuDNN (not torch's): their missing cuDNN is their missing dependency.
+_OWN_CUDNN_LOADER = re.compile(r"ctranslate2|faster[_-]?whisper|whisperx|onnxruntime|paddle|mxnet|cupy|tensorflow", re.IGNORECASE)
+
+
+def _cudnn_majors_stated(fx: Facts) -> List[Tuple[int, str]]:
+    """Every cuDNN major the facts state, with where: torch's own, the system's, a package, torch's release table."""
+    out: List[Tuple[int, str]] = []
+    for key in ("torch.cudnn_version", "torch.cudnn_compiled"):
+        t = decode_cudnn(fx.get(key))
+        if t:
+            out.append((t[0], key))
+    for e in fx.dicts("toolkit.system_cudnn"):
+        v = vtuple(str(e.get("version") or ""))
+        if v:
+            out.append((v[0], "toolkit.system_cudnn"))
+    for name in ("nvidia-cudnn-cu13", "nvidia-cudnn-cu12", "nvidia-cudnn-cu11", "cudnn"):
+        d = fx.distribution(name)
+        v = vtuple(str(d.get("version") or "")) if d else None
+        if v:
+            out.append((v[0], f"package {name}"))
+    rel, var = torch_release(fx), variant(fx)
+    info = release_info(rel) if rel and var else None
+    ships = (info or {}).get("cudnn", {}).get(var or "") if info else None
+    v = vtuple(ships) if ships else None
+    if v:
+        out.append((v[0], f"torch {rel}+{var} ships cuDNN {ships}"))
+    return out
+
+
+def _other_cudnn_major(fx: Facts, wanted: int) -> Optional[str]:
+    """Where the facts or the text show a cuDNN of another major than ``wanted`` (None: nowhere)."""
+    for major, where in _cudnn_majors_stated(fx):
+        if major != wanted and 5 <= major <= 20:
+            return where
+    for m in _CUDNN_IN_TEXT.finditer(fx.user_error() or ""):
+        n = next((g for g in m.groups() if g), None)
+        if n and int(n) != wanted and 5 <= int(n) <= 20:
+            return f"the text: {m.group(0)}"
+    return None
+
+
 @check(CUDNN_MISMATCH)
 def cudnn_mismatch(fx: Facts) -> Iterator[Finding]:
     if is_cuda_build(fx) is False:
@@ -176,10 +293,23 @@ def cudnn_mismatch(fx: Facts) -> Iterator[Finding]:
         said = None  # cuDNN 8 is there but lacks zlibwapi.dll: not a version mismatch (dll-load-failure, platform.py)
     if said and not torch_version(fx) and search(fx, r"Could not locate cudnn_\w+64_\d+\.dll"):
         said = None  # a package's own cuDNN (not torch's) lacks a sub-library: cuda-library-missing (text_classes.py)
+    missing = _CUDNN_MISSING.search(said[1]) if said else None
+    other: Optional[str] = None
+    if said and missing:
+        # A cuDNN file that cannot be found is a missing library (cuda-library-missing, kb/errors/lib6.json); it is a
+        # cuDNN *mismatch* only when the facts or the text show a cuDNN of another major beside it.
+        wanted = int(next(g for g in missing.groups() if g))
+        other = _other_cudnn_major(fx, wanted)
+        # ...or when torch itself is the one loading it (the code's own scope: torch's cuDNN cannot be loaded).
+        torch_loads = bool(torch_version(fx)) and not _OWN_CUDNN_LOADER.search(fx.user_error() or "")
+        if other is None and not torch_loads:
+            return
     compiled = decode_cudnn(fx.get("torch.cudnn_compiled"))
     runtime = decode_cudnn(fx.get("torch.cudnn_version"))
     if said:
-        m = re.search(r"compiled\s+against (\d+) but linked against (\d+)", said[1])
+        m = re.search(r"compiled\s+against (\d+) but linked against (\d+)", said[1]) or re.search(
+            r"header\D{0,30}?(\d{4,5})\b[^\n]*?library\D{0,30}?(\d{4,5})\b", said[1]
+        )
         if m:
             compiled, runtime = decode_cudnn(int(m.group(1))), decode_cudnn(int(m.group(2)))
         m = re.search(
@@ -205,6 +335,8 @@ def cudnn_mismatch(fx: Facts) -> Iterator[Finding]:
     }
     if said:
         evidence[said[0]] = said[1]
+    if other:
+        evidence["other_cudnn_major"] = other
     ldp = ld_library_path(fx)
     cmds: List[str] = []
     if ldp:
@@ -232,7 +364,6 @@ def cudnn_mismatch(fx: Facts) -> Iterator[Finding]:
         )
     elif pin:
         cmds.append(f"conda install cudnn={pin}  # in a conda env; otherwise put cuDNN {pin} first on the loader path")
-    missing = _CUDNN_MISSING.search(said[1]) if said else None
     if missing and not conda and not any("nvidia-cudnn" in c for c in cmds):
         major = next(g for g in missing.groups() if g)
         name = pkg or "nvidia-cudnn-cu12"
@@ -264,6 +395,16 @@ def cudnn_mismatch(fx: Facts) -> Iterator[Finding]:
             title=f"The cuDNN found is older than the one {who} was built against{detail}",
             evidence=evidence,
             fix=Fix(tuple(cmds), f"{who} needs a cuDNN at least as new as the one it was built against."),
+        )
+        return
+    if said and re.search(r"\bheaders?\b[^\n]*\blibrary\b", said[1], re.IGNORECASE):
+        yield CUDNN_MISMATCH.finding(  # the program's own header-vs-library check (Theano's "Mixed dnn version")
+            title=f"The cuDNN library loaded is not the cuDNN whose header the program was compiled with{detail}",
+            evidence=evidence,
+            fix=Fix(
+                tuple(["ldconfig -p | grep libcudnn; find / -name 'cudnn*.h' 2>/dev/null  # the two installs"] + cmds),
+                "Keep one cuDNN: the header the build reads and the library the loader finds must be the same version.",
+            ),
         )
         return
     yield CUDNN_MISMATCH.finding(
@@ -347,11 +488,22 @@ def _remove_cmds(mech: str, entry: Optional[str], fx: Facts) -> List[str]:
     return ["ldconfig -p | grep -E 'cudart|cublas|cudnn|nvJitLink|cusparse|nccl'  # find the copy the loader prefers"]
 
 
+#: The driver API (cuda.h's cuXxx) unresolved: libcuda.so.1 from an older driver, a stub, or a stale copy.
+_DRIVER_API_UNDEFINED = re.compile(r"undefined symbol:?\s*cu[A-Z][a-z]\w*")
+
+#: cuDNN's own words for its libraries coming from two installs (cudnn.h's cudnnStatus_t; cuDNN 8's version checks).
+_CUDNN_SUBLIB = re.compile(r"CUDNN_STATUS_(?:SUBLIBRARY_)?VERSION_MISMATCH")
+
+
 @check(LIBRARY_SHADOWING)
 def library_shadowing(fx: Facts) -> Iterator[Finding]:
     if is_cuda_build(fx) is False:
         return
     said = error_match(fx, LIBRARY_SHADOWING)
+    if said and _conda_package_mismatch(fx, said[1]):
+        said = None  # two libraries of the environment's own cudatoolkit: conda-cudatoolkit-broken-build
+    if said and driver_version(fx) and _DRIVER_API_UNDEFINED.search(said[1]):
+        said = None  # the driver is known: its libcuda lacking a symbol is a driver too old (driver checks), not a stray copy
     libs = loaded_libraries(fx)
     broken = bool(said) or fx.str("torch.status") == "import-failed"
     evidence: Dict[str, object] = {"torch.version": torch_version(fx)}
@@ -455,6 +607,31 @@ def _said_shadowing(fx: Facts, said: Tuple[str, str], problems: List[str], evide
     lib = m.group(2) if m else None
     if problems:
         return
+    if _CUDNN_SUBLIB.search(said[1]):
+        problems.append(
+            "cuDNN's sub-libraries come from two different cuDNN installs (CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH): "
+            "one missing from torch's cuDNN was found in another copy on the loader path"
+        )
+        cmds += [
+            'LD_DEBUG=libs python -c "import torch; torch.backends.cudnn.version(); '
+            "torch.nn.functional.conv2d(torch.zeros(1,1,8,8).cuda(), torch.zeros(1,1,3,3).cuda())\" 2>&1 | grep -i 'libcudnn.*calling init'"
+            "  # which file each cuDNN sub-library came from",
+            "ldconfig -p | grep libcudnn  # a system cuDNN (apt libcudnn9-cuda-*, /usr/local/cuda) the loader also finds",
+            f"{PIP} install --force-reinstall --no-deps nvidia-cudnn-cu12  # or -cu13: a complete cuDNN in torch's own packages",
+        ]
+        return
+    sym = re.search(r"undefined symbol:?\s*(\w+)", said[1])
+    if not m and sym:
+        fam = "the driver's libcuda" if _DRIVER_API_UNDEFINED.search(said[1]) else "the library that defines it"
+        problems.append(
+            f"{sym.group(1)} is undefined: the copy of {fam} that the loader found is older than the one the caller was "
+            "built against (another install earlier on the loader path)"
+        )
+        cmds += [
+            "ldd $(python -c \"import torch, os; print(os.path.join(os.path.dirname(torch.__file__), 'lib', 'libtorch_cuda.so'))\") | grep -E 'cuda|cudnn|cublas|cusparse|nccl'"
+            "  # which copy each library resolves to",
+            "cat /etc/ld.so.conf.d/*.conf; echo $LD_LIBRARY_PATH  # an old CUDA directory (or a leftover conda 'cuda'/'cudnn' package) listed first",
+        ]
     problems.append(
         f"torch's libraries resolved {lib or 'a CUDA library'} to an older copy outside its own packages"
         + (f" (missing {m.group(1)})" if m else "")
@@ -583,4 +760,4 @@ def cuda_toolkit_mismatch(fx: Facts) -> Iterator[Finding]:
 
 
 def register():
-    return [cudnn_mismatch, library_shadowing, stub_libcuda, cuda_toolkit_mismatch]
+    return [cudnn_mismatch, library_shadowing, stub_libcuda, cuda_toolkit_mismatch, conda_cudatoolkit_broken_build]

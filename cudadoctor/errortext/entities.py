@@ -174,7 +174,10 @@ _PAIR = re.compile(
     rf"|{_LIBS}[^.;\n]{{0,80}}?\b{_FOUND}\b[^\d\n]{{0,30}}{_V}[^\n]{{0,90}}?\b{_BUILT}\b[^\d\n]{{0,30}}{_V}"
     rf"|{_BUILT}\b[^\d\n]{{0,12}}{_LIBS}[^\d\n]{{0,30}}{_V}[^\n]{{0,90}}?\b{_LIBS}[^\d\n]{{0,50}}?{_FOUND}[^\d\n]{{0,30}}{_V}"
     rf"|\b{_FOUND}[^\d\n]{{0,12}}{_LIBS}[^\d\n]{{0,30}}{_V}[^\n]{{0,90}}?\b{_BUILT}\b[^\d\n]{{0,30}}{_V}"
-    rf"|Required:\s*{_V}\s*Found:\s*{_V}",
+    rf"|Required:\s*{_V}\s*Found:\s*{_V}"
+    # a header (what the build compiled against) and a library (what loads) of another version: Theano's "Mixed dnn
+    # version. The header is version 5005 while the library is version 5110", cudnn.h vs libcudnn in any order
+    rf"|(?P<hl>(?:cu)?dnn|cuDNN|NCCL)[^\n]{{0,60}}?\bheaders?\b[^\d\n]{{0,30}}{_V}[^\n]{{0,60}}?\blibrary\b[^\d\n]{{0,30}}{_V}",
     re.IGNORECASE,
 )
 _DRIVER_WORDS = re.compile(r"driver|nvenc", re.IGNORECASE)
@@ -193,7 +196,7 @@ class VersionPair:
 
 def _lib_kind(name: str) -> str:
     n = name.lower()
-    if "cudnn" in n:
+    if "cudnn" in n or n == "dnn":
         return "cudnn"
     if "nccl" in n:
         return "nccl"
@@ -218,6 +221,8 @@ def version_pairs(text: str) -> List[VersionPair]:
                 lib, req, found = g[6], g[7], g[9]
             elif g[10]:  # found lib v1 ... built v2
                 lib, found, req = g[10], g[11], g[12]
+            elif m.group("hl"):  # <lib> ... header X ... library Y
+                lib, req, found = m.group("hl"), g[16], g[17]
             else:  # Required: X Found: Y (the sentence before names the library)
                 lib = "driver" if _DRIVER_WORDS.search(line) else ""
                 req, found = g[13], g[14]
@@ -241,6 +246,37 @@ def _pair_code(p: VersionPair) -> Optional[str]:
     if p.library == "cuda":
         return "cuda-toolkit-mismatch"
     return None
+
+
+# --- undefined symbols of a CUDA library's API ----------------------------------------------
+
+
+@dataclass(frozen=True)
+class UndefinedSymbol:
+    """The loader could not resolve a symbol of a CUDA library's API: the copy it found is older than the caller's."""
+
+    symbol: str
+    family: str  # cudnn, cublas, ..., driver (kb/cuda_libraries.json "symbols")
+    line: int
+    line_text: str
+
+
+@functools.lru_cache(maxsize=1)
+def _symbol_rx() -> "re.Pattern[str]":
+    pre = table()["symbols"]["prefixes"]
+    alts = "|".join(f"(?P<{fam}>{rx})" for fam, rx in pre.items())
+    return re.compile(rf"\bundefined symbol:?\s*(?P<sym>(?:{alts})\w*)(?!\w|, version)")
+
+
+def undefined_symbols(text: str) -> List[UndefinedSymbol]:
+    """Every ``undefined symbol: <API name>`` of a CUDA library (not cudart's cudaXxx: see the kb table's note)."""
+    out: List[UndefinedSymbol] = []
+    rx = _symbol_rx()
+    for i, line in enumerate(text.split("\n")):
+        for m in rx.finditer(line[:4096]):
+            fam = next(k for k, v in m.groupdict().items() if v and k != "sym")
+            out.append(UndefinedSymbol(m.group("sym"), fam, i + 1, line.strip()[:400]))
+    return out
 
 
 # --- the provider ----------------------------------------------------------------------------
@@ -290,7 +326,8 @@ def entity_find(text: str, where: str) -> Tuple[Dict[str, List[Match]], List[str
     out: Dict[str, List[Match]] = {}
     libs = missing_libraries(text)
     pairs = version_pairs(text)
-    if not libs and not pairs:
+    syms = undefined_symbols(text)
+    if not libs and not pairs and not syms:
         return out, []
     lines = text.split("\n")
     roles = line_roles(lines)
@@ -310,6 +347,19 @@ def entity_find(text: str, where: str) -> Tuple[Dict[str, List[Match]], List[str
             out.setdefault("library-shadowing", []).append(
                 Match(sh.regex, lib.name, lib.line, lib.line_text, roles[lib.line - 1], s * 0.9, where, sh)
             )
+    for u in syms:
+        if _said_otherwise(u.line_text):
+            continue
+        who = "the driver's libcuda" if u.family == "driver" else u.family
+        sig = _signature(
+            "library-shadowing",
+            f"undefined symbol {u.symbol}: the {who} found by the loader is older than the one the caller was linked against",
+            re.escape(u.symbol),
+        )
+        s = _score(roles, u.line - 1, n, 30 + len(u.symbol))
+        out.setdefault("library-shadowing", []).append(
+            Match(sig.regex, u.symbol, u.line, u.line_text, roles[u.line - 1], s, where, sig)
+        )
     for p in pairs:
         code = _pair_code(p)
         if not code or _said_otherwise(p.line_text):
