@@ -115,7 +115,7 @@ _LINUX = re.compile(
     re.I,
 )
 _AVAILABLE = re.compile(
-    r"torch\.cuda\.is_available\(\)[\"'\u201c\u201d]?\s*(?:\)\s*)?(?:returns?|returned|is|shows?|gives?|outputs?|prints?|=+|-+>|=>|:|→|返回|为|是)?\s*"
+    r"torch\.cuda\.is_available(?:\(\))?[\"'\u201c\u201d`]?\s*(?:\)\s*)?(?:,\s*(?:it|this|that|which)\s+)?(?:returns?|returned|is|shows?|gives?|outputs?|prints?|=+|-+>|=>|:|→|返回|为|是)?\s*"
     r"\**[\"'\u201c\u201d]?(?P<v>true|false)\b",
     re.I,
 )
