@@ -93,3 +93,16 @@ def test_install_command_names_missing_wheel_from_the_paste(tmp_path):
     assert _codes(_paste("b21-06"), tmp_path).get("install-command-names-missing-wheel") == "error"
     got = _codes(_paste("b20-45"), tmp_path)
     assert "python-unsupported" in got and "install-command-names-missing-wheel" not in got
+
+
+def test_a_script_comment_in_a_code_block_is_its_result(tmp_path):
+    # https://github.com/pytorch/pytorch/issues/13207: a source build with TORCH_CUDA_ARCH_LIST=5.2 on a TITAN X (Pascal);
+    # the REPL's result is written as a comment under torch's own call: torch's kernels lack sm_61, not a package's
+    from cudadoctor.readers import issue
+
+    parts = issue.read(_paste("b21-57"))["parts"]
+    assert any(p["kind"] == "error" and p["lines"][0] <= 15 <= p["lines"][1] for p in parts)
+    got = _codes(_paste("b21-57"), tmp_path)
+    assert "gpu-arch-unsupported" in got and "companion-arch-unsupported" not in got
+    # a Markdown heading outside a code block stays boilerplate
+    assert not any(p["kind"] == "error" for p in issue.read("## Error\nsome words\n")["parts"])

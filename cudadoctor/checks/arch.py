@@ -66,10 +66,11 @@ GPU_ARCH_UNSUPPORTED = Code(
 _TORCH_SAYS = re.compile(r"is not compatible with the current PyTorch installation|PyTorch no longer supports this GPU", re.I)
 
 #: The traceback's last call, just above "no kernel image": one of torch's own operations (torch.inverse(...),
-#: x.cuda(), x.to("cuda")), with no frame of another package after it.
+#: x.cuda(), x.to("cuda")), with no frame of another package after it; or a REPL line and its result as a comment.
+#: "invalid device function" is the same failure as older CUDA runtimes report it (_NO_KERNEL_LINE).
 _TORCH_OP_LINE = re.compile(
     r"^[^\n]*(?:\btorch\.(?!ops\.|utils\.cpp_extension)[a-z_][\w.]*\(|\.cuda\(\)|\.to\(\s*(?:device|['\"]cuda))[^\n]*\n"
-    r"\s*RuntimeError: CUDA error: no kernel image is available",
+    r"\s*(?:#\s*)?RuntimeError: CUDA error: (?:no kernel image is available|invalid device function)",
     re.M,
 )
 
