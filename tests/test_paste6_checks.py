@@ -106,3 +106,12 @@ def test_a_script_comment_in_a_code_block_is_its_result(tmp_path):
     assert "gpu-arch-unsupported" in got and "companion-arch-unsupported" not in got
     # a Markdown heading outside a code block stays boilerplate
     assert not any(p["kind"] == "error" for p in issue.read("## Error\nsome words\n")["parts"])
+
+
+def test_windows_cuda_not_detected_in_words_is_likely_pypis_cpu_wheel(tmp_path):
+    # https://github.com/hiyouga/LlamaFactory/issues/3545: "有CUDA环境，却显示未检测到" ... "系统是WIN11,pytorch有,cuda12.2"
+    assert _codes(_paste("b20-34"), tmp_path).get("cpu-only-torch") == "warning"
+    from cudadoctor.checks.torch_install import _CUDA_NOT_SEEN
+
+    assert _CUDA_NOT_SEEN.search("torch says CUDA is not available")
+    assert not _CUDA_NOT_SEEN.search("CUDA toolkit not found")  # a build's missing toolkit is another question

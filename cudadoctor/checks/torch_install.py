@@ -319,11 +319,23 @@ def _jetson_generic_wheel(fx: Facts) -> Iterator[Finding]:
     )
 
 
+#: The reporter's words for torch.cuda.is_available() being False: CUDA "not detected" / "not available" / "unavailable"
+#: (and the Chinese 未检测到 / 检测不到 / 不可用), in one sentence after the word CUDA.
+_CUDA_NOT_SEEN = re.compile(
+    r"(?<![A-Za-z])cuda(?![A-Za-z])[^\n.。]{0,30}?(?:\bnot\s+(?:be\s+)?(?:detected|available)\b|\bunavailable\b|未检测到|检测不到|不可用)",
+    re.I,
+)
+
+
 def _windows_pypi_wheel(fx: Facts) -> Iterator[Finding]:
     """Windows, torch says CUDA is unavailable, and nothing shows its build: PyPI's Windows wheels are CPU-only builds
     (kb/torch_releases.json default_variant; the CUDA ones live on download.pytorch.org with a +cuXXX tag). A warning:
     a missing or old driver also makes CUDA unavailable."""
-    if os_family(fx) != "windows" or fx.get("torch.cuda_available") is not False:
+    if os_family(fx) != "windows":
+        return
+    if fx.get("torch.cuda_available") is not False and not (
+        fx.get("torch.cuda_available") is None and _CUDA_NOT_SEEN.search(fx.user_error() or "")
+    ):
         return
     if nvidia_gpu_present(fx) is False or of_facts(fx).matches:
         return
