@@ -15,11 +15,15 @@ from cudadoctor.interpret import (
     arch_runs,
     build_arch_list,
     cap_number,
+    container,
     driver_version,
     environment,
     gpus,
     is_cuda_build,
+    is_wsl,
     newer_than_all,
+    os_key,
+    os_known,
     torch_release,
     torch_version,
     variant,
@@ -62,10 +66,11 @@ GPU_ARCH_UNSUPPORTED = Code(
 _TORCH_SAYS = re.compile(r"is not compatible with the current PyTorch installation|PyTorch no longer supports this GPU", re.I)
 
 #: The traceback's last call, just above "no kernel image": one of torch's own operations (torch.inverse(...),
-#: x.cuda(), x.to("cuda")), with no frame of another package after it.
+#: x.cuda(), x.to("cuda")), with no frame of another package after it; or a REPL line and its result as a comment.
+#: "invalid device function" is the same failure as older CUDA runtimes report it (_NO_KERNEL_LINE).
 _TORCH_OP_LINE = re.compile(
     r"^[^\n]*(?:\btorch\.(?!ops\.|utils\.cpp_extension)[a-z_][\w.]*\(|\.cuda\(\)|\.to\(\s*(?:device|['\"]cuda))[^\n]*\n"
-    r"\s*RuntimeError: CUDA error: no kernel image is available",
+    r"\s*(?:#\s*)?RuntimeError: CUDA error: (?:no kernel image is available|invalid device function)",
     re.M,
 )
 
@@ -333,6 +338,42 @@ def _too_old_for_every_build(fx: Facts, devices: List[Dict[str, Any]]) -> List[T
     return out
 
 
+#: The program side named: torch, Python, pip/conda, a wheel.
+_PROGRAM_SIDE = re.compile(r"torch|python|\bpip3?\b|\bconda\b|\.whl\b", re.I)
+#: The driver side named as the trouble: the kernel module's flavour, DKMS/modprobe/nouveau, nvidia-smi finding none.
+_DRIVER_SIDE = re.compile(
+    r"nvidia-open|open kernel modules?|kernel-module-type|No devices were found|\bdkms\b|\bmodprobe\b|\bnouveau\b", re.I
+)
+
+
+def _only_newest_builds_run(fx: Facts, devices: List[Dict[str, Any]]) -> List[Tuple[Dict[str, Any], str]]:
+    """With the torch build unknown and nothing showing CUDA working: GPUs that only a small share (under a third)
+    of the official builds in the kb run, the newest ones (Blackwell: torch 2.7 with CUDA 12.8 on). A program that
+    bundles or pins its torch ("UVR5", a webui's installer, an old requirements file) most likely ships one from
+    before them: a hypothesis from the GPU's name and the kb's tables, confirmed by torch's own arch list."""
+    if not torch_unknown(fx) or fx.bool("torch.cuda_available") is True or fx.dicts("torch.devices"):
+        return []
+    linux_host = os_known(fx) and os_key(fx) == "linux" and not is_wsl(fx)
+    if linux_host and container(fx) in (None, "none") and not _PROGRAM_SIDE.search(text_of(fx)):
+        return []  # a Linux host where only the driver is spoken of: its kernel-module flavour comes first
+    if fx.int("nvml.device_count") == 0 or _DRIVER_SIDE.search(text_of(fx)):
+        return []  # the driver does not serve the GPU (or its module is the subject): not yet a question of torch
+    builds = kb()._load("torch_arch_lists")["builds"]
+    total = sum(len(rows) for rows in builds.values())
+    out = []
+    for g in devices:
+        cands = _candidates(g)
+        runs = max((len(kb().releases_with_arch(c) or []) for c in cands), default=0) if cands else 0
+        if g.get("capability") and total and 0 < runs * 3 < total:
+            first = min(kb().releases_with_arch(cands[0]) or [("?", "?")], key=lambda r: _release_key(r[0]))
+            out.append((g, f"only torch {first[0]} ({first[1]}) and newer run it ({runs} of the kb's {total} builds)"))
+    return out if len(out) == len(devices) else []
+
+
+def _release_key(v: str) -> Tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", v)[:3])
+
+
 def _unknown_list_finding(fx: Facts, unknown: List[Dict[str, Any]]) -> Optional[Finding]:
     """A GPU of known capability but no arch list to check it against (torch did not run a kernel)."""
     kernels_ran = any(d.get("kernel_ok") is True for d in fx.dicts("torch.devices"))
@@ -425,6 +466,7 @@ def gpu_arch_unsupported(fx: Facts) -> Iterator[Finding]:
         archs, source = bound, bound_source  # partial facts: the CUDA the build was made with is the evidence
     if not bad and not said:
         bad = _too_old_for_every_build(fx, devices)  # the torch a user installs today has no kernels for it
+        newest_only = [] if bad else _only_newest_builds_run(fx, devices)
     owner = kernel_owner(fx) if not bad else None
     if owner and owner[0] == "other":
         return  # another package's or program's kernel lacks the architecture (companion-arch-unsupported)
@@ -435,6 +477,25 @@ def gpu_arch_unsupported(fx: Facts) -> Iterator[Finding]:
         if isinstance(cap, str) and arch_runs(cap, archs) and not torch_says and not torch_op_failed(text_of(fx)):
             return  # torch has kernels for this GPU: a separately built package lacks them (companion-arch-unsupported)
         bad.append((g, said[1]))  # the error itself is the evidence; name the GPU when the facts know one
+    if not bad and not said and newest_only:
+        g, why = newest_only[0]
+        f = _arch_finding(fx, g, archs, source, said)
+        yield GPU_ARCH_UNSUPPORTED.finding(
+            title=f"Likely: {g.get('name') or 'the GPU'} (compute capability {g.get('capability')}) runs only with the "
+            "newest PyTorch builds, and the torch in use is not stated: a program bundling or pinning an older torch "
+            "cannot use it",
+            evidence={**f.evidence, "why_likely": why},
+            fix=Fix(
+                (
+                    'python -c "import torch; print(torch.__version__, torch.cuda.get_arch_list())"  # the GPU\'s sm_XY '
+                    "must be in the list (in the program's own Python)",
+                )
+                + tuple(f.fix.commands),
+                f.fix.why,
+            ),
+            severity="warning",
+        )
+        return
     if not bad:
         info = _unknown_list_finding(fx, unknown)
         if info:

@@ -595,8 +595,10 @@ def _blackwell_not_served(fx: Facts) -> Optional[Tuple[str, str]]:
     if m:
         return "user_error", f"{blackwell[0]}; the text names the module flavour: {m.group(0)}"
     # Nothing shows the GPU working: on Linux a Blackwell GPU needs the open flavour, the first thing to confirm
-    # (only when every GPU named is a Blackwell one: a list of models in a text is not this machine's GPU).
-    if len(blackwell) == len(names):
+    # (only when every GPU named is a Blackwell one: a list of models in a text is not this machine's GPU), and
+    # only where Linux is stated: a GPU's name alone ("my gpu is an rtx 5060") is as often Windows, where there is
+    # no kernel-module flavour to choose and an old bundled torch is what fails (gpu-arch-unsupported).
+    if len(blackwell) == len(names) and os_known(fx):
         return "gpus", f"{blackwell[0]} on Linux; nothing shows the driver serving it"
     return None
 

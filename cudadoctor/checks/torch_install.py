@@ -219,7 +219,12 @@ def cpu_only_torch(fx: Facts) -> Iterator[Finding]:
                 ),
             )
         elif build is None and not said:
-            found = list(_windows_pypi_wheel(fx)) or list(_cpu_build_named(fx)) or list(_runs_on_cpu(fx))
+            found = (
+                list(_jetson_generic_wheel(fx))
+                or list(_windows_pypi_wheel(fx))
+                or list(_cpu_build_named(fx))
+                or list(_runs_on_cpu(fx))
+            )
             yield from found[:1]
         return
     if _cpu_only_from_could_not_collect(fx) and _cuda_ran(fx):
@@ -274,11 +279,63 @@ def _cpu_by_packages(fx: Facts) -> bool:
     return bool(fx.distribution("cpuonly") or fx.distribution("cpu-only") or fx.get("packages.conda.cpuonly"))
 
 
+#: A Jetson named (the board, JetPack, L4T, the Tegra kernel): its GPU is integrated and CUDA comes with JetPack.
+_JETSON = re.compile(r"\bjetson\b|\bjetpack\b|\bL4T\b|-tegra\b|\btegra\b", re.I)
+#: NVIDIA's own Jetson builds of torch carry an ".nvYY.MM" / "+nvYY.MM" tag (the NGC / JetPack wheels).
+_NV_BUILD = re.compile(r"[.+]nv\d{2}\.\d{2}", re.I)
+
+
+def _jetson_generic_wheel(fx: Facts) -> Iterator[Finding]:
+    """A Jetson, torch says CUDA is not available, and the torch is not one of NVIDIA's Jetson builds: the wheels
+    that `pip install torch` gets on aarch64 (PyPI, pytorch.org's selector) carry no CUDA for the Jetson's
+    integrated GPU (NVIDIA's "Installing PyTorch for Jetson Platform": install the JetPack wheel). A warning: a
+    JetPack without CUDA, or a container without the runtime, also makes CUDA unavailable."""
+    if fx.get("torch.cuda_available") is not False:
+        return
+    where = " ".join(x for x in (fx.str("system.os"), fx.str("system.distro"), fx.str("system.kernel")) if x)
+    m = _JETSON.search(where) or _JETSON.search(fx.user_error() or "")
+    if not m:
+        return
+    version = fx.str("torch.version") or (fx.distribution("torch") or {}).get("version")
+    if version and _NV_BUILD.search(version):
+        return  # NVIDIA's Jetson build: then the driver side (JetPack, the container runtime) is the suspect
+    yield CPU_ONLY_TORCH.finding(
+        title="Likely: on a Jetson, the torch installed with pip (PyPI's aarch64 wheel) has no CUDA for its "
+        "integrated GPU; NVIDIA's JetPack build of torch is the one that does",
+        evidence={"jetson": m.group(0), "torch.version": version, "torch.cuda_available": False},
+        fix=Fix(
+            (
+                'python3 -c "import torch; print(torch.__version__, torch.version.cuda)"  # no .nvYY.MM tag / None: '
+                "not NVIDIA's Jetson build",
+                "cat /etc/nv_tegra_release  # the L4T release: pick the wheel built for its JetPack",
+                f"{PIP} uninstall -y torch torchvision",
+                f"{PIP} install <the torch wheel for your JetPack from "
+                "https://developer.download.nvidia.com/compute/redist/jp/ (or a jetson-containers image)>",
+            ),
+            "The aarch64 torch on PyPI is built for servers, not for Jetson's integrated GPU and JetPack's CUDA; "
+            "NVIDIA publishes Jetson builds per JetPack release (and per its Python: build from source for another).",
+        ),
+        severity="warning",
+    )
+
+
+#: The reporter's words for torch.cuda.is_available() being False: CUDA "not detected" / "not available" / "unavailable"
+#: (and the Chinese 未检测到 / 检测不到 / 不可用), in one sentence after the word CUDA.
+_CUDA_NOT_SEEN = re.compile(
+    r"(?<![A-Za-z])cuda(?![A-Za-z])[^\n.。]{0,30}?(?:\bnot\s+(?:be\s+)?(?:detected|available)\b|\bunavailable\b|未检测到|检测不到|不可用)",
+    re.I,
+)
+
+
 def _windows_pypi_wheel(fx: Facts) -> Iterator[Finding]:
     """Windows, torch says CUDA is unavailable, and nothing shows its build: PyPI's Windows wheels are CPU-only builds
     (kb/torch_releases.json default_variant; the CUDA ones live on download.pytorch.org with a +cuXXX tag). A warning:
     a missing or old driver also makes CUDA unavailable."""
-    if os_family(fx) != "windows" or fx.get("torch.cuda_available") is not False:
+    if os_family(fx) != "windows":
+        return
+    if fx.get("torch.cuda_available") is not False and not (
+        fx.get("torch.cuda_available") is None and _CUDA_NOT_SEEN.search(fx.user_error() or "")
+    ):
         return
     if nvidia_gpu_present(fx) is False or of_facts(fx).matches:
         return
@@ -443,5 +500,130 @@ def shadowed_by_local_file(fx: Facts) -> Iterator[Finding]:
         )
 
 
+# --- round 6: paste6 ---
+
+INSTALL_COMMAND_NAMES_MISSING_WHEEL = Code(
+    code="install-command-names-missing-wheel",
+    title="The install command pins a torch build (a +cuXXX / +cpu local version) that the index it searched does not have",
+    area="torch",
+    severity="error",
+    explanation={
+        "what": 'pip answers "Could not find a version that satisfies the requirement torch==X+cuXXX (from versions: '
+        '...)" / "No matching distribution found for torch==X+cuXXX" while its candidate list holds release X '
+        "itself: the release exists for this Python and platform, the build the command names does not.",
+        "why": "A local version tag (+cu118, +cpu) names one build of a release. PyPI never hosts such builds (its "
+        "list shows plain versions only), so without the PyTorch index (`--index-url "
+        "https://download.pytorch.org/whl/cuXXX`, or `-f https://download.pytorch.org/whl/torch_stable.html` for "
+        "old releases) pip cannot find it; and a CUDA variant is published only for some releases and platforms "
+        "(a requirements file, a README or an installer generator naming a variant that was never built for this "
+        "OS fails the same way).",
+        "confirm": "pip's candidate list (from versions: ...) contains X but not X+cuXXX; "
+        "`pip download torch==X+cuXXX --no-deps --index-url https://download.pytorch.org/whl/cuXXX` finds it or not.",
+        "fix": "Give pip the PyTorch index for that variant, or pin a variant that pip's list (or the index's "
+        "listing) shows for this release.",
+    },
+    links=(
+        "https://pytorch.org/get-started/previous-versions/",
+        "https://packaging.python.org/en/latest/specifications/version-specifiers/#local-version-identifiers",
+        "https://github.com/Nerogar/OneTrainer/issues/138",
+        "https://github.com/OpenSQZ/MiniCPM-V-CookBook/issues/40",
+    ),
+)
+
+#: pip's two sentences (pip/_internal/index/package_finder.py) for a torch-family requirement pinned to a local
+#: version, with the candidate list pip saw when it printed one.
+_PIP_LOCAL_PIN = re.compile(
+    r"(?:satisfies the requirement|No matching distribution found for)\s+(?P<pkg>torch|torchvision|torchaudio)"
+    r"\s*===?\s*(?P<rel>\d+(?:\.\d+){1,2})\+(?P<tag>cu\d{2,3}|cpu|rocm[\d.]+)\b"
+    r"(?:[^\n(]{0,40}\(from versions:\s*(?P<list>[^)]*)\))?",
+    re.IGNORECASE,
+)
+
+
+def _local_pin_missing(text: str):
+    """(sentence, package, release, tag, tags listed for the release) when pip's candidate list holds the pinned
+    release but not the pinned local build; None otherwise (no list, or the release itself is missing: then the
+    interpreter or platform is the question, python-unsupported)."""
+    for m in _PIP_LOCAL_PIN.finditer(text):
+        lst = m.group("list")
+        if not lst:
+            continue
+        seen = [v.strip() for v in lst.split(",") if v.strip()]
+        rel, tag = m.group("rel"), m.group("tag").lower()
+        same = [v for v in seen if v.split("+")[0] in (rel, rel + ".0") or rel in (v.split("+")[0] + ".0",)]
+        if not same or any(v.lower() == f"{rel}+{tag}" for v in seen):
+            continue
+        tags = sorted({v.split("+", 1)[1] for v in same if "+" in v})
+        return m.group(0).strip(), m.group("pkg").lower(), rel, tag, tags
+    return None
+
+
+@check(INSTALL_COMMAND_NAMES_MISSING_WHEEL)
+def install_command_names_missing_wheel(fx: Facts) -> Iterator[Finding]:
+    """pip's candidate list shows the pinned release but not the pinned build (+cuXXX / +cpu)."""
+    text = fx.user_error() or ""
+    got = _local_pin_missing(text)
+    if not got:
+        yield from _local_pin_python_fits(fx, text)
+        return
+    line, pkg, rel, tag, tags = got
+    if tags:
+        why = (
+            f"The index pip searched has {pkg} {rel} only as " + ", ".join(f"+{t}" for t in tags) + f": no +{tag} "
+            "build of it was published for this platform and Python. Pin one of the listed builds."
+        )
+        cmd = f"{PIP} install {pkg}=={rel}+{tags[-1]}  # with the same -f / --index-url as the failing command"
+    else:
+        why = (
+            f"pip's list shows {pkg} {rel} without local tags: it searched PyPI, which hosts no +{tag} builds. "
+            "Builds with a local tag come from the PyTorch index."
+        )
+        cmd = f"{PIP} install {pkg}=={rel}+{tag} --extra-index-url {INDEX}{tag}"
+    yield INSTALL_COMMAND_NAMES_MISSING_WHEEL.finding(
+        title=f"The install command asks for {pkg}=={rel}+{tag}, which the index pip searched does not have "
+        f"({pkg} {rel} itself is there)",
+        evidence={"user_error": line, "listed_builds_of_release": tags or None},
+        fix=Fix((cmd,), why),
+    )
+
+
+def _local_pin_python_fits(fx: Facts, text: str) -> Iterator[Finding]:
+    """No candidate list, but pip found nothing for a torch pin with a local tag while the kb says that release has
+    wheels for this Python on this OS (kb/python_wheels.json): the build the command names, or the index it
+    searched, is the question, not the interpreter. A warning: pip's list would tell which."""
+    py = fx.str("python.version")
+    ms = list(_PIP_LOCAL_PIN.finditer(text))
+    if not py or any(m.group("list") is not None for m in ms) or "(from versions:" in text:
+        return  # pip's own list is the better witness (read above, or by python-unsupported)
+    for m in ms:
+        if m.group("list") is not None or m.group("pkg").lower() != "torch":
+            continue
+        rel, tag = m.group("rel"), m.group("tag").lower()
+        plat = "windows" if os_family(fx) == "windows" else "linux-x86_64"
+        minor = ".".join(py.split(".")[:2])
+        if kb().python_supported(rel, minor, plat) is not True:
+            return
+        yield INSTALL_COMMAND_NAMES_MISSING_WHEEL.finding(
+            title=f"Likely: torch {rel} has wheels for Python {minor} on this OS, but not as +{tag} on the index pip "
+            "searched (PyPI has no +cuXXX builds; the PyTorch index has each variant only for some releases)",
+            evidence={"user_error": m.group(0).strip(), "python.version": py, "kb": f"torch {rel} supports Python {minor}"},
+            fix=Fix(
+                (
+                    f"{PIP} install torch=={rel}+{tag} --extra-index-url {INDEX}{tag} -v  # pip lists what it finds",
+                    f"{PIP} index versions torch --index-url {INDEX}{tag}  # the builds that index has",
+                ),
+                "Pin a variant the PyTorch index publishes for this release and OS, and give pip that index.",
+            ),
+            severity="warning",
+        )
+        return
+
+
 def register():
-    return [torch_not_installed, torch_import_failed, cpu_only_torch, shadowed_by_local_file]
+    return [
+        torch_not_installed,
+        torch_import_failed,
+        cpu_only_torch,
+        shadowed_by_local_file,
+        install_command_names_missing_wheel,
+    ]

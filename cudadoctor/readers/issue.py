@@ -280,11 +280,21 @@ def _segment(lines: List[str]) -> List[Optional[str]]:
         _find_traceback,
     ):
         finder(lines, kinds)
+    fenced = False
     for i, line in enumerate(lines):
+        if kinds[i] == "fence":
+            fenced = not fenced
         if kinds[i] is None and line.strip():
-            kinds[i] = "error" if _errorish(line) and not _BOILERPLATE.match(line) and not _aside(line) else "ignored"
+            # Inside a code block "# ..." is a script's comment, often its printed result ("# RuntimeError: CUDA
+            # error: ..." under the call that raised it), not a Markdown heading.
+            boiler = _BOILERPLATE.match(line) and not (fenced and _CODE_COMMENT.match(line))
+            kinds[i] = "error" if _errorish(line) and not boiler and not _aside(line) else "ignored"
     _error_paragraphs(lines, kinds)
     return kinds
+
+
+#: A comment line of a script in a code block: "# " then text (Markdown headings outside fences are boilerplate).
+_CODE_COMMENT = re.compile(r"^\s*#\s")
 
 
 def _norm_line(line: str) -> str:

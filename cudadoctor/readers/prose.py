@@ -115,7 +115,7 @@ _LINUX = re.compile(
     re.I,
 )
 _AVAILABLE = re.compile(
-    r"torch\.cuda\.is_available\(\)[\"'\u201c\u201d]?\s*(?:\)\s*)?(?:returns?|returned|is|shows?|gives?|outputs?|prints?|=+|-+>|=>|:|→|返回|为|是)?\s*"
+    r"torch\.cuda\.is_available(?:\(\))?[\"'\u201c\u201d`]?\s*(?:\)\s*)?(?:,\s*(?:it|this|that|which)\s+)?(?:returns?|returned|is|shows?|gives?|outputs?|prints?|=+|-+>|=>|:|→|返回|为|是)?\s*"
     r"\**[\"'\u201c\u201d]?(?P<v>true|false)\b",
     re.I,
 )
@@ -140,6 +140,13 @@ _FOUND_CUDA = re.compile(
 )
 #: "torch.__version__ = 1.9.0+cu102", "torch.__version__: 2.1.0": a script's printout of the installed torch.
 _TORCH_DUNDER = re.compile(r"torch\.__version__\s*\)?\s*(?:[:=]=?|->|=>)\s*['\"]?" + _VERSION, re.I)
+#: "my torch.version.cuda is 9.0.176", "torch.version.cuda = '11.8'", "torch.version.cuda returns 10.2": the CUDA the
+#: installed torch was built with, as the reporter read it from torch itself (torch/version.py's ``cuda``).
+_TORCH_VERSION_CUDA = re.compile(
+    r"torch\.version\.cuda\s*\)?\s*(?:[:=]=?|->|=>|\bis\b|\breturns?\b|\breturned\b|\bgives?\b|\bshows?\b|\bprints?\b|是|为)\s*"
+    r"['\"]?(?P<v>\d{1,2}\.\d(?:\.\d{1,3})?)(?![\d.]*\d)",
+    re.I,
+)
 _FRAME = re.compile(r'\s*File "[^"]*", line \d+')
 _BARE = re.compile(r"^\s*['\"]?(?P<v>[\w.+]{1,40})['\"]?\s*$")
 
@@ -352,6 +359,9 @@ def read(lines: Iterable[str]) -> Dict[str, Any]:
         if "__version__" in low:
             for m in _TORCH_DUNDER.finditer(line):
                 add("torch", m.group("v"), n, raw)
+        if "version.cuda" in low:
+            for m in _TORCH_VERSION_CUDA.finditer(line):
+                add("torch_cuda", m.group("v"), n, raw)
         install = bool(_INSTALL.search(line))
         for field, rx, words, skip_install in _FIELDS:
             if (skip_install and install) or not any(w in low for w in words):
