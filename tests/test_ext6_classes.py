@@ -73,3 +73,31 @@ def test_compile_finding_names_the_release():
     got = _got("RuntimeError: Dynamo is not supported on Python 3.13+")
     f = got["torch-compile-unsupported-on-python-version"]
     assert "3.13" in f.title and "2.6" in f.title
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a stdlib attribute removed in Python 3.10, raised from a package's own file: not shadowing
+        'Traceback (most recent call last):\n  File "/home/u/venv/lib/python3.10/site-packages/tensorboardX/x2num.py", '
+        "line 5, in <module>\n    from collections import Iterable\n"
+        "AttributeError: module 'collections' has no attribute 'Iterable'",
+        # Python 3.8+ names the file when it has none to name: unknown location is a broken install, not a shadow
+        "ImportError: cannot import name 'Random' from 'random' (unknown location)",
+        # the stdlib module found where it belongs
+        "ImportError: cannot import name 'Self' from 'typing' (/usr/lib/python3.10/typing.py)",
+    ],
+)
+def test_stdlib_attribute_errors_that_are_not_shadowing(text):
+    assert "shadowed-by-local-file" not in codes_for_text(text)
+
+
+def test_python313_hint_names_the_users_file():
+    # CPython 3.13's own hint (Objects/moduleobject.c), as a user's traceback shows it
+    got = _got(
+        'File "/home/me/proj/random.py", line 1, in <module>\n    import torch\n'
+        "AttributeError: module 'random' has no attribute 'randint' (consider renaming '/home/me/proj/random.py' since "
+        "it has the same name as the standard library module named 'random' and prevents importing that standard "
+        "library module)"
+    )
+    assert "random.py" in got["shadowed-by-local-file"].title
