@@ -101,3 +101,23 @@ def test_python313_hint_names_the_users_file():
         "library module)"
     )
     assert "random.py" in got["shadowed-by-local-file"].title
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # face_recognition#354: a CUDA build of dlib with low GPU use (one frame at a time): not a CPU build
+        'I build dlib with CUDA support, I try to use the facerec_from_webcam.py, but I find a low gpu usage,\nI pass model = "cnn", still low usage.',
+        # NVIDIA/vid2vid#43: DLIB_USE_CUDA is true; the landmark detector is CPU code
+        "I added a debug output to double-check if dlib makes use of CUDA:\n`print (dlib.DLIB_USE_CUDA)` for which I get true.",
+    ],
+)
+def test_dlib_with_cuda_is_not_called_a_cpu_build(text):
+    assert "companion-cpu-only-build" not in codes_for_text(text)
+
+
+def test_dlib_not_compiled_with_cuda_names_dlib():
+    # face_recognition#796, the reporter's own finding
+    got = _got("my cpu load goes astronomical and the gpu does nothing\ni found the problem. dlib was not compiled with cuda.")
+    assert got["companion-cpu-only-build"].title.startswith("dlib")
+    assert got["companion-cpu-only-build"].severity == "error"
