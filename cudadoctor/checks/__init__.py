@@ -12,6 +12,7 @@ BUILTIN_MODULES = (
     "companions",
     "driver",
     "driver_compat",
+    "ext6",
     "extensions",
     "gpu_state",
     "health",

@@ -202,6 +202,16 @@ def _severity(problems: List[str], loaded: Any, said: bool) -> str:
 #: specific wording first; the first whose name the text holds wins.
 _CPU_BUILDS: Tuple[Tuple[str, str, Tuple[str, ...]], ...] = (
     (
+        "dlib",
+        r"\bdlib\b|face_recognition",
+        (
+            'python -c "import dlib; print(dlib.DLIB_USE_CUDA, dlib.cuda.get_num_devices())"  # False: a CPU build',
+            f"{PIP} uninstall -y dlib",
+            "# the CUDA toolkit (nvcc) and cuDNN must be installed and found: dlib's build prints 'DLIB WILL NOT USE CUDA' otherwise",
+            f"{PIP} install --no-cache-dir --no-binary dlib -v dlib  # rebuild; check the log says it uses CUDA",
+        ),
+    ),
+    (
         "DGL",
         r"\bdgl\b",
         (
@@ -243,6 +253,22 @@ _CPU_BUILDS: Tuple[Tuple[str, str, Tuple[str, ...]], ...] = (
         ),
     ),
 )
+
+
+#: A companion-cpu-only-build match that only says the GPU stays idle (ext6.json): a reasoned warning, not a report.
+_IDLE_ONLY = re.compile(
+    r"no (?:performance|speed) difference|no (?:activity|load|usage|utili[sz]ation) on|gpu (?:usage|utili[sz]ation|load|activity)|(?:same|similar) speed|not (?:any )?faster",
+    re.I,
+)
+
+
+def cpu_build_severity(line: str) -> Optional[str]:
+    """'warning' when the matched line only shows an idle GPU beside the package (no build says it lacks CUDA)."""
+    return (
+        "warning"
+        if _IDLE_ONLY.search(line) and not re.search(r"False|WILL NOT USE CUDA|without (?:GPU|CUDA)", line, re.I)
+        else None
+    )
 
 
 def cpu_build_of(line: str, context: str = "") -> Tuple[str, Tuple[str, ...]]:

@@ -702,6 +702,36 @@ _BUILDING = re.compile(
 )
 
 
+_STUB_SYMBOL = re.compile(
+    r"(cudaSetupArgument|cudaConfigureCall|cudaLaunch|__cudaPushCallConfiguration|__cudaPopCallConfiguration|__cudaRegisterFatBinaryEnd)\b"
+)
+
+
+def _stub_symbol_finding(fx: Facts, said: Tuple[str, str], symbol: str, cuda: Optional[str]) -> Finding:
+    """An object's nvcc-generated host stub references a runtime symbol of another CUDA generation (task ext6)."""
+    old = not symbol.startswith("__")
+    built = "CUDA 10.0 or older" if old else "CUDA 10.1 or newer" if "Call" in symbol else "CUDA 10.0 or newer"
+    runs = fx.str("cuda.runtime_version") or fx.str("toolkit.nvcc_version") or cuda
+    title = (
+        f"A compiled extension references {symbol}, which only a {built} toolkit's generated code uses: it was built with "
+        "another CUDA toolkit than the runtime it loads" + (f" (CUDA {runs} here)" if runs else "")
+    )
+    cmds = (
+        'python -c "import torch; print(torch.version.cuda)"; nvcc --version  # the toolkit must be torch\'s CUDA',
+        "export CUDA_HOME=/usr/local/cuda-<torch's CUDA> PATH=/usr/local/cuda-<torch's CUDA>/bin:$PATH",
+        "rm -rf build/ *.egg-info && pip install --no-build-isolation --force-reinstall .  # rebuild the extension with it",
+    )
+    return CUDA_TOOLKIT_MISMATCH.finding(
+        title=title,
+        evidence={said[0]: said[1], "symbol": symbol, "compiled_by": built, "torch.cuda": cuda, "runtime": runs},
+        fix=Fix(
+            cmds,
+            "nvcc's host stubs call cudaSetupArgument/cudaConfigureCall/cudaLaunch up to CUDA 10.0 and "
+            "__cudaPushCallConfiguration from 10.1: object and runtime must come from the same toolkit.",
+        ),
+    )
+
+
 @check(CUDA_TOOLKIT_MISMATCH)
 def cuda_toolkit_mismatch(fx: Facts) -> Iterator[Finding]:
     if is_cuda_build(fx) is False:
@@ -714,6 +744,10 @@ def cuda_toolkit_mismatch(fx: Facts) -> Iterator[Finding]:
         nvcc = pair[0] or nvcc
         cuda = pair[1]
     a, b = mm(nvcc), mm(cuda)
+    stub = _STUB_SYMBOL.search(said[1]) if said else None
+    if stub and said and not (a and b and a != b):  # nvcc's host-stub symbols changed in CUDA 10.0/10.1 (kb/errors/ext6.json)
+        yield _stub_symbol_finding(fx, said, stub.group(1), cuda)
+        return
     if not (a and b) or a == b:
         return
     building = bool(_BUILDING.search(fx.user_error())) or bool(said and "mismatches the version" in said[1]) or bool(pair)

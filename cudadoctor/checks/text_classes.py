@@ -19,7 +19,7 @@ from cudadoctor.interpret import driver_version, gpus, torch_cuda
 from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import PIP, error_match, text_finding
-from .companions import cpu_build_of
+from .companions import cpu_build_of, cpu_build_severity
 
 SHM_EXHAUSTED = Code(
     code="shm-exhausted",
@@ -720,6 +720,7 @@ def companion_cpu_only_build(fx: Facts) -> Iterator[Finding]:
         title=f"{lib} is its CPU-only build: install its CUDA build",
         evidence={said[0]: said[1]},
         fix=Fix(tuple(cmds), f"{lib}'s CPU build has no GPU code; its CUDA build comes from its own index or extra."),
+        severity=cpu_build_severity(said[1]),
     )
 
 

@@ -451,6 +451,13 @@ def _inside(path: str, folder: str) -> bool:
     return p == f or p.startswith(f + "/")
 
 
+#: The file that shadows a module, as the matched text names it: a frame running X.py, Python's "cannot import name
+#: 'Y' from 'X' (<path>/X.py)", Python 3.13's "consider renaming '<path>/X.py'" (task ext6).
+_OWN_FILE = re.compile(
+    r"(?:^|[/\\\s\"])(\w+)\.py\", line \d+|cannot import name '\w+' from '(\w+)' \(|consider renaming '(?:[^'\n]*[/\\])?(\w+)\.py'"
+)
+
+
 @check(LOCAL_SHADOW)
 def shadowed_by_local_file(fx: Facts) -> Iterator[Finding]:
     cwd = fx.str("python.cwd")
@@ -484,6 +491,20 @@ def shadowed_by_local_file(fx: Facts) -> Iterator[Finding]:
     said = error_match(fx, LOCAL_SHADOW)
     if said and re.search(r"[/\\](?:site|dist)-packages[/\\]torch[/\\]__init__\.py", said[1]):
         said = None  # Python names the module's file: the installed torch itself (a circular import inside torch)
+    own = _OWN_FILE.search(said[1]) if said else None
+    name = next((g for g in own.groups() if g), "") if own else ""
+    if said and name and name != "torch" and not name.startswith("__") and not fx.dicts("python.cwd_shadows"):
+        # the user's own X.py imported for the module X (kb/errors/ext6.json, task ext6)
+        yield LOCAL_SHADOW.finding(
+            title=f"Your own {name}.py is imported instead of Python's or a package's module {name!r}: rename it",
+            evidence={said[0]: said[1], "shadowing_file": f"{name}.py"},
+            fix=Fix(
+                (f"mv {name}.py my_{name}.py && rm -rf __pycache__/{name}.*.pyc  # any name no module has",),
+                f"Python puts the script's folder first on sys.path, so every `import {name}` (torch's own too) gets "
+                "this file instead of the real module.",
+            ),
+        )
+        return
     if said and not fx.dicts("python.cwd_shadows"):
         # The program that failed saw a torch without torch's contents; the facts come from elsewhere.
         yield LOCAL_SHADOW.finding(
