@@ -291,8 +291,9 @@ def torchvision_mismatch(fx: Facts) -> Iterator[Finding]:
         info = fx.dict(f"torch.companions.{name}") or {}
         dist = fx.distribution(name)
         cver = _s(info.get("version")) or _s((dist or {}).get("version"))
-        if not cver and not (said and name == "torchvision"):
-            continue
+        about_this = bool(said and (name == "torchvision") == ("torchaudio" not in said[1].lower()))
+        if not cver and not about_this:
+            continue  # nothing names this companion: no version, no text about it
         evidence: Dict[str, Any] = {"torch.version": tver, f"{name}.version": cver}
         prerelease = bool(re.search(r"(dev|a\d|b\d|rc\d|\+git|\+[0-9a-f]{7})", f"{cver or ''} {tver or ''}"))
         problems = _pairing_problems(name, release_of(cver), trel, prerelease, evidence)
@@ -307,7 +308,7 @@ def torchvision_mismatch(fx: Facts) -> Iterator[Finding]:
             evidence[f"{name}.extension_error"] = error
             if not problems:
                 problems.append(f"{name}'s compiled operators do not load into this torch: {str(error or '')[:200]}")
-        txt = said if (said and (name == "torchvision") == ("torchaudio" not in said[1].lower())) else None
+        txt = said if about_this else None
         if txt:
             evidence[txt[0]] = txt[1]
             said_var = _said_problems(name, txt, problems)

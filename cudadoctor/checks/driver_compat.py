@@ -290,6 +290,27 @@ def _nvenc_too_old(fx: Facts, said: Tuple[str, str]) -> Finding:
 _TORCH_CHECK_DRIVER = re.compile(r"NVIDIA driver on your system is too old", re.I)
 
 
+#: A program's own driver check naming the driver it requires and the one it read ("Insufficient NVIDIA driver version,
+#: Required 378.66, Installed 0.0"; "Required driver version: 525.60 Found: 470.82").
+_PROGRAM_FLOOR = re.compile(
+    r"Required(?: driver)?(?: version)?:?\s*(\d{3}\.\d+)\D{1,25}?(?:Installed|Found|Current|Detected):?\s*(\d+(?:\.\d+)*)",
+    re.I,
+)
+
+
+def _program_floor_met(text: str, driver: Optional[str]) -> bool:
+    """The program's own check does not show an old driver: it read no version at all ("Installed 0.0": it failed to
+    query the driver, a different fault), or the driver the facts show meets the version it requires."""
+    m = _PROGRAM_FLOOR.search(text)
+    if not m:
+        return False
+    required, read = m.group(1), m.group(2)
+    have, need = vtuple(driver), vtuple(required)
+    if have and need:
+        return have >= need
+    return all(int(p) == 0 for p in read.split(".") if p.isdigit())
+
+
 @check(DRIVER_TOO_OLD)
 def driver_too_old(fx: Facts) -> Iterator[Finding]:
     """Driver vs the CUDA of the torch build, with minor-version compatibility."""
@@ -302,6 +323,8 @@ def driver_too_old(fx: Facts) -> Iterator[Finding]:
         if likely:
             yield likely
             return
+    if said and _program_floor_met(said[1], driver_version(fx)):
+        return
     api = _found_api(said[1]) if said else None
     torch_said = bool(said and (api or _TORCH_CHECK_DRIVER.search(said[1])))
     if is_cuda_build(fx) is False and not (torch_said and not str(torch_version(fx) or "").endswith("+cpu")):

@@ -173,6 +173,11 @@ def extension_abi_mismatch(fx: Facts) -> Iterator[Finding]:
         return
     if re.search(r"[/\\]torch[/\\]lib[/\\][^/\\\s:]+:\s*undefined symbol", said[1]):
         return  # torch's own library missing a symbol of its own: torch is mixed or half-installed, not an extension
+    if re.search(
+        r"(?:[/\\](?:torchvision|torchaudio)[/\\][\w./\\-]*|\blib(?:torchaudio|torchvision)\w*)\.(?:so|pyd):\s*undefined symbol",
+        said[1],
+    ):
+        return  # torchvision's/torchaudio's own library: the companion is not torch's pair (torchvision-mismatch)
     cudart = search(fx, r"libcudart\.so\.(\d+)(?:\.\d+)?: cannot open shared object file")
     if cudart:
         yield from _other_cuda_runtime(fx, said, cudart)

@@ -9,6 +9,7 @@ windows-pagefile-too-small.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Any, Dict, Iterator, Optional, Tuple
 
@@ -656,11 +657,45 @@ def _missing_by_entity(fx: Facts, said: Tuple[str, str], ent: MissingLibrary) ->
     )
 
 
+#: TensorFlow's loader logs a library it cannot open at glog's WARNING level ("W ... dso_loader.cc:64] Could not load
+#: dynamic library 'cudart64_110.dll'") and carries on without the GPU; its cudart stub adds "Ignore above cudart dlerror
+#: if you do not have a GPU set up on your machine". https://github.com/tensorflow/tensorflow/blob/v2.9.0/tensorflow/stream_executor/platform/default/dso_loader.cc
+#: https://github.com/tensorflow/tensorflow/blob/v2.9.0/tensorflow/stream_executor/cuda/cudart_stub.cc
+_TF_LOADER_WARNING = re.compile(r"^\s*(?:[\d-]+ [\d:.]+: )?W \S*dso_loader\.cc:\d+\] Could not load dynamic library", re.M)
+#: Anything in the same text that shows a real failure (a traceback, an exception, glog's E/F levels, "failed").
+_FAILURE_LINE = re.compile(
+    r"Traceback|\b\w*(?:Error|Exception)\b(?!:? *\w*\.dll not found)|^\s*(?:[\d-]+ [\d:.]+: )?[EF] \S+\]|\bfailed\b", re.M
+)
+
+
+def _tensorflow_warning_only(text: str) -> bool:
+    """The only library failure shown is TensorFlow's WARNING-level loader line (it runs on, without the GPU)."""
+    if not _TF_LOADER_WARNING.search(text):
+        return False
+    rest = "\n".join(line for line in text.splitlines() if not _TF_LOADER_WARNING.search(line))
+    return not _FAILURE_LINE.search(rest)
+
+
 @check(CUDA_LIBRARY_MISSING)
 def cuda_library_missing(fx: Facts) -> Iterator[Finding]:
     said = error_match(fx, CUDA_LIBRARY_MISSING)
     if not said:
         return
+    if _tensorflow_warning_only(fx.user_error() or said[1]):
+        for found in _cuda_library_missing(fx, said):
+            yield dataclasses.replace(
+                found,
+                severity="warning",
+                title="TensorFlow runs without the GPU: "
+                + found.title[0].lower()
+                + found.title[1:]
+                + " (TensorFlow's own warning: harmless if this machine is not meant to use the GPU)",
+            )
+        return
+    yield from _cuda_library_missing(fx, said)
+
+
+def _cuda_library_missing(fx: Facts, said: Tuple[str, str]) -> Iterator[Finding]:
     ents = [e for e in missing_libraries(said[1]) if e.kind == "cuda"]
     if ents and not _CUDA_LIB.search(said[1]) or ents and wanted_cuda(ents[0])["release"] != ents[0].number:
         yield _missing_by_entity(fx, said, ents[0])  # a name the table decodes (a DLL's 80, cuSOLVER's 10, prose)
