@@ -10,6 +10,7 @@ BUILTIN_MODULES = (
     "builds",
     "codes5",
     "companions",
+    "cont6",
     "driver",
     "driver_compat",
     "ext6",
