@@ -1,0 +1,45 @@
+"""Round 6, containers: NVIDIA images' start-up banner (docker/entrypoint.d/50-gpu-driver-check.sh in NVIDIA's
+images, quoted in NVIDIA/nvidia-docker#1071 and #1583) means the container was started without the NVIDIA runtime;
+NVML's NO_PERMISSION (error 4) means the device nodes are not readable by this user
+(NVIDIA/nvidia-container-toolkit#210, NVIDIA/nvidia-docker#1523)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from cudadoctor.cli import cli
+
+BANNER_NEW = """WARNING: The NVIDIA Driver was not detected.  GPU functionality will not be available.
+   Use the NVIDIA Container Toolkit to start this container with GPU support; see
+   https://docs.nvidia.com/datacenter/cloud-native/ .
+"""
+BANNER_OLD = """WARNING: The NVIDIA Driver was not detected.  GPU functionality will not be available.
+   Use 'nvidia-docker run' to start this container; see
+   https://github.com/NVIDIA/nvidia-docker/wiki/nvidia-docker .
+"""
+NVML_NO_PERMISSION = "Failed to initialize NVML: Insufficient Permissions\n"
+
+
+def _codes(tmp_path: Path, text: str) -> list:
+    p = tmp_path / "paste.txt"
+    p.write_text(text, encoding="utf-8")
+    r = CliRunner().invoke(cli, ["check", "--from-text", str(p), "--format", "json"])
+    assert r.exit_code in (0, 1), r.output
+    return [f["code"] for f in json.loads(r.stdout)["findings"] if f["severity"] in ("error", "warning")]
+
+
+def test_nvidia_image_banner_is_the_missing_container_runtime(tmp_path):
+    for text in (BANNER_NEW, BANNER_OLD):
+        assert "container-toolkit-missing" in _codes(tmp_path, text)
+
+
+def test_nvml_no_permission_is_the_device_node_permission(tmp_path):
+    codes = _codes(tmp_path, NVML_NO_PERMISSION)
+    assert "gpu-device-node-permission-denied" in codes, codes
+
+
+def test_a_banner_free_log_does_not_claim_the_runtime(tmp_path):
+    assert "container-toolkit-missing" not in _codes(tmp_path, "docker run --gpus all nvidia/cuda:12.4.1-base nvidia-smi\n")
