@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, Iterator, Optional, Tuple
 
-from cudadoctor.errortext.signatures import kb_document
+from cudadoctor.errortext import kb_document
 from cudadoctor.facts import Facts
 from cudadoctor.interpret.build import torch_version
 from cudadoctor.model import Code, Finding, Fix, check
