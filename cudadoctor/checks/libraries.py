@@ -732,6 +732,27 @@ def _stub_symbol_finding(fx: Facts, said: Tuple[str, str], symbol: str, cuda: Op
     )
 
 
+def _stated_mismatch_finding(fx: Facts, said: Tuple[str, str], nvcc: Optional[str], cuda: Optional[str]) -> Finding:
+    """A build tool's own toolkit check refused (apex, flash-attn, DeepSpeed) and one of the two versions is unknown
+    here: the tool saw both, so its refusal is the evidence (task srcc7)."""
+    want = f"{mm(cuda)[0]}.{mm(cuda)[1]}" if mm(cuda) else "<torch.version.cuda>"
+    have = f" ({nvcc})" if nvcc else ""
+    return CUDA_TOOLKIT_MISMATCH.finding(
+        title=f"The build's own CUDA check refused the local toolkit{have}: it is not the CUDA torch was built with"
+        + (f" ({want})" if mm(cuda) else ""),
+        evidence={said[0]: said[1], "toolkit.nvcc_version": nvcc, "torch.cuda": cuda},
+        fix=Fix(
+            (
+                'python -c "import torch; print(torch.version.cuda)"; which nvcc; nvcc --version  # the build uses this nvcc',
+                f"export CUDA_HOME=/usr/local/cuda-{want} PATH=/usr/local/cuda-{want}/bin:$PATH  # a toolkit of torch's CUDA",
+                "pip install --no-build-isolation --no-cache-dir <the package>  # build again with it",
+            ),
+            "Extension builds (torch.utils.cpp_extension and the packages' own checks) need the toolkit's CUDA to be "
+            "the CUDA torch was built with; a distribution's /usr/bin/nvcc or an old /usr/local/cuda is found first.",
+        ),
+    )
+
+
 @check(CUDA_TOOLKIT_MISMATCH)
 def cuda_toolkit_mismatch(fx: Facts) -> Iterator[Finding]:
     if is_cuda_build(fx) is False:
@@ -749,6 +770,8 @@ def cuda_toolkit_mismatch(fx: Facts) -> Iterator[Finding]:
         yield _stub_symbol_finding(fx, said, stub.group(1), cuda)
         return
     if not (a and b) or a == b:
+        if said and not (a and b):  # the build tool compared them itself (kb/errors/srcc7.json): its refusal is the fact
+            yield _stated_mismatch_finding(fx, said, nvcc, cuda)
         return
     building = bool(_BUILDING.search(fx.user_error())) or bool(said and "mismatches the version" in said[1]) or bool(pair)
     major = a[0] != b[0]
