@@ -735,11 +735,12 @@ def _stub_symbol_finding(fx: Facts, said: Tuple[str, str], symbol: str, cuda: Op
 def _stated_mismatch_finding(fx: Facts, said: Tuple[str, str], nvcc: Optional[str], cuda: Optional[str]) -> Finding:
     """A build tool's own toolkit check refused (apex, flash-attn, DeepSpeed) and one of the two versions is unknown
     here: the tool saw both, so its refusal is the evidence (task srcc7)."""
-    want = f"{mm(cuda)[0]}.{mm(cuda)[1]}" if mm(cuda) else "<torch.version.cuda>"
+    b = mm(cuda)
+    want = f"{b[0]}.{b[1]}" if b else "<torch.version.cuda>"
     have = f" ({nvcc})" if nvcc else ""
     return CUDA_TOOLKIT_MISMATCH.finding(
         title=f"The build's own CUDA check refused the local toolkit{have}: it is not the CUDA torch was built with"
-        + (f" ({want})" if mm(cuda) else ""),
+        + (f" ({want})" if b else ""),
         evidence={said[0]: said[1], "toolkit.nvcc_version": nvcc, "torch.cuda": cuda},
         fix=Fix(
             (
