@@ -742,6 +742,7 @@ def _stated_mismatch_finding(fx: Facts, said: Tuple[str, str], nvcc: Optional[st
         title=f"The build's own CUDA check refused the local toolkit{have}: it is not the CUDA torch was built with"
         + (f" ({want})" if b else ""),
         evidence={said[0]: said[1], "toolkit.nvcc_version": nvcc, "torch.cuda": cuda},
+        severity="error",  # the build stopped there
         fix=Fix(
             (
                 'python -c "import torch; print(torch.version.cuda)"; which nvcc; nvcc --version  # the build uses this nvcc',
@@ -774,7 +775,8 @@ def cuda_toolkit_mismatch(fx: Facts) -> Iterator[Finding]:
         if said and not (a and b):  # the build tool compared them itself (kb/errors/srcc7.json): its refusal is the fact
             yield _stated_mismatch_finding(fx, said, nvcc, cuda)
         return
-    building = bool(_BUILDING.search(fx.user_error())) or bool(said and "mismatches the version" in said[1]) or bool(pair)
+    # every wording of this code is a build's own refusal (cpp_extension, DeepSpeed, apex, flash-attn: kb/errors)
+    building = bool(_BUILDING.search(fx.user_error())) or bool(said)
     major = a[0] != b[0]
     # Running torch never uses the toolkit: a minor difference with nothing being built is only worth knowing.
     severity = "error" if (major and building) else "warning" if (major or building) else "info"
