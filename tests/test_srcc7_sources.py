@@ -91,6 +91,39 @@ def test_sites_table_is_complete_and_honest():
     assert len(new) >= 8
 
 
+# ------------------------------------------------------------------ wordings seen only at their source (no thread yet)
+
+
+@pytest.mark.parametrize(
+    "text, code",
+    [
+        # dgl v2.4.0 python/dgl/graphbolt/__init__.py (v2.1.0 said "Cannot find DGL C++ graphbolt library at")
+        (
+            "FileNotFoundError: Unable to locate the DGL C++ GraphBolt library at /usr/lib/python3/dist-packages/dgl/"
+            "graphbolt/libgraphbolt_pytorch_2.5.0.so. This error typically occurs due to a version mismatch between the "
+            "installed DGL and the PyTorch version you are currently using.",
+            "extension-abi-mismatch",
+        ),
+        # xformers _cpp_lib.py, xFormersInvalidLibException without build metadata (v0.0.22 .. v0.0.28.post3)
+        (
+            "WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for a different version of "
+            "PyTorch or Python.\n  Please reinstall xformers (see https://github.com/facebookresearch/xformers#installing-xformers)",
+            "extension-abi-mismatch",
+        ),
+        # bitsandbytes 0.48 cextension.py, the version-mismatch analysis
+        (
+            "\U0001f6a8 CUDA VERSION MISMATCH \U0001f6a8\nRequested CUDA version:          13.0\nDetected PyTorch CUDA version:   "
+            "13.0\nAvailable pre-compiled versions: \n  - 11.8\n  - 12.1\n\nThis means:\nThe version you're trying to use is "
+            "NOT distributed with this package",
+            "companion-cpu-only-build",
+        ),
+    ],
+)
+def test_source_wordings_give_their_code(text, code, tmp_path):
+    assert code in facts_form(text)
+    assert code in paste_form(text, tmp_path)
+
+
 # ------------------------------------------------------------------ healthy and other owners' lines stay quiet
 
 
