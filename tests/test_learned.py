@@ -200,6 +200,10 @@ def test_the_finding_is_a_labelled_guess_with_confidence_and_the_words_that_drov
     # the title says how often a guess this confident was right on reports the model never saw, and the runner-up
     rec = ev["heldout"]
     assert rec and rec["at"] <= ev["confidence"] and f"({rec['right']} of {rec['guesses']})" in f.title
+    # the quoted record is the held-out (unseen) curve's, the point it was read at named
+    held = model.meta["heldout"]["curve"][f"{rec['at']:.2f}"]
+    assert (rec["right"], rec["guesses"]) == (held["right"], held["reported"])
+    assert f"on unseen reports at {rec['at']:.0%} confidence or more" in f.title
     assert f"runner-up: {ev['next'][0]['label']}" in f.title
     assert f"paste the output of `{ev['paste_next'][0]}`" in f.title
 
