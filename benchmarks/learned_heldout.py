@@ -1,7 +1,7 @@
 """Measure a learned-fallback model where it speaks: the cases of given blind batches on which no rule makes an
 error or warning finding, in both forms (collect_env + error line, and the verbatim paste).
 
-    PYTHONPATH=$PWD python benchmarks/learned_heldout.py b14 b15 [--model PATH] [--markdown]
+    PYTHONPATH=$PWD python benchmarks/learned_heldout.py b20 b21 b22 b23 [--model PATH] [--markdown]
 
 Prints, per silent case, the model's top label, its probability and whether it is the case's label; then per
 threshold (0.30 ... 0.90) the guesses made, their precision, the share of silent cases they get right (coverage),
@@ -24,7 +24,9 @@ BLIND = HERE / "tests" / "data" / "blind"
 HOLDOUT = HERE / "tests" / "data" / "holdout_cases"
 SHARED = HERE.parent / "shared" / "cases"
 THRESHOLDS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
-SEALED = ("b16", "b17", "b18")
+#: Only the unsealed batches are ever read (train_classifier.BLIND_READABLE, an explicit allow-list).
+sys.path.insert(0, str(HERE))
+from benchmarks.train_classifier import BLIND_READABLE  # noqa: E402
 
 
 def _facts(stem: Path, paste: bool) -> Dict[str, Any]:
@@ -38,8 +40,8 @@ def _facts(stem: Path, paste: bool) -> Dict[str, Any]:
 def _cases(folder: Path, forms: Tuple[bool, ...]) -> List[Tuple[str, str, Dict[str, Any]]]:
     """(origin, label, facts) for each case of ``folder`` in each form."""
     out = []
-    if folder.name in SEALED:
-        raise SystemExit(f"{folder.name} is sealed")
+    if folder.parent == BLIND and folder.name not in BLIND_READABLE:
+        raise SystemExit(f"{folder.name} is not an unsealed batch (train_classifier.BLIND_READABLE)")
     for j in sorted(folder.glob("*.json")):
         stem = Path(str(j)[: -len(".json")])
         if not Path(f"{stem}.txt").is_file():
@@ -99,7 +101,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             if s is not None:
                 rows.append((origin, label, s))
     healthy: List[Tuple[str, Dict[str, Any]]] = []
-    for folder in sorted(p for p in BLIND.iterdir() if p.is_dir() and p.name not in SEALED) + [HOLDOUT, SHARED]:
+    for folder in [BLIND / b for b in BLIND_READABLE] + [HOLDOUT, SHARED]:
         if not folder.is_dir():
             continue
         for origin, label, facts in _cases(folder, (False, True)):

@@ -11,9 +11,9 @@ the same readers and cudadoctor.learned.text_of):
 - ../shared/cases and tests/data/holdout_cases: `<id>.txt` read as collect_env plus `<id>.error.txt`;
 - tests/data/error_corpus/*.jsonl and tests/data/learned_corpus/*.jsonl (texts the rules mostly cannot read,
   collected for the classes with the fewest examples): each text as the user's error;
-- tests/data/blind/b10 ... b13 when present (both their forms: collect_env + error line, and the
-  verbatim paste), each scored first-sight and unsealed before it was trained on; the later blind batches
-  (b14, b15, ...) are never read.
+- tests/data/blind/b10 ... b23 (BLIND_READABLE, an explicit allow-list; both their forms: collect_env + error
+  line, and the verbatim paste), each scored first-sight and unsealed before it was trained on; the sealed
+  batches (b24 and later) are never read.
 Labels: the case's code; `healthy`; `uncatalogued:NAME` as NAME once the catalogue has that code, else as
 `uncatalogued` (never reported).
 Group: the thread (source URL without fragment), so no thread is in both a fold's training and test sets.
@@ -43,16 +43,17 @@ SHARED_CASES = REPO.parent / "shared" / "cases"
 HOLDOUT = REPO / "tests" / "data" / "holdout_cases"
 CORPUS = REPO / "tests" / "data" / "error_corpus"
 LEARNED_CORPUS = REPO / "tests" / "data" / "learned_corpus"
-#: Blind batches that may be trained on (scored first-sight and frozen, then unsealed). b16 and later are sealed:
-#: never listed here.
-BLIND_READABLE = ("b10", "b11", "b12", "b13", "b14", "b15")
+#: Blind batches that may be trained on (scored first-sight and frozen, then unsealed): an explicit allow-list.
+#: b24 and later are sealed (being collected, then scored first-sight): never listed here, never read.
+BLIND_READABLE = tuple(f"b{n}" for n in range(10, 24))
 #: The batches that choose the threshold: a model trained on everything but them (and their threads) is scored on
-#: their texts where the rules say nothing - first sight for the model, as the next batch will be.
-HELDOUT_BATCHES = ("b14", "b15")
+#: their texts where the rules say nothing - first sight for the model, as the next batch will be. The newest four
+#: unsealed batches: the rules of their time and the wordings of the next batch's time.
+HELDOUT_BATCHES = ("b20", "b21", "b22", "b23")
 #: The threshold is the lowest at which those held-out guesses are at least this right (there are at least
 #: HELDOUT_MIN_GUESSES of them) and no healthy text, held out or out of fold, gets one.
 HELDOUT_PRECISION = 0.50
-HELDOUT_MIN_GUESSES = 5
+HELDOUT_MIN_GUESSES = 10
 BLIND = REPO / "tests" / "data" / "blind"
 NOT_REPORTED = ("healthy", "uncatalogued")
 
@@ -77,7 +78,7 @@ HEALTHY_MARGIN = 0.05
 #: A label guessed (out of fold) on a healthy text at this confidence or more is never reported (healthy_confused).
 HEALTHY_CONFUSED = 0.75
 CLASS_PRECISION = 0.95
-DIGITS = 9  # significant digits kept in the exported floats
+DIGITS = 7  # significant digits kept in the exported floats (the file stays under 2 MB)
 
 
 @dataclass(frozen=True)
@@ -187,6 +188,10 @@ def load_samples(blind: Sequence[str] = BLIND_READABLE) -> List[Sample]:
 # ---------------------------------------------------------------- the model
 
 
+#: Class weights of the logistic regression (None: every text counts the same; "balanced": each class as much as the others).
+CLASS_WEIGHT: Optional[str] = None
+
+
 def fit(texts: Sequence[str], labels: Sequence[str], groups: Sequence[str], k: int = K_FEATURES, c: float = C):
     """Vocabulary (features in >= MIN_GROUPS threads, then the k best by chi2), TF-IDF, logistic regression."""
     from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
@@ -212,7 +217,7 @@ def fit(texts: Sequence[str], labels: Sequence[str], groups: Sequence[str], k: i
         keep = sorted(keep[j] for j in best)
         tf = TfidfVectorizer(analyzer=learned.features, vocabulary=keep, sublinear_tf=True)
         x = tf.fit_transform(texts)
-    lr = LogisticRegression(C=c, max_iter=5000)
+    lr = LogisticRegression(C=c, max_iter=5000, class_weight=CLASS_WEIGHT)
     lr.fit(x, labels)
     return tf, lr
 
@@ -379,16 +384,21 @@ def _curve_point(samples, probs, t, only, vetoed) -> Dict[str, Any]:
 
 
 def heldout_batches(
-    samples: Sequence[Sample], silent: Sequence[Optional[set]], vetoed: frozenset, k: int = K_FEATURES, c: float = C
+    samples: Sequence[Sample],
+    silent: Sequence[Optional[set]],
+    vetoed: frozenset,
+    k: int = K_FEATURES,
+    c: float = C,
+    batches: Sequence[str] = HELDOUT_BATCHES,
 ) -> Dict[str, Any]:
     """HELDOUT_BATCHES as if first seen: a model trained on every other text (but none of their threads), scored on
     their texts where the rules say nothing. Returns the curve (per threshold: texts, guesses, precision, healthy
     flagged) and each silent text's top guess."""
-    test = [i for i, s in enumerate(samples) if s.origin.split("/")[0] in HELDOUT_BATCHES]
+    test = [i for i, s in enumerate(samples) if s.origin.split("/")[0] in batches]
     if not test:
         return {"curve": {}, "rows": []}
     groups = {samples[i].group for i in test}
-    train = [i for i, s in enumerate(samples) if s.origin.split("/")[0] not in HELDOUT_BATCHES and s.group not in groups]
+    train = [i for i, s in enumerate(samples) if s.origin.split("/")[0] not in batches and s.group not in groups]
     tf, lr = fit([samples[i].text for i in train], [samples[i].label for i in train], [samples[i].group for i in train], k, c)
     probs: List[Dict[str, float]] = [{} for _ in samples]
     for i, row in zip(test, lr.predict_proba(tf.transform([samples[i].text for i in test]))):
@@ -460,6 +470,7 @@ def nested_class_thresholds(samples: Sequence[Sample], oof: Sequence[Dict[str, f
 
 
 def main(argv: Optional[List[str]] = None) -> int:
+    global CLASS_WEIGHT
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cv-only", action="store_true", help="print the grouped-CV figures; write nothing")
     ap.add_argument("--out", default=str(learned.MODEL_PATH), help="where to write the model (default: the shipped one)")
@@ -470,8 +481,17 @@ def main(argv: Optional[List[str]] = None) -> int:
         default=",".join(BLIND_READABLE),
         help="the unsealed blind batches to train on (default: all of BLIND_READABLE; leave one out to measure it first-sight)",
     )
+    ap.add_argument(
+        "--heldout",
+        default=",".join(HELDOUT_BATCHES),
+        help="the batches held out to choose the threshold (default: HELDOUT_BATCHES; e.g. b16,b17,b18,b19 with "
+        "--blind b10,...,b19 for a second, earlier held-out point)",
+    )
+    ap.add_argument("--class-weight", choices=("none", "balanced"), default="none")
     args = ap.parse_args(argv)
+    CLASS_WEIGHT = None if args.class_weight == "none" else args.class_weight
     blind = tuple(b for b in args.blind.split(",") if b)
+    heldout = tuple(b for b in args.heldout.split(",") if b)
     if not set(blind) <= set(BLIND_READABLE):
         ap.error(f"--blind: only {', '.join(BLIND_READABLE)} may be trained on")
     import sklearn
@@ -482,7 +502,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     oof = cross_validate(samples, args.k, args.c)
     vetoed = healthy_confused(samples, oof)
     silent = rules_silent(samples)
-    held = heldout_batches(samples, silent, vetoed, args.k, args.c)
+    held = heldout_batches(samples, silent, vetoed, args.k, args.c, heldout)
     threshold = choose_threshold_heldout(samples, oof, silent, held["curve"], vetoed)
     cv = figures(samples, oof, threshold, vetoed=vetoed)
     cv["not_reported"] = sorted(vetoed)
@@ -549,12 +569,12 @@ def main(argv: Optional[List[str]] = None) -> int:
             "trained_at": _dt.date.today().isoformat(),
             "trained_with": f"scikit-learn {sklearn.__version__}: TfidfVectorizer(analyzer=cudadoctor.learned.features, "
             f"sublinear_tf=True) over features seen in >= {MIN_GROUPS} threads, the {args.k} best by chi2; "
-            f"LogisticRegression(C={args.c}, lbfgs, multinomial)",
+            f"LogisticRegression(C={args.c}, lbfgs, multinomial, class_weight={CLASS_WEIGHT})",
             "retrain": "python benchmarks/train_classifier.py",
             "cv": cv,
             "cv_where_rules_silent": cv_silent,
             "heldout": {
-                "batches": list(HELDOUT_BATCHES),
+                "batches": list(heldout),
                 "where": "texts of those batches where the rules say nothing, scored by a model trained without them",
                 "at_threshold": held["curve"].get(f"{threshold:.2f}"),
                 "curve": held["curve"],

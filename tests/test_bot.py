@@ -449,10 +449,20 @@ def test_bot_without_token_or_event_says_so_in_one_line(tmp_path):
     assert r.returncode == 2 and "no event" in r.stderr and "Traceback" not in r.stderr, r.stderr
 
 
-def test_a_guess_of_the_learned_fallback_is_never_named():
+def test_a_guess_of_the_learned_fallback_is_never_named(monkeypatch):
     """checks/learned.py reports "Likely: ..." from the words of a text no rule matched: a lead, not a diagnosis.
-    Real texts from the error corpus on which it fires get "asks for more", never that code as the cause."""
+    Real texts from the error corpus on which it fires get "asks for more", never that code as the cause.
+    The shipped threshold (0.95 since the b10-b23 retrain, docs/learned.md) lets it fire on almost nothing, so the
+    model is read here with a threshold of 0.5: the bot's rule must hold at any threshold."""
+    import dataclasses
+
+    from cudadoctor import learned as learned_model
     from cudadoctor import registry
+
+    shipped = learned_model.load_model()
+    assert shipped is not None
+    lowered = dataclasses.replace(shipped, threshold=0.5)
+    monkeypatch.setattr(learned_model, "load_model", lambda path=None: lowered)
     from cudadoctor.bot.config import BotConfig
     from cudadoctor.commands.check import attach_error
     from cudadoctor.readers import issue as reader

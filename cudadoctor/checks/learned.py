@@ -111,7 +111,8 @@ def _how_often(rec: Optional[Dict[str, Any]]) -> str:
     words = (
         "always right" if right == n else "right about half the time" if 0.4 <= share < 0.6 else f"right {share:.0%} of the time"
     )
-    return f"{words} on unseen reports at this confidence ({right} of {n})"
+    # the point is cumulative: every unseen guess at rec["at"] or more, so say so rather than "at this confidence"
+    return f"{words} on unseen reports at {rec['at']:.0%} confidence or more ({right} of {n})"
 
 
 @check(*CATALOGUE.values(), name="learned-cause", fallback=True)
