@@ -661,7 +661,13 @@ def _missing_by_entity(fx: Facts, said: Tuple[str, str], ent: MissingLibrary) ->
 #: dynamic library 'cudart64_110.dll'") and carries on without the GPU; its cudart stub adds "Ignore above cudart dlerror
 #: if you do not have a GPU set up on your machine". https://github.com/tensorflow/tensorflow/blob/v2.9.0/tensorflow/stream_executor/platform/default/dso_loader.cc
 #: https://github.com/tensorflow/tensorflow/blob/v2.9.0/tensorflow/stream_executor/cuda/cudart_stub.cc
-_TF_LOADER_WARNING = re.compile(r"^\s*(?:[\d-]+ [\d:.]+: )?W \S*dso_loader\.cc:\d+\] Could not load dynamic library", re.M)
+#: Its GPU device factory then logs, also at WARNING level, "W ... gpu_device.cc:NNNN] Cannot dlopen some GPU libraries"
+#: (https://github.com/tensorflow/tensorflow/blob/v2.4.0/tensorflow/core/common_runtime/gpu/gpu_device.cc).
+_TF_LOADER_WARNING = re.compile(
+    r"^\s*(?:[\d-]+ [\d:.]+: )?W \S*(?:dso_loader\.cc:\d+\] Could not load dynamic library"
+    r"|gpu_device\.cc:\d+\] Cannot dlopen some GPU libraries)",
+    re.M,
+)
 #: Anything in the same text that shows a real failure (a traceback, an exception, glog's E/F levels, "failed").
 _FAILURE_LINE = re.compile(
     r"Traceback|\b\w*(?:Error|Exception)\b(?!:? *\w*\.dll not found)|^\s*(?:[\d-]+ [\d:.]+: )?[EF] \S+\]|\bfailed\b", re.M
