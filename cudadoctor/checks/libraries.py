@@ -692,6 +692,13 @@ def stub_libcuda(fx: Facts) -> Iterator[Finding]:
 
 # ---------------------------------------------------------------- cuda-toolkit-mismatch
 
+#: The words of a build tool refusing the local toolkit (apex "Cuda extensions are being compiled with a version of Cuda
+#: that does not match", DeepSpeed "unable to compile cuda/cpp extensions", flash-attn "is only supported on CUDA 11.6 and
+#: above" about nvcc, cpp_extension "The detected CUDA version ... mismatches").
+_BUILD_REFUSAL = re.compile(
+    r"extension|being compiled|unable to compile|\bnvcc\b|CUDA_HOME|bare.?metal|is only supported on CUDA \d|mismatches the version",
+    re.I,
+)
 _BUILDING = re.compile(
     r"cpp_extension|CUDAExtension|BuildExtension|building '[^']+' extension|Building wheel for|"
     r"setup\.py|error: command '.*nvcc' failed|Error compiling objects for extension|ninja: build stopped|"
@@ -771,12 +778,17 @@ def cuda_toolkit_mismatch(fx: Facts) -> Iterator[Finding]:
     if stub and said and not (a and b and a != b):  # nvcc's host-stub symbols changed in CUDA 10.0/10.1 (kb/errors/ext6.json)
         yield _stub_symbol_finding(fx, said, stub.group(1), cuda)
         return
+    # A build's own refusal (cpp_extension, DeepSpeed, apex, flash-attn: kb/errors) — not a runtime's note that it was
+    # compiled with another CUDA than the machine's (Paddle's gpu_resources.cc warning, which the driver's minor-version
+    # compatibility usually covers).
+    refused = bool(_BUILDING.search(fx.user_error())) or bool(said and _BUILD_REFUSAL.search(said[1]))
     if not (a and b) or a == b:
-        if said and not (a and b):  # the build tool compared them itself (kb/errors/srcc7.json): its refusal is the fact
+        if (
+            said and not (a and b) and refused
+        ):  # the build tool compared them itself (kb/errors/srcc7.json): its refusal is the fact
             yield _stated_mismatch_finding(fx, said, nvcc, cuda)
         return
-    # every wording of this code is a build's own refusal (cpp_extension, DeepSpeed, apex, flash-attn: kb/errors)
-    building = bool(_BUILDING.search(fx.user_error())) or bool(said)
+    building = refused or bool(said and "mismatches the version" in said[1]) or bool(pair)
     major = a[0] != b[0]
     # Running torch never uses the toolkit: a minor difference with nothing being built is only worth knowing.
     severity = "error" if (major and building) else "warning" if (major or building) else "info"
