@@ -303,6 +303,9 @@ def cudnn_mismatch(fx: Facts) -> Iterator[Finding]:
         # ...or when torch itself is the one loading it (the code's own scope: torch's cuDNN cannot be loaded).
         torch_loads = bool(torch_version(fx)) and not _OWN_CUDNN_LOADER.search(fx.user_error() or "")
         if other is None and not torch_loads:
+            sub = _CUDNN_OWN_LOADER_MSG.search(said[1])
+            if sub:
+                yield _cudnn_split_install(fx, said, sub.group(1), sub.group(2))
             return
     compiled = decode_cudnn(fx.get("torch.cudnn_compiled"))
     runtime = decode_cudnn(fx.get("torch.cudnn_version"))
@@ -411,6 +414,38 @@ def cudnn_mismatch(fx: Facts) -> Iterator[Finding]:
         title=f"cuDNN does not match torch{(' ' + tv) if tv else ''}{detail}",
         evidence=evidence,
         fix=Fix(tuple(cmds), "torch must load the cuDNN it was compiled against (same major, same or newer minor)."),
+    )
+
+
+#: cuDNN 8's own message when its main library (libcudnn.so.N, loaded) cannot dlopen one of its sub-libraries
+#: (libcudnn_ops_infer.so.8, libcudnn_cnn_infer.so.8, ...): "Could not load library libcudnn_cnn_infer.so.8. Error:
+#: libcudnn_cnn_infer.so.8: cannot open shared object file". The sub-libraries split of cuDNN 8:
+#: https://docs.nvidia.com/deeplearning/cudnn/archives/cudnn-897/api/index.html (the "cudnn" shim dlopens them; checked 2026-11-28); cuDNN 9 renamed them
+#: (libcudnn_ops.so.9, libcudnn_cnn.so.9, ...): https://docs.nvidia.com/deeplearning/cudnn/latest/api/overview.html
+_CUDNN_OWN_LOADER_MSG = re.compile(
+    r"Could not load library (libcudnn_\w+?)\.so\.(\d+)\. Error: libcudnn_\w+?\.so\.\d+: cannot open"
+)
+
+
+def _cudnn_split_install(fx: Facts, said: Tuple[str, str], sub: str, major: str) -> Finding:
+    """cuDNN's main library was found and loaded, its own sub-library of the same major was not: the cuDNN the loader
+    found is another copy than a complete one (a main library on the path without its sub-libraries: torch's or a
+    system copy, a cuDNN 9 environment with a cuDNN 8 program). A warning beside cuda-library-missing: which copy is
+    incomplete needs the loader's view."""
+    return CUDNN_MISMATCH.finding(
+        title=f"cuDNN {major}'s main library loaded but not its own sub-library {sub}.so.{major}: the cuDNN on the loader "
+        f"path is incomplete or another copy than the program's (a cuDNN {major} program beside another install)",
+        evidence={said[0]: said[1], "cudnn_major_wanted": int(major)},
+        severity="warning",
+        fix=Fix(
+            (
+                'ldconfig -p | grep libcudnn; python -c "import torch; print(torch.backends.cudnn.version())"  # every cuDNN copy',
+                f'{PIP} install "nvidia-cudnn-cu12=={major}.*"  # a complete cuDNN {major} (nvidia-cudnn-cu11 for CUDA 11)',
+                "export LD_LIBRARY_PATH=$(python -c 'import nvidia.cudnn; print(list(nvidia.cudnn.__path__)[0])')/lib:$LD_LIBRARY_PATH",
+            ),
+            f"The program needs all of cuDNN {major}'s libraries from one install on the loader path; a newer torch ships "
+            "cuDNN 9, whose sub-libraries have other names, so a cuDNN 8 program beside it finds none.",
+        ),
     )
 
 
