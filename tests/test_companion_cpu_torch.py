@@ -4,21 +4,14 @@ the facts show the build, when an error names another cause, or when the program
 
 from __future__ import annotations
 
-import json
 
 import pytest
-from click.testing import CliRunner
-
-from cudadoctor.cli import cli
+from checkcli import paste_findings
 
 
 def _findings(tmp_path, text: str, source: str = "--from-text"):
     """``check SOURCE FILE --format json`` on ``text``: (code, severity, finding) for each finding."""
-    p = tmp_path / "input.txt"
-    p.write_text(text, encoding="utf-8")
-    r = CliRunner().invoke(cli, ["check", source, str(p), "--format", "json"], env={"NO_COLOR": "1"})
-    assert r.exit_code in (0, 1), r.output
-    return [(f["code"], f["severity"], f) for f in json.loads(r.stdout)["findings"]]
+    return [(f["code"], f["severity"], f) for f in paste_findings(tmp_path, text, source, env={"NO_COLOR": "1"})]
 
 
 @pytest.mark.parametrize(

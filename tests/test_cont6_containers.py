@@ -5,12 +5,9 @@ NVML's NO_PERMISSION (error 4) means the device nodes are not readable by this u
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+from checkcli import codes, paste_findings
 
-from click.testing import CliRunner
-
-from cudadoctor.cli import cli
 
 BANNER_NEW = """WARNING: The NVIDIA Driver was not detected.  GPU functionality will not be available.
    Use the NVIDIA Container Toolkit to start this container with GPU support; see
@@ -24,11 +21,7 @@ NVML_NO_PERMISSION = "Failed to initialize NVML: Insufficient Permissions\n"
 
 
 def _codes(tmp_path: Path, text: str) -> list:
-    p = tmp_path / "paste.txt"
-    p.write_text(text, encoding="utf-8")
-    r = CliRunner().invoke(cli, ["check", "--from-text", str(p), "--format", "json"])
-    assert r.exit_code in (0, 1), r.output
-    return [f["code"] for f in json.loads(r.stdout)["findings"] if f["severity"] in ("error", "warning")]
+    return codes(paste_findings(tmp_path, text))
 
 
 def test_nvidia_image_banner_is_the_missing_container_runtime(tmp_path):

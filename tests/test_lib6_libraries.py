@@ -3,27 +3,21 @@ version mismatch and an undefined CUDA-API symbol are two copies of a library mi
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from click.testing import CliRunner
 
-from cudadoctor.cli import cli
+from checkcli import codes, paste_findings, run_check, severities
 from cudadoctor.errortext.entities import undefined_symbols
 
 HOLDOUT = Path(__file__).parent / "data" / "holdout_cases"
 
 
 def _codes(*args: str) -> list:
-    r = CliRunner().invoke(cli, ["check", *args, "--format", "json"])
-    assert r.exit_code in (0, 1), r.output
-    return [f["code"] for f in json.loads(r.stdout)["findings"] if f["severity"] in ("error", "warning")]
+    return codes(run_check(*args))
 
 
 def _text_codes(tmp_path: Path, text: str) -> list:
-    p = tmp_path / "paste.txt"
-    p.write_text(text)
-    return _codes("--from-text", str(p))
+    return codes(paste_findings(tmp_path, text))
 
 
 # faster-whisper/CTranslate2's (and cuDNN 8's own) words: https://github.com/SYSTRAN/faster-whisper/issues/516
@@ -36,10 +30,7 @@ CT2_CUDNN8 = (
 def test_a_missing_cudnn_file_alone_is_a_missing_library_first_and_a_split_cudnn_only_as_a_warning(tmp_path):
     # cuDNN 8's main library printed it (its sub-library loader): the missing file is the error, the split install a
     # warning (holdout h72 and error_corpus/cudnn.jsonl label such reports cudnn-mismatch).
-    p = tmp_path / "paste.txt"
-    p.write_text(CT2_CUDNN8)
-    r = CliRunner().invoke(cli, ["check", "--from-text", str(p), "--format", "json"])
-    sev = {f["code"]: f["severity"] for f in json.loads(r.stdout)["findings"]}
+    sev = severities(paste_findings(tmp_path, CT2_CUDNN8))
     assert sev.get("cuda-library-missing") == "error", sev
     assert sev.get("cudnn-mismatch") == "warning", sev
     # a missing main library (not cuDNN's own sub-library message) stays a missing library only
@@ -96,15 +87,8 @@ def test_a_header_and_library_version_pair_is_a_cudnn_mismatch(tmp_path):
 
     (p,) = version_pairs(THEANO_MIXED)
     assert (p.library, p.required, p.found) == ("cudnn", "5110", "7401")
-    r = CliRunner().invoke(cli, ["check", "--from-text", str(_write(tmp_path, THEANO_MIXED)), "--format", "json"])
-    found = [f for f in json.loads(r.stdout)["findings"] if f["code"] == "cudnn-mismatch"]
+    found = [f for f in paste_findings(tmp_path, THEANO_MIXED) if f["code"] == "cudnn-mismatch"]
     assert found and "5.1.10" in found[0]["title"] and "7.4.1" in found[0]["title"], found
-
-
-def _write(tmp_path: Path, text: str) -> Path:
-    p = tmp_path / "t.txt"
-    p.write_text(text)
-    return p
 
 
 # https://github.com/ContinuumIO/anaconda-issues/issues/12251 (Anaconda's cudatoolkit 11.0.221): both files in the env's lib

@@ -5,20 +5,12 @@ too. A real failure beside it (glog's E level, a traceback) keeps the error."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-
-from click.testing import CliRunner
-
-from cudadoctor.cli import cli
+from checkcli import SPEAKS, paste_findings
 
 
 def _findings(tmp_path: Path, text: str) -> list:
-    p = tmp_path / "err.txt"
-    p.write_text(text, encoding="utf-8")
-    r = CliRunner().invoke(cli, ["check", "--from-text", str(p), "--format", "json"])
-    assert r.exit_code in (0, 1), r.output
-    return [(f["severity"], f["code"]) for f in json.loads(r.stdout)["findings"] if f["severity"] in ("error", "warning")]
+    return [(f["severity"], f["code"]) for f in paste_findings(tmp_path, text) if f["severity"] in SPEAKS]
 
 
 # A public README quoting a transformers pipeline run on a Windows machine without CUDA (found with the code index,
