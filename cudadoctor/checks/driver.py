@@ -286,8 +286,10 @@ def no_gpu_visible(fx: Facts) -> Iterator[Finding]:
         # What the variables say hides every GPU whatever the driver does (its syntax, "void"); where nothing
         # tells the driver's state (a pasted report), that is the finding.
         unknown = not nvml and kernel_module(fx) is None
-        found = (unknown and (_cvd_hides(fx, None, [], evidence) or _nvd_hides(fx, evidence))) or _ordinal_without_driver(
-            fx, nvml, evidence
+        found = (
+            (unknown and (_cvd_hides(fx, None, [], evidence) or _nvd_hides(fx, evidence)))
+            or _ordinal_without_driver(fx, nvml, evidence)
+            or (unknown and _no_device_driver_unknown(fx, evidence))
         )
     else:
         uuids = [d["uuid"] for d in devices if isinstance(d.get("uuid"), str)]
@@ -351,6 +353,36 @@ def _ordinal_without_driver(fx: Facts, nvml: Optional[str], evidence: Dict[str, 
             ),
             "CUDA numbers only the devices CUDA_VISIBLE_DEVICES exposes; an index past them is invalid.",
         ),
+        severity="warning",
+    )
+
+
+#: CUDA's error 100 in any tool's words: cudaErrorNoDevice "no CUDA-capable device is detected" (torch, CUDA samples,
+#: CuPy), the driver API's CUDA_ERROR_NO_DEVICE (TensorFlow/XLA "failed call to cuInit: CUDA_ERROR_NO_DEVICE", numba
+#: "[100] Call to cuInit results in CUDA_ERROR_NO_DEVICE"). https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html
+#: (cudaErrorNoDevice = 100) and kb/cuda_errors.json.
+_NO_DEVICE = r"no CUDA-capable device is detected|CUDA_ERROR_NO_DEVICE|cudaErrorNoDevice"
+
+
+def _no_device_driver_unknown(fx: Facts, evidence: Dict[str, Any]) -> Optional[Finding]:
+    """CUDA's error 100 (its driver library answered: no device) where nothing tells the driver's state (a pasted
+    error alone): the GPUs are hidden from this process (CUDA_VISIBLE_DEVICES, a container's device list, a scheduler)
+    or the kernel module did not load. A warning naming both; nvidia-smi tells them apart."""
+    said = search(fx, _NO_DEVICE)
+    if not said or is_wsl(fx) or search(fx, r"\bWSL\s?2?\b|microsoft-standard"):  # WSL has its own causes (platform checks)
+        return None
+    evidence[said[0]] = said[1]
+    return _hidden(
+        "CUDA finds no device (error 100): the GPUs are hidden from this process (CUDA_VISIBLE_DEVICES, a container started "
+        "without GPUs, a job without a GPU allocation) or the NVIDIA kernel module is not loaded",
+        evidence,
+        (
+            "nvidia-smi -L  # lists GPUs: they are hidden from the process; fails: the driver/kernel module is the problem",
+            "echo CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES NVIDIA_VISIBLE_DEVICES=$NVIDIA_VISIBLE_DEVICES",
+            "lsmod | grep nvidia; ls /dev/nvidia*  # the kernel module and the device nodes",
+        ),
+        "CUDA's driver library loaded and reported zero devices: either nothing exposes the GPUs to this process or the "
+        "kernel module behind /dev/nvidia* is missing.",
         severity="warning",
     )
 
