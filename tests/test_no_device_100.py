@@ -14,7 +14,8 @@ NO_DEVICE = {
     "/opt/conda/conda-bld/pytorch_1579022060824/work/aten/src/THC/THCGeneral.cpp:50",
     # https://github.com/triton-inference-server/tensorrtllm_backend/issues/336 (docker without --gpus)
     "trtllm": "runtime error in cudaGetDeviceCount(&deviceCount): no CUDA-capable device is detected",
-    # TensorFlow/XLA's driver wrapper (tensorflow/third_party/xla/.../cuda_driver.cc at v2.16.1, kb/errors/srcb7.json)
+    # TensorFlow/XLA's driver wrapper, its message as logged (tensorflow/third_party/xla/.../cuda_driver.cc at v2.16.1,
+    # kb/errors/srcb7.json; the timestamp and line number are illustrative)
     "xla": "2024-03-01 10:00:00.000000: E external/local_xla/xla/stream_executor/cuda/cuda_driver.cc:282] failed call to "
     "cuInit: CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected",
     # numba's driver (numba/cuda/cudadrv/driver.py)

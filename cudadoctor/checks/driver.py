@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
+from cudadoctor.errortext import extract
 from cudadoctor.facts import Facts
 from cudadoctor.interpret import (
     build_kind,
@@ -357,21 +358,16 @@ def _ordinal_without_driver(fx: Facts, nvml: Optional[str], evidence: Dict[str, 
     )
 
 
-#: CUDA's error 100 in any tool's words: cudaErrorNoDevice "no CUDA-capable device is detected" (torch, CUDA samples,
-#: CuPy), the driver API's CUDA_ERROR_NO_DEVICE (TensorFlow/XLA "failed call to cuInit: CUDA_ERROR_NO_DEVICE", numba
-#: "[100] Call to cuInit results in CUDA_ERROR_NO_DEVICE"). https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html
-#: (cudaErrorNoDevice = 100) and kb/cuda_errors.json.
-_NO_DEVICE = r"no CUDA-capable device is detected|CUDA_ERROR_NO_DEVICE|cudaErrorNoDevice"
-
-
 def _no_device_driver_unknown(fx: Facts, evidence: Dict[str, Any]) -> Optional[Finding]:
     """CUDA's error 100 (its driver library answered: no device) where nothing tells the driver's state (a pasted
     error alone): the GPUs are hidden from this process (CUDA_VISIBLE_DEVICES, a container's device list, a scheduler)
-    or the kernel module did not load. A warning naming both; nvidia-smi tells them apart."""
-    said = search(fx, _NO_DEVICE)
-    if not said or is_wsl(fx) or search(fx, r"\bWSL\s?2?\b|microsoft-standard"):  # WSL has its own causes (platform checks)
+    or the kernel module did not load. A warning naming both; nvidia-smi tells them apart. Error 100 in any tool's words
+    (cudaErrorNoDevice's message, CUDA_ERROR_NO_DEVICE, "cuda runtime error (100)", numba's "[100]") is read by the kb's
+    CUDA error table (errortext.extract.errors, kb/cuda_errors.json)."""
+    hit = next((e for e in extract.errors(text_of(fx)) if e.value == 100 and e.code == NO_GPU_VISIBLE.code), None)
+    if not hit or is_wsl(fx) or search(fx, r"\bWSL\s?2?\b|microsoft-standard"):  # WSL has its own causes (platform checks)
         return None
-    evidence[said[0]] = said[1]
+    evidence["cuda_error"] = f"{hit.name} (100): {hit.text}"
     return _hidden(
         "CUDA finds no device (error 100): the GPUs are hidden from this process (CUDA_VISIBLE_DEVICES, a container started "
         "without GPUs, a job without a GPU allocation) or the NVIDIA kernel module is not loaded",

@@ -818,12 +818,11 @@ def cuda_toolkit_mismatch(fx: Facts) -> Iterator[Finding]:
     # compatibility usually covers).
     refused = bool(_BUILDING.search(fx.user_error())) or bool(said and _BUILD_REFUSAL.search(said[1]))
     if not (a and b) or a == b:
-        if (
-            said and not (a and b) and refused
-        ):  # the build tool compared them itself (kb/errors/srcc7.json): its refusal is the fact
+        # the build tool compared them itself (kb/errors/srcc7.json): its refusal is the fact
+        if said and not (a and b) and refused:
             yield _stated_mismatch_finding(fx, said, nvcc, cuda)
         return
-    building = refused or bool(said and "mismatches the version" in said[1]) or bool(pair)
+    building = refused or bool(pair)  # _BUILD_REFUSAL holds cpp_extension's "mismatches the version"
     major = a[0] != b[0]
     # Running torch never uses the toolkit: a minor difference with nothing being built is only worth knowing.
     severity = "error" if (major and building) else "warning" if (major or building) else "info"
