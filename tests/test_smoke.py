@@ -63,9 +63,15 @@ needs_mnist = pytest.mark.skipif(not (MNIST_RAW / "train-images-idx3-ubyte").is_
                                  reason=f"real MNIST not found at {MNIST_RAW}")
 
 
+# What these tests assert is behaviour, not speed: the watchdog is set far above a quiet machine's times so a
+# loaded machine does not turn them into timeouts (240 s was too little with 15 processes on two cores).
+# The timeout's own behaviour is tested with hangs below.
+SLOW_MACHINE_TIMEOUT_S = 900.0
+
+
 def smoke(**kw):
     args = dict(python=TORCH_PY, device="cpu", data_dir=None, download=False, synthetic=False, epochs=None,
-                timeout_s=240.0, progress=False)
+                timeout_s=SLOW_MACHINE_TIMEOUT_S, progress=False)
     args.update(kw)
     return run_smoke(**args)
 
@@ -103,7 +109,9 @@ def test_cpu_real_mnist_reaches_97_percent_and_reports_throughput(cpu_result):
     assert ev["tensor_devices"] == {"params": ["cpu"], "train_data": "cpu", "test_data": "cpu"}
     assert ev["epochs"] <= 2.0 and ev["time_to_target_s"] > 0
     th = stage(r, "throughput")["evidence"]
-    assert th["cpu_samples_per_s"] > 1000 and th["speedup"] is None
+    # a floor that a working CPU meets even on a loaded machine (831/s was seen with 15 processes on two cores): a
+    # throughput of a few samples a second means the stage measured something else
+    assert th["cpu_samples_per_s"] > 100 and th["speedup"] is None
     assert stage(r, "agreement")["verdict"] == "pass"
     assert stage(r, "agreement")["evidence"]["cpu_float32_vs_float64"] <= 1e-4
     mp = stage(r, "mixed-precision")["evidence"]
@@ -591,7 +599,8 @@ def _smoke_cli(tmp_path, mirror, *args):
     env = dict(os.environ, HOME=str(tmp_path / "home"), XDG_CACHE_HOME=str(tmp_path / "cache"), NO_COLOR="1",
                CUDADOCTOR_MNIST_MIRROR=mirror)
     return subprocess.run([sys.executable, "-m", "cudadoctor", "smoke", "--device", "cpu", "--python", TORCH_PY,
-                           "--format", "json", *args], capture_output=True, text=True, timeout=600, env=env,
+                           "--format", "json", "--timeout", str(SLOW_MACHINE_TIMEOUT_S), *args], capture_output=True,
+                          text=True, timeout=SLOW_MACHINE_TIMEOUT_S + 60, env=env,
                           cwd=str(tmp_path))
 
 
