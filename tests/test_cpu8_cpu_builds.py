@@ -50,6 +50,18 @@ def test_textgen_no_gpu_detected_on_windows(tmp_path):
     assert severities(got)["cpu-only-torch"] == "warning"
 
 
+def test_textgen_no_gpu_detected_with_only_a_windows_path(tmp_path):
+    # https://github.com/oobabooga/textgen/issues/310, its log alone: no OS stated, but the prompt is a drive-letter path
+    text = (
+        "F:\\text-generation-webui>python server.py --model llama-7b-hf --load-in-8bit\n"
+        "Loading llama-7b-hf...\nWarning: no GPU has been detected.\nFalling back to CPU mode.\n"
+    )
+    assert "cpu-only-torch" in codes(paste_findings(tmp_path, text))
+    # the same log from a Linux prompt: the driver is as likely as the build, so nothing is proposed
+    linux = text.replace("F:\\text-generation-webui>", "user@host:~/text-generation-webui$ ")
+    assert "cpu-only-torch" not in codes(paste_findings(tmp_path, linux))
+
+
 def test_no_gpu_detected_with_an_amd_gpu_is_not_a_cpu_build(tmp_path):
     # https://github.com/oobabooga/textgen/issues/151: the same message from a Radeon on Windows
     text = (

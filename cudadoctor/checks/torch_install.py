@@ -332,8 +332,8 @@ def _windows_pypi_wheel(fx: Facts) -> Iterator[Finding]:
     """Windows, torch says CUDA is unavailable, and nothing shows its build: PyPI's Windows wheels are CPU-only builds
     (kb/torch_releases.json default_variant; the CUDA ones live on download.pytorch.org with a +cuXXX tag). A warning:
     a missing or old driver also makes CUDA unavailable."""
-    if os_family(fx) != "windows":
-        return
+    if os_family(fx) != "windows" and (fx.str("system.os") or not _said_row(fx, "windows_signs")):
+        return  # not Windows, or no OS stated and no Windows path / .bat launcher / win_amd64 wheel in the text
     if fx.get("torch.cuda_available") is not False and not (
         fx.get("torch.cuda_available") is None
         and (_CUDA_NOT_SEEN.search(fx.user_error() or "") or _said_row(fx, "no_gpu_fallback"))
