@@ -32,6 +32,7 @@ from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import error_match, kb, text_of
 from ._fixes import arch_fix
+from .torch_package import cpu_build_in_text
 
 GPU_ARCH_UNSUPPORTED = Code(
     code="gpu-arch-unsupported",
@@ -465,6 +466,8 @@ def gpu_arch_unsupported(fx: Facts) -> Iterator[Finding]:
     if any(why == "bound" for _g, why in bad):
         archs, source = bound, bound_source  # partial facts: the CUDA the build was made with is the evidence
     if not bad and not said:
+        if torch_unknown(fx) and cpu_build_in_text(fx):
+            return  # the text names a CPU-only torch: it has no CUDA kernels at all, so no arch is the reason (cpu-only-torch)
         bad = _too_old_for_every_build(fx, devices)  # the torch a user installs today has no kernels for it
         newest_only = [] if bad else _only_newest_builds_run(fx, devices)
     owner = kernel_owner(fx) if not bad else None

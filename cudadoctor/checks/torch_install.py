@@ -22,6 +22,7 @@ from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import INDEX, PIP, error_match, kb, search
 from .codes5 import only_other_gpus
+from .torch_package import said_row as _said_row
 from ._fixes import companion_pins, install_commands, newest_variant_for_driver
 
 TORCH_NOT_INSTALLED = Code(
@@ -331,10 +332,11 @@ def _windows_pypi_wheel(fx: Facts) -> Iterator[Finding]:
     """Windows, torch says CUDA is unavailable, and nothing shows its build: PyPI's Windows wheels are CPU-only builds
     (kb/torch_releases.json default_variant; the CUDA ones live on download.pytorch.org with a +cuXXX tag). A warning:
     a missing or old driver also makes CUDA unavailable."""
-    if os_family(fx) != "windows":
-        return
+    if os_family(fx) != "windows" and (fx.str("system.os") or not _said_row(fx, "windows_signs")):
+        return  # not Windows, or no OS stated and no Windows path / .bat launcher / win_amd64 wheel in the text
     if fx.get("torch.cuda_available") is not False and not (
-        fx.get("torch.cuda_available") is None and _CUDA_NOT_SEEN.search(fx.user_error() or "")
+        fx.get("torch.cuda_available") is None
+        and (_CUDA_NOT_SEEN.search(fx.user_error() or "") or _said_row(fx, "no_gpu_fallback"))
     ):
         return
     if nvidia_gpu_present(fx) is False or of_facts(fx).matches:
@@ -374,6 +376,8 @@ def _cpu_build_named(fx: Facts) -> Iterator[Finding]:
     said = next(
         (s for s in (search(fx, rows[k]["regex"]) for k in ("cpu_build_named", "cpu_build_said") if k in rows) if s), None
     )
+    if said is None and not of_facts(fx).matches:
+        said = _said_row(fx, "cpu_build_words")  # the build's own name in other words (kb/errors/cpu8.json)
     if said is None:
         pasted = fx.dict("pasted.cpu_build") or {}
         if not pasted.get("text"):
@@ -407,6 +411,8 @@ def _runs_on_cpu(fx: Facts) -> Iterator[Finding]:
     row = kb_document("torch-builds.json").get("symptoms", {}).get("runs_on_cpu")
     said = search(fx, row["regex"]) if row else None
     if not said or (row.get("unless") and search(fx, row["unless"])):
+        said = _said_row(fx, "program_on_cpu")  # the program's log: the torch device it chose (kb/errors/cpu8.json)
+    if not said:
         return  # no symptom, or the program is another runtime (ollama, TensorFlow, JAX...), not torch
     yield CPU_ONLY_TORCH.finding(
         title="The program runs on the CPU and nothing shows which torch is installed: most often a CPU-only torch build",

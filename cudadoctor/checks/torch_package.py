@@ -14,7 +14,9 @@ from cudadoctor.interpret import environment, torch_version
 from cudadoctor.interpret.versions import release_of
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import PIP, error_match, kb
+from cudadoctor.errortext import kb_document
+
+from ._common import PIP, error_match, kb, search
 from ._fixes import python_fix
 
 TORCH_INSTALL_INCOMPLETE = Code(
@@ -163,6 +165,37 @@ def python_unsupported_pip_words(fx: Facts, code: Code) -> Iterator[Finding]:
         req = m.group(1) if m else None
     cmds, why = python_fix(environment(fx), bits, False, req)
     yield code.finding(title="No PyTorch wheel for this interpreter: " + reasons[0], evidence=evidence, fix=Fix(tuple(cmds), why))
+
+
+# --- round 8: cpu8 (text that names a CPU-only torch build; used by torch_install.py and arch.py) ---
+
+
+def cpu_build_in_text(fx: Facts) -> Optional[Tuple[str, str]]:
+    """(where, line) where the text names a CPU-only torch build as installed or about to be (kb/errors/reader3.json's
+    rows, cpu8.json's other words, a pasted line the issue reader kept), or None. For the other checks' priority: a
+    guess about what the CUDA code lacks (checks/arch.py) yields to a build that has no CUDA code at all."""
+    rows = kb_document("reader3.json").get("symptoms", {})
+    for k in ("cpu_build_named", "cpu_build_said"):
+        said = search(fx, rows[k]["regex"]) if k in rows else None
+        if said:
+            return said
+    said = said_row(fx, "cpu_build_words")
+    if said:
+        return said
+    pasted = fx.dict("pasted.cpu_build") or {}
+    return (f"pasted text, line {pasted.get('line')}", str(pasted["text"])) if pasted.get("text") else None
+
+
+def said_row(fx: Facts, key: str) -> Optional[Tuple[str, str]]:
+    """(where, text) of the first match of symptom row ``key`` of kb/errors/cpu8.json (task cpu8), unless the row's
+    'unless' pattern (another runtime or another vendor named) is in the text too."""
+    row = kb_document("cpu8.json").get("symptoms", {}).get(key)
+    if not row:
+        return None
+    said = search(fx, row["regex"])
+    if said and row.get("unless") and search(fx, row["unless"]):
+        return None
+    return said
 
 
 def register():
