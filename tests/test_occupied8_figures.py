@@ -1,0 +1,121 @@
+"""gpu-memory-occupied from the NUMBERS an out-of-memory message reports (kb/errors/occupied8.json memory_figures).
+
+Memory held outside the failing process = the GPU's total - what was free - what the process itself held. When that
+is at least half the GPU, another process (another user's job, a killed run's workers) took it: a warning naming the
+numbers. When the process held it itself, it is an ordinary out-of-memory (a model or batch too large): no finding.
+Every text here is verbatim from the public thread named beside it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cudadoctor import registry
+from cudadoctor.errortext import triage
+from cudadoctor.errortext.memfigures import held_elsewhere, oom_figures, pool_figures
+from cudadoctor.facts import new_facts
+from cudadoctor.report import diagnose
+
+REG = registry.load(plugins=False)
+GIB = 2**30
+CORPUS = Path(__file__).parent / "data" / "error_corpus" / "occupied8.jsonl"
+
+
+def _occupied(text: str, origin: str = "collect_env"):
+    facts = new_facts(origin)
+    facts["user_error"] = {"text": text}
+    return [(f.severity, f.title) for f in diagnose(facts, REG).findings if f.code == "gpu-memory-occupied"]
+
+
+def _corpus():
+    return [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+# --- held elsewhere (the corpus: torch 1.x with an extra field, TensorFlow 0.x-1.x start-up figures) -------------
+
+
+@pytest.mark.parametrize("row", _corpus(), ids=lambda r: r["source"].rsplit("/", 3)[-3])
+def test_figures_showing_memory_held_elsewhere_give_a_warning_with_the_numbers(row):
+    got = _occupied(row["text"])
+    assert got and got[0][0] == "warning", got
+    assert "GiB" in got[0][1] and ("held outside this process" in got[0][1] or "held by other processes" in got[0][1])
+    # triage reads the same figures (one evidence pass): its top cause is the same code
+    assert triage(row["text"], REG)["candidates"][0]["code"] == "gpu-memory-occupied"
+
+
+def test_torch_1x_figures_with_a_field_after_cached_are_read():
+    # https://github.com/horovod/horovod/issues/2719: "...; 77.13 MiB cached; 0 bytes inactive)"
+    gpu, total, free, mine, _ = oom_figures(_corpus()[0]["text"])
+    assert gpu == "1" and round(total / GIB, 2) == 15.78 and round(mine / GIB, 2) == 2.76 and round(free / 2**20, 2) == 53.75
+
+
+def test_tensorflow_start_up_figures_count_nothing_as_the_process_own():
+    got = held_elsewhere(_corpus()[1]["text"])  # tensorflow#8170: Total memory 7.92GiB, Free memory 190.31MiB
+    assert got and got["mine"] == 0.0 and got["failed"] is True
+    assert round(got["elsewhere"] / GIB, 2) == round((7.92 * GIB - 190.31 * 2**20) / GIB, 2)
+
+
+# https://github.com/mozilla/DeepSpeech/issues/463 (the maintainer quoting the reporter's log: "It looks like your
+# GPUs have very little free memory. Are you perhaps running another process that uses TensorFlow concurrently?")
+DEEPSPEECH_463 = (
+    "I tensorflow/core/common_runtime/gpu/gpu_device.cc:885] Found device 0 with properties:\nname: GeForce GTX 780 Ti\n"
+    "major: 3 minor: 5 memoryClockRate (GHz) 1.0455\npciBusID 0000:01:00.0\nTotal memory: 2.94GiB\nFree memory: 105.88MiB\n"
+    "I tensorflow/core/common_runtime/gpu/gpu_device.cc:885] Found device 1 with properties:\nname: Tesla K40c\n"
+    "major: 3 minor: 5 memoryClockRate (GHz) 0.745\npciBusID 0000:02:00.0\nTotal memory: 11.17GiB\nFree memory: 227.88MiB"
+)
+
+
+def test_start_up_figures_without_a_failure_are_information_naming_the_fullest_gpu():
+    got = _occupied(DEEPSPEECH_463)
+    assert [s for s, _ in got] == ["info"], got
+    assert got[0][1].startswith("GPU 1 had only 227.9 MiB of 11.2 GiB free when TensorFlow started")
+    assert not [c for c in triage(DEEPSPEECH_463, REG)["candidates"] if c["code"] == "gpu-memory-occupied"]
+
+
+# --- the process held it itself: ordinary out-of-memory, no finding --------------------------------------------
+
+ORDINARY = [
+    # https://github.com/cupy/cupy/issues/2537 (CuPy 7: the pool already held 3.6 GB)
+    "Exception in main training loop: Out of memory allocating 25,600,000 bytes (allocated so far: 3,635,267,072 bytes).",
+    # https://github.com/soskek/attention_is_all_you_need/issues/6
+    "Exception in main training loop: Out of memory allocating 255,688,704 bytes (allocated so far: 3,670,475,776 bytes).",
+    # https://github.com/cupy/cupy/issues/1912 (CuPy 5: "total" is what the pool would hold, 11.5 GB)
+    'cupy.cuda.memory.OutOfMemoryError: out of memory to allocate 1073741824 bytes (total 12373894656 bytes)"',
+    # https://github.com/chainer/chainer/issues/5621 (batch size too large; fine at 16)
+    "Exception in main training loop: out of memory to allocate 205520896 bytes (total 16068929536 bytes)",
+    # https://github.com/Bartzi/see/issues/23
+    "Exception in main training loop: out of memory to allocate 747110400 bytes (total 5722942464 bytes)",
+    # https://github.com/cupy/cupy/pull/2242 (the new wording's example: a 200 GB request is just too large)
+    "cupy.cuda.memory.OutOfMemoryError: Out of memory allocating 200,000,000,000 bytes (allocated so far: 4,096 bytes).",
+    # https://github.com/RenYurui/StructureFlow/issues/35 (torch 1.x: an 8 GiB request with 8.2 GiB free: its own size)
+    "RuntimeError: CUDA out of memory. Tried to allocate 8.13 GiB (GPU 0; 10.76 GiB total capacity; 643.57 MiB already "
+    "allocated; 8.20 GiB free; 32.43 MiB cached)",
+]
+
+
+@pytest.mark.parametrize("text", ORDINARY)
+def test_memory_the_process_held_itself_gives_no_finding(text):
+    assert _occupied(text) == []
+    assert _occupied(text, origin="text") == []
+    if "total capacity" not in text:  # CuPy: no wording signature reads it, only the figures (torch: error_signatures.json)
+        assert not [c for c in triage(text, REG)["candidates"] if c["code"] == "gpu-memory-occupied"]
+
+
+def test_cupy_both_wordings_give_what_the_pool_held_before_the_request():
+    assert pool_figures(ORDINARY[0])[:2] == (25_600_000, 3_635_267_072)
+    assert pool_figures(ORDINARY[2])[:2] == (1073741824, 12373894656 - 1073741824)
+
+
+def test_every_template_has_its_sources_and_compiles():
+    from cudadoctor.errortext import kb_document
+
+    doc = kb_document("occupied8.json")["memory_figures"]
+    for t in doc["templates"] + doc["pool_templates"]:
+        assert t["sources"] and all(s.startswith("https://github.com/") for s in t["sources"]), t["id"]
+    for t in doc["templates"]:
+        if "example" in t:
+            assert oom_figures(t["example"]) is not None, t["id"]
+    assert 0 < doc["thresholds"]["held_elsewhere_share"] < 1
