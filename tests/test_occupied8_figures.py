@@ -119,3 +119,13 @@ def test_every_template_has_its_sources_and_compiles():
         if "example" in t:
             assert oom_figures(t["example"]) is not None, t["id"]
     assert 0 < doc["thresholds"]["held_elsewhere_share"] < 1
+
+
+def test_start_up_figures_of_a_free_gpu_in_a_batch_case_it_was_not_written_from_say_nothing_held_elsewhere():
+    # tests/data/blind/b17/b17-29 (TensorFlow 0.x log on a K40m, cause: an exclusive compute mode): the figures are read
+    # (11.25 GiB total, 11.15 GiB free) and show nothing held elsewhere, so the memory is not blamed.
+    case = Path(__file__).parent / "data" / "blind" / "b17" / "b17-29-tf-k40m-exclusive-thread-compute-mode.paste.txt"
+    text = case.read_text(encoding="utf-8")
+    gpu, total, free, mine, _ = oom_figures(text)
+    assert round(total / GIB, 2) == 11.25 and round(free / GIB, 2) == 11.15 and mine == 0.0
+    assert held_elsewhere(text) is None and _occupied(text, origin="text") == []

@@ -123,15 +123,28 @@ GPU_MEMORY_OCCUPIED = Code(
     severity="warning",
     explanation={
         "what": f"At least {int(OCCUPIED_SHARE * 100)}% of the GPU's memory is in use while this "
-        "diagnosis ran, by processes other than cudadoctor's own probe.",
+        "diagnosis ran, by processes other than cudadoctor's own probe; or, from an error text, an "
+        "out-of-memory message whose own figures show most of the GPU held OUTSIDE the failing process: "
+        "total capacity - free - what the process held (torch's allocator message in every release, "
+        "TensorFlow 0.x-1.13's free memory at start-up, CuPy's pool: templates and thresholds in "
+        "kb/errors/occupied8.json with their sources); or CUDA's own out-of-memory at context creation, "
+        "or the reporter saying the memory stays taken after a program ended. An out-of-memory error "
+        "whose figures show the process held the memory itself is an ordinary one (a model or batch "
+        "too large) and is not reported.",
         "why": 'A job started now gets only what is left and fails with "CUDA out of memory" on '
         "a GPU that looks idle to it; on shared machines this is usually another user's job, a "
-        "forgotten notebook kernel, or a crashed job whose process lingers.",
+        "forgotten notebook kernel, or a crashed job whose process lingers (DataLoader or "
+        "multiprocessing workers of a killed run keep their memory and may not show in nvidia-smi).",
         "confirm": "`nvidia-smi --query-compute-apps=pid,used_memory --format=csv` (inside a "
-        "container the pids belong to the host and may not be visible).",
+        "container the pids belong to the host and may not be visible); `sudo fuser -v /dev/nvidia*` "
+        "lists every process holding the GPU, also those nvidia-smi does not show.",
         "fix": "Use another GPU (CUDA_VISIBLE_DEVICES), wait for the job, or stop the process "
         "holding the memory (`kill PID` if it is yours).",
     },
+    links=(
+        "https://pytorch.org/docs/stable/notes/cuda.html#memory-management",
+        "https://github.com/pytorch/pytorch/pull/13751",
+    ),
 )
 
 PERSISTENCE_MODE_OFF = Code(
