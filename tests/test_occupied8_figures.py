@@ -129,3 +129,52 @@ def test_start_up_figures_of_a_free_gpu_in_a_batch_case_it_was_not_written_from_
     gpu, total, free, mine, _ = oom_figures(text)
     assert round(total / GIB, 2) == 11.25 and round(free / GIB, 2) == 11.15 and mine == 0.0
     assert held_elsewhere(text) is None and _occupied(text, origin="text") == []
+
+
+# --- the text saying another process / program / user holds the GPU (kb/errors/occupied8.json signature) ----------
+
+SAID_ELSEWHERE = [
+    # https://github.com/horovod/horovod/issues/2719 (the reporter)
+    "Is it because some other users are sharing the same GPU on the cluser?",
+    # https://github.com/donaldlab/OSPREY3/issues/67 (the maintainer's diagnosis, confirmed)
+    "Since those are shared machines, I'm guessing another process is eating up all the GPU memory",
+    # https://github.com/tensorflow/tensorflow/issues/30594 (the answer the reporter confirmed: "multiple programs are
+    # executing on server")
+    "This is an error that usually shows when the GPU resources are already locked by another process.",
+    # https://github.com/ml-struct-bio/cryodrgn/issues/111 (the maintainer)
+    "There might be another process running on the machine that is using the GPU memory?",
+]
+NOT_SAID = [
+    "No other process is using the GPU.",
+    "I don't have any other programs using the GPU memory",
+    # https://github.com/nanoporetech/dorado/issues/541 (an ordinary out-of-memory: nothing else ran)
+    "Hi vellamike, thanks for your reply. Nothing else was running at the same time though.",
+    # https://github.com/Pointcept/Pointcept/issues/134 (its own data workers on GPU 0, not another program)
+    "I find there are many processes on the first GPU, while there is only one process on the other GPU.",
+]
+
+
+@pytest.mark.parametrize("text", SAID_ELSEWHERE)
+def test_the_text_saying_another_process_holds_the_gpu_is_a_warning(text):
+    got = _occupied(text, origin="text")
+    assert [s for s, _ in got] == ["warning"], got
+
+
+@pytest.mark.parametrize("text", NOT_SAID)
+def test_negated_or_unrelated_mentions_of_other_processes_say_nothing(text):
+    assert _occupied(text, origin="text") == []
+
+
+def test_figures_showing_the_process_held_the_memory_outweigh_a_guess_about_other_processes():
+    # https://github.com/RenYurui/StructureFlow/issues/35's figures (an 8.13 GiB request, 8.20 GiB free) with a guess
+    assert _occupied(ORDINARY[-1] + "\nmaybe another process is using the GPU?") == []
+
+
+def test_the_processes_torch_21_names_are_given_in_the_evidence_and_the_fix():
+    from test_memdrv_memory import OOM_21_ELSEWHERE  # torch 2.1: Process 224599 (21.48 GiB) held the GPU
+
+    facts = new_facts("text")
+    facts["user_error"] = {"text": OOM_21_ELSEWHERE}
+    (f,) = [f for f in diagnose(facts, REG).findings if f.code == "gpu-memory-occupied"]
+    assert f.evidence["processes"][0] == "pid 224599: 21.5 GiB"
+    assert any(c.startswith("ps -o pid,user,etime,cmd -p 224599,277412") for c in f.fix.commands)

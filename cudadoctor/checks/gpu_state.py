@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from typing import Iterator, Optional, Tuple
+from typing import Iterator, List, Optional, Tuple
 
 from cudadoctor.interpret.gpus import BUSY_UTILIZATION, THROTTLE_REASONS, reason_label, reason_names
 from cudadoctor.facts import Facts
@@ -378,10 +378,20 @@ def mig_no_instances(fx: Facts) -> Iterator[Finding]:
 
 #: The out-of-memory messages' figures (torch's, TensorFlow 1.x's, CuPy's) are read in errortext/memfigures.py from the
 #: templates of kb/errors/occupied8.json; the same reading gives triage its evidence.
-def _held_elsewhere_fix() -> Fix:
+def _held_elsewhere_fix(processes: Optional[List[Tuple[int, float]]] = None) -> Fix:
+    named = list(processes or [])[:5]
+    who = (
+        [
+            f"ps -o pid,user,etime,cmd -p {','.join(str(p) for p, _ in named)}  # the processes the message names: "
+            + ", ".join(f"{p} ({_human(b)})" for p, b in named),
+        ]
+        if named
+        else []
+    )
     return Fix(
         (
             "nvidia-smi --query-compute-apps=pid,used_memory --format=csv  # who holds it",
+            *who,
             "sudo fuser -v /dev/nvidia*  # processes nvidia-smi does not list (leftover workers, other containers)",
             "# use another GPU (CUDA_VISIBLE_DEVICES=...), wait, or stop the process if it is yours: kill PID",
         ),
@@ -418,11 +428,13 @@ def _oom_held_elsewhere(fx: Facts) -> Optional[Finding]:
         return GPU_MEMORY_OCCUPIED.finding(
             title=title, evidence=ev, fix=_held_elsewhere_fix(), severity=None if got["failed"] else "info"
         )
+    if got.get("processes"):
+        ev["processes"] = [f"pid {p}: {_human(b)}" for p, b in got["processes"][:5]]
     return GPU_MEMORY_OCCUPIED.finding(
         title=f"{gpu} ran out of memory with {_human(elsewhere)} of {_human(total)} held outside this process "
         f"({_human(free)} free, {_human(mine)} its own)",
         evidence=ev,
-        fix=_held_elsewhere_fix(),
+        fix=_held_elsewhere_fix(got.get("processes")),
     )
 
 

@@ -108,7 +108,7 @@ def _read_figures(t: Dict[str, Any], m: "re.Match[str]", flat: str) -> Optional[
             if not ts:
                 return None
             mine = _size(ts, "alloc") + _size(ts, "held")
-        return m.group("gpu"), total, free, mine, (m.group(0) + " " + tail[:300]).strip()
+        return m.group("gpu"), total, free, mine, (m.group(0) + " " + tail[:600]).strip()
     return m.group("gpu") or "", total, free, mine, m.group(0)
 
 
@@ -135,6 +135,17 @@ def pool_figures(text: str) -> Optional[Tuple[int, int, str]]:
     return None
 
 
+#: torch 2.1+ names each process NVML lists on the GPU: "Process 224599 has 21.48 GiB memory in use."
+_PROCESS = re.compile(r"(?<!this )Process (\d+) has ([\d.]+) ?(bytes|[KMGT]i?B) memory in use", re.I)
+
+
+def listed_processes(message: str) -> List[Tuple[int, float]]:
+    """(pid, bytes) of every process torch 2.1+'s message names, largest first (one may be the failing process itself
+    when its own "this process has" line is missing: in a container NVML's pids are the host's)."""
+    out = [(int(p), _bytes(n, u)) for p, n, u in _PROCESS.findall(message)]
+    return sorted(out, key=lambda x: -x[1])
+
+
 def held_elsewhere(text: str) -> Optional[Dict[str, Any]]:
     """What the figures of an out-of-memory message in ``text`` say about memory held outside the failing process:
     {"template", "gpu", "total", "free", "mine", "elsewhere", "message", "failed"} when most of the GPU was held
@@ -154,6 +165,7 @@ def held_elsewhere(text: str) -> Optional[Dict[str, Any]]:
             "mine": mine,
             "elsewhere": elsewhere,
             "message": line,
+            "processes": listed_processes(line) if template["own"] == "this-process-or-torch" else [],
             "failed": template["own"] != "none-yet" or bool(OOM_WORDS.search(text)),
         }
     pool = pool_figures(text)
