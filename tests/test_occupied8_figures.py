@@ -178,3 +178,29 @@ def test_the_processes_torch_21_names_are_given_in_the_evidence_and_the_fix():
     (f,) = [f for f in diagnose(facts, REG).findings if f.code == "gpu-memory-occupied"]
     assert f.evidence["processes"][0] == "pid 224599: 21.5 GiB"
     assert any(c.startswith("ps -o pid,user,etime,cmd -p 224599,277412") for c in f.fix.commands)
+
+
+# https://github.com/tensorflow/tensorflow/issues/6698 (TensorFlow 1.x on a 2 GB GT 750M: the desktop held 0.46 GiB;
+# the cuDNN handle failed because TensorFlow itself took the rest, fixed with allow_growth): not another process's.
+TF_6698 = (
+    "Crash: Could not create cuDNN handle when convnets are used\n"
+    "2017-07-05 22:16:54.532257: I tensorflow/core/common_runtime/gpu/gpu_device.cc:940] Found device 0 with properties: \n"
+    "name: GeForce GT 750M\nmajor: 3 minor: 0 memoryClockRate (GHz) 0.9255\npciBusID 0000:01:00.0\n"
+    "Total memory: 2.00GiB\nFree memory: 1.54GiB\n"
+)
+
+
+def test_start_up_figures_with_most_memory_free_do_not_blame_a_cudnn_failure_on_other_processes():
+    assert held_elsewhere(TF_6698) is None and _occupied(TF_6698, origin="text") == []
+
+
+def test_a_cudnn_handle_failure_after_start_up_figures_of_a_full_gpu_is_the_shortage_biting():
+    # tensorflow#8170's start-up figures (190 MiB free of 7.92 GiB) with TensorFlow 1.x's cuDNN line in place of its
+    # allocation failure (tensorflow/stream_executor/cuda/cuda_dnn.cc: "could not create cudnn handle: ...")
+    head = _corpus()[1]["text"].split("E tensorflow")[0]
+    got = held_elsewhere(head)
+    assert got and got["failed"] is False  # the figures alone: information
+    got = held_elsewhere(
+        head + "E tensorflow/stream_executor/cuda/cuda_dnn.cc:385] could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR"
+    )
+    assert got and got["failed"] is True

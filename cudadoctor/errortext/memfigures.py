@@ -43,6 +43,12 @@ def _figures() -> Tuple[
     return dict(doc["thresholds"]), templates, pools
 
 
+@functools.lru_cache(maxsize=None)
+def _start_up_failure() -> "re.Pattern[str]":
+    """A line saying the shortage bit after start-up figures: a failed allocation, a cuDNN/cuBLAS handle not created."""
+    return re.compile(kb_document(_FIGURES_DOC)["memory_figures"]["start_up_failures"]["regex"], re.I)
+
+
 def threshold(name: str) -> float:
     return float(_figures()[0][name])
 
@@ -166,7 +172,7 @@ def held_elsewhere(text: str) -> Optional[Dict[str, Any]]:
             "elsewhere": elsewhere,
             "message": line,
             "processes": listed_processes(line) if template["own"] == "this-process-or-torch" else [],
-            "failed": template["own"] != "none-yet" or bool(OOM_WORDS.search(text)),
+            "failed": template["own"] != "none-yet" or bool(_start_up_failure().search(text)),
         }
     pool = pool_figures(text)
     tiny = threshold("tiny_bytes")
