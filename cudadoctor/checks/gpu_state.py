@@ -10,15 +10,20 @@ from __future__ import annotations
 
 import re
 
-from typing import Iterator, Optional, Tuple
+from typing import Iterator, List, Optional, Tuple
 
 from cudadoctor.interpret.gpus import BUSY_UTILIZATION, THROTTLE_REASONS, reason_label, reason_names
 from cudadoctor.facts import Facts
 from cudadoctor.interpret import is_wsl, os_key
 from cudadoctor.errortext import of_facts as evidence_of
+from cudadoctor.errortext import memfigures
+
 from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import gpu_label, gpu_who, nvml_devices, text_finding, text_of
+
+_OOM_WORDS, held_elsewhere, _human = memfigures.OOM_WORDS, memfigures.held_elsewhere, memfigures.human
+_oom_figures, _pool_figures, _threshold = memfigures.oom_figures, memfigures.pool_figures, memfigures.threshold
 
 #: Share of a GPU's memory held by other processes from which it counts as occupied.
 OCCUPIED_SHARE = 0.8
@@ -118,15 +123,28 @@ GPU_MEMORY_OCCUPIED = Code(
     severity="warning",
     explanation={
         "what": f"At least {int(OCCUPIED_SHARE * 100)}% of the GPU's memory is in use while this "
-        "diagnosis ran, by processes other than cudadoctor's own probe.",
+        "diagnosis ran, by processes other than cudadoctor's own probe; or, from an error text, an "
+        "out-of-memory message whose own figures show most of the GPU held OUTSIDE the failing process: "
+        "total capacity - free - what the process held (torch's allocator message in every release, "
+        "TensorFlow 0.x-1.13's free memory at start-up, CuPy's pool: templates and thresholds in "
+        "kb/errors/occupied8.json with their sources); or CUDA's own out-of-memory at context creation, "
+        "or the reporter saying the memory stays taken after a program ended. An out-of-memory error "
+        "whose figures show the process held the memory itself is an ordinary one (a model or batch "
+        "too large) and is not reported.",
         "why": 'A job started now gets only what is left and fails with "CUDA out of memory" on '
         "a GPU that looks idle to it; on shared machines this is usually another user's job, a "
-        "forgotten notebook kernel, or a crashed job whose process lingers.",
+        "forgotten notebook kernel, or a crashed job whose process lingers (DataLoader or "
+        "multiprocessing workers of a killed run keep their memory and may not show in nvidia-smi).",
         "confirm": "`nvidia-smi --query-compute-apps=pid,used_memory --format=csv` (inside a "
-        "container the pids belong to the host and may not be visible).",
+        "container the pids belong to the host and may not be visible); `sudo fuser -v /dev/nvidia*` "
+        "lists every process holding the GPU, also those nvidia-smi does not show.",
         "fix": "Use another GPU (CUDA_VISIBLE_DEVICES), wait for the job, or stop the process "
         "holding the memory (`kill PID` if it is yours).",
     },
+    links=(
+        "https://pytorch.org/docs/stable/notes/cuda.html#memory-management",
+        "https://github.com/pytorch/pytorch/pull/13751",
+    ),
 )
 
 PERSISTENCE_MODE_OFF = Code(
@@ -358,89 +376,66 @@ def mig_no_instances(fx: Facts) -> Iterator[Finding]:
         )
 
 
-_UNITS = {"BYTES": 1, "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40, "KB": 2**10, "MB": 2**20, "GB": 2**30}
-#: A size as c10's format_size prints it: "0 bytes", "982.50 KiB", "15.06 MiB", "23.65 GiB".
-_N = r"([\d.]+) ?(bytes|[KMGT]i?B)\b"
-#: torch 1.0-1.4: "(GPU 1; 10.76 GiB total capacity; 1.25 GiB already allocated; 2.39 GiB free; 6.38 GiB cached)",
-#: where "cached" is what the allocator holds beyond what is allocated; torch 1.5-2.0: "... 26.12 MiB free;
-#: [2.37 GiB allowed; ]2.75 GiB reserved in total by PyTorch)" (c10/cuda/CUDACachingAllocator.cpp).
-_OOM_1 = re.compile(
-    rf"\(GPU (\d+); {_N} total capacity; {_N} already allocated; {_N} free; (?:{_N} allowed; )?"
-    rf"{_N} (reserved in total by PyTorch|cached)\)",
-    re.I,
-)
-#: torch 2.1+ ("capacty" in 2.1): "GPU 0 has a total capacity of 23.65 GiB of which 15.06 MiB is free. [Process 42
-#: has 20.00 GiB memory in use. ][Including non-PyTorch memory, this process has 8.31 GiB memory in use. ]Of the
-#: allocated memory 7.90 GiB is allocated by PyTorch, and 120.00 MiB is reserved by PyTorch but unallocated."
-_OOM_2 = re.compile(rf"GPU (\d+) has a total capac(?:i)?ty of {_N} of which {_N} is free\.", re.I)
-_OOM_2_MINE = re.compile(rf"this process has {_N} memory in use", re.I)
-_OOM_2_TORCH = re.compile(
-    rf"Of the allocated memory {_N} is allocated by PyTorch,[^.]{{0,160}}?and {_N} is reserved by PyTorch but unallocated", re.I
-)
-
-
-def _bytes(n: str, unit: str) -> float:
-    try:
-        return float(n) * _UNITS.get(unit.upper(), 1)
-    except ValueError:
-        return 0.0
-
-
-def _oom_figures(text: str) -> Optional[Tuple[str, float, float, float, str]]:
-    """(GPU, total, free, held by the failing process, the message) from torch's out-of-memory message, any release."""
-    flat = re.sub(r"\s+", " ", text)
-    m = _OOM_1.search(flat)
-    if m:
-        g = m.groups()
-        total, alloc, free, held = _bytes(g[1], g[2]), _bytes(g[3], g[4]), _bytes(g[5], g[6]), _bytes(g[9], g[10])
-        mine = alloc + held if g[11].lower() == "cached" else held  # "cached" excludes what is allocated
-        return g[0], total, free, mine, m.group(0)
-    m = _OOM_2.search(flat)
-    if not m:
-        return None
-    tail = flat[m.end() : m.end() + 1200]
-    own = _OOM_2_MINE.search(tail)
-    if own:
-        mine = _bytes(*own.group(1, 2))
-    else:
-        # No "this process has" line: NVML did not list this process under its own pid (in a container the
-        # pids differ), so its share is what PyTorch holds; a "Process N" line may then be this process itself.
-        t = _OOM_2_TORCH.search(tail)
-        if not t:
-            return None
-        mine = _bytes(*t.group(1, 2)) + _bytes(*t.group(3, 4))
-    return m.group(1), _bytes(*m.group(2, 3)), _bytes(*m.group(4, 5)), mine, (m.group(0) + " " + tail[:300]).strip()
-
-
-def _oom_held_elsewhere(fx: Facts) -> Optional[Finding]:
-    """torch ran out of memory while most of the GPU was held by something other than this process."""
-    got = _oom_figures(text_of(fx))
-    if not got:
-        return None
-    gpu, total, free, mine, line = got
-    elsewhere = total - free - mine
-    if total <= 0 or mine > total or elsewhere < OCCUPIED_SHARE_OOM * total:
-        return None  # the process itself holds the memory: a model or batch too large, not this code
-    return GPU_MEMORY_OCCUPIED.finding(
-        title=f"GPU {gpu} ran out of memory with {elsewhere / 2**30:.1f} of {total / 2**30:.1f} GiB held outside this process",
-        evidence={"user_error.text": line[:400], "held_elsewhere_bytes": int(elsewhere), "total_bytes": int(total)},
-        fix=Fix(
-            (
-                "nvidia-smi --query-compute-apps=pid,used_memory --format=csv  # who holds it",
-                "sudo fuser -v /dev/nvidia*  # processes nvidia-smi does not list (leftover workers, other containers)",
-                "# use another GPU (CUDA_VISIBLE_DEVICES=...), wait, or stop the process if it is yours: kill PID",
-            ),
-            "The job only gets the memory other processes leave; here most of it was already taken.",
+#: The out-of-memory messages' figures (torch's, TensorFlow 1.x's, CuPy's) are read in errortext/memfigures.py from the
+#: templates of kb/errors/occupied8.json; the same reading gives triage its evidence.
+def _held_elsewhere_fix(processes: Optional[List[Tuple[int, float]]] = None) -> Fix:
+    named = list(processes or [])[:5]
+    who = (
+        [
+            f"ps -o pid,user,etime,cmd -p {','.join(str(p) for p, _ in named)}  # the processes the message names: "
+            + ", ".join(f"{p} ({_human(b)})" for p, b in named),
+        ]
+        if named
+        else []
+    )
+    return Fix(
+        (
+            "nvidia-smi --query-compute-apps=pid,used_memory --format=csv  # who holds it",
+            *who,
+            "sudo fuser -v /dev/nvidia*  # processes nvidia-smi does not list (leftover workers, other containers)",
+            "# use another GPU (CUDA_VISIBLE_DEVICES=...), wait, or stop the process if it is yours: kill PID",
         ),
+        "The job only gets the memory other processes leave; here most of it was already taken.",
     )
 
 
-#: Share of a GPU's memory held outside the failing process from which an out-of-memory error is blamed on it.
-OCCUPIED_SHARE_OOM = 0.5
-
-#: Out-of-memory wordings in the user's text (any tool): with a pasted nvidia-smi table, they say the memory
-#: it shows in use was what the failing program met.
-_OOM_WORDS = re.compile(r"out of memory|\bOOM\b|CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation|ALLOC_FAILED", re.I)
+def _oom_held_elsewhere(fx: Facts) -> Optional[Finding]:
+    """An out-of-memory error whose own figures show most of the GPU held by something other than this process."""
+    got = held_elsewhere(text_of(fx))
+    if not got:
+        return None  # no figures, or the process itself holds the memory: a model or batch too large, not this code
+    if "total" not in got:  # a memory pool's tiny allocation failing (CuPy)
+        return GPU_MEMORY_OCCUPIED.finding(
+            title=f"An allocation of {_human(got['request'])} failed while this process's memory pool held only "
+            f"{_human(got['held'])}: the GPU's memory is held by other processes",
+            evidence={
+                "user_error.text": got["message"][:400],
+                "request_bytes": got["request"],
+                "held_by_process_bytes": got["held"],
+            },
+            fix=_held_elsewhere_fix(),
+        )
+    total, free, mine, elsewhere = got["total"], got["free"], got["mine"], got["elsewhere"]
+    gpu = f"GPU {got['gpu']}" if got["gpu"] else "The GPU"
+    ev = {"user_error.text": got["message"][:400], "held_elsewhere_bytes": int(elsewhere), "total_bytes": int(total)}
+    if got["template"]["own"] == "none-yet":
+        # Logged when the framework started, before it allocated anything (TensorFlow 0.x-1.13's device log).
+        title = (
+            f"{gpu} had only {_human(free)} of {_human(total)} free when {got['template']['framework'].split(' ')[0]} "
+            f"started: {_human(elsewhere)} held by other processes"
+            + ("; the out-of-memory error that followed met that memory already taken" if got["failed"] else "")
+        )
+        return GPU_MEMORY_OCCUPIED.finding(
+            title=title, evidence=ev, fix=_held_elsewhere_fix(), severity=None if got["failed"] else "info"
+        )
+    if got.get("processes"):
+        ev["processes"] = [f"pid {p}: {_human(b)}" for p, b in got["processes"][:5]]
+    return GPU_MEMORY_OCCUPIED.finding(
+        title=f"{gpu} ran out of memory with {_human(elsewhere)} of {_human(total)} held outside this process "
+        f"({_human(free)} free, {_human(mine)} its own)",
+        evidence=ev,
+        fix=_held_elsewhere_fix(got.get("processes")),
+    )
 
 
 #: torch's caching allocator's own out-of-memory message (every release): the failing process was allocating,
@@ -451,8 +446,8 @@ _ALLOCATOR_OOM = re.compile(r"CUDA out of memory|OutOfMemoryError", re.I)
 def _held_elsewhere_said(fx: Facts) -> Optional[Tuple[str, str]]:
     """(where, line) of an error-text line of gpu-memory-occupied that is not torch's allocator message:
     CUDA's own out-of-memory at context creation, the user saying the memory was not released."""
-    if _oom_figures(text_of(fx)):
-        return None  # torch's figures decide (above): they said this process held it
+    if _oom_figures(text_of(fx)) or _pool_figures(text_of(fx)):
+        return None  # the message's figures decide (above): they said this process held it
     for m in sorted(evidence_of(fx).of(GPU_MEMORY_OCCUPIED.code), key=lambda m: -m.score):
         if not _ALLOCATOR_OOM.search(m.line_text) and not _ALLOCATOR_OOM.search(m.text):
             return m.where, m.line_text
@@ -494,7 +489,7 @@ def gpu_memory_occupied(fx: Facts) -> Iterator[Finding]:
     # An out-of-memory error beside a pasted table says the memory was taken when the program met it, unless
     # torch's own figures say the failing process held it itself (the table then shows that process).
     oom_said = bool(_OOM_WORDS.search(text)) and not (
-        figures is not None and figures[1] - figures[2] - figures[3] < OCCUPIED_SHARE_OOM * figures[1]
+        figures is not None and figures[1] - figures[2] - figures[3] < _threshold("held_elsewhere_share") * figures[1]
     )
     for d in nvml_devices(fx):
         total, used = Facts(d).int("memory.total_bytes"), Facts(d).int("memory.used_bytes")

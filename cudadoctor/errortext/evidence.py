@@ -23,6 +23,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 from .entities import entity_find
 from .extract import table_signatures
 from .match import Match, find_matches
+from .memfigures import figures_find
 from .normalize import normalize
 from .signatures import Signature, compiled, kb_signatures
 from .sources import error_texts
@@ -69,7 +70,7 @@ def table_matches(texts: Texts, extra: Tuple[Signature, ...] = ()) -> Found:
 #: THE evidence providers, run in this order on every run's normalised error texts: the signature
 #: data first, then the kb tables. Another provider joins with one line here, e.g. a matcher of one
 #: text: ``each_text(lambda text, where: ...)``.
-PROVIDERS: Tuple[Provider, ...] = (signature_matches, table_matches, each_text(entity_find))
+PROVIDERS: Tuple[Provider, ...] = (signature_matches, table_matches, each_text(entity_find), each_text(figures_find))
 
 
 @dataclass(frozen=True)
