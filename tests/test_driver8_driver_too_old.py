@@ -1,0 +1,125 @@
+"""driver8: the driver older than what is installed, read from facts stated in any form and from other programs' words.
+
+Real texts from public threads (URLs beside each); none from the blind batches. Facts: the driver as Windows numbers
+it (31.0.15.3623 -> 536.23), the kernel module's NVRM line, nvidia-smi's CUDA level said in words; wordings: a missing
+driver-API / NVML entry point, xmr-stak's and ollama's reports of cudaErrorInsufficientDriver, Windows' 0xC0000139.
+"""
+
+from __future__ import annotations
+
+from checkcli import codes, paste_findings, severities
+
+from cudadoctor.readers import prose
+
+
+def _read(line: str) -> dict:
+    return {k: v["value"] for k, v in prose.read([line]).items() if isinstance(v, dict)}
+
+
+# ---------------------------------------------------------------- the driver version in every form
+
+
+def test_windows_driver_number_is_read_as_nvidias_release():
+    # Device Manager / DxDiag / WMI numbering: the last five digits of the last two fields are NVIDIA's release.
+    assert _read("Driver Version: 31.0.15.3623")["driver"] == "536.23"
+    assert _read("NVIDIA GeForce RTX 3070 driver 27.21.14.5671")["driver"] == "456.71"
+    assert _read("Driver Version: 23.21.13.9135")["driver"] == "391.35"
+
+
+def test_other_vendors_windows_driver_numbers_are_not_read_as_nvidias():
+    assert "driver" not in _read("Intel(R) UHD Graphics driver 31.0.101.4502")
+    assert "driver" not in _read("AMD Radeon driver 31.0.21001.45002")
+
+
+def test_kernel_module_line_gives_the_driver():
+    # /proc/driver/nvidia/version and dmesg print the module's version on this line
+    assert (
+        _read("NVRM version: NVIDIA UNIX x86_64 Kernel Module  470.82.01  Wed Oct 27 17:37:10 UTC 2021")["driver"] == "470.82.01"
+    )
+    assert _read("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  535.104.05  Release Build")["driver"] == "535.104.05"
+
+
+def test_driver_cuda_level_said_in_words():
+    assert _read("nvidia-smi shows CUDA Version: 11.4")["driver_cuda"] == "11.4"
+    assert _read("my driver supports up to CUDA 12.2")["driver_cuda"] == "12.2"
+    assert "driver_cuda" not in _read("CUDA Version: 12.1")  # no word ties it to the driver: the toolkit's
+
+
+def test_driver_cuda_below_the_builds_cuda_is_driver_too_old(tmp_path):
+    text = "nvidia-smi shows CUDA Version: 11.4\ntorch 2.3.0+cu121\ntorch.cuda.is_available() returns False\n"
+    assert codes(paste_findings(tmp_path, text))[:1] == ["driver-too-old"]
+
+
+def test_windows_driver_new_enough_is_not_driver_too_old(tmp_path):
+    text = "Driver Version: 31.0.15.3623\ntorch 2.3.0+cu121\ntorch.cuda.is_available() returns False\n"
+    assert "driver-too-old" not in codes(paste_findings(tmp_path, text))
+
+
+def test_windows_driver_too_old_for_the_build(tmp_path):
+    # 27.21.14.5671 is 456.71: below CUDA 12's 527.41 floor on Windows
+    text = "Driver Version: 27.21.14.5671\ntorch 2.3.0+cu121\ntorch.cuda.is_available() returns False\n"
+    assert codes(paste_findings(tmp_path, text))[:1] == ["driver-too-old"]
+
+
+# ---------------------------------------------------------------- other programs' words
+
+
+def test_missing_driver_api_entry_point_is_driver_too_old(tmp_path):
+    # https://github.com/trexminer/T-Rex/issues/118
+    text = "The procedure entry point cuDevicePrimaryCtxReset_v2 could not be located in the dynamic link library nvcuda.dll\n"
+    assert codes(paste_findings(tmp_path, text)) == ["driver-too-old"]
+    # https://github.com/nicehash/NiceHashQuickMiner/issues/192
+    text = 'Cannot find the entry point "nvmlInitWithFlags" in the "nvml" DLL.\n'
+    assert codes(paste_findings(tmp_path, text)) == ["driver-too-old"]
+
+
+def test_missing_runtime_or_library_symbol_is_not_the_driver(tmp_path):
+    # cudaXxx (runtime) and cublasXxx symbols are not the driver's: a library mismatch, not an old driver
+    for text in (
+        "The procedure entry point cudaGraphInstantiateWithFlags could not be located in the dynamic link library cudart64_110.dll\n",
+        "OSError: libcudnn_ops.so.9: undefined symbol: cublasLtGetVersion\n",
+    ):
+        assert "driver-too-old" not in codes(paste_findings(tmp_path, text)), text
+
+
+def test_ollama_and_xmr_stak_insufficient_driver_wordings(tmp_path):
+    # https://github.com/ollama/ollama/issues/6604 (source: gpu/gpu_info_cudart.c)
+    text = (
+        'level=DEBUG source=gpu.go:537 msg="Unable to load cudart" library=C:\\Users\\asus\\AppData\\Local\\Programs\\Ollama'
+        '\\lib\\ollama\\cudart64_12.dll error="your nvidia driver is too old or missing.  If you have a CUDA GPU please '
+        'upgrade to run ollama"\n'
+    )
+    assert codes(paste_findings(tmp_path, text))[:1] == ["driver-too-old"]
+    # https://github.com/fireice-uk/xmr-stak/issues/676: CUDA 9.1 build, driver 384.98 (CUDA 9.1 needs 390.46)
+    text = (
+        "I have installed cuda 9.1 and drivers version 384.98\nAfter updating to 2ae72 i'm getting NVIDIA Insufficient driver!\n"
+    )
+    found = paste_findings(tmp_path, text)
+    assert codes(found)[:1] == ["driver-too-old"]
+    f = next(x for x in found if x["code"] == "driver-too-old")
+    assert "384.98" in f["title"] and "9.1" in f["title"]
+
+
+def test_ollama_too_old_line_for_one_runtime_while_another_found_the_gpu(tmp_path):
+    # ollama tries each bundled runtime; one that the driver cannot run is no fault when another reports the GPU
+    text = (
+        'time=2025-10-03T13:16:39.335+02:00 level=DEBUG source=gpu.go:593 msg="Unable to load cudart library '
+        "/usr/lib/ollama/cuda_v13/libcudart.so.13.0.88: your nvidia driver is too old or missing.  If you have a CUDA GPU "
+        'please upgrade to run ollama"\n'
+        'time=2025-10-03T13:16:40.101+02:00 level=INFO source=types.go:131 msg="inference compute" '
+        'id=GPU-6ccc095a-61cb-a3f8-99a0-1a09a42f8770 library=cuda variant=v12 compute=8.6 driver=12.2 name="NVIDIA GeForce RTX 3060"\n'
+    )
+    assert "driver-too-old" not in codes(paste_findings(tmp_path, text))
+
+
+def test_entrypoint_not_found_exit_status_is_a_warning(tmp_path):
+    # Windows NTSTATUS 0xC0000139 from ollama's CUDA runner (https://github.com/ollama/ollama/issues/6604's title):
+    # most often nvcuda.dll older than the runner's CUDA, but ollama#5643 had the same status from ollama's own DLLs
+    text = "Error: llama runner process has terminated: exit status 0xc0000139\nGPU: NVIDIA GeForce GTX 1080 Ti\n"
+    assert severities(paste_findings(tmp_path, text)).get("driver-too-old") == "warning"
+
+
+def test_entrypoint_not_found_on_an_amd_stack_is_not_nvidias_driver(tmp_path):
+    # https://github.com/likelovewant/ollama-for-amd/issues/8: an AMD card under ROCm
+    text = "运行模型报错：llama runner process has terminated: exit status 0xc0000139\nGPU: AMD Radeon RX 570\nROCm 5.7\n"
+    assert "driver-too-old" not in codes(paste_findings(tmp_path, text))
