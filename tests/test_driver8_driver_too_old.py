@@ -123,3 +123,69 @@ def test_entrypoint_not_found_on_an_amd_stack_is_not_nvidias_driver(tmp_path):
     # https://github.com/likelovewant/ollama-for-amd/issues/8: an AMD card under ROCm
     text = "运行模型报错：llama runner process has terminated: exit status 0xc0000139\nGPU: AMD Radeon RX 570\nROCm 5.7\n"
     assert "driver-too-old" not in codes(paste_findings(tmp_path, text))
+
+
+# ---------------------------------------------------------------- a driver version printed by another program, no verdict
+
+
+def test_kb_a_driver_older_than_the_toolkits_first_in_the_same_branch_does_not_run_it():
+    from cudadoctor import kb
+
+    # NVIDIA's release notes: CUDA 9.0.76 needs 384.81; 384.69 is an R384 driver from before it
+    assert kb.driver_supports_cuda("384.69", "9.0") is False
+    assert kb.driver_supports_cuda("384.81", "9.0") is True and kb.driver_supports_cuda("384.111", "9.0") is True
+    assert kb.driver_supports_cuda("387.26", "9.0") is True
+
+
+def test_tensorflow_possibly_insufficient_driver_is_a_version_not_a_verdict(tmp_path):
+    # TensorFlow's cuda_dnn.cc prints the driver after any failed cuDNN handle; it is the fault only when the driver
+    # is below the CUDA's minimum. https://github.com/tensorflow/tensorflow/issues/30254: 387.26 with CUDA 9.0, another cause
+    text = (
+        "Could not create cudnn handle: CUDNN_STATUS_NOT_INITIALIZED\n"
+        "E tensorflow/stream_executor/cuda/cuda_dnn.cc:381] Possibly insufficient driver version: 387.26.0\n"
+        "tensorflow-gpu 1.8.0, CUDA 9.0\n"
+    )
+    assert "driver-too-old" not in codes(paste_findings(tmp_path, text))
+    # https://github.com/amirbar/speech2gesture/issues/3: a cuDNN install, no CUDA stated beside the line
+    text = "E tensorflow/stream_executor/cuda/cuda_dnn.cc:340] possibly insufficient driver version: 410.79.0\n"
+    assert "driver-too-old" not in codes(paste_findings(tmp_path, text))
+    # the same line with a driver below CUDA 9.0's first driver (384.81): the driver is the fault
+    text = (
+        "E tensorflow/stream_executor/cuda/cuda_dnn.cc:385] could not create cudnn handle: CUDNN_STATUS_NOT_INITIALIZED\n"
+        "E tensorflow/stream_executor/cuda/cuda_dnn.cc:393] possibly insufficient driver version: 384.59.0\n"
+        "CUDA: 9.0\n"
+    )
+    assert "driver-too-old" in codes(paste_findings(tmp_path, text))
+
+
+def test_xla_driver_older_than_ptxas_is_not_an_error(tmp_path):
+    # XLA's nvptx_compiler.cc warning: it only disables parallel compilation; the program runs on the GPU
+    text = (
+        "W external/xla/xla/service/gpu/nvptx_compiler.cc:930] The NVIDIA driver's CUDA version is 12.4 which is older "
+        "than the PTX compiler version 12.6.77. Because the driver is older than the PTX compiler version, XLA is "
+        "disabling parallel compilation, which may slow down compilation.\n"
+    )
+    assert "driver-too-old" not in codes(paste_findings(tmp_path, text), ("error",))
+
+
+# ---------------------------------------------------------------- a GPU only a legacy branch drives
+
+
+def test_insufficient_driver_on_a_gpu_only_a_legacy_branch_drives(tmp_path):
+    # https://github.com/xmrig/xmrig-cuda/issues/105: GeForce 9500 GT (Tesla generation, 1.1; newest driver 340.xx)
+    text = (
+        "the procedure entry point cuDevicePrimeryCtxRetain not be located in the dynamic link library xmrig-cuda.dll\n"
+        "my gpu is GeForce 9500 GT\n"
+    )
+    got = codes(paste_findings(tmp_path, text))
+    assert "gpu-needs-legacy-driver" in got and "driver-too-old" not in got
+
+
+def test_insufficient_driver_on_a_current_gpu_stays_driver_too_old(tmp_path):
+    # https://github.com/fireice-uk/xmr-stak/issues/928 (GTX 770 is Kepler: its 470.xx branch runs CUDA 9.1) and a Pascal card
+    for text in (
+        "WARNING: NVIDIA Insufficient driver!\nGeForce GTX 770, Driver Version: 384.111, Cuda compilation tools, release 9.1, V9.1.85\n",
+        "WARNING: NVIDIA Insufficient driver!\nGPU: GeForce GTX 1060, driver 384.111, nvcc release 9.1\n",
+    ):
+        got = codes(paste_findings(tmp_path, text))
+        assert got[:1] == ["driver-too-old"] and "gpu-needs-legacy-driver" not in got, (text, got)

@@ -31,6 +31,7 @@ from cudadoctor.model import Code, Finding, Fix, check
 from . import _containers
 from ._common import error_match, kb
 from ._fixes import driver_alternative, filtered_path_command, install_commands
+from .text_classes import legacy_gpu_cannot_run
 
 DRIVER_TOO_OLD = Code(
     code="driver-too-old",
@@ -322,6 +323,10 @@ _OTHER_VENDOR = re.compile(r"\b(?:AMD|Radeon|ROCm|HIP|hipInfo|Intel Arc|ZLUDA)\b
 _OLLAMA_GPU_FOUND = re.compile(r"inference compute[^\n]{0,200}?library=cuda\b", re.I)
 
 
+#: TensorFlow's/XLA's line after a failed cuDNN handle (cuda_dnn.cc): the kernel driver's version, no verdict.
+_TF_DRIVER_HINT = re.compile(r"possibly insufficient driver version:?\s*(\d{3}\.\d+(?:\.\d+)?)", re.I)
+
+
 def _entrypoint_only(fx: Facts, said: Tuple[str, str]) -> bool:
     """The driver-too-old text is only Windows' 'entry point not found' exit status, no driver symbol named."""
     from ._common import text_of
@@ -385,6 +390,17 @@ def driver_too_old(fx: Facts) -> Iterator[Finding]:
 
         if _OLLAMA_GPU_FOUND.search(text_of(fx)):
             return  # ollama used the GPU through another of its bundled runtimes
+    hint = _TF_DRIVER_HINT.search(said[1]) if said else None
+    if said and hint:
+        # TensorFlow prints the driver after any cuDNN handle failure: a driver version, a verdict only with the CUDA
+        driver = driver_version(fx) or hint.group(1)
+        cuda = _needed_cuda(fx, said)
+        verdict = kb().driver_supports_cuda(driver, cuda, driver_os(fx)) if cuda else None
+        if verdict is False:
+            yield _too_old_finding(fx, cuda, driver, None, said, verdict)
+        return
+    if said and legacy_gpu_cannot_run(fx):
+        return  # no driver upgrade helps: gpu-needs-legacy-driver (text_classes) names the GPU's legacy branch
     if said and _entrypoint_only(fx, said):
         found = _entrypoint_finding(fx, said)
         if found:
