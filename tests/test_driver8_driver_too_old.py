@@ -78,6 +78,9 @@ def test_missing_runtime_or_library_symbol_is_not_the_driver(tmp_path):
     for text in (
         "The procedure entry point cudaGraphInstantiateWithFlags could not be located in the dynamic link library cudart64_110.dll\n",
         "OSError: libcudnn_ops.so.9: undefined symbol: cublasLtGetVersion\n",
+        # a C extension built without -lcuda: the driver API is not linked at all, whatever the driver's age
+        # (https://stackoverflow.com/questions/66273536/undefined-reference-to-cuctxgetcurrent-while-getting-cuda-context-for-optix)
+        "ImportError: ...cpython-311-x86_64-linux-gnu.so: undefined symbol: cuCtxGetCurrent\n",
     ):
         assert "driver-too-old" not in codes(paste_findings(tmp_path, text)), text
 
