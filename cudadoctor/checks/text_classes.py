@@ -870,7 +870,7 @@ def legacy_gpu_cannot_run(fx: Facts) -> Optional[Tuple[Dict[str, Any], Dict[str,
 def legacy_gpu_driver_error_finding(fx: Facts) -> Optional[Finding]:
     """A driver-too-old text (an insufficient driver, a missing driver entry point) on such a GPU: no current driver
     drives it, and its legacy branch is too old for the program's CUDA (driver_compat stands down for this)."""
-    from cudadoctor.errortext.evidence import of_facts
+    from cudadoctor.errortext import of_facts
 
     m = of_facts(fx).first("driver-too-old")
     hit = legacy_gpu_cannot_run(fx) if m else None
