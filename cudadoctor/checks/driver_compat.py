@@ -31,6 +31,7 @@ from cudadoctor.model import Code, Finding, Fix, check
 from . import _containers
 from ._common import error_match, kb
 from ._fixes import driver_alternative, filtered_path_command, install_commands
+from .text_classes import legacy_gpu_cannot_run
 
 DRIVER_TOO_OLD = Code(
     code="driver-too-old",
@@ -242,7 +243,7 @@ def _too_old_finding(
     env = environment(fx)
     alt = driver_alternative(env, release, variant(fx), driver, api, _api_runs)
     cmds = _driver_upgrade(fx, floor)
-    build = f"torch {ver}" if ver else "this torch build"
+    build = f"torch {ver}" if ver else ("this torch build" if torch_cuda(fx) or not said else "this program")
     why = f"{build} is built with CUDA {cuda}" if cuda else f"{build} needs a newer CUDA than the driver offers"
     why += f", which needs driver >= {floor}" if floor else ""
     if alt:
@@ -311,12 +312,99 @@ def _program_floor_met(text: str, driver: Optional[str]) -> bool:
     return all(int(p) == 0 for p in read.split(".") if p.isdigit())
 
 
+#: Windows' NTSTATUS STATUS_ENTRYPOINT_NOT_FOUND (ntstatus.h) as an exit status, naming no library (kb/errors/driver8.json).
+_NTSTATUS_ENTRYPOINT = re.compile(r"(?<![0-9a-z])(?:0xc0000139|-1073741511|3221225785)(?![0-9a-z])", re.I)
+#: A driver API (cuXxx) or NVML (nvmlXxx) entry point named as missing: then the library is the driver's own.
+_DRIVER_SYMBOL = re.compile(r"(?-i:\bcu[A-Z]\w*|\bnvml[A-Z]\w*)|nvcuda\.dll|libcuda\.so|\bnvml\.dll")
+#: What says the process is not an NVIDIA CUDA one: another vendor's GPU stack.
+_OTHER_VENDOR = re.compile(r"\b(?:AMD|Radeon|ROCm|HIP|hipInfo|Intel Arc|ZLUDA)\b", re.I)
+#: ollama's own report of a GPU it will use (discover/types.go: msg="inference compute" ... library=cuda): the driver
+#: ran one of its bundled CUDA runtimes, so a "too old or missing" line about another bundled runtime is not the fault.
+_OLLAMA_GPU_FOUND = re.compile(r"inference compute[^\n]{0,200}?library=cuda\b", re.I)
+
+
+#: TensorFlow's/XLA's line after a failed cuDNN handle (cuda_dnn.cc): the kernel driver's version, no verdict.
+_TF_DRIVER_HINT = re.compile(r"possibly insufficient driver version:?\s*(\d{3}\.\d+(?:\.\d+)?)", re.I)
+
+
+def _entrypoint_only(fx: Facts, said: Tuple[str, str]) -> bool:
+    """The driver-too-old text is only Windows' 'entry point not found' exit status, no driver symbol named."""
+    from ._common import text_of
+
+    return bool(_NTSTATUS_ENTRYPOINT.search(said[1])) and not _DRIVER_SYMBOL.search(text_of(fx))
+
+
+def _entrypoint_finding(fx: Facts, said: Tuple[str, str]) -> Optional[Finding]:
+    """0xC0000139 from a CUDA program: most often the driver's nvcuda.dll lacks a function the program's CUDA needs;
+    a warning, since two of the program's own DLLs from different releases give the same status."""
+    from ._common import text_of
+
+    text = text_of(fx)
+    names = [str(g.get("name") or "") for g in gpus(fx)]
+    if _OTHER_VENDOR.search(text + " " + " ".join(names)) and not any(
+        "nvidia" in n.lower() or "geforce" in n.lower() for n in names
+    ):
+        return None  # an AMD/Intel stack (ROCm, ZLUDA): not NVIDIA's driver
+    driver = driver_version(fx)
+    return DRIVER_TOO_OLD.finding(
+        title="Likely: the NVIDIA driver is older than the CUDA this program was built with (Windows could not find a "
+        "function the program needs in a DLL, status 0xC0000139)",
+        evidence={said[0]: said[1], "nvml.driver_version": driver, "gpus": names or None},
+        fix=Fix(
+            (
+                "nvidia-smi  # the driver version and the highest CUDA it supports (top right)",
+                "# if that CUDA is older than the one the program bundles (e.g. ollama/llama.cpp cuda_v12 needs a CUDA 12 "
+                "driver): install the current driver from https://www.nvidia.com/Download/index.aspx and reboot",
+                "# if the driver is current: reinstall the program (its own DLLs from two releases give the same status)",
+            ),
+            "0xC0000139 is STATUS_ENTRYPOINT_NOT_FOUND; in a CUDA program the DLL that usually lacks the function is "
+            "the driver's nvcuda.dll, older than the CUDA runtime the program ships.",
+        ),
+        severity="warning",
+    )
+
+
+def _needed_cuda(fx: Facts, said: Optional[Tuple[str, str]]) -> Optional[str]:
+    """The CUDA the failing program needs: torch's; for another program's driver-too-old text, the CUDA it names
+    ("Driver does not support CUDA 9.1 API") or, where no torch build is known, the toolkit it was built with."""
+    cuda = torch_cuda(fx)
+    if cuda or not said:
+        return cuda
+    m = re.search(r"does not support CUDA (\d+\.\d+) API", said[1], re.I)
+    if m:
+        return m.group(1)
+    if fx.str("torch.version"):
+        return None
+    return fx.str("toolkit.nvcc_version") or None
+
+
 @check(DRIVER_TOO_OLD)
 def driver_too_old(fx: Facts) -> Iterator[Finding]:
     """Driver vs the CUDA of the torch build, with minor-version compatibility."""
     said = error_match(fx, DRIVER_TOO_OLD)
     if said and re.search(r"\bnvenc\b", said[1], re.I):
         yield _nvenc_too_old(fx, said)
+        return
+    if said and re.search(r"too old or missing", said[1], re.I):
+        from ._common import text_of
+
+        if _OLLAMA_GPU_FOUND.search(text_of(fx)):
+            return  # ollama used the GPU through another of its bundled runtimes
+    hint = _TF_DRIVER_HINT.search(said[1]) if said else None
+    if said and hint:
+        # TensorFlow prints the driver after any cuDNN handle failure: a driver version, a verdict only with the CUDA
+        driver = driver_version(fx) or hint.group(1)
+        cuda = _needed_cuda(fx, said)
+        verdict = kb().driver_supports_cuda(driver, cuda, driver_os(fx)) if cuda else None
+        if verdict is False:
+            yield _too_old_finding(fx, cuda, driver, None, said, verdict)
+        return
+    if said and legacy_gpu_cannot_run(fx):
+        return  # no driver upgrade helps: gpu-needs-legacy-driver (text_classes) names the GPU's legacy branch
+    if said and _entrypoint_only(fx, said):
+        found = _entrypoint_finding(fx, said)
+        if found:
+            yield found
         return
     if not said:
         likely = default_build_too_new(fx)  # torch X, an older CUDA stated, the build not shown
@@ -329,7 +417,9 @@ def driver_too_old(fx: Facts) -> Iterator[Finding]:
     torch_said = bool(said and (api or _TORCH_CHECK_DRIVER.search(said[1])))
     if is_cuda_build(fx) is False and not (torch_said and not str(torch_version(fx) or "").endswith("+cpu")):
         return  # torch's _check_driver text comes only from a CUDA build: it outweighs a build read from "Could not collect"
-    cuda, driver, os_name = torch_cuda(fx), driver_version(fx), driver_os(fx)
+    cuda, driver, os_name = _needed_cuda(fx, said), driver_version(fx), driver_os(fx)
+    if not api and not driver:
+        api = fx.str("nvml.cuda_driver_version") or None  # nvidia-smi's "CUDA Version": the highest the driver runs
     verdict = _driver_verdict(cuda, driver, os_name, api)
     if fx.bool("torch.cuda_available") is True and not said:
         return  # the live answer wins: CUDA initialised, so the driver is new enough

@@ -575,7 +575,9 @@ _LEGACY = re.compile(
 def gpu_needs_legacy_driver(fx: Facts) -> Iterator[Finding]:
     said = error_match(fx, GPU_NEEDS_LEGACY_DRIVER)
     if not said:
-        found = legacy_branch_finding(fx)  # the same cause from the facts: GPU generation x driver branch
+        # the same cause from the facts: GPU generation x driver branch; or (driver8) a driver-too-old text on a GPU
+        # whose newest driver is a legacy branch that cannot run the CUDA the program needs
+        found = legacy_branch_finding(fx) or legacy_gpu_driver_error_finding(fx)
         if found:
             yield found
         return
@@ -843,6 +845,55 @@ def legacy_branch_finding(fx: Facts) -> Optional[Finding]:
             ),
         )
     return None
+
+
+def legacy_gpu_cannot_run(fx: Facts) -> Optional[Tuple[Dict[str, Any], Dict[str, Any], Optional[str]]]:
+    """(GPU, legacy branch row, CUDA needed) for a GPU named in the facts whose newest driver is a legacy branch that
+    cannot run the CUDA the program needs (torch's, else the toolkit stated; unknown: only a branch older than CUDA
+    10, Tesla's 340 and Fermi's 390), else None. From the kb tables (legacy_branches, toolkit minimum drivers)."""
+    needed = torch_cuda(fx) or fx.str("toolkit.nvcc_version") or None
+    for g in gpus(fx):
+        cap = g.get("capability")
+        row = legacy_branch(str(cap)) if cap else None
+        if not row:
+            continue
+        if needed:
+            if kb.driver_supports_cuda(str(row["last"]), needed) is False:
+                return g, row, needed
+            continue
+        top = kb.max_cuda_for_driver(str(row["last"]))
+        if top is None or _cap(top) < (10, 0):
+            return g, row, None
+    return None
+
+
+def legacy_gpu_driver_error_finding(fx: Facts) -> Optional[Finding]:
+    """A driver-too-old text (an insufficient driver, a missing driver entry point) on such a GPU: no current driver
+    drives it, and its legacy branch is too old for the program's CUDA (driver_compat stands down for this)."""
+    from cudadoctor.errortext import of_facts
+
+    m = of_facts(fx).first("driver-too-old")
+    hit = legacy_gpu_cannot_run(fx) if m else None
+    if not (m and hit) or fx.bool("torch.cuda_available") is True:
+        return None
+    g, row, needed = hit
+    last, name, cap = row["last"], g.get("name") or "this GPU", g.get("capability")
+    top = kb.max_cuda_for_driver(str(last))
+    runs = f"CUDA {top} at most" if top else "only CUDA releases older than the driver tables (6.5 and before)"
+    return GPU_NEEDS_LEGACY_DRIVER.finding(
+        title=f"The {name} ({row['generation']}, compute capability {cap}) is driven only by the {last}.xx legacy driver, "
+        f"which is too old for {('CUDA ' + needed) if needed else 'this program'}: no driver upgrade fixes it",
+        evidence={m.where: m.line_text, "gpu": name, "capability": cap, "legacy_branch": last, "cuda_needed": needed},
+        fix=Fix(
+            (
+                f"# the newest driver for this GPU is the {last}.xx legacy branch ({runs}); a newer driver ignores the GPU",
+                f"sudo apt-get install nvidia-driver-{last}  # Ubuntu/Debian; Windows: NVIDIA's legacy {last}.xx driver",
+                f"# then use a build of the program for a CUDA that driver runs ({runs}), or a GPU of a supported generation",
+            ),
+            f"NVIDIA's drivers from {row['dropped_in']} on do not drive {row['generation']} GPUs, and the {last}.xx "
+            "branch that does is older than the CUDA the program was built with.",
+        ),
+    )
 
 
 def register():

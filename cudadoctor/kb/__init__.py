@@ -360,12 +360,15 @@ def driver_supports_cuda(driver: str, cuda: str, os: str = "linux") -> bool | No
     dv, mm = parse_version(driver), _mm(cuda)
     if not dv or not mm:
         return None
-    native = _mm(max_cuda_for_driver(driver, os))
-    if native and native >= mm:
-        return True
     osk = _os_key(os)
     t = _load("cuda_drivers")
     floor = (t["minor_compat_floor"].get(str(mm[0])) or {}).get(osk)
+    first = (t["toolkit_min_driver"].get(f"{mm[0]}.{mm[1]}") or {}).get(osk)
+    if not floor and first and dv[0] == _tv(first)[0] and dv < _tv(first):
+        return False  # before CUDA 11: a driver of the branch older than that toolkit's first one (384.69 < 384.81, 9.0)
+    native = _mm(max_cuda_for_driver(driver, os))
+    if native and native >= mm:
+        return True
     if floor:
         return dv >= _tv(floor)
     row = t["toolkit_min_driver"].get(f"{mm[0]}.{mm[1]}")

@@ -45,7 +45,7 @@ _BUILT_FOR = re.compile(r"\b(?:built|compiled)\s+(?:for|with|against)\b|\brequir
 #: The installed torch in a package's own mismatch message: xFormers' "... was built for: PyTorch X (you have Y)".
 _YOU_HAVE = re.compile(r"\(you have (?:torch |pytorch )?" + _VERSION + r"\)", re.I)
 _DRIVER = re.compile(
-    r"(?:(?:nvidia\s*)?driver(?:'s)?(?:\s*version)?|nvidia[- ]driver|treiber(?:version)?|驱动(?:程序)?(?:版本)?|"
+    r"(?:(?:nvidia\s*)?drivers?(?:'s)?(?:\s*version)?|nvidia[- ]driver|treiber(?:version)?|驱动(?:程序)?(?:版本)?|"
     r"ドライバー?(?:の)?(?:バージョン)?|versi[oó]n\s+del\s+controlador|controlador(?:\s+nvidia)?|"
     r"version\s+du\s+pilote|pilote(?:\s+nvidia)?|드라이버(?:\s*버전)?)"
     + _SEP
@@ -55,6 +55,27 @@ _DRIVER = re.compile(
 #: "nvidia530.30", "NVIDIA 535.104.05": a driver's dotted version right after the vendor's name (no GPU is named so).
 _NVIDIA_DOTTED = re.compile(r"(?<![A-Za-z0-9_./-])nvidia[- ]?(?P<v>[1-9]\d{2}\.\d{2,3}(?:\.\d{1,3})?)(?![\d.]*\d)", re.I)
 _DRIVER_PACKAGE = re.compile(r"\bnvidia-(?:driver-)?(?P<v>[1-9]\d{2})(?:-(?:open|server))?\b", re.I)
+#: The NVIDIA driver as Windows numbers it (Device Manager, DxDiag, WMI, pnputil: "31.0.15.3623", "27.21.14.5671"): the
+#: NVIDIA release is the last five digits of the last two fields (15|3623 -> 536.23; 14|5671 -> 456.71), as Chromium
+#: reads it from the registry (https://crrev.com/1241aea53e75dab24b82f20e705fd290c5d445ea). Only NVIDIA's third field
+#: is 1x (Intel's is 100/101, AMD's five digits); read beside a driver label or NVIDIA's name.
+_WIN_DRIVER = re.compile(
+    r"(?:driver|treiber|驱动|ドライバ|controlador|pilote|nvidia)[^\n]{0,40}?(?<![\d.])(?P<a>\d{2}\.\d{1,2}\.)(?P<b>1\d)\.(?P<c>\d{4})(?![\d.]*\d)",
+    re.I,
+)
+#: The kernel module's own line (/proc/driver/nvidia/version, dmesg): "NVRM version: NVIDIA UNIX x86_64 Kernel Module
+#: 470.82.01 ...", "NVIDIA UNIX Open Kernel Module for x86_64  535.104.05".
+_NVRM_MODULE = re.compile(
+    r"NVIDIA UNIX (?:Open )?(?:[\w-]+ )?Kernel Module(?: for [\w-]+)?\s+(?P<v>[1-9]\d{2}\.\d{1,3}(?:\.\d{1,3})?)(?![\d.]*\d)",
+    re.I,
+)
+#: The CUDA level the driver offers, said in words: "nvidia-smi shows CUDA Version: 11.4", "my driver supports CUDA 12.2",
+#: "driver (supports up to CUDA 11.4)".
+_DRIVER_CUDA = re.compile(
+    r"(?:nvidia-smi\b[^\n]{0,60}?|driver[^\n]{0,40}?\bsupport(?:s|ed|ing)?\s+(?:up\s+to\s+|max(?:imum)?\s+)?)"
+    r"CUDA(?:\s*version)?\s*[:=]?\s*(?P<v>\d{1,2}\.\d)(?![\d.]*\d)",
+    re.I,
+)
 _SMI_INLINE = re.compile(r"Driver Version:\s*(?P<d>[1-9]\d{2}(?:\.\d{1,3}){0,2})\s+CUDA Version:\s*(?P<c>\d{1,2}\.\d)", re.I)
 _CUDA = re.compile(
     r"(?<![A-Za-z0-9_./-])(?:cuda(?:\s*toolkit)?(?:\s*version|\s*版本|\s*バージョン|\s*versi[oó]n)?|cudatoolkit)"
@@ -366,6 +387,9 @@ def read(lines: Iterable[str]) -> Dict[str, Any]:
         for field, rx, words, skip_install in _FIELDS:
             if (skip_install and install) or not any(w in low for w in words):
                 continue
+            if field == "driver" and (m3 := _WIN_DRIVER.search(line)):
+                add("driver", f"{m3.group('b')}{m3.group('c')}"[-5:-2] + "." + m3.group("c")[-2:], n, raw)
+                continue
             if field == "driver" and "driver version" in low:
                 m2 = _SMI_INLINE.search(line)
                 if m2:  # nvidia-smi's header written inline: its CUDA is the driver's
@@ -381,6 +405,12 @@ def read(lines: Iterable[str]) -> Dict[str, Any]:
             if field == "torch":
                 for m in _YOU_HAVE.finditer(line):
                     add("torch", m.group("v"), n, raw)
+        if "kernel module" in low:
+            for m in _NVRM_MODULE.finditer(line):
+                add("driver", m.group("v"), n, raw)
+        if "cuda" in low and ("nvidia-smi" in low or "driver" in low):
+            for m in _DRIVER_CUDA.finditer(line):
+                add("driver_cuda", m.group("v"), n, raw)
         if "bit" in low and _BITS_CONTEXT.search(line):
             for m in _BITS.finditer(line):
                 add("bits", m.group("v"), n, raw)
