@@ -119,3 +119,35 @@ def test_a_healthy_nvidia_smi_inside_a_container_gets_no_error(tmp_path):
         "| 23%   41C    P8    16W / 250W |      0MiB / 12188MiB |      0%      Default |\n"
     )
     assert not [f for f in paste_findings(tmp_path, text) if f["severity"] == "error"]
+
+
+# --- no nvidia-smi inside a container -------------------------------------------------------------------
+
+#: https://github.com/mmartial/ComfyUI-Nvidia-Docker/issues/57 (the maintainer: add --gpus all)
+COMFY_NO_SMI = (
+    "!! ERROR: nvidia-smi not found\n"
+    "nvidia-smi runs successfully outside of docker and in other docker containers, showing my 5090 and CUDA 12.8\n"
+    "-- Base image details (from /etc/image_base.txt):\n"
+    "DOCKER_FROM: nvidia/cuda:12.8.1-cudnn-devel-ubuntu24.04\n"
+)
+#: https://github.com/canonical/docker-snap/issues/184 (--runtime=nvidia given; the snap's PATH was the cause)
+SNAP_RUNTIME_NO_SMI = (
+    '$ docker run --env PATH="${PATH}:/var/lib/snapd/hostfs/usr/bin" --rm --runtime=nvidia ubuntu nvidia-smi\n'
+    "docker: Error response from daemon: failed to create task for container: failed to create shim task: OCI runtime "
+    'create failed: runc create failed: unable to start container process: exec: "nvidia-smi": executable file not '
+    "found in $PATH: unknown.\n"
+)
+
+
+def test_no_nvidia_smi_inside_a_docker_container_is_the_gpu_not_passed_in(tmp_path):
+    found = paste_findings(tmp_path, COMFY_NO_SMI)
+    assert severities(found).get("no-gpu-visible") == "error"
+    assert "no-nvidia-driver" not in codes(found)
+    fix = " ".join(next(f for f in found if f["code"] == "no-gpu-visible")["fix"]["commands"])
+    assert "--gpus all" in fix
+
+
+def test_no_nvidia_smi_with_the_nvidia_runtime_asked_for_does_not_say_started_without_gpus(tmp_path):
+    found = paste_findings(tmp_path, SNAP_RUNTIME_NO_SMI)
+    titles = [f["title"] for f in found if f["code"] == "no-gpu-visible"]
+    assert titles and all("started without" not in t for t in titles)

@@ -373,7 +373,7 @@ def _container_sees_no_device(fx: Facts, said: Optional[Tuple[str, str]], eviden
     evidence[line[0]] = line[1]
     cmds, why, how = _containers.start_with_gpus(kind, asked, _containers.compose(fx), _containers.devices_only(fx))
     return NO_GPU_VISIBLE.finding(
-        title=f"CUDA finds no GPU inside this {kind} container: it was {how}",
+        title=f"No GPU inside this {kind} container: it was {how}",
         evidence=evidence,
         fix=Fix(("ls /dev/nvidia* ; nvidia-smi  # inside the container: both missing when it has no GPU access",) + cmds, why),
         severity=None if asked is False else "warning",
