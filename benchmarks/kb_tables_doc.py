@@ -47,6 +47,10 @@ WHAT = {
         "where each torch build is published per installer (pip indexes, conda channels, uv)",
         lambda d: "per installer",
     ),
+    "containers": (
+        "what shows that a process runs in a container (Docker, Podman, Kubernetes and its managed services, Singularity/Apptainer, enroot) in an OS line or a text, read by checks/_containers.py",
+        lambda d: f"{len(d['markers'])} markers",
+    ),
     "python_wheels": (
         "when each CPython minor first had torch wheels (Linux, Windows) and its patch release dates",
         lambda d: f"{len(d['python'])} Python minors",

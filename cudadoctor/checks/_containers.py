@@ -16,58 +16,57 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, Optional, Tuple
 
+from cudadoctor.errortext import extract, missing_libraries
 from cudadoctor.facts import Facts
 from cudadoctor.interpret import driver_version, is_wsl, kernel_module
-from cudadoctor.readers.containers import IMAGE_TAG
+from cudadoctor.readers.containers import IMAGE_TAG, kind_in
 
-from ._common import search
+from ._common import search, text_of
 
-#: A container named in the error text itself (an --error-file line, a title pasted with the error).
-_TEXT_CONTAINER = (
-    r"(?<![\w./-])(?:docker(?:file)?|docker[- ]compose|nvidia-docker|podman|kubernetes|kubectl|k8s|enroot|pyxis|"
-    r"singularity|apptainer)(?![\w/-])(?!\.\w)"
-)
 #: The dynamic loader's words for a program linked against the driver's CUDA library (glibc's ld.so).
 LOADER_LIBCUDA = r"error while loading shared libraries: libcuda\.so(?:\.1)?: cannot open shared object file"
+
+
+def libcuda_missing(fx: Facts) -> Optional[Tuple[str, str]]:
+    """("error text", line) where any tool says the driver's CUDA library libcuda.so.1 could not be loaded: the
+    loader's, Python's ImportError, TensorFlow's dso_loader, dlopen's (errortext.missing_libraries, the family
+    "driver" of kb/cuda_libraries.json). Only a driver installation (on a host) or the NVIDIA container runtime
+    (in a container given GPUs) puts that file on a Linux machine."""
+    text = text_of(fx)
+    if "libcuda" not in text.lower():
+        return None
+    for lib in missing_libraries(text):
+        # libcuda.so.1, the soname the driver installs; not the unversioned libcuda.so (the development link a
+        # driver without its -dev package lacks, which Triton and cuda-python look for: libcuda-not-in-linker-cache)
+        if lib.family == "driver" and lib.name.lower().startswith("libcuda.so") and lib.number == "1":
+            return "error text", lib.line_text
+    return None
+
+
 #: Driver-absent wordings that, inside a container, mean "started without GPUs". Not the host-side ones:
 #: nvidia-container-cli failing to load libnvidia-ml (the host has no driver) or nvidia-smi failing to
 #: reach the kernel module (the host's module is not loaded).
 _HOST_SIDE = re.compile(r"nvidia-container-cli|NVIDIA-SMI has failed|could not select device driver", re.I)
-
-_KINDS = {
-    "nvidia-docker": "docker",
-    "dockerfile": "docker",
-    "docker-compose": "docker",
-    "docker compose": "docker",
-    "kubectl": "kubernetes",
-    "k8s": "kubernetes",
-    "pyxis": "enroot",
-    "apptainer": "singularity",
-}
-
 
 #: A CUDA container image named by its tag (the reader's pattern, readers/containers.py).
 _IMAGE_TAG = IMAGE_TAG
 
 
 def container_kind(fx: Facts) -> Optional[str]:
-    """The container the facts were taken in (or the OS line names: "Ubuntu 20.04 (docker)"), or the error text
-    names (a runtime, or a CUDA image's tag); None when nothing shows one."""
+    """The container the facts were taken in (or the OS line names: "Ubuntu 20.04 (docker)", "Linux (GKE
+    container)"), or the error text names (a runtime, a CUDA image's tag, a Docker container's hostname,
+    "inside the container": kb/containers.json); None when nothing shows one."""
     kind = fx.str("system.container")
     if kind:
         return kind
     for where in ("system.distro", "system.os"):
-        m = re.search(_TEXT_CONTAINER, fx.str(where) or "", re.I)
-        if m:
-            return _KINDS.get(m.group(0).lower(), m.group(0).lower())
+        line = fx.str(where) or ""
+        found = kind_in(line) or ("container" if re.search(r"\bcontainers?\b", line, re.I) else None)
+        if found:
+            return found
     if search(fx, _IMAGE_TAG):
         return "docker"
-    hit = search(fx, _TEXT_CONTAINER)
-    if not hit:
-        return None
-    m = re.search(_TEXT_CONTAINER, hit[1], re.I)
-    word = m.group(0).lower() if m else "docker"
-    return _KINDS.get(word, word)
+    return kind_in(text_of(fx)) if text_of(fx) else None
 
 
 def gpus_requested(fx: Facts) -> Optional[bool]:
@@ -101,6 +100,18 @@ def driver_hidden_by_container(fx: Facts, said: Optional[Tuple[str, str]]) -> Op
 #: What the CUDA runtime says when it cannot load libcuda.so.1 at all (cudaErrorInsufficientDriver, 35): in a
 #: container started without the NVIDIA runtime (https://github.com/NVIDIA/nvidia-docker/issues/24, /400).
 INSUFFICIENT = r"CUDA driver version is insufficient for CUDA runtime version|cudaErrorInsufficientDriver"
+
+
+def insufficient_in_container(fx: Facts) -> Optional[Tuple[str, str, str]]:
+    """(kind, where, line) when the CUDA runtime says "driver insufficient" (error 35) inside a container whose start
+    is not shown asking for GPUs and whose driver version is not known: without GPU access there is no libcuda.so.1
+    at all, and cudart reports that as error 35 (https://github.com/NVIDIA/nvidia-docker/issues/24). The host's
+    driver being older than the image's CUDA gives the same error: both are possible."""
+    kind = container_kind(fx)
+    if not kind or gpus_requested(fx) is True or driver_version(fx) or kernel_module(fx) is False:
+        return None
+    hit = next((e for e in extract.errors(text_of(fx)) if e.name == "cudaErrorInsufficientDriver"), None)
+    return (kind, "cuda_error", f"{hit.name} (35): {hit.text}") if hit else None
 
 
 def started_without_gpus(fx: Facts) -> Optional[str]:
@@ -165,6 +176,11 @@ def start_with_gpus(
             "kubectl describe node <node> | grep -i nvidia.com/gpu  # the node offers GPUs",
         ),
         "singularity": ("singularity exec --nv <image.sif> ...  # apptainer exec --nv: binds the host's driver libraries",),
+        "container": (
+            "docker run --gpus all ...  # Docker; Compose: deploy.resources.reservations.devices [{driver: nvidia, count: all, capabilities: [gpu]}]",
+            "# Kubernetes: resources: {limits: {nvidia.com/gpu: 1}} in the pod spec; Singularity/Apptainer: exec --nv",
+            "ls /dev/nvidia* ; nvidia-smi  # inside the container: both present once it has GPU access",
+        ),
         "enroot": (
             "export NVIDIA_VISIBLE_DEVICES=all  # enroot's NVIDIA hook runs only with it set (pyxis: srun --container-env=NVIDIA_VISIBLE_DEVICES ...)",
             "# or build the image from an nvidia/cuda base, which sets NVIDIA_VISIBLE_DEVICES",

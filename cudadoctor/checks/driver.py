@@ -279,7 +279,12 @@ def no_gpu_visible(fx: Facts) -> Iterator[Finding]:
     if kind:
         yield _container_without_gpus(fx, kind, evidence)
         return
-    loader = search(fx, _containers.LOADER_LIBCUDA)
+    if not (_cvd_hides(fx, count, [], {}) or _nvd_hides(fx, {})):
+        inside = _container_insufficient(fx, evidence) or _container_sees_no_device(fx, said, evidence)
+        if inside:
+            yield inside
+            return
+    loader = _containers.libcuda_missing(fx) or search(fx, _containers.LOADER_LIBCUDA)
     if loader and _containers.host_unknown(fx):
         yield _loader_in_container_maybe(loader, evidence)
         return
@@ -291,6 +296,7 @@ def no_gpu_visible(fx: Facts) -> Iterator[Finding]:
             (unknown and (_cvd_hides(fx, None, [], evidence) or _nvd_hides(fx, evidence)))
             or _ordinal_without_driver(fx, nvml, evidence)
             or (unknown and _no_device_driver_unknown(fx, evidence))
+            or (unknown and _container_cuda_unavailable(fx, evidence))
         )
     else:
         uuids = [d["uuid"] for d in devices if isinstance(d.get("uuid"), str)]
@@ -321,6 +327,91 @@ def _container_without_gpus(fx: Facts, kind: str, evidence: Dict[str, Any]) -> F
         title=f"This {kind} container was {how}{host}: the driver's libcuda.so.1 is mounted only into containers given GPUs",
         evidence=evidence,
         fix=Fix(cmds, why),
+    )
+
+
+def _container_insufficient(fx: Facts, evidence: Dict[str, Any]) -> Optional[Finding]:
+    """CUDA's error 35 inside a container whose start is not shown asking for GPUs, the driver's version unknown:
+    a container without GPU access has no libcuda.so.1, which cudart reports as "driver insufficient"; the host's
+    driver older than the image's CUDA says the same. A warning naming both (driver-too-old reads the second)."""
+    got = _containers.insufficient_in_container(fx)
+    if not got:
+        return None
+    kind, where, line = got
+    evidence.update(_containers.evidence_of(fx, kind))
+    evidence[where] = line
+    cmds, why, _how = _containers.start_with_gpus(kind, None, _containers.compose(fx), _containers.devices_only(fx))
+    return NO_GPU_VISIBLE.finding(
+        title=f"CUDA says the driver is insufficient (error 35) inside this {kind} container: if it was started without GPU "
+        "access there is no libcuda.so.1 in it at all (cudart reports that as error 35); otherwise the host's driver is "
+        "older than the image's CUDA",
+        evidence=evidence,
+        fix=Fix(
+            ("ls /dev/nvidia* ; nvidia-smi  # inside the container: both missing when it has no GPU access",)
+            + cmds
+            + ("nvidia-smi  # on the host: the driver version, to compare with the image's CUDA",),
+            why,
+        ),
+        severity="warning",
+    )
+
+
+def _container_sees_no_device(fx: Facts, said: Optional[Tuple[str, str]], evidence: Dict[str, Any]) -> Optional[Finding]:
+    """Inside a container whose start is not shown asking for GPUs, CUDA finds no device (error 100 in any tool's
+    words, torch's "No CUDA GPUs are available", onnxruntime failing its device count while parsing device_id:
+    kb/errors/container8.json) and nvidia-smi is not shown working there: the container was most likely started
+    without GPU access. Shown without a GPU option: an error; not shown: a warning."""
+    kind = _containers.container_kind(fx)
+    asked = _containers.gpus_requested(fx)
+    if not kind or asked is True or kernel_module(fx) is False or fx.str("nvml.status") == "ok":
+        return None
+    hit = next((e for e in extract.errors(text_of(fx)) if e.value == 100 and e.code == NO_GPU_VISIBLE.code), None)
+    line = said or (("cuda_error", f"{hit.name} (100): {hit.text}") if hit else None)
+    if not line:
+        return None
+    evidence.update(_containers.evidence_of(fx, kind))
+    evidence[line[0]] = line[1]
+    cmds, why, how = _containers.start_with_gpus(kind, asked, _containers.compose(fx), _containers.devices_only(fx))
+    return NO_GPU_VISIBLE.finding(
+        title=f"No GPU inside this {kind} container: it was {how}",
+        evidence=evidence,
+        fix=Fix(("ls /dev/nvidia* ; nvidia-smi  # inside the container: both missing when it has no GPU access",) + cmds, why),
+        severity=None if asked is False else "warning",
+    )
+
+
+def _container_cuda_unavailable(fx: Facts, evidence: Dict[str, Any]) -> Optional[Finding]:
+    """A report from inside a container (its OS line or text says so) where torch's CUDA is unavailable and nothing
+    shows the driver or a GPU from inside it, nor a CPU build: the container most likely has no GPU access. A warning:
+    a container that got the GPU's NVML but not its compute part (NVIDIA_DRIVER_CAPABILITIES without compute, device
+    nodes passed by hand without /dev/nvidia-uvm) looks the same, and the fix names those too."""
+    kind = _containers.container_kind(fx)
+    if not (
+        kind
+        and fx.bool("torch.cuda_available") is False
+        and _containers.gpus_requested(fx) is not True
+        and build_kind(fx) != "cpu"
+        and not driver_version(fx)
+        and not fx.dicts("nvml.devices")
+        and not is_wsl(fx)
+    ):
+        return None
+    evidence.update(_containers.evidence_of(fx, kind))
+    evidence["torch.cuda_available"] = False
+    cmds, why, how = _containers.start_with_gpus(kind, None, _containers.compose(fx), _containers.devices_only(fx))
+    return NO_GPU_VISIBLE.finding(
+        title=f"CUDA is unavailable inside this {kind} container and nothing shows a GPU there: it was {how}",
+        evidence=evidence,
+        fix=Fix(
+            ("ls /dev/nvidia* ; nvidia-smi  # inside the container: both missing when it has no GPU access",)
+            + cmds
+            + (
+                "# nvidia-smi works inside but CUDA does not: NVIDIA_DRIVER_CAPABILITIES=compute,utility (libcuda.so.1 "
+                "is mounted only with 'compute'); devices passed by hand need --device /dev/nvidia-uvm too",
+            ),
+            why,
+        ),
+        severity="warning",
     )
 
 

@@ -72,6 +72,7 @@ TABLES = (
     "gpu_compute_capability",
     "cores_per_sm",
     "installers",
+    "containers",
     "python_wheels",
     "registers_per_block",
     "cuda_libraries",

@@ -24,6 +24,7 @@ Kubernetes mention without its file is "unknown").
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
@@ -55,6 +56,27 @@ _DOCKER_WORD = re.compile(r"(?<![\w./-])docker(?:file)?(?![\w/-])(?!\.\w)", re.I
 #: reads error text with the same pattern. https://hub.docker.com/r/nvidia/cuda/tags, https://hub.docker.com/r/pytorch/pytorch/tags
 IMAGE_TAG = r"(?<![\w.'\"])(?:[\w.-]+/)?(?:cuda:\d+\.\d+[\w.-]*|[\w.-]+:[\w.-]*cuda[\w.-]*-(?:devel|runtime|base)(?:-[a-z]+\d+(?:\.\d+)?)?)\b"
 _IMAGE_TAG = re.compile(IMAGE_TAG)
+
+
+@functools.lru_cache(maxsize=1)
+def markers() -> Tuple[Tuple[str, "re.Pattern[str]"], ...]:
+    """(kind, pattern) of every marker of a container in kb/containers.json (with its sources), in its order."""
+    from cudadoctor import kb  # the kb's one reader of its tables
+
+    doc: Dict[str, Any] = kb._load("containers")
+    return tuple((m["kind"], re.compile(m["regex"], 0 if m.get("case") else re.IGNORECASE)) for m in doc["markers"])
+
+
+def kind_in(text: str) -> Optional[str]:
+    """The container a text shows (kb/containers.json's markers: the first runtime named, else "container" for
+    "inside the container"), or None."""
+    generic = None
+    for kind, rx in markers():
+        if rx.search(text):
+            if kind != "container":
+                return kind
+            generic = kind
+    return generic
 
 
 def read(lines: Iterable[str]) -> Optional[Dict[str, Any]]:
@@ -105,6 +127,10 @@ def read(lines: Iterable[str]) -> Optional[Dict[str, Any]]:
             see("enroot", n, line, 4)
         if _KUBE.search(line):
             see("kubernetes", n, line, 3)
+        if rank < 1:
+            marked = kind_in(line[:MAX_LINE])  # "using a singularity container", a Docker hostname, "inside the pod"
+            if marked:
+                see(marked, n, line, 1)
         if _COMPOSE_GPU.search(line) or _KUBE_GPU.search(line) or ("nvidia_visible_devices" in low and _NVD_SET.search(line)):
             asked = True
     if best is None:
