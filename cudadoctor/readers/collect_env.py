@@ -424,6 +424,23 @@ def _gpu_and_driver(facts: Dict[str, Any], f: Dict[str, str], r: _Reader, hip_bu
         if devices:
             n["devices"] = devices
             n["device_count"] = len(devices)
+        elif gpu_raw and not _unknown(gpu_raw) and gpu_raw.strip() != "No CUDA":
+            # Not nvidia-smi -L's "GPU 0: ..." form: a name written in by hand ("GPU models and configuration: RTX 4060
+            # mobile"), as templates filled from memory do. The GPU is stated, not seen by nvidia-smi: its name
+            # (the GPU table's, as the prose reader finds it) is kept, the driver's status is not set from it.
+            from .prose import gpus_named
+
+            named = gpus_named(gpu_raw)
+            if named:
+                n["devices"] = [
+                    {
+                        "index": i,
+                        "name": name,
+                        "compute_capability": cap,
+                        "from": "collect_env GPU field, not nvidia-smi -L's form",
+                    }
+                    for i, (name, cap) in enumerate(named)
+                ]
     if driver or devices:
         n["status"] = "ok"
     elif "Nvidia driver version" in no_cuda or "GPU models and configuration" in no_cuda:

@@ -269,6 +269,11 @@ def _gpus_in(line: str, labelled: bool) -> List[Tuple[str, str]]:
     return found
 
 
+def gpus_named(line: str) -> List[Tuple[str, Optional[str]]]:
+    """(name, compute capability or None when the name is sold with several) of each NVIDIA GPU a labelled line names."""
+    return [(name, None if cap == "?" else cap) for name, cap in _gpus_in(line, True)]
+
+
 def _os_of(line: str) -> List[Tuple[str, str, Optional[str]]]:
     """(os, distro, wsl version) for each OS the line names."""
     out: List[Tuple[str, str, Optional[str]]] = []
