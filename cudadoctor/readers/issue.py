@@ -886,10 +886,34 @@ def _assemble(
             listings[t] = "listed"
         if tools:  # an environment.yml alone pins some packages; it does not list what is installed
             pk["complete"] = True
+    _torch_from_listing(facts, dists)
     if nvcc and not (facts.get("toolkit") or {}).get("nvcc_version"):
         facts.setdefault("toolkit", {})["nvcc_version"] = nvcc[0]
         facts["toolkit"]["nvcc_version_full"] = nvcc[1]
     return facts
+
+
+def _torch_from_listing(facts: Dict[str, Any], dists: List[Dict[str, Any]]) -> None:
+    """The installed torch where a package listing names it (pip list / freeze / show, conda list) and no report
+    did: one version only (two listings that disagree say nothing). Its local tag names its CUDA ("+cu121") or a
+    CPU build ("+cpu"), as torch.version.cuda would."""
+    t = facts.get("torch") or {}
+    if t.get("version"):
+        return
+    versions = {str(d.get("version")) for d in dists if packages._norm(d.get("name") or "") == "torch" and d.get("version")}
+    if len(versions) != 1:
+        return
+    v = versions.pop()
+    if not re.match(r"\d+\.\d+", v):
+        return
+    t = facts.setdefault("torch", {})
+    t["version"] = v
+    t["version_from"] = "package listing"
+    m = re.search(r"\+cu(\d{2,3})$", v)
+    if m and "cuda" not in t:
+        t["cuda"] = f"{m.group(1)[:-1]}.{m.group(1)[-1]}"
+    elif v.endswith("+cpu") and "cuda" not in t:
+        t["cuda"] = None
 
 
 def summary(parts: List[Dict[str, Any]]) -> str:

@@ -1,0 +1,295 @@
+"""Issue 21, reader round 9: the facts a person reads in a paste, read by `check --from-text` by their FORM.
+
+Texts are real, from public threads (URL beside each; none from the blind batches). Each form is tested on at least
+two independent wordings where the class has them, and on a text where it must NOT read a value.
+"""
+
+from __future__ import annotations
+
+from cudadoctor.readers import issue, prose
+
+
+def _facts(text: str) -> dict:
+    return issue.read(text)["facts"]
+
+
+def _got(text: str) -> dict:
+    return prose.read(text.splitlines())
+
+
+# --- torchvision's own check of torch's CUDA (torchvision/extension.py): torch.version.cuda ---------------------------
+
+# https://github.com/geocine/sd-easy-mode/issues/18 (wrapped as the reporter pasted it)
+SD_EASY_18 = """RuntimeError: Detected that PyTorch and torchvision were compiled with different
+CUDA versions. PyTorch has CUDA Version=11.7 and torchvision has CUDA
+Version=11.8. Please reinstall the torchvision that matches your PyTorch
+install."""
+# https://github.com/deforum/deforum-stable-diffusion/issues/348
+DEFORUM_348 = (
+    "RuntimeError: Detected that PyTorch and torchvision were compiled with different CUDA major versions. PyTorch has "
+    "CUDA Version=12.1 and torchvision has CUDA Version=11.8. Please reinstall the torchvision that matches your PyTorch "
+    "install."
+)
+# https://github.com/21Vipin/Medical-Image-Classification-using-deep-learning/issues/3
+MEDICAL_3 = (
+    "RuntimeError: Detected that PyTorch and torchvision were compiled with different CUDA versions. PyTorch has CUDA "
+    "Version=9.0 and torchvision has CUDA Version=10.0. Please reinstall the torchvision that matches your PyTorch install."
+)
+
+
+def test_torchvision_check_names_torchs_cuda_not_torchvisions():
+    assert _facts(SD_EASY_18)["torch"]["cuda"] == "11.7"
+    assert _facts(DEFORUM_348)["torch"]["cuda"] == "12.1"
+    assert _facts(MEDICAL_3)["torch"]["cuda"] == "9.0"
+
+
+# --- the interpreter from its package paths -------------------------------------------------------------------------
+
+# https://github.com/wibus-wee/stable-diffusion-webui-ipynb/issues/17 (frames of a Colab traceback)
+WEBUI_IPYNB_17 = """Traceback (most recent call last):
+  File "/content/stable-diffusion-webui/launch.py", line 365, in <module>
+    start()
+  File "/content/stable-diffusion-webui/modules/interrogate.py", line 11, in <module>
+    from torchvision import transforms
+  File "/usr/local/lib/python3.9/dist-packages/torchvision/__init__.py", line 6, in <module>
+    from torchvision import datasets, io, models, ops, transforms, utils
+"""
+# https://github.com/mathmanu/edgeai-torchvision/issues/18
+EDGEAI_18 = (
+    "/miniconda3/envs/edgeaitv/lib/python3.8/site-packages/torch/utils/cpp_extension.py:782: UserWarning: The detected "
+    "CUDA version (11.7) has a minor version mismatch with the version that was used to compile PyTorch (11.3). Most "
+    "likely this shouldn't be a problem."
+)
+
+
+def test_python_version_and_linux_from_package_paths():
+    f = _facts(WEBUI_IPYNB_17)
+    assert f["python"]["version"] == "3.9"
+    assert f["system"]["os"] == "Linux"
+    f = _facts(EDGEAI_18)
+    assert f["python"]["version"] == "3.8"
+    assert not (f.get("system") or {}).get("os")  # a conda path under / is no Linux-only sign (a Mac has them too)
+    assert f["torch"]["cuda"] == "11.3" and f["toolkit"]["nvcc_version"] == "11.7"
+
+
+def test_two_interpreters_in_paths_say_nothing():
+    text = WEBUI_IPYNB_17 + '  File "/usr/lib/python3.8/site-packages/x.py", line 1, in <module>\n'
+    assert not (_facts(text).get("python") or {}).get("version")
+
+
+# --- issue-form headings: the value on the next line -----------------------------------------------------------------
+
+# https://github.com/AUTOMATIC1111/stable-diffusion-webui/issues/11605 (the form's headings and answers)
+A1111_11605 = """### What Python version are you running on ?
+
+None
+
+### What platforms do you use to access the UI ?
+
+Windows
+
+### What device are you running WebUI on?
+
+Nvidia GPUs (RTX 20 above)
+"""
+
+
+def test_issue_form_heading_gives_its_value_and_none_is_no_value():
+    f = _facts(A1111_11605)
+    assert f["system"]["os"] == "Windows"
+    assert not (f.get("python") or {}).get("version")  # "None" is the form's answer, no version
+
+
+def test_heading_with_a_version_value_on_the_next_line():
+    # The form of exllamav2's / text-generation-webui's bug template ("### Python version" / "### Pytorch version"),
+    # as GitHub renders an answered issue form.
+    got = _got("### Python version\n\n3.12\n\n### Pytorch version\n\n2.7.0+cu128\n")
+    assert got["python"]["value"] == "3.12"
+    assert got["torch"]["value"] == "2.7.0+cu128"
+
+
+# --- install commands are what was asked for; only their clause ------------------------------------------------------
+
+# https://github.com/pytorch/pytorch/issues/100690 (a Windows pip session)
+PT_100690 = r"""PS C:\> ~\AppData\Local\Microsoft\WindowsApps\python3.10.exe -m venv .\test-venv
+(test-venv) PS C:\> pip install torch
+Collecting torch
+  Using cached torch-2.0.0-cp310-cp310-win_amd64.whl (172.3 MB)
+"""
+# https://github.com/pytorch/pytorch/issues/85332
+PT_85332 = """nvidia-smi:NVIDIA-SMI 450.51.05    Driver Version: 450.51.05    CUDA Version: 11.0
+nvcc -V:Cuda compilation tools, release 10.2, V10.2.89
+install : pip install torch==1.8.1+cu102 torchvision==0.9.1+cu102 torchaudio==0.8.1 -f https://download.pytorch.org/whl/torch_stable.html
+
+print(torch.__version__)
+1.8.1+cu102
+"""
+
+
+def test_install_lines_give_no_torch_but_the_printout_does():
+    f = _facts(PT_100690)
+    assert not (f.get("torch") or {}).get("version")
+    assert f["system"]["os"] == "Windows"
+    f = _facts(PT_85332)
+    assert f["torch"]["version"] == "1.8.1+cu102"
+    assert f["nvml"]["driver_version"].startswith("450.51")
+
+
+# https://github.com/pytorch/pytorch/issues/16936: the reporter's versions in one sentence, no install in it
+PT_16936 = "My latest installation is pytorc 1.0, nvidia-410, cuda 10.0 but I have tried many combinations."
+# https://github.com/microsoft/WSL/issues/7056 (an install command and the versions stated apart from it)
+WSL_7056 = """### Windows Build Number
+
+Microsoft Windows [Version 10.0.19042.1052]
+
+### WSL Version
+
+- [X] WSL 2
+- [ ] WSL 1
+
+### Distro Version
+
+Ubuntu 20.04
+
+### Other Software
+python (version 3.8.10)
+   - pytorch package (version 1.7.1)
+
+     wget https://developer.download.nvidia.com/compute/cuda/11.3.1/local_installers/cuda_11.3.1_465.19.01_linux.run
+     sudo sh cuda_11.3.1_465.19.01_linux.run (unselect the driver and then install)
+7. While using the pytorch package in python, 'torch.cuda.is_available()' always returns 'false' in wsl (ubuntu).
+"""
+
+
+def test_versions_beside_an_install_are_read_in_their_own_clause():
+    got = _got(PT_16936)
+    assert got["driver"]["value"] == "410"
+    assert got["cuda"]["value"] == "10.0"
+    f = _facts(WSL_7056)
+    assert f["system"]["os"] == "Linux" and f["system"]["wsl"] is True
+    assert f["torch"]["cuda_available"] is False  # "always returns 'false'"
+    assert f["toolkit"]["nvcc_version"] == "11.3"  # the toolkit's own installer, run
+
+
+# --- torch's local version tag names the build -----------------------------------------------------------------------
+
+# https://github.com/unslothai/unsloth-zoo/pull/79 (unsloth's banner: the sentence's full stop right after the tag)
+UNSLOTH_ZOO_79 = """==((====))==  Unsloth 2025.3.14: Fast Llama patching. Transformers: 4.49.0. vLLM: 0.7.3.
+   \\\\   /|    NVIDIA GeForce RTX 4090. Num GPUs = 1. Max memory: 23.621 GB. Platform: Linux.
+O^O/ \\_/ \\    Torch: 2.5.1+cu124. CUDA: 8.9. CUDA Toolkit: 12.4. Triton: 3.1.0"""
+# https://github.com/unslothai/unsloth/issues/813 (the older banner)
+UNSLOTH_813 = """   \\\\   /|    GPU: Tesla P40. Max memory: 23.879 GB. Platform = Linux.
+O^O/ \\_/ \\    Pytorch: 2.3.0+cu121. CUDA = 6.1. CUDA Toolkit = 12.1."""
+
+
+def test_a_local_tag_does_not_take_the_full_stop_and_names_torchs_cuda():
+    f = _facts(UNSLOTH_ZOO_79)
+    assert f["torch"]["version"] == "2.5.1+cu124"
+    assert f["torch"]["cuda"] == "12.4"
+    f = _facts(UNSLOTH_813)
+    assert f["torch"]["version"] == "2.3.0+cu121"
+    assert f["torch"]["cuda"] == "12.1"
+
+
+def test_another_packages_tag_is_not_torchs():
+    # https://github.com/Thinklab-SJTU/Bench2DriveZoo/issues/13
+    assert "torch" not in _got("torchaudio 2.0.2+cu118")
+    assert "torch" not in _got("torchvision 0.15.2+cu118")
+
+
+# --- is_available() as scripts print it ------------------------------------------------------------------------------
+
+# https://github.com/open-mmlab/mmdetection/issues/4736 (mmcv's collect_env printout)
+MMDET_4736 = """sys.platform: linux
+Python: 3.8.8 (default, Feb 24 2021, 21:46:12) [GCC 7.3.0]
+CUDA available: True
+GPU 0: GeForce RTX 3090
+CUDA_HOME: /usr/local/cuda
+NVCC: Cuda compilation tools, release 10.0, V10.0.130
+PyTorch: 1.7.1"""
+# https://github.com/3dem/model-angelo/issues/60 (a REPL)
+ANGELO_60 = """>>> import torch
+>>> print(torch.cuda.is_available())
+False"""
+
+
+def test_cuda_available_printouts():
+    got = _got(MMDET_4736)
+    assert got["cuda_available"]["value"] == "true"
+    assert got["python"]["value"] == "3.8.8"
+    assert _got(ANGELO_60)["cuda_available"]["value"] == "false"
+    # a cuDNN check printed beside is not CUDA's
+    assert "cuda_available" not in _got("cudnn available: True")
+
+
+# --- the toolkit from nvcc's build tag, its directory; not from one wanted ------------------------------------------
+
+# https://github.com/pytorch/pytorch/issues/51840 and https://github.com/k2-fsa/k2/pull/584 (nvcc --version, CUDA 11.0)
+NVCC_51840 = "Cuda compilation tools, release 11.0, V11.0.221\nBuild cuda_11.0_bu.TC445_37.28845127_0"
+NVCC_K2_584 = "Build cuda_11.0_bu.TC445_37.28540450_0"
+# https://github.com/TencentARC/BrushEdit/issues/17 and https://github.com/davisking/dlib/issues/1560
+BRUSHEDIT_17 = (
+    r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v11.8\include\crt/host_config.h(153): fatal error C1189: "
+    "#error:  -- unsupported Microsoft Visual Studio version!"
+)
+DLIB_1560 = (
+    r"c:\program files\nvidia gpu computing toolkit\cuda\v9.0\include\crt/host_config.h(133): fatal error C1189: "
+    "#error: -- unsupported Microsoft Visual Studio version!"
+)
+# https://github.com/tensorflow/nmt/issues/212 and https://github.com/deepfakes/faceswap-playground/issues/136
+TF_NMT_212 = (
+    "ImportError: Could not find 'cudart64_80.dll'. TensorFlow requires that this DLL be installed in a directory that "
+    "is named in your %PATH% environment variable. Download and install CUDA 8.0 from this URL: "
+    "https://developer.nvidia.com/cuda-toolkit"
+)
+FACESWAP_136 = (
+    "ImportError: Could not find 'cudart64_90.dll'. TensorFlow requires that this DLL be installed in a directory that "
+    "is named in your %PATH% environment variable. Download and install CUDA 9.0 from this URL: "
+    "https://developer.nvidia.com/cuda-toolkit"
+)
+# https://github.com/pytorch/pytorch/issues/6098 and https://github.com/tensorflow/tensorflow/issues/32326 (templates)
+PT_6098 = "- OS: Windows\n- PyTorch version: 0.4\n- Python version: 3.6\n- CUDA/cuDNN version: 9.1/7.1"
+TF_32326 = (
+    "- Python version: 3.7\n- CUDA/cuDNN version:cuda 8.0\n- GPU model and memory:quadro 4000\n"
+    "ImportError: Could not find 'cudart64_100.dll'. TensorFlow requires that this DLL be installed in a directory that "
+    "is named in your %PATH% environment variable. Download and install CUDA 10.0 from this URL: "
+    "https://developer.nvidia.com/cuda-90-download-archive"
+)
+
+
+def test_toolkit_from_nvcc_build_tag():
+    assert _got(NVCC_51840)["nvcc"]["value"] == "11.0"
+    assert _got(NVCC_K2_584)["nvcc"]["value"] == "11.0"
+
+
+def test_toolkit_from_its_install_directory():
+    assert _got(BRUSHEDIT_17)["cuda"]["value"] == "11.8"
+    assert _got(DLIB_1560)["cuda"]["value"] == "9.0"
+    assert "cuda" not in _got(BRUSHEDIT_17 + "\n" + DLIB_1560)  # two toolkits named: which one built is not said
+
+
+def test_a_cuda_someone_asks_to_install_is_not_the_toolkit():
+    assert "cuda" not in _got(TF_NMT_212)
+    assert "cuda" not in _got(FACESWAP_136)
+    assert _got(TF_32326)["cuda"]["value"] == "8.0"  # the template's answer, not the message's "install CUDA 10.0"
+
+
+def test_cuda_cudnn_template_pair_reads_cuda_first():
+    got = _got(PT_6098)
+    assert got["cuda"]["value"] == "9.1"
+    assert got["torch"]["value"] == "0.4"
+
+
+# --- the OS: what only it shows ---------------------------------------------------------------------------------------
+
+# https://github.com/tensorflow/tensorflow/issues/3069 (a loader error and an ls of the toolkit's libraries)
+TF_3069 = "ImportError: libcudart.so.7.5: cannot open shared object file: No such file or directory."
+
+
+def test_os_from_a_shared_library_and_from_a_windows_frame():
+    assert _got(TF_3069)["os"]["value"] == "Linux"
+    # https://github.com/pytorch/pytorch/issues/6098 (a Windows traceback frame)
+    frame = '  File "C:\\Users\\hanyi\\Anaconda3\\lib\\site-packages\\torch\\backends\\cudnn\\__init__.py", line 1'
+    assert _got(frame)["os"]["value"] == "Windows"
+    # a Linux sign and a Windows sign together say nothing
+    assert "os" not in _got(TF_3069 + "\n" + frame)
