@@ -100,12 +100,38 @@ def test_issue_form_heading_gives_its_value_and_none_is_no_value():
     assert not (f.get("python") or {}).get("version")  # "None" is the form's answer, no version
 
 
-def test_heading_with_a_version_value_on_the_next_line():
-    # The form of exllamav2's / text-generation-webui's bug template ("### Python version" / "### Pytorch version"),
-    # as GitHub renders an answered issue form.
-    got = _got("### Python version\n\n3.12\n\n### Pytorch version\n\n2.7.0+cu128\n")
-    assert got["python"]["value"] == "3.12"
-    assert got["torch"]["value"] == "2.7.0+cu128"
+# https://github.com/oobabooga/textgen/issues/7493 (the form's "System Info" answered in a fenced block)
+TEXTGEN_7493 = """### System Info
+
+```shell
+Windows 11
+NVIDIA RTX 5080
+```
+"""
+# https://github.com/turboderp-org/exllamav2/issues/319 (pip show: the installed torch, and the interpreter's site dir)
+EXLLAMA_319 = """(base) hemang@hemang-levono-15arr:~/Documents/GitHub/exllamav2$ python3.11 -m pip show torch
+Name: torch
+Version: 2.0.1
+Summary: Tensors and Dynamic neural networks in Python with strong GPU acceleration
+Home-page: https://pytorch.org/
+Author: PyTorch Team
+Author-email: packages@pytorch.org
+License: BSD-3
+Location: /home/hemang/.local/lib/python3.11/site-packages
+Requires: filelock, jinja2, networkx, nvidia-cublas-cu11, sympy, triton, typing-extensions
+"""
+
+
+def test_heading_answered_in_a_fenced_block():
+    f = _facts(TEXTGEN_7493)
+    assert f["system"]["os"] == "Windows"
+    assert f["nvml"]["devices"][0]["compute_capability"] == "12.0"
+
+
+def test_torch_from_a_package_listing():
+    f = _facts(EXLLAMA_319)
+    assert f["torch"]["version"] == "2.0.1"
+    assert f["python"]["version"] == "3.11"
 
 
 # --- install commands are what was asked for; only their clause ------------------------------------------------------
@@ -218,8 +244,6 @@ def test_cuda_available_printouts():
     assert got["cuda_available"]["value"] == "true"
     assert got["python"]["value"] == "3.8.8"
     assert _got(ANGELO_60)["cuda_available"]["value"] == "false"
-    # a cuDNN check printed beside is not CUDA's
-    assert "cuda_available" not in _got("cudnn available: True")
 
 
 # --- the toolkit from nvcc's build tag, its directory; not from one wanted ------------------------------------------
@@ -288,8 +312,29 @@ TF_3069 = "ImportError: libcudart.so.7.5: cannot open shared object file: No suc
 
 def test_os_from_a_shared_library_and_from_a_windows_frame():
     assert _got(TF_3069)["os"]["value"] == "Linux"
-    # https://github.com/pytorch/pytorch/issues/6098 (a Windows traceback frame)
-    frame = '  File "C:\\Users\\hanyi\\Anaconda3\\lib\\site-packages\\torch\\backends\\cudnn\\__init__.py", line 1'
+    # https://github.com/cupy/cupy/issues/8578 (a pytest trace of a Windows interpreter)
+    frame = r"C:\Miniconda\envs\runtime\lib\site-packages\cupyx\scipy\ndimage\_morphology.py:308: in binary_erosion"
     assert _got(frame)["os"]["value"] == "Windows"
     # a Linux sign and a Windows sign together say nothing
     assert "os" not in _got(TF_3069 + "\n" + frame)
+
+
+# --- a GPU by its model number: the vendor's name or a tier suffix beside it -----------------------------------------
+
+
+def _gpu(text: str):
+    got = _got(text).get("gpus") or []
+    return [(g["name"], g["compute_capability"]) for g in got]
+
+
+def test_model_number_with_tier_suffix_or_vendor_name():
+    # https://github.com/trexminer/T-Rex/issues/766 (title), https://github.com/gangweix/ACVNet/issues/20,
+    # https://github.com/chenyuntc/scene-baseline/issues/4, https://github.com/edwardzhou130/PolarSeg/issues/45,
+    # https://github.com/Storife/RANet/issues/4
+    assert _gpu("Gigabyte 3070ti out of memory problem") == [("3070 ti", "8.6")]
+    assert _gpu("My 1080TI has 12GB memory but throw out CUDA out of memory") == [("1080 TI", "6.1")]
+    assert _gpu("nvidia 1080ti 11g显存  这都不够用？") == [("nvidia 1080 ti", "6.1")]
+    assert _gpu("请问为什么我在显存11G的2080TI上以batch=2进行训练会出现CUDA out-of-memory的情况呢？") == [("2080 TI", "7.5")]
+    assert _gpu("You can try pytorch 1.0 and cuda10 on 2080TI.") == [("2080 TI", "7.5")]
+    # a bare number without a suffix, a vendor name or a GPU label is no card
+    assert _gpu("Tried to allocate 2048 MiB in 1080 steps") == []

@@ -1,7 +1,7 @@
 """Issue 21, reader round 9: the paste reader's recall and precision against the facts people recorded from the same
 real threads (benchmarks/reader_recall.py over every unsealed blind batch; docs/reader-recall.md has the figures).
 
-Floors a little under the figures measured on the branch that added them (58.1 % recall, 98.8 % precision over 1920
+Floors a little under the figures measured on the branch that added them (58.5 % recall, 98.9 % precision over 1920
 recorded values): a change that makes the reader read less, or read wrong, fails here.
 """
 
@@ -28,7 +28,7 @@ def test_recall_and_precision_over_the_blind_batches():
     total = {k: sum(s[k] for s in f.values()) for k in ("recorded", "agree", "contradict")}
     assert total["agree"] / total["recorded"] >= 0.57, total
     assert total["agree"] / (total["agree"] + total["contradict"]) >= 0.985, total
-    for field, floor in (("python", 0.88), ("os", 0.72), ("torch", 0.69), ("cuda_runtime", 0.70), ("gpus", 0.76)):
+    for field, floor in (("python", 0.88), ("os", 0.72), ("torch", 0.69), ("cuda_runtime", 0.70), ("gpus", 0.79)):
         assert f[field]["agree"] / f[field]["recorded"] >= floor, (field, f[field])
 
 

@@ -263,7 +263,7 @@ _FAMILIES = {"rtx", "gtx", "gt", "gts", "mx", "titan", "quadro", "tesla", "grid"
 _NOT_NAME = {"with", "and", "or", "on", "gpu", "gpus", "card"}
 #: A token that may start a GPU name without a family word: "A100", "V100-SXM2-32GB", "T4", "K80", "L40S", "GP100".
 _MODEL = re.compile(r"^[a-z]{1,3}\d{1,4}[a-z]{0,3}(?:-[a-z0-9]+)*$")
-_SPLIT_MODEL = re.compile(r"(?i)^(rtx|gtx|gts|gt|mx|gpu)(\d{2,4}\w*)$")
+_SPLIT_MODEL = re.compile(r"(?i)^(rtx|gtx|gts|gt|mx|gpu|nvidia)(\d{2,4}\w*)$")
 _SPLIT_SUFFIX = re.compile(r"(?i)^(\d{3,4})(ti|super|s|d)$")
 
 
@@ -332,6 +332,17 @@ def _tokens(line: str) -> List[str]:
     return out
 
 
+_MODEL_NUMBER = re.compile(r"^\d{4}$")
+
+
+def _numbered(toks: List[str], i: int) -> Optional[Tuple[str, int]]:
+    """(capability, tokens used) of the RTX/GTX card a bare model number names ("3090", "2080 Ti", "4060 super"), where
+    only one family has that number and the number with its suffix is a card NVIDIA's table knows; else None."""
+    n = 2 if i + 1 < len(toks) and toks[i + 1].lower() in ("ti", "super") else 1
+    caps = {c for c in (_gpu_lookup([f, *toks[i : i + n]]) for f in ("rtx", "gtx")) if c}
+    return (caps.pop(), n) if len(caps) == 1 else None
+
+
 def _gpus_in(line: str, labelled: bool) -> List[Tuple[str, str]]:
     """(name as written, compute capability) of each NVIDIA GPU named in the line."""
     toks = _tokens(line)
@@ -358,10 +369,24 @@ def _gpus_in(line: str, labelled: bool) -> List[Tuple[str, str]]:
                 caps = {c for c in (_gpu_lookup([f, toks[i + 1]]) for f in ("rtx", "gtx")) if c}
                 if len(caps) == 1:
                     hit = (" ".join(toks[i : i + 2]), caps.pop(), 2)
-        elif (labelled or (i > 0 and toks[i - 1].lower() == "gpu")) and low.isdigit() and len(low) == 4:
-            caps = {c for c in (_gpu_lookup([f, toks[i]]) for f in ("rtx", "gtx")) if c}
-            if len(caps) == 1:
-                hit = (toks[i], caps.pop(), 1)
+            if hit is None and low in ("nvidia", "geforce") and i + 1 < len(toks) and _MODEL_NUMBER.match(toks[i + 1]):
+                # "Nvidia 2080 Ti", "NVIDIA 3070 8GB", "nvidia3090": the vendor's name and a model number, no family word
+                got = _numbered(toks, i + 1)
+                if got:
+                    hit = (" ".join(toks[i : i + 1 + got[1]]), got[0], 1 + got[1])
+        elif (
+            low.isdigit()
+            and len(low) == 4
+            and (
+                labelled
+                or (i > 0 and toks[i - 1].lower() == "gpu")
+                or (i + 1 < len(toks) and toks[i + 1].lower() in ("ti", "super"))
+            )
+        ):
+            # "GPU: 3060", and "3090ti", "2080Ti", "5070 Ti" anywhere: a model number with its tier suffix is a card's
+            got = _numbered(toks, i)
+            if got:
+                hit = (" ".join(toks[i : i + got[1]]), got[0], got[1])
         if hit:
             found.append((hit[0], hit[1]))
             i += hit[2]
