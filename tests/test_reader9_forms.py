@@ -281,9 +281,33 @@ TF_32326 = (
 )
 
 
+# https://github.com/lipzh5/ResearchProgress/issues/13 (nvcc -V of 11.7: the build tag's later form)
+NVCC_LIPZH5_13 = """export PATH="/usr/local/cuda-11.7/bin:$PATH"
+export LD_LIBRARY_PATH="/usr/local/cuda-11.7/lib64:$LD_LIBRARY_PATH"
+nvcc: NVIDIA (R) Cuda compiler driver
+Build cuda_11.7.r11.7/compiler.31442593_0"""
+
+
 def test_toolkit_from_nvcc_build_tag():
     assert _got(NVCC_51840)["nvcc"]["value"] == "11.0"
     assert _got(NVCC_K2_584)["nvcc"]["value"] == "11.0"
+    assert _got(NVCC_LIPZH5_13)["nvcc"]["value"] == "11.7"
+
+
+# https://github.com/pop-os/nvidia-graphics-drivers-470/pull/17 (apt policy: the installed driver package)
+POP_17 = """system76@pop-os:~$ apt policy nvidia-driver-470
+nvidia-driver-470:
+  Installed: 470.199.02-1pop0~1695832709~22.04~27efad5
+  Candidate: 470.199.02-1pop0~1695832709~22.04~27efad5
+  Version table:
+ *** 470.199.02-1pop0~1695832709~22.04~27efad5 1002
+        100 /var/lib/dpkg/status"""
+
+
+def test_driver_from_apt_policy_and_none_installed_is_no_driver():
+    assert _got(POP_17)["driver"]["value"] == "470.199.02"
+    # apt's own "(none)": the package named is not installed, so its number is no driver
+    assert "driver" not in _got(POP_17.replace("Installed: 470.199.02-1pop0~1695832709~22.04~27efad5", "Installed: (none)"))
 
 
 def test_toolkit_from_its_install_directory():

@@ -195,9 +195,10 @@ _WANTED = re.compile(
 )
 #: "CUDA 11.1 and 11.2 both installed", "CUDA 10.2/11.3": a version followed by another names several.
 _TWO_VERSIONS = re.compile(r"\s*(?:and|or|&|/|,)\s*v?\d{1,2}\.\d", re.I)
-#: nvcc's own build tag, as `nvcc --version` prints it ("Build cuda_11.0_bu.TC445_37.28845127_0") and mmcv/mmdet's
+#: nvcc's own build tag, as `nvcc --version` prints it ("Build cuda_11.0_bu.TC445_37.28845127_0", from 11.1 on
+#: "Build cuda_11.7.r11.7/compiler.31442593_0") and mmcv/mmdet's
 #: environment printout repeats it ("NVCC: Build cuda_11.0_bu..."): the toolkit's release.
-_NVCC_BUILD = re.compile(r"\bBuild\s+cuda_(?P<v>\d{1,2}\.\d)(?:\.\d{1,3})?_(?:bu|r\d)", re.I)
+_NVCC_BUILD = re.compile(r"\bBuild\s+cuda_(?P<v>\d{1,2}\.\d)(?:\.\d{1,3})?(?:_bu|\.r\d)", re.I)
 #: A toolkit's own installer by file name ("cuda_11.3.1_win10_network", "cuda_11.8.0_522.06_windows",
 #: "cuda_11.5.0_495.29.05_linux.run", "cuda_9.1.85_windows"): the toolkit release the user installed.
 _CUDA_INSTALLER = re.compile(
@@ -210,6 +211,15 @@ _CUDA_DIR = re.compile(
     r"GPU Computing Toolkit[/\\]+CUDA[/\\]+v(?P<a>\d{1,2}\.\d)(?![\d.]*\d)|/cuda-(?P<b>\d{1,2}\.\d)(?![\d.]*\d)(?=/|\b)",
     re.I,
 )
+#: `apt policy PKG` / `apt-cache policy PKG`: the package's name on its own line, then "  Installed: VERSION" (apt's
+#: policy output, apt-pkg's cachefile; "(none)" when not installed). The driver's packages and the toolkit's carry
+#: their versions: "nvidia-driver-470: / Installed: 470.199.02-1pop0~..." is driver 470.199.02.
+_APT_POLICY_HEAD = re.compile(r"^\s*(?:\S*\$\s*(?:sudo\s+)?apt(?:-cache)?\s+policy\s+\S+\s*$|(?P<pkg>[a-z0-9][a-z0-9+.-]*):\s*$)")
+_APT_INSTALLED = re.compile(r"^\s+Installed:\s*(?P<v>\S+)\s*$")
+_APT_DRIVER_PKG = re.compile(
+    r"^(?:nvidia-(?:driver|utils|dkms|kernel-common|compute-utils|headless)(?:-\d{3})?(?:-server|-open)?|nvidia)$"
+)
+_APT_TOOLKIT_PKG = re.compile(r"^(?:cuda-toolkit(?:-\d+-\d+)?|nvidia-cuda-toolkit|cuda(?:-\d+-\d+)?)$")
 _FRAME = re.compile(r'\s*File "[^"]*", line \d+')
 #: A torch version with its build tag ("2.5.1+cu124", "2.6.0.dev20241112+cu121", "2.1.0+cpu"): torch's own wheels'
 #: local versions, so read a few words after "torch" ("My pytorch and cuda version is 2.5.1+cu124", "PyTorch nightly
@@ -456,6 +466,7 @@ def read(lines: Iterable[str]) -> Dict[str, Any]:
     wsl_rows: Optional[List[Tuple[str, bool, int, str]]] = None
     wsl_tables: List[List[Tuple[str, bool, int, str]]] = []
     prev_tail = ""  # the end of the line before: "xFormers was built for:" continues on the next line
+    apt_pkg: Optional[Tuple[str, int]] = None  # the package an `apt policy` printout names, waiting for "Installed:"
     prev_many: Optional[List[str]] = None  # the values a print() of several asked for, in order
     heading: Optional[Tuple[str, int]] = None  # an issue form's heading waiting for its value: (label, line number)
     for n, raw in enumerate(lines, 1):
@@ -481,6 +492,25 @@ def read(lines: Iterable[str]) -> Dict[str, Any]:
             if _WINDOWS_SIGN.search(raw):
                 add("os_hint", "Windows", n, raw)  # File "C:\\Users\\...": the frames of a Windows interpreter
             continue  # a traceback frame: a path and a line number, no fact
+        if apt_pkg and n - apt_pkg[1] <= 2:
+            ai = _APT_INSTALLED.match(raw)
+            if ai:
+                pkg, v = apt_pkg[0], ai.group("v")
+                dv = re.match(r"(?:\d+:)?(?P<d>[1-9]\d{2}\.\d{2,3}(?:\.\d{1,3})?)", v)
+                tv = re.match(r"(?:\d+:)?(?P<t>\d{1,2}\.\d)(?:\.\d+)*[-~+]", v)
+                if _APT_DRIVER_PKG.match(pkg) and dv:
+                    add("driver", dv.group("d"), n, f"{pkg}: Installed: {v}")
+                elif _APT_TOOLKIT_PKG.match(pkg) and tv:
+                    add("nvcc", tv.group("t"), n, f"{pkg}: Installed: {v}")
+                apt_pkg = None
+                continue
+        ah = _APT_POLICY_HEAD.match(raw) if raw.rstrip().endswith(":") or "policy" in raw else None
+        if ah:
+            if ah.group("pkg"):
+                apt_pkg = (ah.group("pkg"), n)
+            continue  # the query and the package's name: its "Installed:" line says which version is there, or "(none)"
+        if not ah:
+            apt_pkg = None
         if heading and n - heading[1] > 4:
             heading = None
         h = _HEADING.match(raw[:200])
