@@ -163,38 +163,26 @@ def test_install_lines_give_no_torch_but_the_printout_does():
 
 # https://github.com/pytorch/pytorch/issues/16936: the reporter's versions in one sentence, no install in it
 PT_16936 = "My latest installation is pytorc 1.0, nvidia-410, cuda 10.0 but I have tried many combinations."
-# https://github.com/microsoft/WSL/issues/7056 (an install command and the versions stated apart from it)
-WSL_7056 = """### Windows Build Number
-
-Microsoft Windows [Version 10.0.19042.1052]
-
-### WSL Version
-
-- [X] WSL 2
-- [ ] WSL 1
-
-### Distro Version
-
-Ubuntu 20.04
-
-### Other Software
-python (version 3.8.10)
-   - pytorch package (version 1.7.1)
-
-     wget https://developer.download.nvidia.com/compute/cuda/11.3.1/local_installers/cuda_11.3.1_465.19.01_linux.run
-     sudo sh cuda_11.3.1_465.19.01_linux.run (unselect the driver and then install)
-7. While using the pytorch package in python, 'torch.cuda.is_available()' always returns 'false' in wsl (ubuntu).
-"""
+# https://github.com/lipzh5/ResearchProgress/issues/19 (the toolkit's runfile, run, and its summary)
+RUNFILE_19 = """peizhen@omniai:~/Downloads$ sh cuda_12.1.0_530.30.02_linux.run --toolkitpath=/etc/disks/path/to/peizhen/cuda-12.1
+Driver:   Not Selected
+Toolkit:  Installed in /etc/disks/omniai/data/peizhen/cuda-12.1/
+***WARNING: Incomplete installation! This installation did not install the CUDA Driver. A driver of version at least 530.00 is required for CUDA 12.1 functionality to work."""
+# https://github.com/pytorch/pytorch/issues/37212
+PT_37212 = """Win10，RTX2080，CUDA10.2，CUDNN7.65 ，anaconda
+but torch.cuda.is_available() always return false,why?"""
 
 
 def test_versions_beside_an_install_are_read_in_their_own_clause():
     got = _got(PT_16936)
     assert got["driver"]["value"] == "410"
     assert got["cuda"]["value"] == "10.0"
-    f = _facts(WSL_7056)
-    assert f["system"]["os"] == "Linux" and f["system"]["wsl"] is True
-    assert f["torch"]["cuda_available"] is False  # "always returns 'false'"
-    assert f["toolkit"]["nvcc_version"] == "11.3"  # the toolkit's own installer, run
+    f = _facts(RUNFILE_19)
+    assert f["toolkit"]["nvcc_version"] == "12.1"  # the toolkit's own runfile, run, and its directory
+    assert not (f.get("nvml") or {}).get("driver_version")  # "a driver of version at least 530.00 is required"
+    f = _facts(PT_37212)
+    assert f["torch"]["cuda_available"] is False  # "always return false"
+    assert f["system"]["os"] == "Windows"
 
 
 # --- torch's local version tag names the build -----------------------------------------------------------------------
