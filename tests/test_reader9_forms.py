@@ -350,3 +350,18 @@ def test_model_number_with_tier_suffix_or_vendor_name():
     assert _gpu("You can try pytorch 1.0 and cuda10 on 2080TI.") == [("2080 TI", "7.5")]
     # a bare number without a suffix, a vendor name or a GPU label is no card
     assert _gpu("Tried to allocate 2048 MiB in 1080 steps") == []
+
+
+# https://github.com/pytorch/pytorch/issues/72957 (conda list: the build string names torch's CUDA)
+PT_72957 = """[conda] cudatoolkit               10.2.89              hfd86e86_1
+[conda] pytorch                   1.10.2          py3.7_cuda10.2_cudnn7.6.5_0    pytorch
+[conda] pytorch-mutex             1.0                        cuda    pytorch
+[conda] torchaudio                0.10.2               py37_cu102    pytorch
+[conda] torchvision               0.11.3               py37_cu102    pytorch"""
+
+
+def test_torch_and_its_cuda_from_a_conda_listing():
+    body = "\n".join(line.replace("[conda] ", "") for line in PT_72957.splitlines())
+    f = _facts("# Name                    Version                   Build  Channel\n" + body)
+    assert f["torch"]["version"] == "1.10.2"
+    assert f["torch"]["cuda"] == "10.2"

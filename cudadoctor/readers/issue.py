@@ -900,7 +900,10 @@ def _torch_from_listing(facts: Dict[str, Any], dists: List[Dict[str, Any]]) -> N
     t = facts.get("torch") or {}
     if t.get("version"):
         return
-    versions = {str(d.get("version")) for d in dists if packages._norm(d.get("name") or "") == "torch" and d.get("version")}
+    from .collect_env import _CONDA_CPU_BUILD, _CONDA_CUDA_BUILD
+
+    torches = [d for d in dists if packages._norm(d.get("name") or "") == "torch" and d.get("version")]
+    versions = {str(d["version"]) for d in torches}
     if len(versions) != 1:
         return
     v = versions.pop()
@@ -909,10 +912,16 @@ def _torch_from_listing(facts: Dict[str, Any], dists: List[Dict[str, Any]]) -> N
     t = facts.setdefault("torch", {})
     t["version"] = v
     t["version_from"] = "package listing"
+    builds = {str(d.get("build") or "") for d in torches}
     m = re.search(r"\+cu(\d{2,3})$", v)
+    c = _CONDA_CUDA_BUILD.search(builds.pop()) if len(builds) == 1 else None
     if m and "cuda" not in t:
         t["cuda"] = f"{m.group(1)[:-1]}.{m.group(1)[-1]}"
-    elif v.endswith("+cpu") and "cuda" not in t:
+    elif c and "cuda" not in t:
+        # conda's build string: "py3.7_cuda10.2_cudnn7.6.5_0", conda-forge's "cuda112py39h..." (as collect_env reads it)
+        major, minor = (c.group(1), c.group(2)) if c.group(1) else (c.group(3), c.group(4))
+        t["cuda"] = f"{int(major)}.{minor}"
+    elif (v.endswith("+cpu") or any(_CONDA_CPU_BUILD.search(str(d.get("build") or "")) for d in torches)) and "cuda" not in t:
         t["cuda"] = None
 
 
