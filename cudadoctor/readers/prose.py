@@ -693,6 +693,12 @@ def read(lines: Iterable[str]) -> Dict[str, Any]:
     names: Dict[str, Dict[str, Any]] = {}
     for name, cap, line_no in gpus:
         key = _gpu_key(name.split())  # "NVIDIA GeForce GT 740M" and "GeForce GT 740M" are one GPU
+        bare = re.fullmatch(r"\d{4}(?: (?:ti|super|s))?", key)
+        if bare and any(
+            (k.startswith(key) or key.startswith(k)) and v["compute_capability"] == (None if cap == "?" else cap)
+            for k, v in names.items()
+        ):
+            continue  # "a 1660S" and later "1660 Super": a bare model number names the card already named, not another
         names.setdefault(key, {"name": name, "compute_capability": None if cap == "?" else cap, "line": line_no})
     if names:
         out["gpus"] = list(names.values())[:16]
