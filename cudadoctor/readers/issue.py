@@ -886,10 +886,43 @@ def _assemble(
             listings[t] = "listed"
         if tools:  # an environment.yml alone pins some packages; it does not list what is installed
             pk["complete"] = True
+    _torch_from_listing(facts, dists)
     if nvcc and not (facts.get("toolkit") or {}).get("nvcc_version"):
         facts.setdefault("toolkit", {})["nvcc_version"] = nvcc[0]
         facts["toolkit"]["nvcc_version_full"] = nvcc[1]
     return facts
+
+
+def _torch_from_listing(facts: Dict[str, Any], dists: List[Dict[str, Any]]) -> None:
+    """The installed torch where a package listing names it (pip list / freeze / show, conda list) and no report
+    did: one version only (two listings that disagree say nothing). Its local tag names its CUDA ("+cu121") or a
+    CPU build ("+cpu"), as torch.version.cuda would."""
+    t = facts.get("torch") or {}
+    if t.get("version"):
+        return
+    from .collect_env import _CONDA_CPU_BUILD, _CONDA_CUDA_BUILD
+
+    torches = [d for d in dists if packages._norm(d.get("name") or "") == "torch" and d.get("version")]
+    versions = {str(d["version"]) for d in torches}
+    if len(versions) != 1:
+        return
+    v = versions.pop()
+    if not re.match(r"\d+\.\d+", v):
+        return
+    t = facts.setdefault("torch", {})
+    t["version"] = v
+    t["version_from"] = "package listing"
+    builds = {str(d.get("build") or "") for d in torches}
+    m = re.search(r"\+cu(\d{2,3})$", v)
+    c = _CONDA_CUDA_BUILD.search(builds.pop()) if len(builds) == 1 else None
+    if m and "cuda" not in t:
+        t["cuda"] = f"{m.group(1)[:-1]}.{m.group(1)[-1]}"
+    elif c and "cuda" not in t:
+        # conda's build string: "py3.7_cuda10.2_cudnn7.6.5_0", conda-forge's "cuda112py39h..." (as collect_env reads it)
+        major, minor = (c.group(1), c.group(2)) if c.group(1) else (c.group(3), c.group(4))
+        t["cuda"] = f"{int(major)}.{minor}"
+    elif (v.endswith("+cpu") or any(_CONDA_CPU_BUILD.search(str(d.get("build") or "")) for d in torches)) and "cuda" not in t:
+        t["cuda"] = None
 
 
 def summary(parts: List[Dict[str, Any]]) -> str:

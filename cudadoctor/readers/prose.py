@@ -32,9 +32,9 @@ _INSTALL = re.compile(
     re.I,
 )
 
-_VERSION = r"v?(?P<v>\d+\.\d+(?:\.\d+)?(?:(?:a|b|rc)\d+)?(?:\.?(?:dev|post)\d+)?(?:\+[\w.]+)?)"
+_VERSION = r"v?(?P<v>\d+\.\d+(?:\.\d+)?(?:(?:a|b|rc)\d+)?(?:\.?(?:dev|post)\d+)?(?:\+\w+(?:\.\w+)*)?)"
 _TORCH = re.compile(
-    r"(?<![A-Za-z0-9_./-])(?:py)?torch(?:\s*version|\s*版本|\s*バージョン|\s*versi[oó]n)?(?:-(?=\d)|"
+    r"(?<![A-Za-z0-9_./-])(?:py)?torch(?:[\s_-]*version|\s*版本|\s*バージョン|\s*versi[oó]n)?(?:-(?=\d)|"
     + _SEP
     + r")['\"]?"
     + _VERSION,
@@ -42,6 +42,8 @@ _TORCH = re.compile(
 )
 #: Words before a torch version that make it the one a package was built for or asks for, not the installed one.
 _BUILT_FOR = re.compile(r"\b(?:built|compiled)\s+(?:for|with|against)\b|\brequires?\b|\brequired\b|\bexpects?\b", re.I)
+#: A line ending so continues on the next: "xFormers was built for:" / "PyTorch 2.1.2+cu121 with CUDA 1201".
+_ENDS_BUILT_FOR = re.compile(r"(?:\b(?:built|compiled)\s+(?:for|with|against)|\brequires?|\brequired|\bexpects?)\s*:?\s*$", re.I)
 #: The installed torch in a package's own mismatch message: xFormers' "... was built for: PyTorch X (you have Y)".
 _YOU_HAVE = re.compile(r"\(you have (?:torch |pytorch )?" + _VERSION + r"\)", re.I)
 _DRIVER = re.compile(
@@ -78,9 +80,9 @@ _DRIVER_CUDA = re.compile(
 )
 _SMI_INLINE = re.compile(r"Driver Version:\s*(?P<d>[1-9]\d{2}(?:\.\d{1,3}){0,2})\s+CUDA Version:\s*(?P<c>\d{1,2}\.\d)", re.I)
 _CUDA = re.compile(
-    r"(?<![A-Za-z0-9_./-])(?:cuda(?:\s*toolkit)?(?:\s*version|\s*版本|\s*バージョン|\s*versi[oó]n)?|cudatoolkit)"
+    r"(?<![A-Za-z0-9_./-])(?:cuda(?:\s*toolkit)?(?P<pair>\s*/\s*cudnn)?(?:[\s_-]*(?:version|ver\b\.?)|\s*版本|\s*バージョン|\s*versi[oó]n)?|cudatoolkit)"
     + _SEP
-    + r"(?:cuda\s*)?v?(?P<v>\d{1,2}\.\d(?:\.\d{1,3})?)(?![\d.]*\d)",
+    + r"(?:cuda[\s_-]*)?v?(?P<v>\d{1,2}\.\d(?:\.\d{1,3})?)(?![\d.]*\d)",
     re.I,
 )
 _NVCC = re.compile(
@@ -89,9 +91,11 @@ _NVCC = re.compile(
     + r")(?P<v>\d{1,2}\.\d(?:\.\d{1,3})?)",
     re.I,
 )
-_CUDNN = re.compile(r"(?<![A-Za-z0-9_./-])cudnn(?:\s*version|\s*版本)?" + _SEP + r"v?(?P<v>\d{1,2}\.\d{1,2}(?:\.\d{1,3})?)", re.I)
+_CUDNN = re.compile(
+    r"(?<![A-Za-z0-9_./-])cudnn(?:[\s_-]*version|\s*版本)?" + _SEP + r"v?(?P<v>\d{1,2}\.\d{1,2}(?:\.\d{1,3})?)", re.I
+)
 _PYTHON = re.compile(
-    r"(?<![A-Za-z0-9_./-])(?:python|py)(?:\s*version|\s*版本|\s*バージョン|\s*versi[oó]n)?"
+    r"(?<![A-Za-z0-9_./-])(?:python|py)(?:[\s_-]*version|\s*版本|\s*バージョン|\s*versi[oó]n)?"
     + r"(?:-(?=[23]\.)|"
     + _SEP
     + ")"
@@ -122,6 +126,7 @@ _WINDOWS_BUILD = re.compile(
     r"\bwindows(?:\s*(?:10|11))?(?:\s*(?:insider|version|build|preview))*\s*(?:[:=]|\bbuild\b)\s*(?:10\.0\.)?(?P<c>[12]\d{4})(?:\.\d+)?\b",
     re.I,
 )
+_OS_LABEL = re.compile(r"\b(?:os|operating\s+system|system|platform|environment|env)\b\s*[:=]|系统|系統|环境|環境", re.I)
 _BARE_LINUX = re.compile(r"(?<![A-Za-z0-9_-])linux(?![A-Za-z0-9_-])", re.I)
 _WINDOWS = re.compile(r"(?<![A-Za-z0-9_-])(?:windows?|win)\s*(?P<n>7|8\.1|8|10|11|server\s*20\d\d)(?![A-Za-z0-9_.])", re.I)
 #: "on a clean windows install", "Windows machine": Windows without its release ("Windows Subsystem for Linux" is WSL).
@@ -136,12 +141,20 @@ _LINUX = re.compile(
     re.I,
 )
 _AVAILABLE = re.compile(
-    r"torch\.cuda\.is_available(?:\(\))?[\"'\u201c\u201d`]?\s*(?:\)\s*)?(?:,\s*(?:it|this|that|which)\s+)?(?:returns?|returned|is|shows?|gives?|outputs?|prints?|=+|-+>|=>|:|→|返回|为|是)?\s*"
+    r"torch\.cuda\.is_available(?:\(\))?[\"'\u201c\u201d`]?\s*(?:\)\s*)?(?:,\s*(?:it|this|that|which)\s+)?(?:(?:still|always|indeed|now|just|only|also|then)\s+)?(?:returns?|returned|is|shows?|gives?|outputs?|prints?|=+|-+>|=>|:|→|返回|为|是)?\s*"
     r"\**[\"'\u201c\u201d]?(?P<v>true|false)\b",
     re.I,
 )
 #: "print(torch.__version__)" / ">>> torch.version.cuda" and the value on the next line (a REPL or a script's output).
-_CODE_LABEL = re.compile(r"(?P<k>torch\.__version__|torch\.version\.cuda|torch\.cuda\.is_available\(\))\)?\s*$", re.I)
+_CODE_LABEL = re.compile(
+    r"(?P<k>torch\.__version__|torch\.version\.cuda|torch\.cuda\.is_available\(\))\)?\s*['\"]?\s*\)?\s*$", re.I
+)
+#: A script's print of several values at once ("print(torch.__version__, torch.cuda.is_available(), torch.version.cuda)"):
+#: its output line holds them in that order ("2.1.0+cu121 True 12.1").
+_PRINT_MANY = re.compile(r"\bprint\((?P<args>[^()]*(?:\(\)[^()]*)*)\)")
+_PRINT_KEYS = ("torch.__version__", "torch.version.cuda", "torch.cuda.is_available()")
+#: "CUDA available: False", "Torch CUDA Available: True", "cuda available? true": a script's or tool's own printout.
+_CUDA_AVAILABLE_SAID = re.compile(r"(?<![\w.])CUDA\s+(?:is\s+)?available\s*\??\s*[:=]?\s*(?P<v>true|false)\b", re.I)
 #: A version number in a build tool's mismatch sentence, bare or in brackets: "11.7", "(11.8)", "Cuda 10.2", "CUDA version 12.2".
 _MV = r"(?:cuda\s*)?(?:version\s*|版本\s*)?\(?v?(?P<v>\d{1,2}\.\d(?:\.\d{1,3})?)\)?(?![\d.]*\d)"
 #: The CUDA torch was built with, as the extension builders write it (torch.utils.cpp_extension "the version that was
@@ -159,6 +172,11 @@ _FOUND_CUDA = re.compile(
     r"\(?v?(?P<v>\d{1,2}\.\d(?:\.\d{1,3})?)\)?(?![\d.]*\d)",
     re.I,
 )
+#: torchvision's, torchaudio's and the PyG extensions' own check of the CUDA torch was built with (torch.version.cuda):
+#: "Detected that PyTorch and torchvision were compiled with different CUDA versions. PyTorch has CUDA Version=11.7 and
+#: torchvision has CUDA Version=11.8" (torchvision/extension.py, https://github.com/pytorch/vision/blob/v0.15.2/torchvision/extension.py),
+#: "PyTorch has CUDA version 12.1 whereas TorchAudio has ...", "PyTorch has CUDA version 10.1 and torch_sparse has ...".
+_TORCH_HAS_CUDA = re.compile(r"\bPyTorch has CUDA version\s*[=:]?\s*(?P<v>\d{1,2}\.\d{1,2})(?![\d.]*\d)", re.I)
 #: "torch.__version__ = 1.9.0+cu102", "torch.__version__: 2.1.0": a script's printout of the installed torch.
 _TORCH_DUNDER = re.compile(r"torch\.__version__\s*\)?\s*(?:[:=]=?|->|=>)\s*['\"]?" + _VERSION, re.I)
 #: "my torch.version.cuda is 9.0.176", "torch.version.cuda = '11.8'", "torch.version.cuda returns 10.2": the CUDA the
@@ -168,7 +186,81 @@ _TORCH_VERSION_CUDA = re.compile(
     r"['\"]?(?P<v>\d{1,2}\.\d(?:\.\d{1,3})?)(?![\d.]*\d)",
     re.I,
 )
+#: Words before a CUDA version that make it one wanted, supported or offered, not the one there: "only CUDA 8.0 is
+#: officially supported", "Download and install CUDA 8.0" (TensorFlow's message), "requires CUDA 11.8".
+_WANTED = re.compile(
+    r"\b(?:requires?|required|supports?|supported|download(?:\s+and\s+install)?|needs?|needed|expects?|wants?|only|"
+    r"instead\s+of|rather\s+than|upgrade\s+to|downgrade\s+to)\b[^.;,]{0,25}$",
+    re.I,
+)
+#: "CUDA 11.1 and 11.2 both installed", "CUDA 10.2/11.3": a version followed by another names several.
+_TWO_VERSIONS = re.compile(r"\s*(?:and|or|&|/|,)\s*v?\d{1,2}\.\d", re.I)
+#: nvcc's own build tag, as `nvcc --version` prints it ("Build cuda_11.0_bu.TC445_37.28845127_0", from 11.1 on
+#: "Build cuda_11.7.r11.7/compiler.31442593_0") and mmcv/mmdet's
+#: environment printout repeats it ("NVCC: Build cuda_11.0_bu..."): the toolkit's release.
+_NVCC_BUILD = re.compile(r"\bBuild\s+cuda_(?P<v>\d{1,2}\.\d)(?:\.\d{1,3})?(?:_bu|\.r\d)", re.I)
+#: A toolkit's own installer by file name ("cuda_11.3.1_win10_network", "cuda_11.8.0_522.06_windows",
+#: "cuda_11.5.0_495.29.05_linux.run", "cuda_9.1.85_windows"): the toolkit release the user installed.
+_CUDA_INSTALLER = re.compile(
+    r"(?<![\w.-])cuda_(?P<v>\d{1,2}\.\d)(?:\.\d{1,3})?_(?:\d{3}\.\d{2}(?:\.\d{2})?_)?(?:win10|windows|linux|network|local|mac)",
+    re.I,
+)
+#: A toolkit's install directory ("C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v12.3\\...",
+#: "/usr/local/cuda-11.7/bin/nvcc"): a toolkit of that release is installed there. Several named say nothing.
+_CUDA_DIR = re.compile(
+    r"GPU Computing Toolkit[/\\]+CUDA[/\\]+v(?P<a>\d{1,2}\.\d)(?![\d.]*\d)|/cuda-(?P<b>\d{1,2}\.\d)(?![\d.]*\d)(?=/|\b)",
+    re.I,
+)
+#: `apt policy PKG` / `apt-cache policy PKG`: the package's name on its own line, then "  Installed: VERSION" (apt's
+#: policy output, apt-pkg's cachefile; "(none)" when not installed). The driver's packages and the toolkit's carry
+#: their versions: "nvidia-driver-470: / Installed: 470.199.02-1pop0~..." is driver 470.199.02.
+_APT_POLICY_HEAD = re.compile(r"^\s*(?:\S*\$\s*(?:sudo\s+)?apt(?:-cache)?\s+policy\s+\S+\s*$|(?P<pkg>[a-z0-9][a-z0-9+.-]*):\s*$)")
+_APT_INSTALLED = re.compile(r"^\s+Installed:\s*(?P<v>\S+)\s*$")
+_APT_DRIVER_PKG = re.compile(
+    r"^(?:nvidia-(?:driver|utils|dkms|kernel-common|compute-utils|headless)(?:-\d{3})?(?:-server|-open)?|nvidia)$"
+)
+_APT_TOOLKIT_PKG = re.compile(r"^(?:cuda-toolkit(?:-\d+-\d+)?|nvidia-cuda-toolkit|cuda(?:-\d+-\d+)?)$")
 _FRAME = re.compile(r'\s*File "[^"]*", line \d+')
+#: A torch version with its build tag ("2.5.1+cu124", "2.6.0.dev20241112+cu121", "2.1.0+cpu"): torch's own wheels'
+#: local versions, so read a few words after "torch" ("My pytorch and cuda version is 2.5.1+cu124", "PyTorch nightly
+#: (2.6.0.dev20241112+cu121)"). The words between hold no digit and name no other package (torchvision's, xFormers').
+_TORCH_TAGGED = re.compile(
+    r"(?<![A-Za-z0-9_./-])(?:py)?torch(?![\w.-])(?P<mid>[^\d\n]{1,50}?)(?<![\w.+-])"
+    r"(?P<v>\d+\.\d+(?:\.\d+)?(?:\.dev\d+)?\+(?:cu\d{2,3}|cpu|rocm\d+(?:\.\d+)*))(?![\w.])",
+    re.I,
+)
+_OTHER_PACKAGE = re.compile(r"vision|audio|text|xformers|scatter|sparse|cluster|geometric|lightning|\bfor\b", re.I)
+#: The interpreter a path shows: "/usr/local/lib/python3.10/dist-packages/...", "...\\Programs\\Python\\Python310\\lib",
+#: "flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so" (an extension module is named for the interpreter that loads it,
+#: PEP 3149). Packages live under their interpreter's own directory, so the path says which Python ran.
+_PYTHON_PATH = re.compile(
+    r"[/\\]lib[/\\]python(?P<a>[23]\.\d{1,2})[/\\](?:site|dist)-packages\b|[/\\]python(?P<b>3)(?P<c>\d{1,2})[/\\]|"
+    r"\.cpython-(?P<d>3)(?P<e>\d{1,2})m?(?:-|\.so\b)",
+    re.I,
+)
+#: What only a Linux system shows: a shared library by its soname ("libcudart.so.11.0"), a GNU target triple, a Debian
+#: dist-packages directory, a path under the Linux tree (/usr/..., /home/..., /content/ in Colab), "manylinux" wheels.
+#: A weaker sign than a line naming the OS, read only where no line names one (as the Windows signs are).
+_LINUX_SIGN = re.compile(
+    r"(?<![\w.])lib[\w+-]+\.so(?:\.\d+)*(?![\w])|\blinux-gnu\b|\bdist-packages\b|"
+    r"(?:^|[\s'\"(=:\[])/(?:usr|home|opt|root|content|lib64|etc|var|proc|sys)/",
+    re.I,
+)
+#: What only a Mac shows (its home directories, its dynamic libraries, its kernel's name): no Linux sign where one is.
+_MAC_SIGN = re.compile(r"/Users/|\.dylib\b|\bdarwin\b|/opt/homebrew/|\bmacos\b", re.I)
+#: "没有使用WSL", "not using WSL", "without WSL", "no WSL": an OS named as what is not used.
+_NOT_BEFORE = re.compile(
+    r"(?:没有|沒有|不是|未|无|\bnot|\bno|\bwithout|n't|\bnever)\s*(?:(?:using|use|used|on|in|running|run)\s*)*(?:使用|用|在)?\s*$",
+    re.I,
+)
+#: An issue form's heading ("### PyTorch version", "### GPU", "**OS**"): the value is on the next line that is not
+#: blank ("### Python version\n\n3.12"). Read as "label: value" when the heading names a fact and holds no value.
+_HEADING = re.compile(r"^\s*(?:#{1,6}\s*(?P<a>[^#\n]{1,50}?)|(?:\*\*|__)(?P<b>[^*_\n]{1,50}?)(?:\*\*|__))\s*[:：]?\s*$")
+_HEADING_FACT = re.compile(
+    r"\b(?:version|versions|gpus?|graphics|os|operating system|platform|driver|cuda|cudnn|python|(?:py)?torch|system)\b|"
+    r"版本|显卡|系统|驱动",
+    re.I,
+)
 _BARE = re.compile(r"^\s*['\"]?(?P<v>[\w.+]{1,40})['\"]?\s*$")
 
 _GPU_LABELS = re.compile(
@@ -181,7 +273,7 @@ _FAMILIES = {"rtx", "gtx", "gt", "gts", "mx", "titan", "quadro", "tesla", "grid"
 _NOT_NAME = {"with", "and", "or", "on", "gpu", "gpus", "card"}
 #: A token that may start a GPU name without a family word: "A100", "V100-SXM2-32GB", "T4", "K80", "L40S", "GP100".
 _MODEL = re.compile(r"^[a-z]{1,3}\d{1,4}[a-z]{0,3}(?:-[a-z0-9]+)*$")
-_SPLIT_MODEL = re.compile(r"(?i)^(rtx|gtx|gts|gt|mx|gpu)(\d{2,4}\w*)$")
+_SPLIT_MODEL = re.compile(r"(?i)^(rtx|gtx|gts|gt|mx|gpu|nvidia)(\d{2,4}\w*)$")
 _SPLIT_SUFFIX = re.compile(r"(?i)^(\d{3,4})(ti|super|s|d)$")
 
 
@@ -194,6 +286,25 @@ def _clean(line: str) -> str:
         if not all(re.fullmatch(r":?-{2,}:?", c) for c in cells if c):
             line = ": ".join(c for c in cells if c)
     return line.replace("**", "").replace("`", "").replace('\\"', '"')
+
+
+#: Where a clause of a line ends: a comma, semicolon or sentence stop before a space (a version's dots are not).
+_CLAUSE_END = re.compile(r"[;,!?，；。](?=\s|$)|\.(?=\s|$)")
+
+
+def _install_clauses(line: str) -> List[Tuple[int, int]]:
+    """(start, end) of each clause of the line that names an install (a command, pip's resolver output, a wheel file):
+    the versions in it were asked for. The line's other clauses ("My PyTorch is 1.4.0, torch_scatter is
+    torch_scatter-2.0.3-cp36-cp36m-linux_x86_64.whl") state facts."""
+    if not _INSTALL.search(line):
+        return []
+    out: List[Tuple[int, int]] = []
+    start = 0
+    for end in [m.start() for m in _CLAUSE_END.finditer(line)] + [len(line)]:
+        if end > start and _INSTALL.search(line[start:end]):
+            out.append((start, end))
+        start = end + 1
+    return out
 
 
 def _gpu_lookup(words: List[str]) -> Optional[str]:
@@ -231,6 +342,17 @@ def _tokens(line: str) -> List[str]:
     return out
 
 
+_MODEL_NUMBER = re.compile(r"^\d{4}$")
+
+
+def _numbered(toks: List[str], i: int) -> Optional[Tuple[str, int]]:
+    """(capability, tokens used) of the RTX/GTX card a bare model number names ("3090", "2080 Ti", "4060 super"), where
+    only one family has that number and the number with its suffix is a card NVIDIA's table knows; else None."""
+    n = 2 if i + 1 < len(toks) and toks[i + 1].lower() in ("ti", "super") else 1
+    caps = {c for c in (_gpu_lookup([f, *toks[i : i + n]]) for f in ("rtx", "gtx")) if c}
+    return (caps.pop(), n) if len(caps) == 1 else None
+
+
 def _gpus_in(line: str, labelled: bool) -> List[Tuple[str, str]]:
     """(name as written, compute capability) of each NVIDIA GPU named in the line."""
     toks = _tokens(line)
@@ -257,10 +379,24 @@ def _gpus_in(line: str, labelled: bool) -> List[Tuple[str, str]]:
                 caps = {c for c in (_gpu_lookup([f, toks[i + 1]]) for f in ("rtx", "gtx")) if c}
                 if len(caps) == 1:
                     hit = (" ".join(toks[i : i + 2]), caps.pop(), 2)
-        elif (labelled or (i > 0 and toks[i - 1].lower() == "gpu")) and low.isdigit() and len(low) == 4:
-            caps = {c for c in (_gpu_lookup([f, toks[i]]) for f in ("rtx", "gtx")) if c}
-            if len(caps) == 1:
-                hit = (toks[i], caps.pop(), 1)
+            if hit is None and low in ("nvidia", "geforce") and i + 1 < len(toks) and _MODEL_NUMBER.match(toks[i + 1]):
+                # "Nvidia 2080 Ti", "NVIDIA 3070 8GB", "nvidia3090": the vendor's name and a model number, no family word
+                got = _numbered(toks, i + 1)
+                if got:
+                    hit = (" ".join(toks[i : i + 1 + got[1]]), got[0], 1 + got[1])
+        elif (
+            low.isdigit()
+            and len(low) == 4
+            and (
+                labelled
+                or (i > 0 and toks[i - 1].lower() == "gpu")
+                or (i + 1 < len(toks) and toks[i + 1].lower() in ("ti", "super"))
+            )
+        ):
+            # "GPU: 3060", and "3090ti", "2080Ti", "5070 Ti" anywhere: a model number with its tier suffix is a card's
+            got = _numbered(toks, i)
+            if got:
+                hit = (" ".join(toks[i : i + got[1]]), got[0], got[1])
         if hit:
             found.append((hit[0], hit[1]))
             i += hit[2]
@@ -278,6 +414,8 @@ def _os_of(line: str) -> List[Tuple[str, str, Optional[str]]]:
     """(os, distro, wsl version) for each OS the line names."""
     out: List[Tuple[str, str, Optional[str]]] = []
     for m in _WSL.finditer(line):
+        if _NOT_BEFORE.search(line[max(0, m.start() - 24) : m.start()]):
+            continue  # "没有使用WSL", "not using WSL": named as what is not used
         out.append(("Linux", "", m.group("n") or "?"))
     for m in _WINDOWS.finditer(line):
         out.append(("Windows", "Windows " + re.sub(r"\s+", " ", m.group("n")).title(), None))
@@ -291,7 +429,8 @@ def _os_of(line: str) -> List[Tuple[str, str, Optional[str]]]:
             continue
         out.append(("Linux", (name.title() if name.islower() else name) + (f" {m.group('n')}" if m.group("n") else ""), None))
     if not distros and _BARE_LINUX.search(line):
-        out.append(("Linux", "", None))
+        # "OS: Linux" states it; "only on linux", "a Linux wheel" name it in passing: a sign, as a bare "Windows" is
+        out.append(("Linux" if _OS_LABEL.search(line) else "Linux?", "", None))
     if not out and (_WINDOWS_BARE.search(line) or _WINDOWS_SIGN.search(line)):
         out.append(("Windows?", "", None))  # a weaker sign: read only where no line names an OS (see read)
     return out
@@ -327,15 +466,66 @@ def read(lines: Iterable[str]) -> Dict[str, Any]:
     wsl_rows: Optional[List[Tuple[str, bool, int, str]]] = None
     wsl_tables: List[List[Tuple[str, bool, int, str]]] = []
     prev_tail = ""  # the end of the line before: "xFormers was built for:" continues on the next line
+    apt_pkg: Optional[Tuple[str, int]] = None  # the package an `apt policy` printout names, waiting for "Installed:"
+    prev_many: Optional[List[str]] = None  # the values a print() of several asked for, in order
+    heading: Optional[Tuple[str, int]] = None  # an issue form's heading waiting for its value: (label, line number)
     for n, raw in enumerate(lines, 1):
         if n > MAX_LINES:
             break
         tail, prev_tail = prev_tail, raw.rstrip()[-40:]
+        if "python" in raw.lower() or "cpython" in raw.lower():
+            for hit in _PYTHON_PATH.finditer(raw[:MAX_LINE]):
+                v = hit.group("a") or (
+                    f"{hit.group('b')}.{hit.group('c')}" if hit.group("b") else f"{hit.group('d')}.{hit.group('e')}"
+                )
+                add("python_path", v, n, raw)
+        if ("/" in raw or ".so" in raw) and not _MAC_SIGN.search(raw) and _LINUX_SIGN.search(raw[:MAX_LINE]):
+            add("os_hint", "Linux", n, raw)  # "libcudart.so.11.0", "/usr/local/lib/...", "x86_64-linux-gnu"
+        if "cuda" in raw.lower():
+            for hit in _CUDA_DIR.finditer(raw[:MAX_LINE]):
+                add("cuda_dir", hit.group("a") or hit.group("b"), n, raw)
+            for hit in _NVCC_BUILD.finditer(raw[:MAX_LINE]):
+                add("nvcc", hit.group("v"), n, raw)
+            for hit in _CUDA_INSTALLER.finditer(raw[:MAX_LINE]):
+                add("cuda", hit.group("v"), n, raw)
         if _FRAME.match(raw):
+            if _WINDOWS_SIGN.search(raw):
+                add("os_hint", "Windows", n, raw)  # File "C:\\Users\\...": the frames of a Windows interpreter
             continue  # a traceback frame: a path and a line number, no fact
+        if apt_pkg and n - apt_pkg[1] <= 2:
+            ai = _APT_INSTALLED.match(raw)
+            if ai:
+                pkg, v = apt_pkg[0], ai.group("v")
+                dv = re.match(r"(?:\d+:)?(?P<d>[1-9]\d{2}\.\d{2,3}(?:\.\d{1,3})?)", v)
+                tv = re.match(r"(?:\d+:)?(?P<t>\d{1,2}\.\d)(?:\.\d+)*[-~+]", v)
+                if _APT_DRIVER_PKG.match(pkg) and dv:
+                    add("driver", dv.group("d"), n, f"{pkg}: Installed: {v}")
+                elif _APT_TOOLKIT_PKG.match(pkg) and tv:
+                    add("nvcc", tv.group("t"), n, f"{pkg}: Installed: {v}")
+                apt_pkg = None
+                continue
+        ah = _APT_POLICY_HEAD.match(raw) if raw.rstrip().endswith(":") or "policy" in raw else None
+        if ah:
+            if ah.group("pkg"):
+                apt_pkg = (ah.group("pkg"), n)
+            continue  # the query and the package's name: its "Installed:" line says which version is there, or "(none)"
+        if not ah:
+            apt_pkg = None
+        if heading and n - heading[1] > 4:
+            heading = None
+        h = _HEADING.match(raw[:200])
+        if h:
+            label = (h.group("a") or h.group("b") or "").strip()
+            heading = (label, n) if _HEADING_FACT.search(label) and not re.search(r"\d", label) else None
+            if heading:
+                continue
         line = _clean(raw)
         if not line.strip() or _UNCHECKED.match(line):
             continue
+        if heading:
+            if len(line.strip()) <= 120:
+                line = f"{heading[0]}: {line.strip()}"  # "### PyTorch version" + "2.7.0+cu128"
+            heading = None
         if wsl_rows is not None:
             r = _WSL_LIST_ROW.match(line)
             if r:
@@ -349,6 +539,17 @@ def read(lines: Iterable[str]) -> Dict[str, Any]:
         if "build" in line.lower() or "version" in line.lower() or "windows" in line.lower():
             for wb in _WINDOWS_BUILD.finditer(line):
                 add("windows_build", wb.group("a") or wb.group("b") or wb.group("c"), n, raw)
+        if prev_many is not None:
+            printed = line.split()
+            if len(printed) == len(prev_many):
+                for k, v in zip(prev_many, printed):
+                    if k == "torch.__version__" and re.fullmatch(r"\d+\.\d+[\w.+]*", v):
+                        add("torch", v, n, raw)
+                    elif k == "torch.version.cuda" and re.fullmatch(r"\d{1,2}\.\d(?:\.\d+)?", v):
+                        add("torch_cuda", v, n, raw)
+                    elif k == "torch.cuda.is_available()" and v.lower() in ("true", "false"):
+                        add("cuda_available", v.lower(), n, raw)
+            prev_many = None
         if prev_label is not None:
             b = _BARE.match(line)
             if b:
@@ -364,6 +565,14 @@ def read(lines: Iterable[str]) -> Dict[str, Any]:
         c = _CODE_LABEL.search(line) if "torch." in low else None
         if c:
             prev_label = c.group("k").lower()
+        pm = _PRINT_MANY.search(line) if "print(" in low and "torch." in low else None
+        if pm and "," in pm.group("args"):
+            args = [a.strip() for a in pm.group("args").split(",")]
+            if any(a.lower() in _PRINT_KEYS for a in args) and all(re.fullmatch(r"[\w.()]+", a) for a in args):
+                prev_many, prev_label = [a.lower() for a in args], None
+        if "available" in low and "cuda" in low:
+            for said in _CUDA_AVAILABLE_SAID.finditer(line):
+                add("cuda_available", said.group("v").lower(), n, raw)
         m = _AVAILABLE.search(line) if "is_available" in low else None
         if m:
             add("cuda_available", m.group("v").lower(), n, raw)
@@ -382,15 +591,18 @@ def read(lines: Iterable[str]) -> Dict[str, Any]:
         ):
             for m in _FOUND_CUDA.finditer(line):
                 add("nvcc", m.group("v"), n, raw)
+        if "has cuda" in low:
+            for m in _TORCH_HAS_CUDA.finditer(line):
+                add("torch_cuda", m.group("v"), n, raw)
         if "__version__" in low:
             for m in _TORCH_DUNDER.finditer(line):
                 add("torch", m.group("v"), n, raw)
         if "version.cuda" in low:
             for m in _TORCH_VERSION_CUDA.finditer(line):
                 add("torch_cuda", m.group("v"), n, raw)
-        install = bool(_INSTALL.search(line))
+        installs = _install_clauses(line)
         for field, rx, words, skip_install in _FIELDS:
-            if (skip_install and install) or not any(w in low for w in words):
+            if not any(w in low for w in words):
                 continue
             if field == "driver" and (m3 := _WIN_DRIVER.search(line)):
                 add("driver", f"{m3.group('b')}{m3.group('c')}"[-5:-2] + "." + m3.group("c")[-2:], n, raw)
@@ -402,13 +614,30 @@ def read(lines: Iterable[str]) -> Dict[str, Any]:
                     add("driver_cuda", m2.group("c"), n, raw)
                     continue
             for m in rx.finditer(line):
+                if skip_install and any(a <= m.start() < b for a, b in installs):
+                    continue  # "pip install torch==2.1.0": what was asked for, in that clause of the line
+                if field == "cuda" and (
+                    _WANTED.search(line[max(0, m.start() - 40) : m.start()])
+                    or (not m.group("pair") and _TWO_VERSIONS.match(line, m.end()))
+                ):
+                    continue  # "only CUDA 8.0 is supported", "CUDA 11.1 and 11.2 both installed": not the one in use
                 if field == "torch" and _BUILT_FOR.search(
-                    (tail + " " if m.start() < 40 else "") + line[max(0, m.start() - 40) : m.start()]
+                    (tail + " " if m.start() < 40 and _ENDS_BUILT_FOR.search(tail) else "")
+                    + line[max(0, m.start() - 40) : m.start()]
                 ):
                     continue  # "xFormers was built for: PyTorch 2.1.2+cu121": what a package wants, not what is there
                 add(field, m.group("v"), n, raw)
             if field == "torch":
                 for m in _YOU_HAVE.finditer(line):
+                    add("torch", m.group("v"), n, raw)
+                for m in _TORCH_TAGGED.finditer(line):
+                    if any(a <= m.start() < b for a, b in installs) or _OTHER_PACKAGE.search(m.group("mid")):
+                        continue
+                    if _BUILT_FOR.search(
+                        (tail + " " if m.start() < 40 and _ENDS_BUILT_FOR.search(tail) else "")
+                        + line[max(0, m.start() - 40) : m.start("v")]
+                    ):
+                        continue
                     add("torch", m.group("v"), n, raw)
         if "kernel module" in low:
             for m in _NVRM_MODULE.finditer(line):
@@ -421,7 +650,7 @@ def read(lines: Iterable[str]) -> Dict[str, Any]:
                 add("bits", m.group("v"), n, raw)
         if any(w in low for w in _OS_WORDS):
             for os_name, distro, wsl in _os_of(line):
-                add("os" if os_name != "Windows?" else "os_hint", os_name.rstrip("?"), n, raw)
+                add("os" if not os_name.endswith("?") else "os_hint", os_name.rstrip("?"), n, raw)
                 if distro:
                     add("distro", distro, n, raw)
                 if wsl:
@@ -437,6 +666,12 @@ def read(lines: Iterable[str]) -> Dict[str, Any]:
     hint = got.pop("os_hint", None)
     if hint and "os" not in got:
         got["os"] = hint  # "on a clean windows install", "C:\\...", "fbgemm.dll" and no line naming the OS otherwise
+    cuda_dir = got.pop("cuda_dir", None)
+    if cuda_dir and "cuda" not in got and "nvcc" not in got:
+        got["cuda"] = cuda_dir  # "/usr/local/cuda-11.7/bin/nvcc": the toolkit installed, where nothing else names one
+    path_py = got.pop("python_path", None)
+    if path_py and "python" not in got:
+        got["python"] = path_py  # "/usr/lib/python3.10/site-packages/...": the interpreter whose packages these are
     out: Dict[str, Any] = {}
     conflicts: Dict[str, List[str]] = {}
     for field, vals in got.items():
@@ -458,6 +693,12 @@ def read(lines: Iterable[str]) -> Dict[str, Any]:
     names: Dict[str, Dict[str, Any]] = {}
     for name, cap, line_no in gpus:
         key = _gpu_key(name.split())  # "NVIDIA GeForce GT 740M" and "GeForce GT 740M" are one GPU
+        bare = re.fullmatch(r"\d{4}(?: (?:ti|super|s))?", key)
+        if bare and any(
+            (k.startswith(key) or key.startswith(k)) and v["compute_capability"] == (None if cap == "?" else cap)
+            for k, v in names.items()
+        ):
+            continue  # "a 1660S" and later "1660 Super": a bare model number names the card already named, not another
         names.setdefault(key, {"name": name, "compute_capability": None if cap == "?" else cap, "line": line_no})
     if names:
         out["gpus"] = list(names.values())[:16]
