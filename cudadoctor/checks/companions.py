@@ -212,6 +212,17 @@ _CPU_BUILDS: Tuple[Tuple[str, str, Tuple[str, ...]], ...] = (
         ),
     ),
     (
+        # faiss's GPU classes exist only in the GPU build's module (faiss wiki, Troubleshooting: "No GPU Faiss");
+        # faiss-cpu and faiss-gpu both install the module faiss (kb/errors/lib9.json)
+        "faiss",
+        r"\bfaiss\b|StandardGpuResources|GpuIndex",
+        (
+            "python -c \"import faiss; print(hasattr(faiss, 'StandardGpuResources'))\"  # False: the CPU build is imported",
+            f"{PIP} uninstall -y faiss-cpu faiss-gpu  # both install the module faiss; the one installed last wins",
+            "conda install -c pytorch -c nvidia faiss-gpu  # the GPU build (pip: faiss-gpu-cu12 / faiss-gpu-cu11 for your CUDA major)",
+        ),
+    ),
+    (
         "DGL",
         r"\bdgl\b",
         (
