@@ -64,3 +64,49 @@ def test_faiss_gpu_attribute_missing_is_the_cpu_build(tmp_path):
     # another module's missing attribute is not faiss's CPU build
     other = "AttributeError: module 'torch' has no attribute 'compile'"
     assert "companion-cpu-only-build" not in codes(paste_findings(tmp_path, other))
+
+
+# --- the companions' CUDA and cuDNN (kb/companion_cuda.json) -----------------------------------------
+
+
+def test_companion_table_rows_from_the_requirements_pages():
+    from cudadoctor.checks.companions import companion_build
+
+    # onnxruntime.ai CUDA EP requirements: 1.15-1.18 CUDA 11.8 + cuDNN 8 (PyPI default); 1.19+ CUDA 12 + cuDNN 9
+    assert (companion_build("onnxruntime-gpu", "1.16.3") or {}).get("cuda") == "11.8"
+    assert (companion_build("onnxruntime-gpu", "1.19.0") or {}).get("cudnn") == 9
+    assert (companion_build("onnxruntime-gpu", "1.9.0") or {}).get("cuda") == "11.4"
+    # faster-whisper README: ctranslate2 4.5.0+ needs cuDNN 9, 4.4.0 cuDNN 8 (CUDA 12), 3.24.0 CUDA 11
+    assert (companion_build("ctranslate2", "4.5.0") or {}).get("cudnn") == 9
+    assert (companion_build("ctranslate2", "4.4.0") or {}).get("cudnn") == 8
+    assert (companion_build("ctranslate2", "3.24.0") or {}).get("cuda") == "11"
+    assert companion_build("onnxruntime-gpu", "banana") is None
+
+
+def test_onnxruntime_failure_with_its_cudnn_major_stated_does_not_blame_cudnn(tmp_path):
+    # https://github.com/microsoft/onnxruntime/issues/21740: onnxruntime-gpu 1.13.1 (CUDA 11.6 + cuDNN 8) with
+    # CUDA 11.8 and cuDNN 8.9.2 said to be installed: the provider failed, nothing shows which library
+    text = (
+        "[Build] CUDA_PATH is set but CUDA wasn't able to be loaded (Windows 11, onnxruntime-gpu 1.13.1, CUDA 11.8)\n"
+        "I have CUDA Toolkit 11.8 and cuDNN 8.9.2 installed, and I am using onnxruntime-gpu version 1.13.1."
+    )
+    got = codes(paste_findings(tmp_path, text))
+    assert "cuda-library-missing" in got
+    assert "cudnn-mismatch" not in got
+
+
+def test_onnxruntime_built_for_cuda12_on_cuda11_is_a_missing_cuda_library(tmp_path):
+    # https://github.com/microsoft/onnxruntime/issues/21769: 1.18.1 worked with CUDA 11.7; 1.19.0 (CUDA 12 + cuDNN 9)
+    text = (
+        "I used onnxruntime-gpu==1.18.1 before, it can load onnx and work in CUDA(11.7).\n"
+        "Today, after upgrading to onnxruntime-gpu==1.19.0, it prompts that CUDA does not work\n"
+        '[E:onnxruntime:Default, provider_bridge_ort.cc:1992 onnxruntime::TryGetProviderInfo_CUDA] LoadLibrary failed with error 126 "" '
+        'when trying to load "C:\\Users\\sunny\\anaconda3\\envs\\pytorch\\lib\\site-packages\\onnxruntime\\capi\\onnxruntime_providers_cuda.dll"'
+    )
+    assert severities(paste_findings(tmp_path, text)).get("cuda-library-missing") == "error"
+
+
+def test_tensorflow_cut_off_cudnn_check_line_is_a_cudnn_mismatch(tmp_path):
+    # https://github.com/tensorflow/tensorflow/issues/17422's line, cut after the loaded version (as titles are)
+    text = "2018-03-05 11:06:53.859047: E tensorflow/stream_executor/cuda/cuda_dnn.cc:378] Loaded runtime CuDNN library: 7005 (c"
+    assert "cudnn-mismatch" in codes(paste_findings(tmp_path, text))
