@@ -18,6 +18,10 @@ def _n(d: dict, *keys: str) -> int:
 
 
 WHAT = {
+    "companion_cuda": (
+        "per companion package (onnxruntime-gpu, CTranslate2, TensorFlow): the CUDA release and cuDNN major its default GPU build on PyPI loads, by release range",
+        lambda d: f"{len(d['packages'])} packages, {sum(len(v) for v in d['packages'].values())} release ranges",
+    ),
     "cuda_libraries": (
         "NVIDIA library families named in error texts (cudart, cuBLAS, cuFFT, cuSOLVER, cuSPARSE, NVRTC, cuDNN, NCCL, the driver's libcuda/nvcuda, TensorRT): what the number in a soname or DLL name means per CUDA release, the pip wheel that ships it, and the catalogue code a missing one points to",
         lambda d: f"{len(d['families'])} families, {sum(len(f['names']) for f in d['families'])} library names",

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
+from cudadoctor import kb as _kb_tables
 from cudadoctor.facts import Facts, normalize_name
 from cudadoctor.interpret import (
     cuda_of_variant,
@@ -19,6 +20,7 @@ from cudadoctor.interpret import (
     mm_str,
     nvidia_gpu_present,
     release_of,
+    torch_cuda,
     torch_release,
     torch_version,
     variant,
@@ -209,6 +211,17 @@ _CPU_BUILDS: Tuple[Tuple[str, str, Tuple[str, ...]], ...] = (
             f"{PIP} uninstall -y dlib",
             "# the CUDA toolkit (nvcc) and cuDNN must be installed and found: dlib's build prints 'DLIB WILL NOT USE CUDA' otherwise",
             f"{PIP} install --no-cache-dir --no-binary dlib -v dlib  # rebuild; check the log says it uses CUDA",
+        ),
+    ),
+    (
+        # faiss's GPU classes exist only in the GPU build's module (faiss wiki, Troubleshooting: "No GPU Faiss");
+        # faiss-cpu and faiss-gpu both install the module faiss (kb/errors/lib9.json)
+        "faiss",
+        r"\bfaiss\b|StandardGpuResources|GpuIndex",
+        (
+            "python -c \"import faiss; print(hasattr(faiss, 'StandardGpuResources'))\"  # False: the CPU build is imported",
+            f"{PIP} uninstall -y faiss-cpu faiss-gpu  # both install the module faiss; the one installed last wins",
+            "conda install -c pytorch -c nvidia faiss-gpu  # the GPU build (pip: faiss-gpu-cu12 / faiss-gpu-cu11 for your CUDA major)",
         ),
     ),
     (
@@ -455,3 +468,179 @@ def multiple_torch_installs(fx: Facts) -> Iterator[Finding]:
 
 def register():
     return [torchvision_mismatch, numpy_abi_mismatch, multiple_torch_installs]
+
+
+# ---------------------------------------------------------------- lib9: a companion's CUDA against the CUDA present
+
+#: The companion packages of kb/companion_cuda.json and how a text names them (pip's names, with a version after).
+_COMPANION_TEXT = {
+    "onnxruntime-gpu": r"onnxruntime[-_]gpu",
+    "ctranslate2": r"ctranslate2",
+    "tensorflow": r"tensorflow(?:[-_]gpu)?",
+}
+#: What shows the CUDA-provider failure of a companion (its own words, kb/errors/lib9.json and missing-libraries.json)
+#: or its quiet fallback to the CPU (onnxruntime-gpu logs a warning and runs the session on CPUExecutionProvider).
+_ORT_CUDA_FAILED = re.compile(
+    r"CUDA_PATH is set but CUDA wasn'?t able to be loaded|onnxruntime_providers_cuda|Failed to create CUDAExecutionProvider",
+    re.IGNORECASE,
+)
+_CPU_FALLBACK = re.compile(
+    r"\b(?:only|still|just)\s+(?:the\s+)?cpu\b|\b(?:runs?|running|ran|uses?|using|used|falls? back to|fell back to)\s+"
+    r"(?:\w+\s+){0,2}(?:on\s+|the\s+)?cpu\b|\bcpu\s+(?:is|was)\s+used\b|\bnot\s+(?:use|using)\s+(?:the\s+)?gpu\b",
+    re.IGNORECASE,
+)
+
+
+def companion_version(fx: Facts, name: str) -> Optional[Tuple[str, str]]:
+    """(version, where) of companion ``name``: the package list first, else a 'name==x.y' / 'name x.y' in the text."""
+    for dist in (name, "tensorflow-gpu") if name == "tensorflow" else (name,):
+        d = fx.distribution(dist)
+        if d and _s(d.get("version")):
+            return str(d["version"]), f"packages: {d.get('name')} {d['version']}"
+    if name == "tensorflow":
+        return None  # TensorFlow is also built by others (javacpp, conda, source): only pip's own listing counts
+    m = re.search(
+        rf"\b{_COMPANION_TEXT[name]}\s*(?:==|=|:|\bversion\b|\bv)?\s*v?(\d+\.\d+(?:\.\d+)?)\b", fx.user_error(), re.IGNORECASE
+    )
+    return (m.group(1), f"the text: {m.group(0).strip()}") if m else None
+
+
+def companion_build(name: str, version: str) -> Optional[Dict[str, Any]]:
+    """The row of kb/companion_cuda.json for ``name`` at ``version`` (its default GPU build's CUDA and cuDNN major)."""
+    v = mm(version)
+    if not v:
+        return None
+    for row in _kb_tables._load("companion_cuda")["packages"].get(name, []):
+        if mm(row["from"]) <= v <= mm(row["to"]):  # type: ignore[operator]
+            return row
+    return None
+
+
+def _same_cuda(need: str, have: str) -> bool:
+    """A build for CUDA 11+ loads any release of its major; older builds load sonames of their major.minor."""
+    n, h = mm(need), mm(have)
+    if not n or not h:
+        return True
+    if n[0] >= 11 or "." not in need:
+        return n[0] == h[0]
+    return n == h
+
+
+def companion_cuda_mismatch(fx: Facts) -> Optional[Dict[str, Any]]:
+    """A companion whose GPU build loads another CUDA than the one the facts or the text state, or None.
+
+    {"package", "version", "where", "cuda", "cudnn", "have", "same_cuda"}: ``same_cuda`` True when the CUDA the
+    package needs is the one stated (then its missing piece, if it fails, is cuDNN). Only when no other copy of the
+    needed CUDA is shown: torch's own CUDA of that major, or the nvidia-*-cuNN wheels of that major."""
+    have = fx.str("toolkit.nvcc_version")
+    for name in _COMPANION_TEXT:
+        got = companion_version(fx, name)
+        row = companion_build(name, got[0]) if got else None
+        if not got or not row:
+            continue
+        need = str(row["cuda"])
+        out = {"package": name, "version": got[0], "where": got[1], "cuda": need, "cudnn": row["cudnn"], "have": have}
+        if not have:
+            continue
+        if _same_cuda(need, have):
+            out["same_cuda"] = True
+            return out
+        tc = torch_cuda(fx)
+        major = mm(need)[0] if mm(need) else None  # type: ignore[index]
+        if tc and _same_cuda(need, tc):
+            continue  # torch brings that CUDA's libraries (found when torch is imported first)
+        if major and any(fx.distribution(f"nvidia-{lib}-cu{major}") for lib in ("cublas", "cuda-runtime", "cudnn", "cufft")):
+            continue
+        out["same_cuda"] = False
+        return out
+    return None
+
+
+def companion_failure_shown(fx: Facts) -> bool:
+    """The text shows onnxruntime's CUDA provider failing, or the package running on the CPU."""
+    text = fx.user_error()
+    return bool(_ORT_CUDA_FAILED.search(text) or _CPU_FALLBACK.search(text))
+
+
+def _companion_fix(m: Dict[str, Any]) -> List[str]:
+    pkg, need, have = m["package"], m["cuda"], m["have"]
+    major = (mm(need) or (0, 0))[0]
+    cmds: List[str] = []
+    if pkg == "onnxruntime-gpu":
+        cmds.append('python -c "import onnxruntime as o; print(o.__version__, o.get_available_providers())"')
+        if (mm(have) or (0, 0))[0] >= 12:
+            cmds.append(f"{PIP} install -U onnxruntime-gpu  # 1.19+ is built for CUDA 12 and cuDNN 9 (the CUDA you have)")
+        elif (mm(have) or (0, 0))[0] == 11:
+            cmds.append(f'{PIP} install "onnxruntime-gpu==1.18.*"  # the last default build for CUDA 11.8 and cuDNN 8')
+    elif pkg == "ctranslate2":
+        cmds.append(
+            f'{PIP} install "ctranslate2==3.24.0"  # for CUDA 11 + cuDNN 8; 4.4.0 for CUDA 12 + cuDNN 8; 4.5+ for CUDA 12 + cuDNN 9'
+        )
+    elif pkg == "tensorflow":
+        cmds.append("# the TensorFlow release tested with your CUDA and cuDNN: https://www.tensorflow.org/install/source#gpu")
+    if major >= 11:
+        cmds.append(
+            f'{PIP} install "nvidia-cublas-cu{major}" "nvidia-cudnn-cu{major}=={m["cudnn"]}.*"  # or: CUDA {major} and cuDNN {m["cudnn"]}\'s libraries on the loader path'
+        )
+    else:
+        cmds.append(
+            f"# or install CUDA {need} and cuDNN {m['cudnn']} beside CUDA {have}, on the loader path (PATH / LD_LIBRARY_PATH)"
+        )
+    return cmds
+
+
+_ORT_GPU_NAMED = re.compile(r"onnxruntime[-_]gpu", re.IGNORECASE)
+
+
+def companion_library_hypothesis(fx: Facts) -> Optional[Tuple[str, Dict[str, Any], List[str], str]]:
+    """(title, evidence, commands, why) of a reasoned 'a CUDA library of the companion's CUDA is missing' when no
+    library message is shown: the companion's build needs another CUDA than the one stated (kb/companion_cuda.json),
+    or onnxruntime-gpu is said to run on the CPU (its CUDA provider failed to load and it fell back). None otherwise."""
+    m = companion_cuda_mismatch(fx)
+    if m and m.get("same_cuda") is False:
+        title = (
+            f"Likely: {m['package']} {m['version']} is built for CUDA {m['cuda']} (cuDNN {m['cudnn']}), "
+            f"but the CUDA here is {m['have']}: its CUDA {m['cuda']} libraries are not found, so it cannot use the GPU"
+        )
+        ev = {"companion": m["where"], "companion_needs": f"CUDA {m['cuda']}, cuDNN {m['cudnn']}", "cuda_installed": m["have"]}
+        why = f"{m['package']}'s GPU build loads the CUDA and cuDNN libraries of the release it was built with at run time."
+        return title, ev, _companion_fix(m), why
+    text = fx.user_error()
+    fell = _CPU_FALLBACK.search(text)
+    if fell and _ORT_GPU_NAMED.search(text) and not re.search(r"execution[-_ ]providers?|get_available_providers", text, re.I):
+        title = (
+            "Likely: onnxruntime-gpu could not load the CUDA or cuDNN libraries its build needs and fell back to the "
+            "CPU (or the CPU package onnxruntime, installed beside it, is the one imported)"
+        )
+        ev = {"error text": fell.group(0), "companion": "onnxruntime-gpu"}
+        cmds = [
+            'python -c "import onnxruntime as o; print(o.__version__, o.get_available_providers())"  # no CUDAExecutionProvider: the CPU package shadows it',
+            "python -c \"import onnxruntime as o; o.set_default_logger_severity(0); o.InferenceSession('model.onnx', providers=['CUDAExecutionProvider'])\"  # names the library that does not load",
+            "# then install the CUDA/cuDNN majors of its build (https://onnxruntime.ai/docs/execution-providers/CUDA-ExecutionProvider.html#requirements), or the onnxruntime-gpu build for the CUDA you have",
+        ]
+        return title, ev, cmds, "onnxruntime-gpu runs a session on the CPU when its CUDA provider cannot load its libraries."
+    return None
+
+
+def companion_cudnn_hypothesis(fx: Facts) -> Optional[Tuple[str, Dict[str, Any], List[str], str]]:
+    """onnxruntime's CUDA provider failed while the CUDA its build needs is the one stated: what is left is cuDNN
+    (absent, or another major than the build's: kb/companion_cuda.json). None otherwise."""
+    if not _ORT_CUDA_FAILED.search(fx.user_error()):
+        return None
+    m = companion_cuda_mismatch(fx)
+    if not m or not m.get("same_cuda"):
+        return None
+    stated = {int(x) for x in re.findall(r"\bcudnn[\s_=:-]{0,3}v?(\d{1,2})\.\d", fx.user_error(), re.IGNORECASE)}
+    if m["cudnn"] in stated:
+        return None  # the cuDNN major the build needs is said to be there: nothing points at cuDNN
+    title = (
+        f"Likely: {m['package']} {m['version']} needs cuDNN {m['cudnn']} (with CUDA {m['cuda']}, which is here): "
+        f"cuDNN {m['cudnn']} is missing or another cuDNN major is the one found"
+    )
+    ev = {"companion": m["where"], "companion_needs": f"CUDA {m['cuda']}, cuDNN {m['cudnn']}", "cuda_installed": m["have"]}
+    major = (mm(m["cuda"]) or (0, 0))[0]
+    cmds = [
+        "where cudnn64_*.dll  # Windows; Linux: ldconfig -p | grep libcudnn  — which cuDNN majors the loader finds",
+        f'{PIP} install "nvidia-cudnn-cu{major}=={m["cudnn"]}.*"  # cuDNN {m["cudnn"]} for CUDA {major}; put its bin (lib) folder on PATH / LD_LIBRARY_PATH',
+    ]
+    return title, ev, cmds, f"{m['package']}'s build loads cuDNN {m['cudnn']}; another major is not compatible with it."

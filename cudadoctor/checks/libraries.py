@@ -34,6 +34,7 @@ from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import PIP, error_match, search
 from .builds import build_tool_cuda_pair
+from .companions import companion_cudnn_hypothesis
 from ._fixes import (
     filtered_path_command,
     install_commands,
@@ -325,6 +326,9 @@ def cudnn_mismatch(fx: Facts) -> Iterator[Finding]:
     incompatible = bool(compiled and runtime and not _cudnn_compatible(compiled, runtime))
     cudnn_err = fx.str("torch.cudnn_error.message")
     if not (said or incompatible or cudnn_err):
+        hyp = companion_cudnn_hypothesis(fx)  # lib9: onnxruntime's provider failed with its CUDA present
+        if hyp:
+            yield CUDNN_MISMATCH.finding(title=hyp[0], evidence=hyp[1], fix=Fix(tuple(hyp[2]), hyp[3]), severity="warning")
         return
     libs = loaded_libraries(fx) or []
     cudnn_paths = sorted({d["path"] for d in libs if d["name"].startswith("libcudnn")})

@@ -20,7 +20,7 @@ from cudadoctor.interpret import driver_version, gpus, torch_cuda
 from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import PIP, error_match, text_finding
-from .companions import cpu_build_of, cpu_build_severity
+from .companions import companion_library_hypothesis, cpu_build_of, cpu_build_severity
 
 SHM_EXHAUSTED = Code(
     code="shm-exhausted",
@@ -688,6 +688,9 @@ def _tensorflow_warning_only(text: str) -> bool:
 def cuda_library_missing(fx: Facts) -> Iterator[Finding]:
     said = error_match(fx, CUDA_LIBRARY_MISSING)
     if not said:
+        hyp = companion_library_hypothesis(fx)  # lib9: reasoned from the companion's build and the CUDA stated
+        if hyp:
+            yield CUDA_LIBRARY_MISSING.finding(title=hyp[0], evidence=hyp[1], fix=Fix(tuple(hyp[2]), hyp[3]), severity="warning")
         return
     if _tensorflow_warning_only(fx.user_error() or said[1]):
         for found in _cuda_library_missing(fx, said):
