@@ -22,6 +22,7 @@ from cudadoctor.interpret.gpus import driver_version, gpus
 from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import text_of
+from .driver import NO_NVIDIA_DRIVER
 
 NVIDIA_SMI_NOT_ON_PATH = Code(
     code="nvidia-smi-not-on-path",
@@ -144,5 +145,46 @@ def nvidia_smi_not_on_path(fx: Facts) -> Iterator[Finding]:
         )
 
 
+# ---------------------------------------------------------------- a hosted notebook without a GPU attached (fallback)
+
+
+def _cpu_notebook(fx: Facts, text: str) -> Optional[Tuple[str, str]]:
+    """(platform words, CUDA failure line) when a hosted notebook or a CPU instance type is named, CUDA is reported
+    unavailable, and nothing shows an NVIDIA GPU or driver there."""
+    kb = kb_document("gpuid9.json")["cpu_notebooks"]
+    where = re.search(kb["cpu_instance"], text) or re.search(kb["platform"], text, re.M)
+    failed = _first_line(re.compile(kb["cuda_unavailable"]), text)
+    if not failed and fx.get("torch.cuda_available") is False:
+        failed = "torch.cuda.is_available() = False"
+    if not (where and failed) or _nvidia_there(fx, text) or fx.int("nvml.device_count"):
+        return None
+    if re.search(r"(?i)\b(?:T4|P100|V100|A100|L4|TPU)\b|GPU\s+(?:runtime|accelerator)\s+(?:is\s+)?(?:on|enabled|selected)", text):
+        return None  # a GPU runtime is named: then it is not a CPU runtime
+    return where.group(0), failed
+
+
+@check(NO_NVIDIA_DRIVER, name="cpu-notebook-runtime", fallback=True)  # driver.py owns the code
+def cpu_notebook_runtime(fx: Facts) -> Iterator[Finding]:
+    """Where nothing else found a cause: a hosted notebook (Colab, Kaggle, SageMaker) or a CPU instance type named,
+    CUDA unavailable, no GPU shown: most likely the runtime has no GPU attached (no-nvidia-driver's class)."""
+    text = text_of(fx)
+    got = _cpu_notebook(fx, text) if text.strip() else None
+    if not got:
+        return
+    yield NO_NVIDIA_DRIVER.finding(
+        title=f"Likely: this hosted runtime ({got[0]}) has no GPU attached, so there is no NVIDIA GPU or driver for CUDA",
+        evidence={"platform": got[0], "cuda": got[1], "nvidia_gpu_shown": False},
+        fix=Fix(
+            (
+                "# Colab: Runtime > Change runtime type > Hardware accelerator: GPU (T4), then re-run the notebook",
+                "# Kaggle: Settings > Accelerator > GPU; SageMaker: an ml.g*/ml.p* instance type (ml.t*/m*/c*/r* have none)",
+                "!nvidia-smi  # in the notebook: lists the GPU once one is attached",
+            ),
+            "Hosted notebooks start on a CPU runtime unless a GPU accelerator is chosen.",
+        ),
+        severity="warning",
+    )
+
+
 def register() -> List[Any]:
-    return [nvidia_smi_not_on_path]
+    return [nvidia_smi_not_on_path, cpu_notebook_runtime]
