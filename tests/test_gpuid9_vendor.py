@@ -51,7 +51,8 @@ NON_NVIDIA = [
 @pytest.mark.parametrize("url,text", NON_NVIDIA, ids=[u.split("github.com/")[1] for u, _ in NON_NVIDIA])
 def test_another_vendor_or_no_nvidia_stated_is_non_nvidia_gpu(tmp_path, url, text):
     got = severities(paste_findings(tmp_path, text))
-    assert got.get("non-nvidia-gpu") == "error", (url, got)
+    # a GPU of another vendor named: an error; only a person's statement that there is no NVIDIA GPU: a warning
+    assert got.get("non-nvidia-gpu") == ("warning" if "i have no nvidia" in text else "error"), (url, got)
 
 
 def test_names_in_other_forms_are_read_as_their_vendor():
