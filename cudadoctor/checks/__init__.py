@@ -30,4 +30,5 @@ BUILTIN_MODULES = (
     "torch_install",
     "torch_package",
     "wsl",
+    "gpuid9",
 )

@@ -129,12 +129,19 @@ MMCV_WITHOUT_COMPILED_OPS = Code(
 
 
 def _nvidia_named(fx: Facts) -> bool:
-    if fx.int("nvml.device_count") or fx.int("torch.device_count") or fx.list("system.pci_nvidia_devices"):
+    # A device list whose every name is another vendor's (collect_env's "GPU 0: Intel Iris Xe Graphics") is no NVIDIA GPU.
+    names = [str(d.get("name") or "") for d in fx.dicts("nvml.devices")]
+    nvml_other = bool(names) and all(gpu_vendors.vendor_of(n) for n in names)
+    if (fx.int("nvml.device_count") and not nvml_other) or fx.int("torch.device_count"):
+        return True
+    if fx.list("system.pci_nvidia_devices"):
         return True
     if fx.get("pasted.nvidia_named") or (fx.get("pasted.prose") or {}).get("gpus"):
         return True
     if any(g.get("name") and not gpu_vendors.vendor_of(str(g["name"])) for g in gpus(fx)):
         return True
+    if gpu_vendors.nvidia_stated(text_of(fx)):
+        return True  # gpuid9: "I have an NVIDIA GPU" names one without its model
     return gpu_vendors.nvidia_named(text_of(fx).splitlines()) is not None
 
 
@@ -146,8 +153,14 @@ def other_gpus(fx: Facts) -> List[Dict[str, Any]]:
         if v:
             named.append({"vendor": v, "name": g["name"], "where": "gpus"})
     named += [dict(g, where="error text") for g in gpu_vendors.other_gpus(text_of(fx).splitlines())]
+    field = (fx.dict("collect_env.fields") or {}).get("GPU models and configuration")
+    if isinstance(field, str) and not named:  # gpuid9: the report's GPU field, as written ("intel graphics 520 hd")
+        named += [dict(g, where="gpus") for g in gpu_vendors.other_gpus(field.splitlines())]
     if os_key(fx) == "macos" and (fx.str("system.os") or ""):
         named.append({"vendor": "apple", "name": fx.str("system.os"), "where": "system.os"})
+    absent = gpu_vendors.nvidia_absent(text_of(fx).splitlines())
+    if absent and not named:  # a person says the machine has no NVIDIA GPU (gpuid9): the vendor is not named
+        named.append({"vendor": "unnamed", "name": f'no NVIDIA GPU ("{absent[1]}")', "where": "error text"})
     if not named or build_kind(fx) == "rocm" or _nvidia_named(fx):
         return []
     return named
@@ -166,15 +179,24 @@ _WANTS_CUDA = (
 )
 
 
+#: gpuid9: a text that asks about CUDA, a GPU or NVIDIA at all (with only another vendor's GPU named, that is the question).
+_ASKS_GPU = r"(?i)\bcuda\b|\bgpus?\b|nvidia|\bgraphics\s+card|tarjeta\s+gr[aá]fica|显卡|グラフィック"
+
+
 @check(NON_NVIDIA_GPU)
 def non_nvidia_gpu(fx: Facts) -> Iterator[Finding]:
     named = other_gpus(fx)
     if not named:
         return
     wants = fx.get("torch.cuda_available") is False or search(fx, _WANTS_CUDA) is not None
+    vendors = sorted({g["vendor"] for g in named})
+    if not wants and vendors != ["apple"]:
+        # gpuid9: an AMD / Intel / other GPU named in a text that asks about CUDA, the GPU or NVIDIA at all ("I cant
+        # use GPU training"), or a machine report whose only GPUs are another vendor's with no other error to explain
+        # (nothing else failed: the report is about using that GPU). A Mac stays quiet unless CUDA was asked for.
+        wants = search(fx, _ASKS_GPU) is not None or (not text_of(fx).strip() and any(g.get("where") == "gpus" for g in named))
     if not wants:
         return  # nothing asked for CUDA: a machine without NVIDIA GPU is not a problem by itself
-    vendors = sorted({g["vendor"] for g in named})
     names = ", ".join(dict.fromkeys(str(g["name"]) for g in named))
     said = search(fx, _WANTS_CUDA)
     evidence: Dict[str, Any] = {"non_nvidia_gpus": names, "nvidia_gpu_named": False}
@@ -188,17 +210,20 @@ def non_nvidia_gpu(fx: Facts) -> Iterator[Finding]:
     if "apple" in vendors:
         cmds.append("# macOS: torch has no CUDA there; use device 'mps' (Apple GPU) or 'cpu'")
     apple_only = vendors == ["apple"]
-    who = {"amd": "AMD", "intel": "Intel", "apple": "Apple"}
+    who = gpu_vendors.VENDOR_NAMES
+    named_vendors = [v for v in vendors if v in who]
     yield NON_NVIDIA_GPU.finding(
         title=(
             f"This is a Mac ({names}): CUDA does not exist on macOS, so the CPU torch is right and the program must be "
             "told to use 'mps' or 'cpu' instead of CUDA"
             if apple_only
-            else f"The GPU named is {' / '.join(who[v] for v in vendors)} ({names}), not NVIDIA: CUDA cannot run on it"
+            else f"The GPU named is {' / '.join(who[v] for v in named_vendors)} ({names}), not NVIDIA: CUDA cannot run on it"
+            if named_vendors
+            else f"The reporter says this machine has {names}: CUDA (and a CUDA build of torch) cannot run without one"
         ),
         evidence=evidence,
         fix=Fix(tuple(cmds), "CUDA needs an NVIDIA GPU; other vendors' GPUs use ROCm, XPU or MPS builds."),
-        severity="warning" if apple_only else "error",
+        severity="warning" if apple_only or not named_vendors else "error",  # gpuid9: a statement alone: a warning,
     )
 
 

@@ -18,8 +18,18 @@ from .signatures import kb_document
 @functools.lru_cache(maxsize=1)
 def _table() -> Tuple[Tuple[Tuple[str, "re.Pattern[str]"], ...], "re.Pattern[str]"]:
     doc: Dict[str, Any] = kb_document("codes5.json")["non_nvidia_gpus"]
-    vendors = tuple((v["vendor"], re.compile(v["regex"], re.I)) for v in doc["vendors"])
+    more: Dict[str, Any] = kb_document("gpuid9.json")["more_non_nvidia_gpus"]
+    vendors = tuple((v["vendor"], re.compile(v["regex"], re.I)) for v in doc["vendors"] + more["vendors"])
     return vendors, re.compile(doc["nvidia_named"])
+
+
+@functools.lru_cache(maxsize=1)
+def _absent() -> "re.Pattern[str]":
+    return re.compile(kb_document("gpuid9.json")["nvidia_absent"]["regex"])
+
+
+#: Vendor keys of the tables, as the findings name them.
+VENDOR_NAMES = {"amd": "AMD", "intel": "Intel", "apple": "Apple", "qualcomm": "Qualcomm", "moorethreads": "Moore Threads"}
 
 
 def other_gpus(lines: Iterable[str]) -> List[Dict[str, Any]]:
@@ -51,7 +61,25 @@ def nvidia_named(lines: Iterable[str]) -> Optional[Tuple[int, str]]:
     return None
 
 
+def nvidia_absent(lines: Iterable[str]) -> Optional[Tuple[int, str]]:
+    """(line number, words) of the first line where a person says the machine has no NVIDIA GPU ("I don't have an
+    NVIDIA GPU", "my GPU is not by nvidia", "non-NVIDIA GPU"); a program's "No NVIDIA GPU found" is not one (it says
+    only what that program saw)."""
+    rx = _absent()
+    for n, line in enumerate(lines, 1):
+        m = rx.search(line[:2000])
+        if m:
+            return n, m.group(0)
+    return None
+
+
+def nvidia_stated(text: str) -> Optional[str]:
+    """The words where a person says the machine has an NVIDIA GPU without its model ("I have an NVIDIA GPU"), or None."""
+    m = re.compile(kb_document("gpuid9.json")["nvidia_stated"]["regex"], re.M).search(text[:200000])
+    return m.group(0) if m else None
+
+
 def vendor_of(name: str) -> Optional[str]:
-    """'amd' / 'intel' / 'apple' for a GPU name of another vendor, None otherwise (an NVIDIA name, or unknown)."""
+    """'amd' / 'intel' / 'apple' / 'qualcomm' / 'moorethreads' for a GPU name of another vendor, None otherwise (an NVIDIA name, or unknown)."""
     vendors, _ = _table()
     return next((v for v, rx in vendors if rx.search(name or "")), None)
