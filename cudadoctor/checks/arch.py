@@ -371,6 +371,80 @@ def _only_newest_builds_run(fx: Facts, devices: List[Dict[str, Any]]) -> List[Tu
     return out if len(out) == len(devices) else []
 
 
+#: The user's own words that the GPU or its architecture is not supported by what was installed: a not-supported /
+#: too-old / no-longer / incompatible phrase in one sentence with an architecture entity (sm_XX, a compute or CUDA
+#: capability, a wheel's CUDA variant cuXYZ, an architecture family, a GPU series). nvcc's "Unsupported gpu
+#: architecture 'compute_XX'" (toolkit-arch-unsupported) names none of these entities.
+_NOT_SUPPORTED = (
+    r"(?:(?:does|do|did|is|are|was|were|has|have)\s*(?:n['’]?t|not)\s+(?:\w+\s+){0,2}?(?:support|compatible|work)"
+    r"|no longer (?:\w+\s+)?(?:support|work)|not (?:be )?(?:supported|compatible)|unsupported|incompatib\w+"
+    r"|dropped|removed support|too old|stopped working)"
+)
+_ARCH_ENTITY = (
+    r"(?:\bsm_?\d{2,3}\b|\b(?:compute|cuda) capabilit\w*|\bcc\s?\d\.\d\b|\bcu1\d{2}\b"
+    r"|\b(?:Kepler|Maxwell|Pascal|Volta|Blackwell)\b|\b(?:RTX\s*)?50(?:\s?xx|\s?series)\b)"
+)
+_USER_SAYS_UNSUPPORTED = re.compile(
+    rf"{_NOT_SUPPORTED}[^\n.]{{0,120}}?{_ARCH_ENTITY}|{_ARCH_ENTITY}[^\n.]{{0,120}}?{_NOT_SUPPORTED}", re.I
+)
+#: Other classes' subjects in the same sentence: the driver, the toolkit's compiler, a data type, Triton.
+_OTHER_SUBJECT = re.compile(r"driver|nvcc|compute_\d|gpu architecture|bf16|bfloat16|fp8|triton|flash.?attn", re.I)
+#: The capability an architecture family or GPU series stands for (the newest of the family where it has several:
+#: the finding names it as the text's, and the check only asks whether a build lacks it).
+_FAMILY_CAP = {"kepler": "3.5", "maxwell": "5.2", "pascal": "6.1", "volta": "7.0", "blackwell": "12.0", "50": "12.0"}
+
+
+def user_says_unsupported(text: str) -> Optional[Tuple[str, Optional[str]]]:
+    """(the sentence, the capability it names or None): the text's own claim that the GPU's architecture is not
+    supported by the torch installed (the user's paraphrase of torch's warning, or of the project's answer)."""
+    for m in _USER_SAYS_UNSUPPORTED.finditer(text or ""):
+        said = m.group(0)
+        if _OTHER_SUBJECT.search(said):
+            continue
+        line = text[text.rfind("\n", 0, m.start()) + 1 : (text.find("\n", m.end()) + 1 or len(text) + 1) - 1]
+        cap = _text_cap(said) or _text_cap(line)
+        sm = None if cap else re.search(r"\bsm_?(\d{1,2})(\d)\b", said, re.I)
+        cap = f"{int(sm.group(1))}.{sm.group(2)}" if sm else cap
+        fam = re.search(r"\b(Kepler|Maxwell|Pascal|Volta|Blackwell)\b|\b(?:RTX\s*)?(50)(?:\s?xx|\s?series)\b", line, re.I)
+        if not cap and fam:
+            cap = _FAMILY_CAP[(fam.group(1) or fam.group(2)).lower()]
+        return said.strip(), cap
+    return None
+
+
+def _user_says_finding(fx: Facts, devices: List[Dict[str, Any]], archs: Optional[List[str]], source: Optional[str]):
+    """A warning from the user's own words that the installed torch does not support the GPU's architecture; None when
+    the facts contradict it (the GPU's capability is in the build's known arch list) or the text does not say so."""
+    said = user_says_unsupported(text_of(fx))
+    if not said:
+        return None
+    quote, text_cap = said
+    g = next((d for d in devices if d.get("capability")), None)
+    if g is None and text_cap:
+        g = {"index": 0, "name": None, "capability": text_cap, "capability_source": "the text (" + quote[:80] + ")"}
+    if g is None:
+        g = devices[0] if devices else {"index": 0, "name": None, "capability": None, "capability_source": None}
+    if g.get("capability") and archs and arch_runs(g["capability"], archs):
+        return None  # the build the facts name has kernels for this GPU: the claim is about something else
+    f = _arch_finding(fx, g, archs, source, None)
+    return GPU_ARCH_UNSUPPORTED.finding(
+        title=f"Likely: the torch installed has no kernels for {g.get('name') or 'the GPU'}"
+        + (f" (sm_{g['capability'].replace('.', '')})" if g.get("capability") else "")
+        + ", as the report says; the torch build "
+        + (f"is {torch_version(fx)}" if torch_version(fx) else "is not stated"),
+        evidence={**f.evidence, "text_says": quote[:240]},
+        fix=Fix(
+            (
+                'python -c "import torch; print(torch.__version__, torch.cuda.get_arch_list(), '
+                "torch.cuda.get_device_capability())\"  # in the program's own Python: the GPU's sm_XY must be in the list",
+            )
+            + tuple(f.fix.commands),
+            f.fix.why,
+        ),
+        severity="warning",
+    )
+
+
 def _release_key(v: str) -> Tuple[int, ...]:
     return tuple(int(x) for x in re.findall(r"\d+", v)[:3])
 
@@ -499,6 +573,11 @@ def gpu_arch_unsupported(fx: Facts) -> Iterator[Finding]:
             severity="warning",
         )
         return
+    if not bad and not said:
+        claim = _user_says_finding(fx, devices, archs, source)
+        if claim:
+            yield claim
+            return
     if not bad:
         info = _unknown_list_finding(fx, unknown)
         if info:
