@@ -21,8 +21,13 @@ def _by(source: str) -> str:
     return next(r["text"] for r in ROWS if r["source"].endswith(source))
 
 
+CLAIMS = [r for r in ROWS if "no kernel image" not in r["text"]]
+SHORT_209 = [r for r in ROWS if "no kernel image" in r["text"]]
+
+
 def test_every_corpus_text_is_read_as_an_arch_claim_with_its_capability(tmp_path):
-    for row in ROWS:
+    assert len(CLAIMS) >= 3
+    for row in CLAIMS:
         said = user_says_unsupported(row["text"])
         assert said and said[1] == "6.1", (row["source"], said)
         found = paste_findings(tmp_path, row["text"])
@@ -70,3 +75,12 @@ def test_silent_when_the_stated_build_has_kernels_for_the_gpu(tmp_path):
     assert "gpu-arch-unsupported" not in codes(ok)  # torch 2.1 cu118 has sm_86: the claim is not about its kernels
     bad = _facts_form(tmp_path, env.format(t="2.8.0+cu128", c="12.8", g="GTX 1070"), claim.format(v="cu128", s="10"))
     assert "gpu-arch-unsupported" in codes(bad)  # torch 2.8 cu128 has no sm_61 (the build's own list decides)
+
+
+def test_error_209_quoted_short_is_read_in_both_forms(tmp_path):
+    assert len(SHORT_209) >= 2
+    for row in SHORT_209:
+        assert "gpu-arch-unsupported" in codes(paste_findings(tmp_path, row["text"])), row["source"]
+        assert "gpu-arch-unsupported" in codes(
+            _facts_form(tmp_path, "PyTorch version: 1.7.0\nIs CUDA available: True\n", row["text"])
+        ), row["source"]
