@@ -84,3 +84,12 @@ def test_error_209_quoted_short_is_read_in_both_forms(tmp_path):
         assert "gpu-arch-unsupported" in codes(
             _facts_form(tmp_path, "PyTorch version: 1.7.0\nIs CUDA available: True\n", row["text"])
         ), row["source"]
+
+
+def test_release_without_variant_no_variant_runs_the_gpu(tmp_path):
+    env = "PyTorch version: 2.1.2\nIs debug build: False\nGPU models and configuration: NVIDIA GeForce {g}\n"
+    (tmp_path / "env.txt").write_text(env.format(g="RTX 5070 Ti"), encoding="utf-8")
+    found = run_check("--from-collect-env", str(tmp_path / "env.txt"))
+    assert "gpu-arch-unsupported" in codes(found)  # neither 2.1's cu118 nor its cu121 wheel has sm_120 or its PTX
+    (tmp_path / "env.txt").write_text(env.format(g="RTX 3090"), encoding="utf-8")
+    assert "gpu-arch-unsupported" not in codes(run_check("--from-collect-env", str(tmp_path / "env.txt")))

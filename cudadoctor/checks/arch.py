@@ -571,6 +571,12 @@ def gpu_arch_unsupported(fx: Facts) -> Iterator[Finding]:
     archs, source, devices = _build_and_devices(fx, said)
     bound, bound_source = arch_bound(fx) if not archs else (None, None)
     bad, unknown = _classify(fx, devices, archs, source, bound)
+    lists = _release_lists(fx) if not archs and not bad else []
+    for g in unknown if lists else []:  # the release known, its CUDA variant not: no variant of it runs the GPU
+        if g.get("capability") and not any(arch_runs(g["capability"], a) for a in lists):
+            archs = sorted({x for a in lists for x in a}, key=lambda x: (arch_number(x) or 0, x))
+            source = f"kb: every CUDA build of torch {torch_release(fx)} (its CUDA variant not stated)"
+            bad.append((g, source))
     if any(why == "bound" for _g, why in bad):
         archs, source = bound, bound_source  # partial facts: the CUDA the build was made with is the evidence
     if not bad and not said:
