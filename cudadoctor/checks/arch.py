@@ -371,6 +371,114 @@ def _only_newest_builds_run(fx: Facts, devices: List[Dict[str, Any]]) -> List[Tu
     return out if len(out) == len(devices) else []
 
 
+#: The user's own words that the GPU or its architecture is not supported by what was installed: a not-supported /
+#: too-old / no-longer / incompatible phrase in one sentence with an architecture entity (sm_XX, a compute or CUDA
+#: capability, a wheel's CUDA variant cuXYZ, an architecture family, a GPU series). nvcc's "Unsupported gpu
+#: architecture 'compute_XX'" (toolkit-arch-unsupported) names none of these entities.
+_NOT_SUPPORTED = (
+    r"(?:(?:does|do|did|is|are|was|were|has|have)[ \t]*(?:n['’]?t|not)[ \t]+(?:\w+[ \t]+){0,2}?(?:support|compatible|work)"
+    r"|no longer (?:\w+[ \t]+)?(?:support|work)|not (?:be )?(?:supported|compatible)|unsupported|incompatib\w+"
+    r"|drop(?:s|ped)\b|drop(?:ping)?\s+(?=support|Kepler|Maxwell|Pascal|Volta|sm_?\d)|removed support|too old|stopped working)"
+)
+_ARCH_ENTITY = (
+    r"(?:\bsm_?\d{2,3}\b|\b(?:compute|cuda) capabilit\w*|\bcc\s?\d\.\d\b|\bcu1\d{2}\b"
+    r"|\b(?:Kepler|Maxwell|Pascal|Volta|Blackwell)\b|\b(?:[GR]TX\s*)?(?:9|10|16|20|30|40|50)(?:\s?[x0]0?|\s?xx)?[\s-]?series\b"
+    r"|\b(?:[GR]TX\s*)?(?:10|16|20|30|40|50)xx\b)"
+)
+_USER_SAYS_UNSUPPORTED = re.compile(
+    rf"{_NOT_SUPPORTED}[^\n.]{{0,120}}?{_ARCH_ENTITY}|{_ARCH_ENTITY}[^\n.]{{0,120}}?{_NOT_SUPPORTED}", re.I
+)
+#: torch (the subject) said not to support the card or GPU (the object) in one sentence: an architecture claim only where
+#: the facts name the GPU and its capability (the finding checks it).
+_TORCH_NOT_FOR_CARD = re.compile(rf"\b(?:py)?torch\b[^\n.]{{0,80}}?{_NOT_SUPPORTED}[^\n.]{{0,80}}?\b(?:card|gpu)s?\b", re.I)
+#: Other classes' subjects in the same sentence: the driver, the toolkit's compiler, a data type, Triton.
+_OTHER_SUBJECT = re.compile(
+    r"driver|nvcc|compute_\d|gpu architecture|bf16|bfloat16|fp8|triton|flash.?attn|python\s*3|\bpy3\d", re.I
+)
+#: The capability an architecture family or GPU series stands for (the newest of the family where it has several:
+#: the finding names it as the text's, and the check only asks whether a build lacks it).
+_FAMILY_CAP = {"kepler": "3.5", "maxwell": "5.2", "pascal": "6.1", "volta": "7.0", "blackwell": "12.0"}
+#: GeForce series by their first digits (desktop cards; NVIDIA's compute-capability table): 9 = GTX 900 (Maxwell GM20x).
+_SERIES_CAP = {"9": "5.2", "10": "6.1", "16": "7.5", "20": "7.5", "30": "8.6", "40": "8.9", "50": "12.0"}
+_FAMILY_WORD = re.compile(
+    r"\b(Kepler|Maxwell|Pascal|Volta|Blackwell)\b|\b(?:[GR]TX\s*)?(9|10|16|20|30|40|50)(?:(?:\s?[x0]0?|\s?xx)?[\s-]?series|xx)\b",
+    re.I,
+)
+
+
+def user_says_unsupported(text: str) -> Optional[Tuple[str, Optional[str]]]:
+    """(the sentence, the capability it names or None): the text's own claim that the GPU's architecture is not
+    supported by the torch installed (the user's paraphrase of torch's warning, or of the project's answer)."""
+    for m in _USER_SAYS_UNSUPPORTED.finditer(text or ""):
+        said = m.group(0)
+        start = text.rfind("\n", 0, m.start()) + 1
+        end = text.find("\n", m.end())
+        line = text[start : end if end >= 0 else len(text)]
+        before = line[: m.start() - start].rsplit(". ", 1)[-1]  # the claim's sentence: from its last full stop
+        after = re.split(r"(?<=[.!?])\s", line[m.start() - start :], maxsplit=1)[0]  # to its next one
+        if _OTHER_SUBJECT.search(before + after):
+            continue
+        cap = _text_cap(said) or _text_cap(line)
+        sm = None if cap else re.search(r"\bsm_?(\d{1,2})(\d)\b", said, re.I)
+        cap = f"{int(sm.group(1))}.{sm.group(2)}" if sm else cap
+        fam = _FAMILY_WORD.search(line)
+        if not cap and fam:
+            cap = _FAMILY_CAP[fam.group(1).lower()] if fam.group(1) else _SERIES_CAP[fam.group(2)]
+        return line.strip()[:240], cap  # the whole line as the evidence: the claim and what it names
+    card = _TORCH_NOT_FOR_CARD.search(text or "")
+    return (card.group(0).strip(), None) if card and not _OTHER_SUBJECT.search(card.group(0)) else None
+
+
+#: The classes whose own error messages name an architecture that is not torch's build's: their finding answers.
+_OTHER_ARCH_CODES = (
+    "companion-arch-unsupported",
+    "ptxas-arch-unsupported",
+    "toolkit-arch-unsupported",
+    "gpu-lacks-bf16",
+    "gpu-needs-legacy-driver",
+)
+
+
+def _user_says_finding(fx: Facts, devices: List[Dict[str, Any]], archs: Optional[List[str]], source: Optional[str]):
+    """A warning from the user's own words that the installed torch does not support the GPU's architecture; None when
+    the facts contradict it (the GPU's capability is in the build's known arch list) or the text does not say so."""
+    from cudadoctor.errortext.evidence import of_facts
+
+    ev = of_facts(fx)  # the classes' own messages are kb/errors wordings (their modules import this one)
+    if any(ev.first(code) for code in _OTHER_ARCH_CODES):
+        return None  # the text shows another architecture class's own error: that code answers it
+    said = user_says_unsupported(text_of(fx))
+    if not said:
+        return None
+    quote, text_cap = said
+    g = next((d for d in devices if d.get("capability")), None)
+    if g is None and _TORCH_NOT_FOR_CARD.fullmatch(quote):
+        return None  # "torch does not support my card" with no GPU of known capability: nothing to check it against
+    if g is None and text_cap:
+        g = {"index": 0, "name": None, "capability": text_cap, "capability_source": "the text (" + quote[:80] + ")"}
+    if g is None:
+        g = devices[0] if devices else {"index": 0, "name": None, "capability": None, "capability_source": None}
+    if g.get("capability") and archs and arch_runs(g["capability"], archs):
+        return None  # the build the facts name has kernels for this GPU: the claim is about something else
+    f = _arch_finding(fx, g, archs, source, None)
+    return GPU_ARCH_UNSUPPORTED.finding(
+        title=f"Likely: the torch installed has no kernels for {g.get('name') or 'the GPU'}"
+        + (f" (sm_{g['capability'].replace('.', '')})" if g.get("capability") else "")
+        + ", as the report says; the torch build "
+        + (f"is {torch_version(fx)}" if torch_version(fx) else "is not stated"),
+        evidence={**f.evidence, "text_says": quote[:240]},
+        fix=Fix(
+            (
+                'python -c "import torch; print(torch.__version__, torch.cuda.get_arch_list(), '
+                "torch.cuda.get_device_capability())\"  # in the program's own Python: the GPU's sm_XY must be in the list",
+            )
+            + tuple(f.fix.commands),
+            f.fix.why,
+        ),
+        severity="warning",
+    )
+
+
 def _release_key(v: str) -> Tuple[int, ...]:
     return tuple(int(x) for x in re.findall(r"\d+", v)[:3])
 
@@ -463,6 +571,12 @@ def gpu_arch_unsupported(fx: Facts) -> Iterator[Finding]:
     archs, source, devices = _build_and_devices(fx, said)
     bound, bound_source = arch_bound(fx) if not archs else (None, None)
     bad, unknown = _classify(fx, devices, archs, source, bound)
+    lists = _release_lists(fx) if not archs and not bad else []
+    for g in unknown if lists else []:  # the release known, its CUDA variant not: no variant of it runs the GPU
+        if g.get("capability") and not any(arch_runs(g["capability"], a) for a in lists):
+            archs = sorted({x for a in lists for x in a}, key=lambda x: (arch_number(x) or 0, x))
+            source = f"kb: every CUDA build of torch {torch_release(fx)} (its CUDA variant not stated)"
+            bad.append((g, source))
     if any(why == "bound" for _g, why in bad):
         archs, source = bound, bound_source  # partial facts: the CUDA the build was made with is the evidence
     if not bad and not said:
@@ -499,6 +613,11 @@ def gpu_arch_unsupported(fx: Facts) -> Iterator[Finding]:
             severity="warning",
         )
         return
+    if not bad and not said:
+        claim = _user_says_finding(fx, devices, archs, source)
+        if claim:
+            yield claim
+            return
     if not bad:
         info = _unknown_list_finding(fx, unknown)
         if info:

@@ -638,6 +638,9 @@ def _norm_gpu(name: str) -> str:
     """Canonical key for a GPU name: "NVIDIA A100-SXM4-80GB" -> "a100", "NVIDIA GeForce RTX 4060 Laptop GPU"
     -> "rtx 4060", "Tesla K40m" -> "k40m"."""
     s = re.sub(r"[®™()\[\],]", " ", str(name).lower()).replace("-", " ").replace("_", " ")
+    # written together as users type them: "GTX1070" -> "gtx 1070", "980TI" / "2060super" -> "980 ti" / "2060 super"
+    s = re.sub(r"\b(gtx|rtx|gt|mx)(?=\d)", r"\1 ", s)
+    s = re.sub(r"\b(\d{3,4})(ti|super)\b", r"\1 \2", s)
     toks = [t for t in s.split() if t not in _PREFIX and not _NOISE.match(t)]
     return " ".join(toks)
 
