@@ -442,7 +442,7 @@ _OTHER_ARCH_CODES = (
 def _user_says_finding(fx: Facts, devices: List[Dict[str, Any]], archs: Optional[List[str]], source: Optional[str]):
     """A warning from the user's own words that the installed torch does not support the GPU's architecture; None when
     the facts contradict it (the GPU's capability is in the build's known arch list) or the text does not say so."""
-    from cudadoctor.errortext.evidence import of_facts
+    from cudadoctor.errortext import of_facts
 
     ev = of_facts(fx)  # the classes' own messages are kb/errors wordings (their modules import this one)
     if any(ev.first(code) for code in _OTHER_ARCH_CODES):

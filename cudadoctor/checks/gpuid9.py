@@ -15,7 +15,7 @@ import re
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from cudadoctor.errortext import gpu_vendors
-from cudadoctor.errortext.signatures import kb_document
+from cudadoctor.errortext import kb_document
 from cudadoctor.facts import Facts
 from cudadoctor.interpret import os_key
 from cudadoctor.interpret.gpus import driver_version, gpus
