@@ -106,10 +106,11 @@ def test_autocast_bf16_on_a_volta_gpu_from_the_facts():
     assert got["gpu-lacks-bf16"].severity == "error" and "7.0" in got["gpu-lacks-bf16"].title
 
 
-def test_transformers_bf16_refusal_without_a_gpu_is_not_claimed():
-    # transformers says the same with a CPU torch: no GPU below 8.0 is shown, so no gpu-lacks-bf16
+def test_transformers_bf16_refusal_without_a_gpu_is_only_a_likely_warning():
+    # transformers says the same with a CPU torch: with no GPU shown it is a 'Likely' warning, never an error (a CPU
+    # torch in the facts silences it: tests/test_bf16_unshown_gpu.py)
     got = _got("ValueError: Your setup doesn't support bf16/gpu. You need torch>=1.10, using Ampere GPU with cuda>=11.0")
-    assert "gpu-lacks-bf16" not in got
+    assert got["gpu-lacks-bf16"].severity == "warning" and got["gpu-lacks-bf16"].title.startswith("Likely:")
     got = _got("ValueError: Your setup doesn't support bf16/gpu.", gpus=["NVIDIA GeForce RTX 2080 Ti"])
     assert got["gpu-lacks-bf16"].severity == "error"
 

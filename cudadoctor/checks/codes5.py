@@ -245,14 +245,26 @@ def gpu_lacks_bf16(fx: Facts) -> Iterator[Finding]:
     high = [(n, c) for n, c in cards if isinstance(c, str) and (cap_number(c) or 0) >= 80]
     if high and not low:
         return  # every GPU shown has bfloat16: the text is not about this machine's GPU
-    if not low and "bf16/gpu" in said[1]:
+    guess = not low and "bf16/gpu" in said[1]
+    if guess and (build_kind(fx) == "cpu" or fx.bool("torch.cuda_available") is False):
         return  # transformers says the same with no CUDA at all (a CPU torch, no driver): other checks tell which
     evidence: Dict[str, Any] = {said[0]: said[1]}
     if low:
         evidence["gpu"], evidence["compute_capability"] = low[0]
     gpu = f"{low[0][0]} (compute capability {low[0][1]})" if low else "this GPU"
+    title = f"bfloat16 needs compute capability 8.0 (Ampere or newer); {gpu} has no native bfloat16: use float16"
+    if guess:
+        # transformers' message with no GPU shown and nothing saying CUDA is unusable: in the threads that carry
+        # it the GPU is nearly always one below 8.0 (V100, T4, P100, RTX 20xx); a CPU torch or a missing driver
+        # says so in the facts, where this stays silent. A warning that names what confirms it.
+        evidence["gpu"] = "not shown"
+        title = (
+            "Likely: the GPU is older than Ampere (compute capability below 8.0, e.g. V100, T4, P100, RTX 20xx), which "
+            "has no native bfloat16: use float16 (the GPU is not shown; check "
+            '`python -c "import torch; print(torch.cuda.get_device_name(), torch.cuda.get_device_capability())"`)'
+        )
     yield GPU_LACKS_BF16.finding(
-        title=f"bfloat16 needs compute capability 8.0 (Ampere or newer); {gpu} has no native bfloat16: use float16",
+        title=title,
         evidence=evidence,
         fix=Fix(
             (
@@ -262,7 +274,7 @@ def gpu_lacks_bf16(fx: Facts) -> Iterator[Finding]:
             ),
             "Native bfloat16 starts at compute capability 8.0; below it float16 is the fast half-precision type.",
         ),
-        severity="error" if low or "8.0" in said[1] else "warning",
+        severity="error" if not guess and (low or "8.0" in said[1]) else "warning",
     )
 
 
