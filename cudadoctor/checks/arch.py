@@ -439,6 +439,14 @@ _OTHER_ARCH_CODES = (
 )
 
 
+def _likely(f: Finding, title: str, evidence: Dict[str, Any], *first: str) -> Finding:
+    """A 'Likely' warning made from the facts' arch finding ``f``: ``title``, its evidence with ``evidence`` over it, and
+    the commands ``first`` that would confirm it before ``f``'s own fix."""
+    return GPU_ARCH_UNSUPPORTED.finding(
+        title=title, evidence={**f.evidence, **evidence}, fix=Fix(first + tuple(f.fix.commands), f.fix.why), severity="warning"
+    )
+
+
 def _user_says_finding(fx: Facts, devices: List[Dict[str, Any]], archs: Optional[List[str]], source: Optional[str]):
     """A warning from the user's own words that the installed torch does not support the GPU's architecture; None when
     the facts contradict it (the GPU's capability is in the build's known arch list) or the text does not say so."""
@@ -460,22 +468,15 @@ def _user_says_finding(fx: Facts, devices: List[Dict[str, Any]], archs: Optional
         g = devices[0] if devices else {"index": 0, "name": None, "capability": None, "capability_source": None}
     if g.get("capability") and archs and arch_runs(g["capability"], archs):
         return None  # the build the facts name has kernels for this GPU: the claim is about something else
-    f = _arch_finding(fx, g, archs, source, None)
-    return GPU_ARCH_UNSUPPORTED.finding(
-        title=f"Likely: the torch installed has no kernels for {g.get('name') or 'the GPU'}"
+    return _likely(
+        _arch_finding(fx, g, archs, source, None),
+        f"Likely: the torch installed has no kernels for {g.get('name') or 'the GPU'}"
         + (f" (sm_{g['capability'].replace('.', '')})" if g.get("capability") else "")
         + ", as the report says; the torch build "
         + (f"is {torch_version(fx)}" if torch_version(fx) else "is not stated"),
-        evidence={**f.evidence, "text_says": quote[:240]},
-        fix=Fix(
-            (
-                'python -c "import torch; print(torch.__version__, torch.cuda.get_arch_list(), '
-                "torch.cuda.get_device_capability())\"  # in the program's own Python: the GPU's sm_XY must be in the list",
-            )
-            + tuple(f.fix.commands),
-            f.fix.why,
-        ),
-        severity="warning",
+        {"text_says": quote[:240]},
+        'python -c "import torch; print(torch.__version__, torch.cuda.get_arch_list(), '
+        "torch.cuda.get_device_capability())\"  # in the program's own Python: the GPU's sm_XY must be in the list",
     )
 
 
@@ -596,21 +597,14 @@ def gpu_arch_unsupported(fx: Facts) -> Iterator[Finding]:
         bad.append((g, said[1]))  # the error itself is the evidence; name the GPU when the facts know one
     if not bad and not said and newest_only:
         g, why = newest_only[0]
-        f = _arch_finding(fx, g, archs, source, said)
-        yield GPU_ARCH_UNSUPPORTED.finding(
-            title=f"Likely: {g.get('name') or 'the GPU'} (compute capability {g.get('capability')}) runs only with the "
+        yield _likely(
+            _arch_finding(fx, g, archs, source, said),
+            f"Likely: {g.get('name') or 'the GPU'} (compute capability {g.get('capability')}) runs only with the "
             "newest PyTorch builds, and the torch in use is not stated: a program bundling or pinning an older torch "
             "cannot use it",
-            evidence={**f.evidence, "why_likely": why},
-            fix=Fix(
-                (
-                    'python -c "import torch; print(torch.__version__, torch.cuda.get_arch_list())"  # the GPU\'s sm_XY '
-                    "must be in the list (in the program's own Python)",
-                )
-                + tuple(f.fix.commands),
-                f.fix.why,
-            ),
-            severity="warning",
+            {"why_likely": why},
+            'python -c "import torch; print(torch.__version__, torch.cuda.get_arch_list())"  # the GPU\'s sm_XY '
+            "must be in the list (in the program's own Python)",
         )
         return
     if not bad and not said:
@@ -636,21 +630,15 @@ def gpu_arch_unsupported(fx: Facts) -> Iterator[Finding]:
         if str(g.get("capability_source") or "").startswith("the text"):  # the GPU's arch only as the text names it
             f = GPU_ARCH_UNSUPPORTED.finding(title=f.title, evidence=f.evidence, fix=f.fix, severity="warning")
         if owner and owner[0] == "unknown":  # a hypothesis: which kernel lacked the image is not shown
-            f = GPU_ARCH_UNSUPPORTED.finding(
-                title="Likely: this torch build has no kernels for the GPU's architecture (unknown: the torch "
+            f = _likely(
+                f,
+                "Likely: this torch build has no kernels for the GPU's architecture (unknown: the torch "
                 "build and the GPU; a separately compiled package's kernels are the other possibility)",
-                evidence={**f.evidence, "torch.version": None, "gpu": None, "why_likely": owner[1]},
-                fix=Fix(
-                    (
-                        'python -c "import torch; print(torch.__version__, torch.cuda.get_arch_list(), '
-                        "torch.cuda.get_device_capability())\"  # the GPU's sm_XY must be in the list",
-                        "python -c \"import torch; print(torch.ones(1, device='cuda') + 1)\"  # works: the failing kernel is "
-                        "another package's (rebuild it with TORCH_CUDA_ARCH_LIST)",
-                    )
-                    + tuple(f.fix.commands),
-                    f.fix.why,
-                ),
-                severity="warning",
+                {"torch.version": None, "gpu": None, "why_likely": owner[1]},
+                'python -c "import torch; print(torch.__version__, torch.cuda.get_arch_list(), '
+                "torch.cuda.get_device_capability())\"  # the GPU's sm_XY must be in the list",
+                "python -c \"import torch; print(torch.ones(1, device='cuda') + 1)\"  # works: the failing kernel is "
+                "another package's (rebuild it with TORCH_CUDA_ARCH_LIST)",
             )
         yield f
 
