@@ -48,6 +48,17 @@ def gpu_who(d: Dict[str, Any]) -> Dict[str, Any]:
     return {"gpu": d.get("index"), "name": d.get("name"), "pci_bus_id": d.get("pci_bus_id")}
 
 
+def gpu_target(d: Dict[str, Any]) -> str:
+    """How nvidia-smi's ``-i`` names this GPU: its index, else its PCI bus id (``-i`` takes either), else ``<N>``."""
+    if isinstance(d.get("index"), int):
+        return str(d["index"])
+    bus = d.get("pci_bus_id")
+    return bus if isinstance(bus, str) and bus else "<N>"
+
+
 def gpu_label(d: Dict[str, Any]) -> str:
-    name = d.get("name") if isinstance(d.get("name"), str) else "GPU"
-    return f"GPU {d.get('index')} ({name})"
+    """``GPU 0 (NVIDIA H100)``; a GPU NVML gave no index (only its bus id, as nvidia-smi's errors do) by its bus id."""
+    name = d.get("name") if isinstance(d.get("name"), str) else None
+    who = gpu_target(d)
+    head = f"GPU {who}" if who != "<N>" else "A GPU"
+    return f"{head} ({name})" if name else head

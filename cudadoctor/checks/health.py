@@ -7,13 +7,14 @@ can attach the finding to that GPU. A value NVML could not give is unknown and i
 
 from __future__ import annotations
 
+import re
 from typing import Iterator
 
 from cudadoctor.facts import Facts
 from cudadoctor.interpret.gpus import lost_error
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import gpu_label, gpu_who, nvml_devices, text_finding
+from ._common import error_match, gpu_label, gpu_target, gpu_who, nvml_devices, text_finding
 
 MEMORY_ERRORS_DOC = "https://docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/index.html"
 XID_DOC = "https://docs.nvidia.com/deploy/xid-errors/index.html"
@@ -204,6 +205,10 @@ def gpu_memory_remap(fx: Facts) -> Iterator[Finding]:
             )
 
 
+#: A PCI bus id as NVML and nvidia-smi print it (domain:bus:device.function); nvidia-smi's ``-i`` takes it.
+_BUS_ID = re.compile(r"(?<![0-9A-Fa-f:])((?:[0-9A-Fa-f]{4}|[0-9A-Fa-f]{8}):[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\b")
+
+
 @check(GPU_LOST)
 def gpu_lost(fx: Facts) -> Iterator[Finding]:
     """NVML says GPU is lost (init or a device), or Unknown Error for a device's handle."""
@@ -227,22 +232,27 @@ def gpu_lost(fx: Facts) -> Iterator[Finding]:
             fix=fix,
         )
         return
-    if not fx.dicts("nvml.devices"):
-        yield from text_finding(
-            GPU_LOST, fx, "The error says a GPU fell off the bus: the driver cannot reach it", fix.commands, fix.why
-        )
-        return
-    for d in fx.dicts("nvml.devices"):
-        lost = lost_error(d)
-        if not lost:
-            continue
+    lost_now = [(d, lost) for d in fx.dicts("nvml.devices") for lost in [lost_error(d)] if lost]
+    for d, lost in lost_now:
         code = lost.get("code")
         how = "GPU is lost" if code == 15 else "Unknown Error (how a GPU that fell off the bus often answers)"
         yield GPU_LOST.finding(
-            title=f"{gpu_label(d) if d.get('name') else 'GPU ' + str(d.get('index'))}: NVML answers {how}",
+            title=f"{gpu_label(d)}: NVML answers {how}",
             evidence=dict(gpu_who(d), nvml_call=lost.get("call"), nvml_error=lost.get("message"), nvml_code=code),
-            fix=Fix(tuple(c.replace("<N>", str(d.get("index"))) for c in fix.commands), fix.why),
+            fix=Fix(tuple(c.replace("<N>", gpu_target(d)) for c in fix.commands), fix.why),
         )
+    if not lost_now:
+        # GPUs listed as answering (collect_env, or NVML at another moment) do not contradict an error that says one
+        # fell off the bus: a lost GPU answers again after a reboot, and the report is often taken after it.
+        said = error_match(fx, GPU_LOST)
+        if said:
+            bus = _BUS_ID.search(said[1])
+            target = bus.group(1) if bus else "<N>"
+            yield GPU_LOST.finding(
+                title="The error says a GPU " + (f"({target}) " if bus else "") + "fell off the bus: the driver cannot reach it",
+                evidence={said[0]: said[1]},
+                fix=Fix(tuple(c.replace("<N>", target) for c in fix.commands), fix.why),
+            )
 
 
 def register():
