@@ -1,7 +1,7 @@
 """Measure a learned-fallback model where it speaks: the cases of given blind batches on which no rule makes an
 error or warning finding, in both forms (collect_env + error line, and the verbatim paste).
 
-    PYTHONPATH=$PWD python benchmarks/learned_heldout.py b20 b21 b22 b23 [--model PATH] [--markdown]
+    PYTHONPATH=$PWD python benchmarks/learned_heldout.py b24 b25 b26 b27 b28 b29 [--model PATH] [--markdown]
 
 Prints, per silent case, the model's top label, its probability and whether it is the case's label; then per
 threshold (0.30 ... 0.90) the guesses made, their precision, the share of silent cases they get right (coverage),

@@ -17,8 +17,7 @@ import reader_recall  # noqa: E402
 
 
 def _figures():
-    folders = sorted(p for p in (REPO / "tests/data/blind").glob("b*") if p.is_dir() and p.name not in reader_recall.SEALED)
-    return reader_recall.measure(folders)
+    return reader_recall.measure(reader_recall.readable_batches())
 
 
 def test_recall_and_precision_over_the_blind_batches():
@@ -32,7 +31,21 @@ def test_recall_and_precision_over_the_blind_batches():
         assert f[field]["agree"] / f[field]["recorded"] >= floor, (field, f[field])
 
 
-def test_sealed_batches_are_never_read():
-    assert {"b28", "b29"} <= reader_recall.SEALED
-    folders = [REPO / "tests/data/blind" / "b28", REPO / "tests/data/blind" / "b29"]
-    assert reader_recall.cases(folders) == []
+def test_what_is_sealed_is_read_from_the_batches_themselves(tmp_path):
+    """A batch folder is read once it holds its frozen first-sight score (or train_classifier's allow-list names it);
+    a batch being collected (no first-sight file) is never read, whatever its number: unsealing needs no code edit."""
+    import json
+
+    names = [p.name for p in reader_recall.readable_batches()]
+    assert names[:1] == ["b10"] and {"b24", "b28", "b29"} <= set(names)
+    for p in reader_recall.readable_batches():
+        assert any(p.glob("first-sight-*.json")) or p.name in reader_recall._allow_list()
+    batch = tmp_path / "b97"
+    batch.mkdir()
+    (batch / "b97-01.json").write_text(json.dumps({"label": "healthy", "facts": {"python": "3.11"}}), encoding="utf-8")
+    (batch / "b97-01.paste.txt").write_text("Python 3.11.4\n", encoding="utf-8")
+    assert not reader_recall.readable(batch)
+    assert reader_recall.cases([batch]) == []
+    (batch / "first-sight-0000000.json").write_text("{}", encoding="utf-8")
+    assert reader_recall.readable(batch)
+    assert [c[0].name for c in reader_recall.cases([batch])] == ["b97-01.paste.txt"]
