@@ -51,3 +51,17 @@ def test_paddle_cudnn8_with_cuda118_and_no_other_cudnn_is_not_a_mismatch(tmp_pat
         "以上是报错，以下是我电脑和环境的情况，cuda版本11.8，用python -m pip install paddlepaddle-gpu==2.5.2 安装的paddlepaddle-gpu\n"
     )
     assert "cudnn-mismatch" not in codes(paste_findings(tmp_path, text))
+
+
+def test_jax_cuda12_cusparse_unloadable_is_likely_shadowed(tmp_path):
+    # https://github.com/jax-ml/jax/issues/30050 (fixed by unsetting LD_LIBRARY_PATH, as in jax-ml/jax#29843)
+    text = (
+        "After upgrading to **`jax[cuda12]==0.6.2`** in a fresh **micromamba** environment, JAX cannot initialize the "
+        "CUDA backend because it cannot find **cuSPARSE**:\n\n```\n"
+        "ERROR:2025-07-08 12:39:34,990 jax._src.xla_bridge:444] Jax plugin configuration error: Exception when calling "
+        "jax_plugins.xla_cuda12.initialize()\n...\nRuntimeError: Unable to load cuSPARSE. Is it installed?\n"
+        "WARNING:2025-07-08 12:39:34,994 jax._src.xla_bridge:794] An NVIDIA GPU may be present on this machine, but a "
+        "CUDA-enabled jaxlib is not installed. Falling back to cpu.\n```\n"
+    )
+    f = paste_findings(tmp_path, text)
+    assert "library-shadowing" in codes(f)

@@ -631,8 +631,66 @@ _DRIVER_API_UNDEFINED = re.compile(r"undefined symbol:?\s*cu[A-Z][a-z]\w*")
 _CUDNN_SUBLIB = re.compile(r"CUDNN_STATUS_(?:SUBLIBRARY_)?VERSION_MISMATCH")
 
 
+def _wheel_listed(fx: Facts, root: str, text: str) -> Optional[str]:
+    """'nvidia-cusparse-cu12 12.5.9.5' when the environment lists that NVIDIA wheel (pip list, uv/pip's installed list)."""
+    for d in fx.dicts("packages.distributions"):
+        name = str(d.get("name") or "").lower()
+        if re.fullmatch(rf"nvidia-{re.escape(root)}-cu\d+", name):
+            return f"{name} {d.get('version') or ''}".strip()
+    m = re.search(rf"(?m)^\s*\+?\s*(nvidia-{re.escape(root)}-cu\d+)(?:==|\s+)(\d[\w.]*)", text)
+    if m:
+        return f"{m.group(1)} {m.group(2)}"
+    # jax[cuda12] (and jax[cuda12_pip]) installs jax-cuda12-plugin[with-cuda], whose extra pulls the nvidia-*-cu12
+    # wheels (JAX's install guide, "pip installation: NVIDIA GPU (CUDA, installed via pip, easier)"); cuda12_local does not
+    j = re.search(r"\bjax\[cuda(1\d)(?:_pip)?\]", text)
+    return f"nvidia-{root}-cu{j.group(1)} (from {j.group(0)})" if j else None
+
+
+def _installed_but_not_loaded(fx: Facts) -> Optional[Finding]:
+    """A CUDA library a program says it could not find, while the NVIDIA wheel that ships it is installed in the same
+    environment: the file is there, so what failed is loading it: another copy of it or of a library it needs (cuSPARSE
+    and cuSOLVER need nvJitLink of their release) was found first on LD_LIBRARY_PATH / LD_PRELOAD (JAX's install guide:
+    a set LD_LIBRARY_PATH overrides the pip CUDA libraries). A hypothesis (warning): the loader's own view confirms it."""
+    text = fx.user_error() or ""
+    for lib in errortext.missing_libraries(text):
+        if lib.kind != "cuda":
+            continue
+        want = errortext.wanted_cuda(lib)
+        module = want.get("module")
+        if not module:
+            continue
+        root = str(module).replace("_", "-")
+        wheel = _wheel_listed(fx, root, text)
+        if not wheel:
+            continue
+        wmajor = re.search(r"-cu(\d+)\b", wheel)
+        if lib.number and (not wmajor or int(wmajor.group(1)) not in (want.get("majors") or [])):
+            continue  # the file's number names another CUDA major than the wheel's: a missing major, not a shadow
+        return LIBRARY_SHADOWING.finding(
+            title=f"Likely: {lib.name} is installed ({wheel}) but could not be loaded: another copy of it, or of a "
+            "library it needs (nvJitLink for cuSPARSE/cuSOLVER), is found first on LD_LIBRARY_PATH or LD_PRELOAD",
+            evidence={"user_error": lib.line_text, "installed": wheel},
+            severity="warning",
+            fix=Fix(
+                (
+                    "echo $LD_LIBRARY_PATH; echo $LD_PRELOAD  # directories or files holding other CUDA libraries",
+                    "unset LD_LIBRARY_PATH LD_PRELOAD  # then rerun: the NVIDIA wheels' own libraries load",
+                    f"python -m pip install -U --force-reinstall {wheel.split()[0]} nvidia-nvjitlink-{wheel.split()[0].rsplit('-', 1)[1]}"
+                    "  # the wheel and the nvJitLink of its release",
+                ),
+                "The NVIDIA wheels' libraries load from site-packages only when nothing on the loader path is found first.",
+            ),
+        )
+    return None
+
+
 @check(LIBRARY_SHADOWING)
 def library_shadowing(fx: Facts) -> Iterator[Finding]:
+    if not error_match(fx, LIBRARY_SHADOWING):
+        hyp = _installed_but_not_loaded(fx)
+        if hyp is not None:
+            yield hyp
+            return
     if is_cuda_build(fx) is False:
         return
     said = error_match(fx, LIBRARY_SHADOWING)
