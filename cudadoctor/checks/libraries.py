@@ -9,6 +9,7 @@ import os
 import re
 from typing import Dict, Iterator, List, Optional, Tuple
 
+from cudadoctor import errortext
 from cudadoctor.facts import Facts
 from cudadoctor.interpret import (
     conda_torch,
@@ -285,11 +286,107 @@ def _other_cudnn_major(fx: Facts, wanted: int) -> Optional[str]:
     return None
 
 
+#: A cuDNN file by name: Windows' cudnn64_7.dll / cudnn_ops_infer64_8.dll, Linux's libcudnn.so.7 / libcudnn_ops.so.9.
+#: The number is cuDNN's major (NVIDIA's cuDNN install guides: the library names per release,
+#: https://docs.nvidia.com/deeplearning/cudnn/latest/api/overview.html and the 8.9.7 archive; checked 2026-11-28).
+_CUDNN_FILE = re.compile(
+    r"(?<![A-Za-z0-9])(?:cudnn(?:_[a-z_]+?)?64_(\d{1,2})\.dll|libcudnn(?:_[a-z_]+)?\.so\.(\d{1,2}))(?![A-Za-z0-9])", re.IGNORECASE
+)
+
+#: Words saying a program asks for that file (beside the loader's failure phrases, which errortext's missing-library
+#: entity reads): Paddle's dynamic_loader.cc "The third-party dynamic library (cudnn64_7.dll) that Paddle depends on
+#: is not configured correctly", a user's "needs / requires / depends on / 依赖 (depends) / 缺少 (lacks)".
+_CUDNN_WANT_WORDS = re.compile(
+    r"depends? on|not configured correctly|\brequires?\b|\bneeds?\b|\bwants?\b|\blooking for\b|依赖|缺少|缺失|找不到|需要",
+    re.IGNORECASE,
+)
+
+#: A torch wheel the text installs with its CUDA variant: "pip install torch==2.0.0+cu118".
+_TORCH_INSTALLED_IN_TEXT = re.compile(r"\btorch==(\d+\.\d+\.\d+)\+(cu\d{2,3})\b")
+
+
+def _cudnn_wanted(text: str) -> Optional[Tuple[int, str, str]]:
+    """(major, file, line): the cuDNN a program could not load or says it needs, by its file name (one major on the line)."""
+    for lib in errortext.missing_libraries(text):
+        if lib.kind == "cudnn" and lib.number and lib.number.split(".")[0].isdigit():
+            return int(lib.number.split(".")[0].split("_")[0]), lib.name, lib.line_text
+    for line in text.split("\n"):
+        ms = list(_CUDNN_FILE.finditer(line))
+        if not ms or not _CUDNN_WANT_WORDS.search(line):
+            continue
+        majors = {int(next(g for g in m.groups() if g)) for m in ms}
+        if len(majors) == 1:
+            return majors.pop(), ms[0].group(0), line.strip()[:300]
+        # several majors on one line ("depends on cudnn64_7.dll ... found cudnn64_8.dll"): the one the want-word names
+        for w in _CUDNN_WANT_WORDS.finditer(line):
+            f = _CUDNN_FILE.search(line, w.end(), w.end() + 40)
+            if f:
+                return int(next(g for g in f.groups() if g)), f.group(0), line.strip()[:300]
+    return None
+
+
+def _cudnn_installed_torch(text: str) -> Optional[Tuple[int, str]]:
+    """(major, where): the cuDNN a torch wheel the text installs ships (kb torch release table)."""
+    m = _TORCH_INSTALLED_IN_TEXT.search(text)
+    if not m:
+        return None
+    ships = ((release_info(m.group(1)) or {}).get("cudnn") or {}).get(m.group(2))
+    v = vtuple(ships) if ships else None
+    return (v[0], f"torch {m.group(1)}+{m.group(2)} (installed in the text) ships cuDNN {ships}") if v else None
+
+
+def _cudnn_wanted_vs_present(fx: Facts) -> Optional[Finding]:
+    """A program names the cuDNN major it was built for (the file it could not load) and the facts or the text show a
+    cuDNN of another major: the versions disagree, installing "cuDNN" again does not help (a cuDNN 7 program never loads
+    cudnn64_8.dll; cuDNN's majors are not ABI compatible, each its own file name)."""
+    text = fx.user_error() or ""
+    wanted = _cudnn_wanted(text)
+    if not wanted:
+        return None
+    major, name, line = wanted
+    other = _other_cudnn_major(fx, major)
+    prose = vtuple(fx.str("pasted.prose.cudnn.value") or "")
+    if other is None and prose and prose[0] != major:
+        other = f"the text: {fx.str('pasted.prose.cudnn.text')}"
+    if other is None:
+        t = _cudnn_installed_torch(text)
+        if t and t[0] != major:
+            other = t[1]
+    if other is None:
+        return None
+    who = "Paddle" if re.search(r"paddle", text, re.IGNORECASE) else "The program"
+    cmds = [
+        "# the cuDNN the program was built for and the one present: "
+        + ("where cudnn64_*.dll" if name.lower().endswith(".dll") else "ldconfig -p | grep libcudnn; pip list | grep -i cudnn"),
+        f"# either install cuDNN {major} (the major {name} belongs to) beside the other, or install the program's build "
+        "for the cuDNN you have",
+    ]
+    if who == "Paddle":
+        cmds.append(
+            "python -m pip install paddlepaddle-gpu==<version> -f https://www.paddlepaddle.org.cn/whl/windows/mkl/avx/stable.html"
+            "  # the build (post-suffix) for your CUDA/cuDNN: https://www.paddlepaddle.org.cn/install/quick"
+        )
+    return CUDNN_MISMATCH.finding(
+        title=f"{who} was built for cuDNN {major} ({name}) but another cuDNN major is what is installed",
+        evidence={"wanted": line, "cudnn_major_wanted": major, "other_cudnn_major": other},
+        fix=Fix(
+            tuple(cmds),
+            "A cuDNN major is only loaded by programs built for it (its file name carries the major): the program's "
+            "cuDNN and the installed one must be the same major.",
+        ),
+    )
+
+
 @check(CUDNN_MISMATCH)
 def cudnn_mismatch(fx: Facts) -> Iterator[Finding]:
+    said = error_match(fx, CUDNN_MISMATCH)
+    if not said:
+        f = _cudnn_wanted_vs_present(fx)
+        if f is not None:
+            yield f
+            return
     if is_cuda_build(fx) is False:
         return
-    said = error_match(fx, CUDNN_MISMATCH)
     if said and search(fx, CUDNN8_ZLIB):
         said = None  # cuDNN 8 is there but lacks zlibwapi.dll: not a version mismatch (dll-load-failure, platform.py)
     if said and not torch_version(fx) and search(fx, r"Could not locate cudnn_\w+64_\d+\.dll"):
@@ -534,8 +631,66 @@ _DRIVER_API_UNDEFINED = re.compile(r"undefined symbol:?\s*cu[A-Z][a-z]\w*")
 _CUDNN_SUBLIB = re.compile(r"CUDNN_STATUS_(?:SUBLIBRARY_)?VERSION_MISMATCH")
 
 
+def _wheel_listed(fx: Facts, root: str, text: str) -> Optional[str]:
+    """'nvidia-cusparse-cu12 12.5.9.5' when the environment lists that NVIDIA wheel (pip list, uv/pip's installed list)."""
+    for d in fx.dicts("packages.distributions"):
+        name = str(d.get("name") or "").lower()
+        if re.fullmatch(rf"nvidia-{re.escape(root)}-cu\d+", name):
+            return f"{name} {d.get('version') or ''}".strip()
+    m = re.search(rf"(?m)^\s*\+?\s*(nvidia-{re.escape(root)}-cu\d+)(?:==|\s+)(\d[\w.]*)", text)
+    if m:
+        return f"{m.group(1)} {m.group(2)}"
+    # jax[cuda12] (and jax[cuda12_pip]) installs jax-cuda12-plugin[with-cuda], whose extra pulls the nvidia-*-cu12
+    # wheels (JAX's install guide, "pip installation: NVIDIA GPU (CUDA, installed via pip, easier)"); cuda12_local does not
+    j = re.search(r"\bjax\[cuda(1\d)(?:_pip)?\]", text)
+    return f"nvidia-{root}-cu{j.group(1)} (from {j.group(0)})" if j else None
+
+
+def _installed_but_not_loaded(fx: Facts) -> Optional[Finding]:
+    """A CUDA library a program says it could not find, while the NVIDIA wheel that ships it is installed in the same
+    environment: the file is there, so what failed is loading it: another copy of it or of a library it needs (cuSPARSE
+    and cuSOLVER need nvJitLink of their release) was found first on LD_LIBRARY_PATH / LD_PRELOAD (JAX's install guide:
+    a set LD_LIBRARY_PATH overrides the pip CUDA libraries). A hypothesis (warning): the loader's own view confirms it."""
+    text = fx.user_error() or ""
+    for lib in errortext.missing_libraries(text):
+        if lib.kind != "cuda":
+            continue
+        want = errortext.wanted_cuda(lib)
+        module = want.get("module")
+        if not module:
+            continue
+        root = str(module).replace("_", "-")
+        wheel = _wheel_listed(fx, root, text)
+        if not wheel:
+            continue
+        wmajor = re.search(r"-cu(\d+)\b", wheel)
+        if lib.number and (not wmajor or int(wmajor.group(1)) not in (want.get("majors") or [])):
+            continue  # the file's number names another CUDA major than the wheel's: a missing major, not a shadow
+        return LIBRARY_SHADOWING.finding(
+            title=f"Likely: {lib.name} is installed ({wheel}) but could not be loaded: another copy of it, or of a "
+            "library it needs (nvJitLink for cuSPARSE/cuSOLVER), is found first on LD_LIBRARY_PATH or LD_PRELOAD",
+            evidence={"user_error": lib.line_text, "installed": wheel},
+            severity="warning",
+            fix=Fix(
+                (
+                    "echo $LD_LIBRARY_PATH; echo $LD_PRELOAD  # directories or files holding other CUDA libraries",
+                    "unset LD_LIBRARY_PATH LD_PRELOAD  # then rerun: the NVIDIA wheels' own libraries load",
+                    f"python -m pip install -U --force-reinstall {wheel.split()[0]} nvidia-nvjitlink-{wheel.split()[0].rsplit('-', 1)[1]}"
+                    "  # the wheel and the nvJitLink of its release",
+                ),
+                "The NVIDIA wheels' libraries load from site-packages only when nothing on the loader path is found first.",
+            ),
+        )
+    return None
+
+
 @check(LIBRARY_SHADOWING)
 def library_shadowing(fx: Facts) -> Iterator[Finding]:
+    if not error_match(fx, LIBRARY_SHADOWING):
+        hyp = _installed_but_not_loaded(fx)
+        if hyp is not None:
+            yield hyp
+            return
     if is_cuda_build(fx) is False:
         return
     said = error_match(fx, LIBRARY_SHADOWING)
