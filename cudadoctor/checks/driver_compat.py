@@ -378,10 +378,104 @@ def _needed_cuda(fx: Facts, said: Optional[Tuple[str, str]]) -> Optional[str]:
     return fx.str("toolkit.nvcc_version") or None
 
 
+#: A loader naming a driver-API entry point it could not resolve: glibc's ld.so ("symbol lookup error: X: undefined
+#: symbol: cuXxx"), Windows' loader ("The procedure entry point cuXxx could not be located in the dynamic link library
+#: nvcuda.dll"), a program's own dlsym/GetProcAddress report ("cannot find symbol cuXxx", "failed to load function cuXxx",
+#: cuda-python's 'RuntimeError: Function "cuXxx" not found').
+_ENTRY_POINT = re.compile(
+    r"undefined symbol:?\s*(?P<a>cu[A-Z]\w*)"
+    r"|procedure entry point\s+[\"'`]?(?P<b>cu[A-Z]\w*)[\"'`]?\s+could not be located"
+    r"|(?i:cannot|could not|couldn't|unable to|failed to)\s+(?i:find|load|resolve|get|locate)\s+"
+    r"(?i:the\s+)?(?i:symbol|function|entry point|procedure)\s+[\"'`]?(?P<c>cu[A-Z]\w*)"
+    r"|(?i:function)\s+[\"'`](?P<d>cu[A-Z]\w*)[\"'`]\s+(?i:not found)"
+)
+
+
+def _symbol_release(symbol: str) -> Optional[str]:
+    """The CUDA release that introduced a driver entry point (kb/driver_api_symbols.json, from cudaTypedefs.h)."""
+    from cudadoctor.kb import _load
+
+    got = _load("driver_api_symbols")["introduced"].get(re.sub(r"_pt(?:ds|sz)$", "", symbol))
+    return str(got) if got else None
+
+
+def _load_drivers() -> dict:
+    from cudadoctor.kb import _load
+
+    return _load("cuda_drivers")
+
+
+def missing_entry_point(text: str) -> Optional[Tuple[str, str, str]]:
+    """(symbol, CUDA release that introduced it, the line) for the first driver entry point a loader could not resolve,
+    when the release is one with a known driver minimum (7.0+): an older one missing means no real libcuda was found."""
+    oldest = min(_load_drivers()["toolkit_min_driver"], key=lambda r: vtuple(r) or ())
+    for line in text.split("\n"):
+        for m in _ENTRY_POINT.finditer(line[:4096]):
+            sym = m.group("a") or m.group("b") or m.group("c") or m.group("d")
+            rel = _symbol_release(sym)
+            if rel and (vtuple(rel) or ()) >= (vtuple(oldest) or ()):
+                return sym, rel, line.strip()[:400]
+    return None
+
+
+def _missing_symbol_finding(fx: Facts, sym: str, release: str, line: str) -> Optional[Finding]:
+    """libcuda lacks an entry point CUDA `release` introduced: the driver predates that release, unless the driver the
+    facts show already offers it (then the loader found another libcuda: a stub or a stale copy, library-shadowing)."""
+    os_name = driver_os(fx)
+    driver = driver_version(fx)
+    offers = (kb().max_cuda_for_driver(driver, os_name) if driver else None) or fx.str("nvml.cuda_driver_version") or None
+    if offers and (vtuple(offers) or ()) >= (vtuple(release) or ()):
+        return None
+    floor = kb().min_driver_for_cuda(release, os_name, minor_compat=False)
+    evidence = {
+        "missing entry point": sym,
+        "introduced in CUDA": release,
+        "min_driver_for_release": floor,
+        "nvml.driver_version": driver,
+        "driver_cuda": offers,
+        "error": line,
+    }
+    need = f"CUDA {release}" + (f" (driver >= {floor})" if floor else "")
+    why = (
+        f"{sym} is a driver-API entry point added in CUDA {release} (cudaTypedefs.h); the libcuda the loader found does "
+        f"not export it, so the program was built with CUDA {release} or newer and the driver predates it."
+    )
+    if offers:
+        title = f"Driver {driver or ''} (CUDA {offers}) is too old for this program: its libcuda lacks {sym}, added in {need}"
+        return DRIVER_TOO_OLD.finding(
+            title=title.replace("Driver  (", "The driver ("),
+            evidence=evidence,
+            fix=Fix(tuple(_driver_upgrade(fx, floor)), why),
+        )
+    return DRIVER_TOO_OLD.finding(
+        title=f"Likely: the NVIDIA driver is older than CUDA {release}: its libcuda lacks {sym}, added in {need}",
+        evidence=evidence,
+        fix=Fix(
+            (
+                "nvidia-smi  # the driver version and the highest CUDA it supports (top right): below "
+                + release
+                + " confirms it",
+                "ldconfig -p | grep libcuda.so  # if the driver is new enough: the copy found first is a stub or a stale one",
+                *_driver_upgrade(fx, floor),
+            ),
+            why,
+        ),
+        severity="warning",
+    )
+
+
 @check(DRIVER_TOO_OLD)
 def driver_too_old(fx: Facts) -> Iterator[Finding]:
     """Driver vs the CUDA of the torch build, with minor-version compatibility."""
     said = error_match(fx, DRIVER_TOO_OLD)
+    if not said or _DRIVER_SYMBOL.search(said[1]):
+        from ._common import text_of
+
+        miss = missing_entry_point(text_of(fx))
+        found = _missing_symbol_finding(fx, *miss) if miss else None
+        if found:
+            yield found
+            return
     if said and re.search(r"\bnvenc\b", said[1], re.I):
         yield _nvenc_too_old(fx, said)
         return
