@@ -134,11 +134,29 @@ FABRIC_MANAGER_MISSING = Code(
 )
 
 
+#: The CUDA an image needs and the one the host driver offers, in the NVIDIA container runtimes' own words
+#: (kb/errors/drv10.json): libnvidia-container's "unsatisfied condition: cuda>=9.0", nvidia-docker 1.x's
+#: "unsupported CUDA version: 7.5 < 6.5" (image label < driver) and "driver 7.5 < image 8.0".
+_IMAGE_CUDA = re.compile(
+    r"unsatisfied condition:\s*cuda\s*>=?\s*(?P<need>\d+(?:\.\d+)*)"
+    r"|unsupported CUDA version:\s*(?:driver\s+(?P<drv>\d+\.\d+)\s*<\s*image\s+(?P<img>\d+(?:\.\d+)*)"
+    r"|(?P<label>\d+\.\d+(?:\.\d+)?)\s*<\s*(?P<drv1>\d+\.\d+))",
+    re.I,
+)
+
+
+def mm_str(v: str) -> str:
+    """'9.0.176' -> '9.0'."""
+    return ".".join(v.split(".")[:2])
+
+
 def _found_api(text: str) -> Optional[str]:
-    """'found version 11040' -> '11.4' (the CUDA level the driver offers)."""
+    """'found version 11040' -> '11.4' (the CUDA level the driver offers); a container runtime's driver CUDA."""
     m = re.search(r"found version (\d{4,6})", text)
     if not m:
-        return None
+        img = _IMAGE_CUDA.search(text)
+        drv = (img.group("drv") or img.group("drv1")) if img else None
+        return drv if drv and drv != "0.0" else None
     n = int(m.group(1))
     return f"{n // 1000}.{(n % 1000) // 10}"
 
@@ -373,6 +391,9 @@ def _needed_cuda(fx: Facts, said: Optional[Tuple[str, str]]) -> Optional[str]:
     m = re.search(r"does not support CUDA (\d+\.\d+) API", said[1], re.I)
     if m:
         return m.group(1)
+    m = _IMAGE_CUDA.search(said[1])
+    if m:
+        return mm_str(m.group("need") or m.group("label") or m.group("img"))
     if fx.str("torch.version"):
         return None
     return fx.str("toolkit.nvcc_version") or None
