@@ -6,7 +6,7 @@ Codes: driver-too-old, nvml-driver-mismatch, cuda-forward-compat, fabric-manager
 from __future__ import annotations
 
 import re
-from typing import Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from cudadoctor.facts import Facts
 from cudadoctor.interpret import (
@@ -31,6 +31,7 @@ from cudadoctor.model import Code, Finding, Fix, check
 from . import _containers
 from ._common import error_match, kb
 from ._fixes import driver_alternative, filtered_path_command, install_commands
+from .drv10 import program_floor
 from .text_classes import legacy_gpu_cannot_run
 
 DRIVER_TOO_OLD = Code(
@@ -485,6 +486,31 @@ def _missing_symbol_finding(fx: Facts, sym: str, release: str, line: str) -> Opt
     )
 
 
+def _program_floor_finding(fx: Facts, p: Dict[str, Any]) -> Finding:
+    """A program (ollama...) whose documented driver floor for the named release (and GPU) is above the driver shown."""
+    on = f" on the {p['gpu']} (compute capability {p['cc']})" if p.get("gpu") else ""
+    return DRIVER_TOO_OLD.finding(
+        title=f"Driver {p['driver']} is below the minimum {p['program']} {p['release']} needs{on}: {p['floor']} or newer",
+        evidence={
+            "program": p["program"],
+            "program_release": p["release"],
+            "nvml.driver_version": p["driver"],
+            "min_driver_for_program": p["floor"],
+            "gpu": p.get("gpu"),
+            "compute_capability": p.get("cc"),
+        },
+        fix=Fix(
+            (
+                *_driver_upgrade(fx, p["floor"]),
+                f"# or keep driver {p['driver']} and install a {p['program']} release its documentation gives a lower "
+                "minimum for",
+            ),
+            f"{p['why']} requires NVIDIA driver {p['floor']} or newer (its own GPU documentation); with an older "
+            "driver it leaves the GPU out and runs on the CPU.",
+        ),
+    )
+
+
 @check(DRIVER_TOO_OLD)
 def driver_too_old(fx: Facts) -> Iterator[Finding]:
     """Driver vs the CUDA of the torch build, with minor-version compatibility."""
@@ -522,6 +548,12 @@ def driver_too_old(fx: Facts) -> Iterator[Finding]:
             yield found
         return
     if not said:
+        from ._common import text_of
+
+        prog = program_floor(fx, text_of(fx))
+        if prog:
+            yield _program_floor_finding(fx, prog)
+            return
         likely = default_build_too_new(fx)  # torch X, an older CUDA stated, the build not shown
         if likely:
             yield likely
