@@ -69,3 +69,21 @@ def test_libnvidia_container_requirement_escaped_in_a_docker_error(tmp_path):
     )
     got, all_codes = _too_old(tmp_path, text)
     assert got and "10.0" in got[0]["title"], all_codes
+
+
+def test_803_with_the_compat_library_named_is_the_images_compat_libcuda(tmp_path):
+    # NVIDIA's CUDA compatibility guide names the package and the directory; easydiffusion#379 names neither
+    from cudadoctor.checks.drv10 import compat_named
+
+    assert compat_named("sudo apt-get install -y cuda-compat-12-4")
+    assert compat_named("export LD_LIBRARY_PATH=/usr/local/cuda/compat:$LD_LIBRARY_PATH")
+    assert not compat_named("Error 804: forward compatibility was attempted on non supported HW")
+    # https://github.com/easydiffusion/easydiffusion/issues/379 : 803 on a bare GTX 1070, nothing compat: not the image's
+    text = (
+        "/home/drink/Software/stable-diffusion-ui/stable-diffusion/env/lib/python3.8/site-packages/torch/cuda/__init__.py:82: "
+        "UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before "
+        "calling NumCudaDevices() that might have already set an error? Error 803: system has unsupported display driver / "
+        "cuda driver combination (Triggered internally at  /opt/conda/conda-bld/pytorch_1646755903507/work/c10/cuda/"
+        "CUDAFunctions.cpp:112.)\n"
+    )
+    assert "cuda-compat-driver-mismatch" not in codes(paste_findings(tmp_path, text))

@@ -29,9 +29,9 @@ from cudadoctor.interpret import (
 from cudadoctor.model import Code, Finding, Fix, check
 
 from . import _containers
-from ._common import error_match, kb
+from ._common import error_match, kb, text_of
 from ._fixes import driver_alternative, filtered_path_command, install_commands
-from .drv10 import program_floor
+from .drv10 import compat_named, program_floor
 from .text_classes import legacy_gpu_cannot_run
 
 DRIVER_TOO_OLD = Code(
@@ -599,7 +599,12 @@ def nvml_driver_mismatch(fx: Facts) -> Iterator[Finding]:
         lib = m.group(1)
     if nvml != "driver-library-mismatch" and not said:
         return
-    if nvml != "driver-library-mismatch" and said and _COMPAT_803.search(said[1]) and _compat_in_use(fx):
+    if (
+        nvml != "driver-library-mismatch"
+        and said
+        and _COMPAT_803.search(said[1])
+        and (_compat_in_use(fx) or compat_named(text_of(fx)))
+    ):
         return  # error 803 from a cuda-compat libcuda on the path: cuda-compat-driver-mismatch names that root
     evidence = {
         "nvml.status": nvml,

@@ -90,3 +90,19 @@ def program_floor(fx: Facts, text: str) -> Optional[Dict[str, Any]]:
             gpu = next((n for n, c in caps if c == cc), None) if cc else None
             return {"program": prog, "release": release, "driver": driver, "floor": floor, "why": why, "gpu": gpu, "cc": cc}
     return None
+
+
+#: A CUDA forward-compatibility libcuda named in the text: its directory (/usr/local/cuda[-X.Y]/compat), NVIDIA's package
+#: (cuda-compat, cuda-compat-12-4), or the words for it ("the `compat` library", "compat libraries", "compat libcuda").
+#: NVIDIA's CUDA compatibility guide names both the package and the directory; "forward compatibility was attempted"
+#: (error 804's own text) is not a mention of the libraries and does not match.
+COMPAT_TEXT = re.compile(
+    r"/usr/local/cuda(?:-\d+(?:\.\d+)?)?/compat\b|\bcuda-compat(?:-\d+-\d+)?\b"
+    r"|[`'\"]?\bcompat[`'\"]?\s+(?:librar(?:y|ies)|director(?:y|ies)|package)|\bcompat(?:ibility)?\s+libcuda",
+    re.I,
+)
+
+
+def compat_named(text: str) -> bool:
+    """Whether the text names a forward-compatibility libcuda (see COMPAT_TEXT)."""
+    return bool(COMPAT_TEXT.search(text))
