@@ -69,3 +69,16 @@ def test_a_driver_that_offers_the_release_is_not_called_too_old(tmp_path):
     text = "Driver Version: 535.104.05\n./prog: symbol lookup error: ./prog: undefined symbol: cuDevicePrimaryCtxRelease_v2\n"
     f = paste_findings(tmp_path, text)
     assert "driver-too-old" not in codes(f)
+
+
+def test_the_libcuda_file_name_gives_the_driver(tmp_path):
+    # https://github.com/ollama/ollama/issues/5493 (ollama's debug log; /proc/driver/nvidia/version said 418.74)
+    text = (
+        'time=2024-07-04T17:13:20.135+08:00 level=DEBUG source=gpu.go:385 msg="Unable to load nvcuda" '
+        'library=/usr/lib64/libcuda.so.418.74 error="symbol lookup for cuCtxCreate_v3 failed: /usr/lib64/libcuda.so.418.74: '
+        'undefined symbol: cuCtxCreate_v3"\n'
+    )
+    f = paste_findings(tmp_path, text)
+    top = [x for x in f if x["code"] == "driver-too-old" and x["severity"] == "error"]
+    assert top, codes(f)
+    assert "418.74" in top[0]["title"] and "11.4" in top[0]["title"]

@@ -413,6 +413,10 @@ _ENTRY_POINT = re.compile(
 )
 
 
+#: The driver's libcuda by its real file name, which carries the driver version (libcuda.so.535.104.05).
+_LIBCUDA_VERSIONED = re.compile(r"libcuda\.so\.(\d{3}\.\d{2,3}(?:\.\d{2})?)\b")
+
+
 def _symbol_release(symbol: str) -> Optional[str]:
     """The CUDA release that introduced a driver entry point (kb/driver_api_symbols.json, from cudaTypedefs.h)."""
     from cudadoctor.kb import _load
@@ -444,7 +448,10 @@ def _missing_symbol_finding(fx: Facts, sym: str, release: str, line: str) -> Opt
     """libcuda lacks an entry point CUDA `release` introduced: the driver predates that release, unless the driver the
     facts show already offers it (then the loader found another libcuda: a stub or a stale copy, library-shadowing)."""
     os_name = driver_os(fx)
-    driver = driver_version(fx)
+    # the facts' driver, else the one the failing libcuda's own file name carries ("libcuda.so.418.74": the driver
+    # package installs libcuda.so.<driver version>, libcuda.so.1 links to it)
+    own = _LIBCUDA_VERSIONED.search(line)
+    driver = driver_version(fx) or (own.group(1) if own else None)
     offers = (kb().max_cuda_for_driver(driver, os_name) if driver else None) or fx.str("nvml.cuda_driver_version") or None
     if offers and (vtuple(offers) or ()) >= (vtuple(release) or ()):
         return None
