@@ -30,6 +30,14 @@ WHAT = {
         "minimum driver per CUDA release (the toolkit's GA driver and the minor-version-compatibility floor) and the CUDA each driver branch reports",
         lambda d: f"{len(d['toolkit_min_driver'])} CUDA releases, {len(d['driver_branch_cuda'])} driver branches",
     ),
+    "driver_api_symbols": (
+        "the CUDA release that introduced each driver-API entry point (cuXxx and its versioned ABI names cuXxx_v2..., from cudaTypedefs.h): a libcuda lacking one is older than that release",
+        lambda d: f"{len(d['introduced'])} entry points",
+    ),
+    "program_driver_min": (
+        "the minimum NVIDIA driver a program's own CUDA build needs, per release of the program and GPU compute capability, as its documentation states it (ollama)",
+        lambda d: f"{len(d['programs'])} programs, {sum(len(p['floors']) for p in d['programs'].values())} release ranges",
+    ),
     "torch_releases": (
         "every torch release series: date, patches, CUDA variants, default variant per platform, Python range, torchvision/torchaudio pairing, cuDNN",
         lambda d: f"{len(d['releases'])} release series",

@@ -6,7 +6,7 @@ Codes: driver-too-old, nvml-driver-mismatch, cuda-forward-compat, fabric-manager
 from __future__ import annotations
 
 import re
-from typing import Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from cudadoctor.facts import Facts
 from cudadoctor.interpret import (
@@ -29,8 +29,9 @@ from cudadoctor.interpret import (
 from cudadoctor.model import Code, Finding, Fix, check
 
 from . import _containers
-from ._common import error_match, kb
+from ._common import error_match, kb, text_of
 from ._fixes import driver_alternative, filtered_path_command, install_commands
+from .drv10 import compat_named, program_floor
 from .text_classes import legacy_gpu_cannot_run
 
 DRIVER_TOO_OLD = Code(
@@ -134,11 +135,29 @@ FABRIC_MANAGER_MISSING = Code(
 )
 
 
+#: The CUDA an image needs and the one the host driver offers, in the NVIDIA container runtimes' own words
+#: (kb/errors/drv10.json): libnvidia-container's "unsatisfied condition: cuda>=9.0", nvidia-docker 1.x's
+#: "unsupported CUDA version: 7.5 < 6.5" (image label < driver) and "driver 7.5 < image 8.0".
+_IMAGE_CUDA = re.compile(
+    r"unsatisfied condition:\s*cuda\s*>=?\s*(?P<need>\d+(?:\.\d+)*)"
+    r"|unsupported CUDA version:\s*(?:driver\s+(?P<drv>\d+\.\d+)\s*<\s*image\s+(?P<img>\d+(?:\.\d+)*)"
+    r"|(?P<label>\d+\.\d+(?:\.\d+)?)\s*<\s*(?P<drv1>\d+\.\d+))",
+    re.I,
+)
+
+
+def mm_str(v: str) -> str:
+    """'9.0.176' -> '9.0'."""
+    return ".".join(v.split(".")[:2])
+
+
 def _found_api(text: str) -> Optional[str]:
-    """'found version 11040' -> '11.4' (the CUDA level the driver offers)."""
+    """'found version 11040' -> '11.4' (the CUDA level the driver offers); a container runtime's driver CUDA."""
     m = re.search(r"found version (\d{4,6})", text)
     if not m:
-        return None
+        img = _IMAGE_CUDA.search(text)
+        drv = (img.group("drv") or img.group("drv1")) if img else None
+        return drv if drv and drv != "0.0" else None
     n = int(m.group(1))
     return f"{n // 1000}.{(n % 1000) // 10}"
 
@@ -373,15 +392,144 @@ def _needed_cuda(fx: Facts, said: Optional[Tuple[str, str]]) -> Optional[str]:
     m = re.search(r"does not support CUDA (\d+\.\d+) API", said[1], re.I)
     if m:
         return m.group(1)
+    m = _IMAGE_CUDA.search(said[1])
+    if m:
+        return mm_str(m.group("need") or m.group("label") or m.group("img"))
     if fx.str("torch.version"):
         return None
     return fx.str("toolkit.nvcc_version") or None
+
+
+#: A loader naming a driver-API entry point it could not resolve: glibc's ld.so ("symbol lookup error: X: undefined
+#: symbol: cuXxx"), Windows' loader ("The procedure entry point cuXxx could not be located in the dynamic link library
+#: nvcuda.dll"), a program's own dlsym/GetProcAddress report ("cannot find symbol cuXxx", "failed to load function cuXxx",
+#: cuda-python's 'RuntimeError: Function "cuXxx" not found').
+_ENTRY_POINT = re.compile(
+    r"undefined symbol:?\s*(?P<a>cu[A-Z]\w*)"
+    r"|procedure entry point\s+[\"'`]?(?P<b>cu[A-Z]\w*)[\"'`]?\s+could not be located"
+    r"|(?i:cannot|could not|couldn't|unable to|failed to)\s+(?i:find|load|resolve|get|locate)\s+"
+    r"(?i:the\s+)?(?i:symbol|function|entry point|procedure)\s+[\"'`]?(?P<c>cu[A-Z]\w*)"
+    r"|(?i:function)\s+[\"'`](?P<d>cu[A-Z]\w*)[\"'`]\s+(?i:not found)"
+)
+
+
+#: The driver's libcuda by its real file name, which carries the driver version (libcuda.so.535.104.05).
+_LIBCUDA_VERSIONED = re.compile(r"libcuda\.so\.(\d{3}\.\d{2,3}(?:\.\d{2})?)\b")
+
+
+def _symbol_release(symbol: str) -> Optional[str]:
+    """The CUDA release that introduced a driver entry point (kb/driver_api_symbols.json, from cudaTypedefs.h)."""
+    from cudadoctor.kb import _load
+
+    got = _load("driver_api_symbols")["introduced"].get(re.sub(r"_pt(?:ds|sz)$", "", symbol))
+    return str(got) if got else None
+
+
+def _load_drivers() -> dict:
+    from cudadoctor.kb import _load
+
+    return _load("cuda_drivers")
+
+
+def missing_entry_point(text: str) -> Optional[Tuple[str, str, str]]:
+    """(symbol, CUDA release that introduced it, the line) for the first driver entry point a loader could not resolve,
+    when the release is one with a known driver minimum (7.0+): an older one missing means no real libcuda was found."""
+    oldest = min(_load_drivers()["toolkit_min_driver"], key=lambda r: vtuple(r) or ())
+    for line in text.split("\n"):
+        for m in _ENTRY_POINT.finditer(line[:4096]):
+            sym = m.group("a") or m.group("b") or m.group("c") or m.group("d")
+            rel = _symbol_release(sym)
+            if rel and (vtuple(rel) or ()) >= (vtuple(oldest) or ()):
+                return sym, rel, line.strip()[:400]
+    return None
+
+
+def _missing_symbol_finding(fx: Facts, sym: str, release: str, line: str) -> Optional[Finding]:
+    """libcuda lacks an entry point CUDA `release` introduced: the driver predates that release, unless the driver the
+    facts show already offers it (then the loader found another libcuda: a stub or a stale copy, library-shadowing)."""
+    os_name = driver_os(fx)
+    # the facts' driver, else the one the failing libcuda's own file name carries ("libcuda.so.418.74": the driver
+    # package installs libcuda.so.<driver version>, libcuda.so.1 links to it)
+    own = _LIBCUDA_VERSIONED.search(line)
+    driver = driver_version(fx) or (own.group(1) if own else None)
+    offers = (kb().max_cuda_for_driver(driver, os_name) if driver else None) or fx.str("nvml.cuda_driver_version") or None
+    if offers and (vtuple(offers) or ()) >= (vtuple(release) or ()):
+        return None
+    floor = kb().min_driver_for_cuda(release, os_name, minor_compat=False)
+    evidence = {
+        "missing entry point": sym,
+        "introduced in CUDA": release,
+        "min_driver_for_release": floor,
+        "nvml.driver_version": driver,
+        "driver_cuda": offers,
+        "error": line,
+    }
+    need = f"CUDA {release}" + (f" (driver >= {floor})" if floor else "")
+    why = (
+        f"{sym} is a driver-API entry point added in CUDA {release} (cudaTypedefs.h); the libcuda the loader found does "
+        f"not export it, so the program was built with CUDA {release} or newer and the driver predates it."
+    )
+    if offers:
+        title = f"Driver {driver or ''} (CUDA {offers}) is too old for this program: its libcuda lacks {sym}, added in {need}"
+        return DRIVER_TOO_OLD.finding(
+            title=title.replace("Driver  (", "The driver ("),
+            evidence=evidence,
+            fix=Fix(tuple(_driver_upgrade(fx, floor)), why),
+        )
+    return DRIVER_TOO_OLD.finding(
+        title=f"Likely: the NVIDIA driver is older than CUDA {release}: its libcuda lacks {sym}, added in {need}",
+        evidence=evidence,
+        fix=Fix(
+            (
+                "nvidia-smi  # the driver version and the highest CUDA it supports (top right): below "
+                + release
+                + " confirms it",
+                "ldconfig -p | grep libcuda.so  # if the driver is new enough: the copy found first is a stub or a stale one",
+                *_driver_upgrade(fx, floor),
+            ),
+            why,
+        ),
+        severity="warning",
+    )
+
+
+def _program_floor_finding(fx: Facts, p: Dict[str, Any]) -> Finding:
+    """A program (ollama...) whose documented driver floor for the named release (and GPU) is above the driver shown."""
+    on = f" on the {p['gpu']} (compute capability {p['cc']})" if p.get("gpu") else ""
+    return DRIVER_TOO_OLD.finding(
+        title=f"Driver {p['driver']} is below the minimum {p['program']} {p['release']} needs{on}: {p['floor']} or newer",
+        evidence={
+            "program": p["program"],
+            "program_release": p["release"],
+            "nvml.driver_version": p["driver"],
+            "min_driver_for_program": p["floor"],
+            "gpu": p.get("gpu"),
+            "compute_capability": p.get("cc"),
+        },
+        fix=Fix(
+            (
+                *_driver_upgrade(fx, p["floor"]),
+                f"# or keep driver {p['driver']} and install a {p['program']} release its documentation gives a lower "
+                "minimum for",
+            ),
+            f"{p['why']} requires NVIDIA driver {p['floor']} or newer (its own GPU documentation); with an older "
+            "driver it leaves the GPU out and runs on the CPU.",
+        ),
+    )
 
 
 @check(DRIVER_TOO_OLD)
 def driver_too_old(fx: Facts) -> Iterator[Finding]:
     """Driver vs the CUDA of the torch build, with minor-version compatibility."""
     said = error_match(fx, DRIVER_TOO_OLD)
+    if not said or _DRIVER_SYMBOL.search(said[1]):
+        from ._common import text_of
+
+        miss = missing_entry_point(text_of(fx))
+        found = _missing_symbol_finding(fx, *miss) if miss else None
+        if found:
+            yield found
+            return
     if said and re.search(r"\bnvenc\b", said[1], re.I):
         yield _nvenc_too_old(fx, said)
         return
@@ -407,6 +555,12 @@ def driver_too_old(fx: Facts) -> Iterator[Finding]:
             yield found
         return
     if not said:
+        from ._common import text_of
+
+        prog = program_floor(fx, text_of(fx))
+        if prog:
+            yield _program_floor_finding(fx, prog)
+            return
         likely = default_build_too_new(fx)  # torch X, an older CUDA stated, the build not shown
         if likely:
             yield likely
@@ -452,7 +606,12 @@ def nvml_driver_mismatch(fx: Facts) -> Iterator[Finding]:
         lib = m.group(1)
     if nvml != "driver-library-mismatch" and not said:
         return
-    if nvml != "driver-library-mismatch" and said and _COMPAT_803.search(said[1]) and _compat_in_use(fx):
+    if (
+        nvml != "driver-library-mismatch"
+        and said
+        and _COMPAT_803.search(said[1])
+        and (_compat_in_use(fx) or compat_named(text_of(fx)))
+    ):
         return  # error 803 from a cuda-compat libcuda on the path: cuda-compat-driver-mismatch names that root
     evidence = {
         "nvml.status": nvml,

@@ -25,6 +25,7 @@ from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import error_match, text_of
 from ._fixes import filtered_path_command
+from .drv10 import compat_named
 
 KERNEL_MODULE_MISSING = Code(
     code="kernel-module-missing",
@@ -698,7 +699,8 @@ def cuda_compat_driver_mismatch(fx: Facts) -> Iterator[Finding]:
         text,
         re.I,
     )
-    if not (said or (e803 and (compat_dirs or compat_loaded))):
+    named = compat_named(text)  # "/usr/local/cuda/compat", "cuda-compat", "the `compat` library"
+    if not (said or (e803 and (compat_dirs or compat_loaded or named))):
         return
     evidence = {
         "LD_LIBRARY_PATH_compat_entries": compat_dirs or None,
@@ -710,6 +712,8 @@ def cuda_compat_driver_mismatch(fx: Facts) -> Iterator[Finding]:
         evidence[said[0]] = said[1]
     elif e803:
         evidence["error"] = e803.group(0)
+    if named and not (compat_dirs or compat_loaded):
+        evidence["compat libraries named in the text"] = "yes"
     cmds: List[str] = []
     if compat_dirs:
         cmds.append(filtered_path_command("LD_LIBRARY_PATH", ldp, lambda p: "/compat" in p))

@@ -67,6 +67,8 @@ TABLES = (
     "nvcc_archs",
     "torch_wheels",
     "cuda_drivers",
+    "driver_api_symbols",
+    "program_driver_min",
     "torch_releases",
     "torch_arch_lists",
     "gpu_compute_capability",
