@@ -4,6 +4,10 @@
   NaN / wrong results, or that work only with NCCL_P2P_DISABLE=1: GPU peer-to-peer traffic is redirected by
   PCIe Access Control Services (ACS) or the IOMMU (NCCL's troubleshooting guide). A 'Likely' warning from the
   entities (readers/multigpu.py: ``pasted.multi_gpu``); an error when the text shows the ACS/IOMMU evidence.
+- nvidia-uvm-not-loaded-after-reboot (declared and checked in jit.py, which calls :func:`uvm_not_loaded_entities`) from the report's nvidia_uvm entities (readers/uvm.py:
+  ``pasted.uvm``): lsmod listing nvidia modules without nvidia_uvm, or a line saying it is not loaded (an error);
+  CUDA's unknown error (999) on NixOS or fixed by loading the module, with no suspend/resume and no reload in the
+  text ('Likely', a warning). What separates it from nvidia-uvm-stale (loaded, broken by a suspend) is named there.
 
 Pure: no I/O.
 """
@@ -14,6 +18,8 @@ from typing import Any, Dict, Iterator
 
 from cudadoctor.facts import Facts
 from cudadoctor.model import Code, Finding, Fix, check
+
+from ._common import search
 
 _NCCL_TROUBLESHOOTING = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html"
 
@@ -97,6 +103,53 @@ def pcie_acs_blocks_p2p(fx: Facts) -> Iterator[Finding]:
         "collectives hang or give wrong results; NCCL_P2P_DISABLE=1 works around it)",
         evidence=evidence,
         fix=Fix(_CONFIRM + _FIX, why + " Confirm with lspci's ACSCtl before changing the BIOS."),
+        severity="warning",
+    )
+
+
+#: CUDA's unknown error at initialisation, in the driver's, the runtime's and torch's words (cuda.h: CUDA_ERROR_UNKNOWN
+#: = 999; driver_types.h: cudaErrorUnknown = 999; torch: "CUDA unknown error - this may be due to ...").
+_CUDA_UNKNOWN = r"CUDA_ERROR_UNKNOWN|cudaErrorUnknown|CUDA unknown error|CUDA error: unknown error|\(999\)|\berror 999\b"
+_UVM_CMDS = (
+    "lsmod | grep nvidia_uvm; ls -l /dev/nvidia-uvm*  # nothing listed: the module is not loaded",
+    "sudo modprobe nvidia-uvm  # or: sudo nvidia-modprobe -u -c=0 (also creates /dev/nvidia-uvm*)",
+    "echo nvidia-uvm | sudo tee /etc/modules-load.d/nvidia-uvm.conf  # load it at every boot",
+    '# NixOS: boot.kernelModules = [ "nvidia_uvm" ]; (the softdep does not load it with the open kernel modules)',
+)
+
+
+def uvm_not_loaded_entities(fx: Facts, code: Code) -> Iterator[Finding]:
+    """``code`` (nvidia-uvm-not-loaded-after-reboot) from the report's nvidia_uvm entities (``pasted.uvm``)."""
+    u = fx.dict("pasted.uvm") or {}
+    if not u:
+        return
+    evidence: Dict[str, Any] = {}
+    for name in ("not_loaded", "load_fix", "boot", "nixos", "open_module"):
+        got = u.get(name)
+        if isinstance(got, dict) and got.get("text"):
+            evidence[f"pasted text, line {got.get('line')} ({name})"] = got["text"]
+    why = "CUDA needs nvidia_uvm and /dev/nvidia-uvm; nothing loaded the module since the boot."
+    listed = u.get("lsmod_nvidia") and u.get("lsmod_has_uvm") is False
+    if listed or u.get("not_loaded"):
+        if listed:
+            evidence["lsmod (nvidia modules listed)"] = ", ".join(u["lsmod_nvidia"]) + " (no nvidia_uvm)"
+        yield code.finding(
+            title="The nvidia_uvm module is not loaded (lsmod / the report says so): CUDA cannot initialise",
+            evidence=evidence,
+            fix=Fix(_UVM_CMDS, why),
+        )
+        return
+    if u.get("suspend") or u.get("reload_fix"):
+        return  # a suspend or a reload that fixed it: the loaded-but-stale module (nvidia-uvm-stale)
+    said = search(fx, _CUDA_UNKNOWN)
+    if not said or not (u.get("nixos") or u.get("load_fix")):
+        return
+    evidence = {said[0]: said[1], **evidence}
+    yield code.finding(
+        title="Likely: nvidia_uvm is not loaded since the boot (CUDA's unknown error 999 with no suspend; "
+        + ("on NixOS nothing loads it on first use)" if u.get("nixos") else "loading the module fixes it)"),
+        evidence=evidence,
+        fix=Fix(_UVM_CMDS, why + " A suspend/resume instead would be nvidia-uvm-stale (reload the module)."),
         severity="warning",
     )
 
