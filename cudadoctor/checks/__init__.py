@@ -31,4 +31,5 @@ BUILTIN_MODULES = (
     "torch_package",
     "wsl",
     "gpuid9",
+    "plat10",
 )

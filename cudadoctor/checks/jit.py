@@ -21,6 +21,7 @@ from cudadoctor.interpret.gpus import arch_runs
 from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import error_match, text_finding
+from .plat10 import uvm_not_loaded_entities
 
 _JIT_GUIDE = "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#just-in-time-compilation"
 _ENV_VARS = "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#cuda-environment-variables"
@@ -200,13 +201,16 @@ def nvidia_uvm_not_loaded(fx: Facts) -> Iterator[Finding]:
         "sudo nvidia-modprobe -u -c=0  # loads nvidia_uvm and creates /dev/nvidia-uvm*",
         "echo nvidia-uvm | sudo tee /etc/modules-load.d/nvidia-uvm.conf  # load it at every boot",
     ]
-    yield from text_finding(
-        NVIDIA_UVM_NOT_LOADED,
-        fx,
-        "/dev/nvidia-uvm does not exist: the nvidia_uvm module is not loaded (nothing has used CUDA since the reboot)",
-        cmds,
-        "CUDA and containers that name the node need nvidia_uvm loaded and its device nodes created.",
+    found = list(
+        text_finding(
+            NVIDIA_UVM_NOT_LOADED,
+            fx,
+            "/dev/nvidia-uvm does not exist: the nvidia_uvm module is not loaded (nothing has used CUDA since the reboot)",
+            cmds,
+            "CUDA and containers that name the node need nvidia_uvm loaded and its device nodes created.",
+        )
     )
+    yield from found or uvm_not_loaded_entities(fx, NVIDIA_UVM_NOT_LOADED)  # lsmod, boot vs suspend (checks/plat10.py)
 
 
 def register():

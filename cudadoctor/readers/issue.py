@@ -16,7 +16,7 @@ from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from .. import __version__
 from ..facts import FactsError, new_facts, sanitize
-from . import containers, devicequery, nvidia_smi, packages
+from . import containers, devicequery, multigpu, nvidia_smi, packages, uvm
 from ._collect_env_lines import _KEY_RX, CORE_KEYS, _CANON
 from ._text import is_fence, raw_lines
 
@@ -756,6 +756,8 @@ def _facts(lines: List[str], parts: List[Dict[str, Any]]) -> Tuple[Dict[str, Any
     facts["pasted"] = {"parts": [{k: v for k, v in p.items() if k != "why" or v} for p in parts if p["kind"] != "fence"]}
     _prose_facts(facts, lines, parts)
     containers.fill(facts, containers.read(lines))  # where it ran: docker run / compose / k8s ... (readers/containers.py)
+    multigpu.fill(facts, multigpu.read(lines))  # GPUs talking to each other: NCCL, P2P, PCIe/NVLink (readers/multigpu.py)
+    uvm.fill(facts, uvm.read(lines))  # nvidia_uvm: lsmod, loaded or reloaded, boot or suspend (readers/uvm.py)
     return facts, error_text, parts
 
 

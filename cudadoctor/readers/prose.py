@@ -123,7 +123,9 @@ _WSL_LIST_ROW = re.compile(
 #: ("OS build 19044.1288", "Build 22631"), or a Windows label and a build number ("windows：20231.1005").
 _WINDOWS_BUILD = re.compile(
     r"\[Version\s+10\.0\.(?P<a>\d{5})(?:\.\d+)?\]|\bOS\s*build\s*[:#]?\s*(?P<b>\d{5})(?:\.\d+)?\b|"
-    r"\bwindows(?:\s*(?:10|11))?(?:\s*(?:insider|version|build|preview))*\s*(?:[:=]|\bbuild\b)\s*(?:10\.0\.)?(?P<c>[12]\d{4})(?:\.\d+)?\b",
+    r"\bwindows(?:\s*(?:10|11))?(?:\s*(?:insider|version|build|preview))*\s*(?:[:=]|\bbuild\b)\s*(?:10\.0\.)?(?P<c>[12]\d{4})(?:\.\d+)?\b|"
+    # "Windows 10 Pro, 20H2, 19042.928": winver's OS build with its revision on a line naming Windows 10/11 (plat10)
+    r"\bwindows\s*1[01]\b[^\n]{0,60}?\b(?P<d>1[5-9]\d{3}|2[0-6]\d{3})\.\d{1,5}\b",
     re.I,
 )
 _OS_LABEL = re.compile(r"\b(?:os|operating\s+system|system|platform|environment|env)\b\s*[:=]|系统|系統|环境|環境", re.I)
@@ -538,7 +540,7 @@ def read(lines: Iterable[str]) -> Dict[str, Any]:
             continue
         if "build" in line.lower() or "version" in line.lower() or "windows" in line.lower():
             for wb in _WINDOWS_BUILD.finditer(line):
-                add("windows_build", wb.group("a") or wb.group("b") or wb.group("c"), n, raw)
+                add("windows_build", wb.group("a") or wb.group("b") or wb.group("c") or wb.group("d"), n, raw)
         if prev_many is not None:
             printed = line.split()
             if len(printed) == len(prev_many):

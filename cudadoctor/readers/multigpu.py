@@ -1,0 +1,89 @@
+"""What a pasted report says about GPUs talking to each other (round 10, plat10): the entities behind
+"collectives hang or give wrong results on a PCIe-only multi-GPU machine" (checks/plat10.py, pcie-acs-blocks-p2p).
+
+NCCL's troubleshooting guide (https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html,
+sections "PCI Access Control Services (ACS)" and "GPU Direct") names the class: with PCIe ACS enabled on the
+bridges (or the IOMMU / VT-d in translating mode), GPU-to-GPU peer traffic is redirected to the root complex;
+CUDA P2P then hangs, crawls or corrupts data, so an all-reduce never finishes or returns garbage/NaN, and
+``NCCL_P2P_DISABLE=1`` (shared memory instead of P2P) "works". A report shows the class by its entities, in any
+words: several GPUs and a collective (NCCL, all-reduce, DDP, MirroredStrategy, nccl-tests), a symptom (hang,
+deadlock, freeze, NaN, wrong results) or the P2P workaround, a PCIe path (PCIe, a topology entry PHB/PXB/PIX,
+"no NVLink", P2P), and sometimes the evidence itself (ACSCtl, pci=noacs, IOMMU, VT-d). An NVLink path (NV# in
+`nvidia-smi topo -m`, SXM boards, NVSwitch) is recorded too: there, P2P does not cross PCIe bridges.
+
+:func:`read` returns ``{collective, symptom, p2p, pcie, acs, nvlink, workaround}`` (each ``{line, text}`` or
+absent) or None. Pure function of the text: no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Dict, Iterable, Optional
+
+MAX_LINE = 2000
+
+#: Several GPUs working together: a collective library or API, or a count of GPUs.
+_COLLECTIVE = re.compile(
+    r"\bNCCL\b|\bnccl(?:AllReduce|Broadcast|AllGather|ReduceScatter|CommInitRank)\b|all[_ -]?reduce|all[_ -]?gather|"
+    r"\bDDP\b|DistributedDataParallel|MirroredStrategy|nccl-tests|\bHorovod\b|"
+    r"\bmulti[- ]?gpus?\b|\bmultiple[- ](?:\w+[- ])?gpus?\b|\b(?:[2-9]|1[0-6])\s*(?:or more\s+)?(?:\w+\s+){0,2}GPUs\b|"
+    r"\b[2-9]\s*x\s*(?:NVIDIA\s+)?(?:GeForce\s+)?(?:RTX|GTX|Tesla|Quadro|A\d{2,4}|L\d{1,2}|V100|P100|T4)\b",
+    re.I,
+)
+#: What goes wrong when P2P traffic is redirected: no progress, or corrupt data.
+_SYMPTOM = re.compile(
+    r"\b(?:hangs?|hanging|hung|stuck|freez\w*|froze|deadlock\w*|stall\w*|spin-wait\w*|no forward progress|"
+    r"never (?:finish|complete|return)\w*|wrong results?|incorrect results?|garbage|(?:is|are|got|get|have|has)\s+`?nan`?s?\b|"
+    r"`?nan`?\s+(?:in|loss|errors?|values?)|loss (?:becomes|is|goes to) nan)",
+    re.I,
+)
+#: The P2P workaround NCCL's guide gives: disabling P2P (or limiting it to NVLink) makes it work.
+_WORKAROUND = re.compile(r"NCCL_P2P_(?:DISABLE\s*=?\s*1|LEVEL\s*=?\s*(?:LOC|NVL|0))", re.I)
+_P2P = re.compile(r"\bP2P\b|peer[- ]to[- ]peer|Access Peer|NCCL_P2P_", re.I)
+#: A PCIe path between the GPUs (nvidia-smi topo -m's legend: PIX, PXB, PHB, NODE, SYS are PCIe; NV# is NVLink).
+_PCIE = re.compile(r"\bPCI-?e\b|\bPCIe\s*(?:Gen)?\s*\d|\bPHB\b|\bPXB\b|\bPIX\b|\b(?:no|without)\s+NVLink\b", re.I)
+#: The cause itself shown: the ACS control register, the kernel options that clear it, the IOMMU in between.
+_ACS = re.compile(
+    r"\bACSCtl\b|\bACS\b(?:\s+(?:is\s+)?(?:enabled|on|control))?|pci=noacs|ECAP_ACS|pcie_acs_override|\bIOMMU\b|iommu=|"
+    r"intel_iommu|amd_iommu|\bVT-d\b|\bAMD-Vi\b",
+)
+#: An NVLink path: NV1..NV18 entries of `nvidia-smi topo -m`, NVSwitch, SXM boards; "no NVLink" is not one.
+_NVLINK = re.compile(
+    r"(?<![\w-])NV(?:[1-9]|1[0-8])(?![\w-])|\bNVSwitch\b|\bSXM\d?\b|(?<!no )(?<!without )\bNVLink\b(?! bridge not)", re.I
+)
+_NO_NVLINK = re.compile(r"\b(?:no|without|not using|not)\s+(?:an?\s+)?NVLink", re.I)
+
+
+def read(lines: Iterable[str]) -> Optional[Dict[str, Any]]:
+    """The multi-GPU entities the lines show (first line of each), or None when no collective is named."""
+    got: Dict[str, Dict[str, Any]] = {}
+    pats = (
+        ("collective", _COLLECTIVE),
+        ("symptom", _SYMPTOM),
+        ("workaround", _WORKAROUND),
+        ("p2p", _P2P),
+        ("pcie", _PCIE),
+        ("acs", _ACS),
+    )
+    for n, raw in enumerate(lines, 1):
+        line = raw[:MAX_LINE]
+        for name, pat in pats:
+            if name not in got:
+                m = pat.search(line)
+                if m:
+                    got[name] = {"line": n, "text": line.strip()[:300], "said": m.group(0)}
+        if "nvlink" not in got and not _NO_NVLINK.search(line):
+            m = _NVLINK.search(line)
+            if m:
+                got["nvlink"] = {"line": n, "text": line.strip()[:300], "said": m.group(0)}
+    if "collective" not in got:
+        return None
+    return got
+
+
+def fill(facts: Dict[str, Any], got: Optional[Dict[str, Any]]) -> bool:
+    """Record ``got`` as ``pasted.multi_gpu``; returns whether anything was recorded."""
+    if not got:
+        return False
+    facts.setdefault("pasted", {})["multi_gpu"] = dict(got)
+    return True
