@@ -186,6 +186,10 @@ def extension_abi_mismatch(fx: Facts) -> Iterator[Finding]:
     if not pkg or _TORCH_LIB.match(pkg):  # the line names a library of torch's: the package is the one importing it
         lib = re.search(r"lib(?:torch|c10)\w*\.so", said[1])
         pkg = _importer(_all_text(fx), lib.group(0) if lib else said[1])
+    if pkg in _COMPANIONS:
+        return  # torchvision's/torchaudio's own load failing: the companion is not torch's pair (torchvision-mismatch)
+    if not pkg and _TORCH_IMPORTS_ITSELF.search(_all_text(fx)) and re.search(r"\blib(?:c10|torch)\w*\.so", said[1]):
+        return  # torch's own import cannot find its own libraries: a broken torch install, not an extension
     pkg = pkg or "<the package named in the error>"
     torch = torch_version(fx)
     built = re.search(r"built for:?\s*PyTorch ([\w.+]+)", said[1])
@@ -213,6 +217,12 @@ def extension_abi_mismatch(fx: Facts) -> Iterator[Finding]:
 
 
 _TORCH_LIB = re.compile(r"lib-?(?:torch|c10)", re.I)
+#: torch's own companions: their load failures are torchvision-mismatch (checks/companions.py), not an extension's.
+_COMPANIONS = ("torchvision", "torchaudio")
+#: The traceback's last frames are torch's own import (torch/__init__.py loading its libraries), with no package between.
+_TORCH_IMPORTS_ITSELF = re.compile(
+    r"[/\\]torch[/\\]__init__\.py\W[^\n]*\n(?:[^\n]*\n){0,3}[^\n]*lib(?:c10|torch)\w*\.so: cannot open"
+)
 
 
 def _importer(text: str, needle: str) -> Optional[str]:
@@ -220,7 +230,9 @@ def _importer(text: str, needle: str) -> Optional[str]:
     before the error naming ``needle``: the one whose compiled module failed to load."""
     at = text.rfind(needle)
     before = text[: at if at > 0 else len(text)]
-    names = re.findall(r"(?:^|\s)(?:from|import)\s+([A-Za-z_][\w.]*)|(?:site|dist)-packages[\\/]+([A-Za-z_][\w]*)", before)
+    names = re.findall(
+        r"(?:^|\s)(?:from|import(?:ing)?)\s+(?!import)([A-Za-z_][\w.]*)|(?:site|dist)-packages[\\/]+([A-Za-z_][\w]*)", before
+    )
     for a, b in reversed(names):
         p = _package((a or b).split(".")[0]) if (a or b) else None
         if p and p != "torch" and not _TORCH_LIB.match(p):
