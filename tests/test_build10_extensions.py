@@ -108,3 +108,20 @@ def test_headerless_pip_list_rows_are_read_as_packages_not_as_a_complete_listing
 def test_one_name_version_line_is_not_a_listing():
     facts = issue.read("torch  2.1\nI tried the driver  535 as well\nRuntimeError: CUDA error: no kernel image\n")["facts"]
     assert not (facts.get("packages") or {}).get("distributions")
+
+
+# LibTorch as PyTorch's get-started page links it (https://pytorch.org/get-started/locally/, "LibTorch", C++/Java) and
+# nvcc where NVIDIA's installation guide puts it (https://docs.nvidia.com/cuda/cuda-installation-guide-linux/,
+# /usr/local/cuda-X.Y/bin): the C++ torch a program links and the toolkit a build uses, each with its version.
+def test_a_libtorch_archive_names_torch_and_its_cuda():
+    facts = issue.read(
+        "wget https://download.pytorch.org/libtorch/cu118/libtorch-cxx11-abi-shared-with-deps-2.1.0%2Bcu118.zip\n"
+        "unzip libtorch-cxx11-abi-shared-with-deps-2.1.0+cu118.zip\n"
+    )["facts"]
+    assert facts["torch"]["version"] == "2.1.0+cu118" and facts["torch"]["cuda"] == "11.8"
+
+
+def test_nvcc_by_its_versioned_path_is_the_toolkit():
+    facts = issue.read('set(CMAKE_CUDA_COMPILER "/usr/local/cuda-12.1/bin/nvcc")\n')["facts"]
+    assert facts["toolkit"]["nvcc_version"] == "12.1"
+    assert "nvcc_version" not in (issue.read("/usr/local/cuda/bin/nvcc\n")["facts"].get("toolkit") or {})
