@@ -403,11 +403,46 @@ def _nvcc_lost_on_the_way(fx: Facts) -> Iterator[Finding]:
     )
 
 
+#: AutoGPTQ's own warning (auto_gptq/nn_modules/qlinear/qlinear_cuda*.py) when its compiled kernels do not import.
+_AUTOGPTQ = re.compile(r"CUDA extension not installed|CUDA kernels for auto_gptq are not installed", re.I)
+#: The kernels exist but do not load into this torch: the symbol/loader words of a build for another torch.
+_LOADS_BUT_NOT_HERE = r"undefined symbol|DLL load failed|procedure entry point|cannot open shared object file|was built for"
+
+
+def _autogptq_kernels(fx: Facts, said: Tuple[str, str]) -> Iterator[Finding]:
+    """AutoGPTQ says its CUDA kernels are not installed (task build10): it prints this whenever importing
+    autogptq_cuda_64/_256 fails. With a loader error in the text the kernels exist but were built for another torch
+    (extension-abi-mismatch answers); without one they were never built (a wheel without them, BUILD_CUDA_EXT=0, or a
+    source build where nvcc/CUDA_HOME was missing)."""
+    if search(fx, _LOADS_BUT_NOT_HERE):
+        return
+    cmds = (
+        'python -c "import torch; print(torch.__version__, torch.version.cuda)"  # the torch the kernels must be built for',
+        'python -c "import torch, autogptq_cuda_64"  # the real import error, if the module is there',
+        "pip uninstall -y auto-gptq",
+        "pip install auto-gptq --no-build-isolation --no-cache-dir  # with nvcc of torch's CUDA on PATH (BUILD_CUDA_EXT=1), "
+        "or the project's prebuilt wheel for this torch and CUDA",
+    )
+    yield EXTENSION_BUILT_WITHOUT_CUDA.finding(
+        title="AutoGPTQ's CUDA kernels are not installed: this auto-gptq was built without them (or for another torch)",
+        evidence={said[0]: said[1]},
+        severity="warning",  # quantized layers still run, slowly (or through triton/exllama)
+        fix=Fix(
+            cmds,
+            "AutoGPTQ compiles autogptq_cuda_* only when nvcc and a CUDA torch are present at build time; its wheels "
+            "exist per torch/CUDA pair.",
+        ),
+    )
+
+
 @check(EXTENSION_BUILT_WITHOUT_CUDA)
 def extension_built_without_cuda(fx: Facts) -> Iterator[Finding]:
     """An extension says it was not compiled with GPU/CUDA support."""
     said = error_match(fx, EXTENSION_BUILT_WITHOUT_CUDA)
     if not said:
+        return
+    if _AUTOGPTQ.search(said[1]):
+        yield from _autogptq_kernels(fx, said)
         return
     cmds = [
         "python -c 'import torch; from torch.utils.cpp_extension import CUDA_HOME; print(torch.cuda.is_available(), "

@@ -170,6 +170,10 @@ def extension_abi_mismatch(fx: Facts) -> Iterator[Finding]:
         bare = search(fx, r"(?:ImportError|OSError): libcudart\.so\.\d+(?:\.\d+)?: cannot open shared object file")
         if bare:
             yield from _bare_cudart(fx, bare)
+            return
+        other = _wheel_for_other_torch(fx)
+        if other:
+            yield other
         return
     if re.search(r"[/\\]torch[/\\]lib[/\\][^/\\\s:]+:\s*undefined symbol", said[1]):
         return  # torch's own library missing a symbol of its own: torch is mixed or half-installed, not an extension
@@ -186,6 +190,10 @@ def extension_abi_mismatch(fx: Facts) -> Iterator[Finding]:
     if not pkg or _TORCH_LIB.match(pkg):  # the line names a library of torch's: the package is the one importing it
         lib = re.search(r"lib(?:torch|c10)\w*\.so", said[1])
         pkg = _importer(_all_text(fx), lib.group(0) if lib else said[1])
+    if pkg in _COMPANIONS:
+        return  # torchvision's/torchaudio's own load failing: the companion is not torch's pair (torchvision-mismatch)
+    if not pkg and _TORCH_IMPORTS_ITSELF.search(_all_text(fx)) and re.search(r"\blib(?:c10|torch)\w*\.so", said[1]):
+        return  # torch's own import cannot find its own libraries: a broken torch install, not an extension
     pkg = pkg or "<the package named in the error>"
     torch = torch_version(fx)
     built = re.search(r"built for:?\s*PyTorch ([\w.+]+)", said[1])
@@ -214,13 +222,108 @@ def extension_abi_mismatch(fx: Facts) -> Iterator[Finding]:
 
 _TORCH_LIB = re.compile(r"lib-?(?:torch|c10)", re.I)
 
+# ---------------------------------------------------------------- a prebuilt wheel names the torch it was built for
+#: The local version prebuilt extension wheels carry (task build10): flash-attn's setup.py and the packages that copy it
+#: (causal-conv1d, mamba-ssm, selective-scan) name their release wheels
+#: ``{name}-{version}+cu{CUDA}torch{major.minor}cxx11abi{TRUE|FALSE}-...whl``; PyG's wheels (torch-scatter,
+#: torch-sparse, torch-cluster, pyg-lib) are ``{version}+pt{major}{minor}cu{CUDA}`` / ``+pt{major}{minor}cpu``.
+_WHEEL_TORCH = re.compile(
+    r"\b(?P<name>[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z][A-Za-z0-9]*)*)[-=]=?(?P<ver>\d+(?:\.\d+)*(?:\.post\d+)?)"
+    r"\+(?:(?:cu(?P<cu>\d{2,3}))?torch(?P<torch>\d+\.\d+)(?:cxx11abi(?P<abi>TRUE|FALSE))?|pt(?P<ptmaj>\d)(?P<ptmin>\d{1,2})(?:cu(?P<cu2>\d{2,3})|cpu)\b)"
+)
+#: NVIDIA's own torch builds: NGC containers' '2.1.0a0+4136153' (a pre-release from a commit), Jetson wheels' '+nv22.4'.
+_NVIDIA_TORCH = re.compile(r"^\d+\.\d+\.\d+a0\+[0-9a-f]{7,}|\+nv\d{2}\.\d{1,2}|\.nv\d{2}\.\d{1,2}")
+#: The text says something went wrong (import, load, symbol): a version difference alone is not a failure.
+_FAILED = re.compile(
+    r"\b(?:\w*Error|undefined symbol|cannot open shared object|DLL load failed|errors? (?:happened|occurred|when)|"
+    r"fail(?:s|ed|ing)? to (?:import|load)|can(?:no|')t import|unable to (?:import|load))\b",
+    re.I,
+)
+
+
+def _wheel_builds(fx: Facts) -> Iterator[Tuple[str, str, str, Optional[str]]]:
+    """(distribution, its version string, the torch major.minor it was built for, its cxx11abi) from the text and the
+    listed packages."""
+    texts = [text_of(fx)] + [f"{d.get('name')}=={d.get('version')}" for d in fx.dicts("packages.distributions")]
+    for t in texts:
+        for m in _WHEEL_TORCH.finditer(t or ""):
+            torch = m.group("torch") or f"{m.group('ptmaj')}.{m.group('ptmin')}"
+            yield m.group("name"), m.group(0), torch, m.group("abi")
+
+
+def _wheel_for_other_torch(fx: Facts) -> Optional[Finding]:
+    """A prebuilt extension wheel whose version names the torch it was built for, on another torch — another
+    release, or NVIDIA's own build of the same release (NGC, Jetson), whose C++ symbols are not PyPI's — with the
+    text showing that package failing."""
+    installed = torch_version(fx)
+    mm = re.match(r"(\d+)\.(\d+)", installed or "")
+    text = text_of(fx)
+    if not mm or not _FAILED.search(text):
+        return None
+    have = f"{mm.group(1)}.{mm.group(2)}"
+    nvidia = bool(_NVIDIA_TORCH.search(installed or ""))
+    for name, tag, built, abi in _wheel_builds(fx):
+        if name.lower() in ("torch", "pytorch", "torchvision", "torchaudio"):
+            continue
+        module = name.replace("-", "_")
+        if not re.search(rf"\b{re.escape(module)}\b|\b{re.escape(name)}\b", _failed_context(text), re.I):
+            continue  # the failure the text shows is not this package's
+        if built != have:
+            why = f"it was built for torch {built}, torch {installed} is installed"
+        elif nvidia:
+            why = (
+                f"it was built against PyPI's torch {built}; {installed} is NVIDIA's own build (NGC/Jetson), whose C++ "
+                "symbols differ"
+            )
+        else:
+            continue
+        pkg = _DISTS.get(module, name.replace("_", "-"))
+        return EXTENSION_ABI_MISMATCH.finding(
+            title=f"{pkg} ({tag}) does not fit the installed torch: {why}",
+            evidence={"wheel": tag, "package": pkg, "built_for_torch": built, "cxx11abi": abi, "torch.version": installed},
+            severity="error" if built != have else "warning",
+            fix=Fix(
+                (
+                    f'{PIP} show torch {pkg}; python -c "import torch; print(torch.__version__, torch._C._GLIBCXX_USE_CXX11_ABI)"',
+                    f"{PIP} uninstall -y {pkg}",
+                    f"{PIP} install --no-build-isolation --no-cache-dir --no-binary :all: {pkg}  # built here, against torch {installed}"
+                    if nvidia
+                    else f"# install the {pkg} wheel whose tag names torch {have} (and torch's CUDA and C++ ABI), or build it: "
+                    f"{PIP} install --no-build-isolation --no-cache-dir {pkg}",
+                ),
+                "A prebuilt extension only loads in the torch release, CUDA and C++ ABI named in its wheel tag; NVIDIA's "
+                "torch builds (NGC, Jetson) need extensions built against them.",
+            ),
+        )
+    return None
+
+
+def _failed_context(text: str) -> str:
+    """The lines around each failure the text shows (three either side): where the failing package is named."""
+    lines = text.split("\n")
+    keep: "set[int]" = set()
+    for i, ln in enumerate(lines):
+        if _FAILED.search(ln):
+            keep.update(range(max(0, i - 3), min(len(lines), i + 4)))
+    return "\n".join(lines[i] for i in sorted(keep))
+
+
+#: torch's own companions: their load failures are torchvision-mismatch (checks/companions.py), not an extension's.
+_COMPANIONS = ("torchvision", "torchaudio")
+#: The traceback's last frames are torch's own import (torch/__init__.py loading its libraries), with no package between.
+_TORCH_IMPORTS_ITSELF = re.compile(
+    r"[/\\]torch[/\\]__init__\.py\W[^\n]*\n(?:[^\n]*\n){0,3}[^\n]*lib(?:c10|torch)\w*\.so: cannot open"
+)
+
 
 def _importer(text: str, needle: str) -> Optional[str]:
     """The package whose import (``import x`` / ``from x import``, or a frame in site-packages/x/) comes last
     before the error naming ``needle``: the one whose compiled module failed to load."""
     at = text.rfind(needle)
     before = text[: at if at > 0 else len(text)]
-    names = re.findall(r"(?:^|\s)(?:from|import)\s+([A-Za-z_][\w.]*)|(?:site|dist)-packages[\\/]+([A-Za-z_][\w]*)", before)
+    names = re.findall(
+        r"(?:^|\s)(?:from|import(?:ing)?)\s+(?!import)([A-Za-z_][\w.]*)|(?:site|dist)-packages[\\/]+([A-Za-z_][\w]*)", before
+    )
     for a, b in reversed(names):
         p = _package((a or b).split(".")[0]) if (a or b) else None
         if p and p != "torch" and not _TORCH_LIB.match(p):

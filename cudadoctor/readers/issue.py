@@ -273,6 +273,7 @@ def _segment(lines: List[str]) -> List[Optional[str]]:
         _find_pip_show,
         _find_conda_list,
         _find_conda_rows,
+        _find_pip_rows,
         _find_env_yml,
         _find_freeze,
         _find_nvcc,
@@ -589,6 +590,22 @@ def _find_conda_rows(lines: List[str], kinds: List[Optional[str]]) -> None:
         i += 1
 
 
+#: A `pip list` row without its header (`pip list | grep torch`): a name, the column padding pip adds, a version.
+_PIP_ROW = re.compile(r"^\s*[A-Za-z0-9][A-Za-z0-9._-]*\s{2,}\d[\w.+!-]*\s*$")
+
+
+def _find_pip_rows(lines: List[str], kinds: List[Optional[str]]) -> None:
+    """Two or more header-less `pip list` rows in a row (`pip list | grep torch`, task build10): a listing."""
+    i = 0
+    while i < len(lines):
+        if _free(kinds, i) and _PIP_ROW.match(lines[i]):
+            end = _run(lines, kinds, i, lambda s: bool(_PIP_ROW.match(s)))
+            if end > i:
+                _claim(kinds, i, end, "pip-rows")
+            i = end
+        i += 1
+
+
 def _find_env_yml(lines: List[str], kinds: List[Optional[str]]) -> None:
     """A pasted environment.yml: "dependencies:" and its "- name=version" rows (a "- pip:" list among them)."""
     for i, line in enumerate(lines):
@@ -721,6 +738,8 @@ def _facts(lines: List[str], parts: List[Dict[str, Any]]) -> Tuple[Dict[str, Any
                 errors.append(f"{dq.get('failed_call', 'cuda')} returned {dq.get('error_code')}\n-> {dq['error']}")
         elif kind == "pip-show":
             dists.extend(packages.read_pip_show(body))  # the packages asked about: not a complete listing
+        elif kind == "pip-rows":
+            dists.extend(packages.read_pip_list(body))  # a filtered listing (`| grep torch`): not a complete one
         elif kind in ("pip-list", "pip-freeze", "conda-list"):
             reader = {
                 "pip-list": packages.read_pip_list,

@@ -44,6 +44,13 @@ _TORCH = re.compile(
 _BUILT_FOR = re.compile(r"\b(?:built|compiled)\s+(?:for|with|against)\b|\brequires?\b|\brequired\b|\bexpects?\b", re.I)
 #: A line ending so continues on the next: "xFormers was built for:" / "PyTorch 2.1.2+cu121 with CUDA 1201".
 _ENDS_BUILT_FOR = re.compile(r"(?:\b(?:built|compiled)\s+(?:for|with|against)|\brequires?|\brequired|\bexpects?)\s*:?\s*$", re.I)
+#: A LibTorch archive as download.pytorch.org names it (libtorch-shared-with-deps-2.3.0+cu118.zip,
+#: libtorch-cxx11-abi-shared-with-deps-2.1.0%2Bcu121.zip; https://pytorch.org/get-started/locally/ "LibTorch"): the C++
+#: distribution a program links, its release and CUDA variant in the name (task build10).
+_LIBTORCH_ARCHIVE = re.compile(
+    r"\blibtorch-(?:win-|cxx11-abi-)?(?:shared|static)-with(?:out)?-deps-(?:debug-)?"
+    r"(?P<v>\d+\.\d+\.\d+(?:\.dev\d+)?(?:%2[Bb]|\+)(?:cu\d{2,3}|cpu|rocm[\d.]+))(?=\.zip|\b)"
+)
 #: The installed torch in a package's own mismatch message: xFormers' "... was built for: PyTorch X (you have Y)".
 _YOU_HAVE = re.compile(r"\(you have (?:torch |pytorch )?" + _VERSION + r"\)", re.I)
 _DRIVER = re.compile(
@@ -91,6 +98,9 @@ _NVCC = re.compile(
     + r")(?P<v>\d{1,2}\.\d(?:\.\d{1,3})?)",
     re.I,
 )
+#: nvcc by its path in a versioned toolkit directory ("/home/u/cuda-11.7/bin/nvcc", "/usr/local/cuda-12.1/bin/nvcc",
+#: "C:\\...\\CUDA\\v11.8\\bin\\nvcc.exe"): the toolkit a build uses, its release in the directory's name (task build10).
+_NVCC_PATH = re.compile(r"[/\\]cuda(?:[-_]|[/\\]+v)?(?P<v>\d{1,2}\.\d)[/\\]+bin[/\\]+nvcc\b", re.I)
 _CUDNN = re.compile(
     r"(?<![A-Za-z0-9_./-])cudnn(?:[\s_-]*version|\s*版本)?" + _SEP + r"v?(?P<v>\d{1,2}\.\d{1,2}(?:\.\d{1,3})?)", re.I
 )
@@ -446,6 +456,7 @@ _FIELDS: Tuple[Tuple[str, "re.Pattern[str]", Tuple[str, ...], bool], ...] = (
     ("driver", _NVIDIA_DOTTED, ("nvidia",), True),
     ("cuda", _CUDA, ("cuda",), True),
     ("nvcc", _NVCC, ("nvcc",), False),
+    ("nvcc", _NVCC_PATH, ("nvcc",), False),
     ("cudnn", _CUDNN, ("cudnn",), False),
     ("python", _PYTHON, ("py",), True),
     ("gcc", _GCC, ("gcc", "g++"), False),
@@ -632,6 +643,8 @@ def read(lines: Iterable[str]) -> Dict[str, Any]:
             if field == "torch":
                 for m in _YOU_HAVE.finditer(line):
                     add("torch", m.group("v"), n, raw)
+                for m in _LIBTORCH_ARCHIVE.finditer(line):  # the libtorch fetched and unzipped is the torch in use
+                    add("torch", re.sub("%2[Bb]", "+", m.group("v")), n, raw)
                 for m in _TORCH_TAGGED.finditer(line):
                     if any(a <= m.start() < b for a, b in installs) or _OTHER_PACKAGE.search(m.group("mid")):
                         continue
