@@ -38,6 +38,10 @@ WHAT = {
         "the minimum NVIDIA driver a program's own CUDA build needs, per release of the program and GPU compute capability, as its documentation states it (ollama)",
         lambda d: f"{len(d['programs'])} programs, {sum(len(p['floors']) for p in d['programs'].values())} release ranges",
     ),
+    "ptx_isa": (
+        "the CUDA release that writes and reads each PTX ISA version (ptxas's \"Unsupported .version X; current version is 'Y'\" names two CUDA releases)",
+        lambda d: f"{len(d['ptx_to_cuda'])} PTX ISA versions",
+    ),
     "torch_releases": (
         "every torch release series: date, patches, CUDA variants, default variant per platform, Python range, torchvision/torchaudio pairing, cuDNN",
         lambda d: f"{len(d['releases'])} release series",

@@ -32,6 +32,7 @@ from . import _containers
 from ._common import error_match, kb, text_of
 from ._fixes import driver_alternative, filtered_path_command, install_commands
 from .drv10 import compat_named, program_floor
+from .ptx11 import PtxTooNew, driver_jit_too_old
 from .text_classes import legacy_gpu_cannot_run
 
 DRIVER_TOO_OLD = Code(
@@ -518,9 +519,53 @@ def _program_floor_finding(fx: Facts, p: Dict[str, Any]) -> Finding:
     )
 
 
+def _ptx_finding(fx: Facts, p: PtxTooNew) -> Optional[Finding]:
+    """The driver's PTX JIT reads PTX up to CUDA `have_cuda`'s version; the program's PTX came from CUDA `want_cuda`.
+    None when the driver the facts show already runs that CUDA (the message then came from another machine or library)."""
+    os_name = driver_os(fx)
+    driver = driver_version(fx)
+    offers = kb().max_cuda_for_driver(driver, os_name) if driver else None
+    if offers and (vtuple(offers) or ()) >= (vtuple(p.want_cuda) or ()):
+        return None
+    floor = kb().min_driver_for_cuda(p.want_cuda, os_name, minor_compat=False)
+    who = f"Driver {driver}" if driver else "The driver"
+    return DRIVER_TOO_OLD.finding(
+        title=(
+            f"{who} is too old for this program's GPU code: its PTX JIT reads PTX up to {p.have_ptx} (CUDA "
+            f"{p.have_cuda}), the program's PTX is {p.want_ptx} (written by CUDA {p.want_cuda})"
+        ),
+        evidence={
+            "error": p.line,
+            "ptx_version": p.want_ptx,
+            "written_by_cuda": p.want_cuda,
+            "driver_reads_ptx_up_to": p.have_ptx,
+            "driver_cuda": offers or p.have_cuda,
+            "nvml.driver_version": driver,
+            "min_driver_for_release": floor,
+        },
+        fix=Fix(
+            (
+                *_driver_upgrade(fx, floor),
+                f"# or keep the driver and use a build of the program made with CUDA {p.have_cuda} or older "
+                f"(numba: the cudatoolkit / cuda-nvcc of CUDA {p.have_cuda})",
+            ),
+            "PTX is compiled to the GPU's code by the driver when the program loads it, and a driver reads only the PTX "
+            "versions of the CUDA releases up to its own; this JIT is outside CUDA's minor-version compatibility "
+            "(kb/ptx_isa.json: the PTX ISA release history).",
+        ),
+    )
+
+
 @check(DRIVER_TOO_OLD)
 def driver_too_old(fx: Facts) -> Iterator[Finding]:
     """Driver vs the CUDA of the torch build, with minor-version compatibility."""
+    from ._common import text_of
+
+    ptx = driver_jit_too_old(text_of(fx))
+    found_ptx = _ptx_finding(fx, ptx) if ptx else None
+    if found_ptx:
+        yield found_ptx
+        return
     said = error_match(fx, DRIVER_TOO_OLD)
     if not said or _DRIVER_SYMBOL.search(said[1]):
         from ._common import text_of

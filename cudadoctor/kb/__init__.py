@@ -69,6 +69,7 @@ TABLES = (
     "cuda_drivers",
     "driver_api_symbols",
     "program_driver_min",
+    "ptx_isa",
     "torch_releases",
     "torch_arch_lists",
     "gpu_compute_capability",
