@@ -118,6 +118,18 @@ _UVM_CMDS = (
 )
 
 
+def uvm_not_loaded_shown(fx: Facts) -> bool:
+    """Whether :func:`uvm_not_loaded_entities` names the module not loaded (plat11): lsmod without nvidia_uvm, a line
+    saying so, or CUDA's unknown error with no suspend and no reload, on NixOS or fixed by loading the module. Then
+    nvidia-uvm-stale (text_classes.py, matched on the unknown error alone) steps back: nothing says it went stale."""
+    u = fx.dict("pasted.uvm") or {}
+    if (u.get("lsmod_nvidia") and u.get("lsmod_has_uvm") is False) or u.get("not_loaded"):
+        return True
+    if u.get("suspend") or u.get("reload_fix"):
+        return False
+    return bool((u.get("nixos") or u.get("load_fix")) and search(fx, _CUDA_UNKNOWN))
+
+
 def uvm_not_loaded_entities(fx: Facts, code: Code) -> Iterator[Finding]:
     """``code`` (nvidia-uvm-not-loaded-after-reboot) from the report's nvidia_uvm entities (``pasted.uvm``)."""
     u = fx.dict("pasted.uvm") or {}
