@@ -14,12 +14,16 @@ Pure: no I/O.
 
 from __future__ import annotations
 
-from typing import Any, Dict, Iterator
+import re
+from typing import Any, Dict, Iterator, Optional, Tuple
 
+from cudadoctor.errortext import gpu_vendors, kb_document
 from cudadoctor.facts import Facts
+from cudadoctor.interpret.gpus import driver_version, gpus
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import search
+from ._common import search, text_of
+from .driver import NO_NVIDIA_DRIVER
 
 _NCCL_TROUBLESHOOTING = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html"
 
@@ -118,6 +122,18 @@ _UVM_CMDS = (
 )
 
 
+def uvm_not_loaded_shown(fx: Facts) -> bool:
+    """Whether :func:`uvm_not_loaded_entities` names the module not loaded (plat11): lsmod without nvidia_uvm, a line
+    saying so, or CUDA's unknown error with no suspend and no reload, on NixOS or fixed by loading the module. Then
+    nvidia-uvm-stale (text_classes.py, matched on the unknown error alone) steps back: nothing says it went stale."""
+    u = fx.dict("pasted.uvm") or {}
+    if (u.get("lsmod_nvidia") and u.get("lsmod_has_uvm") is False) or u.get("not_loaded"):
+        return True
+    if u.get("suspend") or u.get("reload_fix"):
+        return False
+    return bool((u.get("nixos") or u.get("load_fix")) and search(fx, _CUDA_UNKNOWN))
+
+
 def uvm_not_loaded_entities(fx: Facts, code: Code) -> Iterator[Finding]:
     """``code`` (nvidia-uvm-not-loaded-after-reboot) from the report's nvidia_uvm entities (``pasted.uvm``)."""
     u = fx.dict("pasted.uvm") or {}
@@ -154,5 +170,42 @@ def uvm_not_loaded_entities(fx: Facts, code: Code) -> Iterator[Finding]:
     )
 
 
+def _no_gpu_said(fx: Facts, text: str) -> Optional[Tuple[str, str]]:
+    """(the person's words, CUDA's failure line) when a person says the machine has no GPU at all (kb/errors/
+    plat11.json no_gpu_said), CUDA was asked for and is unavailable, and nothing shows an NVIDIA GPU or driver."""
+    said = fx.dict("pasted.no_gpu_said") or {}  # readers/nogpu.py, from every line of the paste
+    failed = re.search(kb_document("gpuid9.json")["cpu_notebooks"]["cuda_unavailable"], text)
+    if not (said.get("text") and failed) or fx.int("nvml.device_count") or fx.int("torch.device_count") or driver_version(fx):
+        return None
+    if fx.list("system.pci_nvidia_devices") or fx.get("pasted.nvidia_named") or (fx.get("pasted.prose") or {}).get("gpus"):
+        return None
+    if any(g.get("name") for g in gpus(fx)) or gpu_vendors.nvidia_named(text.splitlines()):
+        return None
+    return str(said["text"]), failed.group(0)
+
+
+@check(NO_NVIDIA_DRIVER, name="no-gpu-said", fallback=True)  # driver.py owns the code
+def no_gpu_said(fx: Facts) -> Iterator[Finding]:
+    """Where nothing else found a cause (plat11): a person says the machine has no GPU or graphics card, CUDA was asked
+    for and is unavailable, and no NVIDIA GPU or driver is shown: no NVIDIA GPU, so no driver (no-nvidia-driver)."""
+    text = text_of(fx)
+    got = _no_gpu_said(fx, text) if text.strip() else None
+    if not got:
+        return
+    yield NO_NVIDIA_DRIVER.finding(
+        title="Likely: this machine has no NVIDIA GPU (the report says it has no GPU), so CUDA has no device or driver",
+        evidence={"the report says": got[0], "cuda": got[1], "nvidia_gpu_shown": False},
+        fix=Fix(
+            (
+                "nvidia-smi -L  # lists the NVIDIA GPUs; 'command not found' or nothing: none here",
+                "# run the program on its CPU path (drop --cuda / --device cuda, or use device='cpu'), slower",
+                "# or run it on a machine with an NVIDIA GPU (a GPU cloud instance, Colab with a GPU runtime)",
+            ),
+            "CUDA needs an NVIDIA GPU and its driver; a machine without one can only run the CPU path.",
+        ),
+        severity="warning",
+    )
+
+
 def register():
-    return [pcie_acs_blocks_p2p]
+    return [pcie_acs_blocks_p2p, no_gpu_said]

@@ -21,6 +21,7 @@ from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import PIP, error_match, text_finding
 from .companions import companion_library_hypothesis, cpu_build_of, cpu_build_severity
+from .plat10 import uvm_not_loaded_shown
 
 SHM_EXHAUSTED = Code(
     code="shm-exhausted",
@@ -474,6 +475,8 @@ def toolkit_arch_unsupported(fx: Facts) -> Iterator[Finding]:
 
 @check(NVIDIA_UVM_STALE)
 def nvidia_uvm_stale(fx: Facts) -> Iterator[Finding]:
+    if uvm_not_loaded_shown(fx):
+        return  # plat11: the report shows nvidia_uvm not loaded, no suspend, no reload (checks/plat10.py names it)
     cmds = [
         "nvidia-smi  # works: the driver itself is fine",
         "sudo rmmod nvidia_uvm && sudo modprobe nvidia_uvm  # or reboot",

@@ -16,7 +16,7 @@ from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from .. import __version__
 from ..facts import FactsError, new_facts, sanitize
-from . import containers, devicequery, multigpu, nvidia_smi, packages, uvm
+from . import containers, devicequery, multigpu, nogpu, nvidia_smi, packages, uvm
 from ._collect_env_lines import _KEY_RX, CORE_KEYS, _CANON
 from ._text import is_fence, raw_lines
 
@@ -777,6 +777,7 @@ def _facts(lines: List[str], parts: List[Dict[str, Any]]) -> Tuple[Dict[str, Any
     containers.fill(facts, containers.read(lines))  # where it ran: docker run / compose / k8s ... (readers/containers.py)
     multigpu.fill(facts, multigpu.read(lines))  # GPUs talking to each other: NCCL, P2P, PCIe/NVLink (readers/multigpu.py)
     uvm.fill(facts, uvm.read(lines))  # nvidia_uvm: lsmod, loaded or reloaded, boot or suspend (readers/uvm.py)
+    nogpu.fill(facts, nogpu.read(lines))  # a person saying the machine has no GPU at all (readers/nogpu.py)
     return facts, error_text, parts
 
 
