@@ -35,6 +35,7 @@ from __future__ import annotations
 import re
 from typing import Iterator, List, Optional, Tuple
 
+from cudadoctor import kb
 from cudadoctor.facts import Facts
 from cudadoctor.interpret import gpus, in_conda_env
 from cudadoctor.model import Code, Finding, Fix, check
@@ -457,6 +458,72 @@ def extension_built_without_cuda(fx: Facts) -> Iterator[Finding]:
         title="The extension was built without its CUDA code: rebuild it where CUDA is found (FORCE_CUDA=1) or install its CUDA wheel",
         evidence={said[0]: said[1]},
         fix=Fix(tuple(cmds), "Its setup.py compiled the CUDA kernels only if it found CUDA at build time; it did not."),
+    )
+
+
+#: gcc's own version line and a gcc version written in the text ("gcc (GCC) 13.2.1 20230801", "gcc (Ubuntu
+#: 13.2.0-23ubuntu4) 13.2.0", "gcc version 13.2.0", "with gcc 13.2", "I'm using GCC 14"); never "gcc-12"/"g++-12"
+#: (a compiler named by its versioned name is often the one switched TO).
+_GCC_STATED = re.compile(
+    r"\bgcc(?:[ \t]+\([^()\n]{1,40}\)|[ \t]+version)?(?:[ \t]+is)?[ \t]+(\d{1,2})(?:\.\d+){0,2}(?![\w.-])", re.IGNORECASE
+)
+#: The text says a compile/build failed ("Compile error", "build log error", "failed to build", "compilation
+#: terminated", "Unable to build", "error: command '/usr/local/cuda/bin/nvcc' failed"): the situation in which nvcc checks its host
+#: compiler. Without it a gcc newer than nvcc accepts is no finding (nothing may be compiled with nvcc).
+_BUILD_FAILED = re.compile(
+    r"\b(?:compil\w*|build(?:ing)?)\b[^\n]{0,30}?\b(?:error|fail\w*)\b"
+    r"|\b(?:error|fail\w*)\b[^\n]{0,12}?\b(?:to[ \t]+)?(?:compil\w*|build(?:ing)?)\b"
+    r"|\b(?:unable to|cannot|can't|could not|couldn't)[ \t]+(?:build|compile)\b"
+    r"|\bcompilation terminated\b|\berror: command '[^'\n]*nvcc[^'\n]*' failed",
+    re.IGNORECASE,
+)
+
+
+def _gcc_majors(fx: Facts, text: str) -> List[int]:
+    majors = {int(m.group(1)) for m in _GCC_STATED.finditer(text)}
+    prose = re.match(r"(\d{1,2})\.", fx.str("pasted.prose.gcc.value") or "")
+    if prose:
+        majors.add(int(prose.group(1)))
+    return sorted(majors)
+
+
+def host_compiler_stated(fx: Facts, code: Code) -> Iterator[Finding]:
+    """host-compiler-unsupported (``code``, declared by text_classes, which calls this when nvcc's own refusal is
+    not quoted): a failed build whose text states a gcc newer than its CUDA toolkit's nvcc accepts
+    (kb/host_compilers.json, from each release's crt/host_config.h)."""
+    text = fx.str("user_error.text") or ""
+    cuda = fx.str("toolkit.nvcc_version") or ""
+    limits = kb.host_compiler_limits(cuda) if cuda else None
+    failed = _BUILD_FAILED.search(text)
+    majors = _gcc_majors(fx, text)
+    if not (limits and limits.get("gcc_max") and failed and majors):
+        return
+    top = int(limits["gcc_max"])
+    if min(majors) <= top:  # a stated gcc nvcc accepts: which one built is unknown
+        return
+    gcc = fx.str("pasted.prose.gcc.text") or f"gcc {majors[0]}"
+    newer = kb.cuda_accepting_gcc(majors[0])
+    cmds = [
+        "gcc --version; nvcc --version  # the host compiler nvcc runs, and the toolkit",
+        f"export CC=gcc-{top} CXX=g++-{top} NVCC_PREPEND_FLAGS='-ccbin /usr/bin/g++-{top}'  # a gcc nvcc {cuda} accepts; "
+        f"or the project's own option (--cxx=g++-{top}, -DCMAKE_CUDA_HOST_COMPILER=g++-{top})",
+        f"# then rebuild; or install CUDA {newer} or newer (its nvcc accepts gcc {majors[0]})"
+        if newer
+        else "# then rebuild; or install a newer CUDA toolkit that supports your gcc",
+    ]
+    yield code.finding(
+        title=f"The build failed with gcc {majors[0]}, newer than the gcc {top} nvcc of CUDA {cuda} accepts",
+        evidence={
+            "gcc": gcc,
+            "cuda toolkit": f"{cuda} ({fx.str('toolkit.from') or 'toolkit.nvcc_version'})",
+            "nvcc accepts": f"gcc {top} at most (crt/host_config.h of CUDA {limits.get('release') or cuda})",
+            "build failure": failed.group(0),
+        },
+        fix=Fix(
+            tuple(cmds),
+            "nvcc checks the host compiler's version (crt/host_config.h) and refuses a gcc newer than its release supports.",
+        ),
+        severity="warning",
     )
 
 

@@ -568,7 +568,12 @@ def companion_arch_unsupported(fx: Facts) -> Iterator[Finding]:
     cmds = [
         f'TORCH_CUDA_ARCH_LIST="{cap}" {PIP} install --no-build-isolation --no-cache-dir --no-binary {pkg} {pkg}  # build it for this GPU'
     ]
-    too_old = re.search(r"only supports|\(too old\)|at least \d", said[1], re.I)
+    too_old = re.search(
+        r"only supports|\(too old\)|at least \d|capability [\d.]+(?: \([A-Za-z ]+\))? or (?:higher|newer|above) is required"
+        r"|capability (?:< ?[\d.]+|\d+ \d+) (?:are|is) not supported",
+        said[1],
+        re.I,
+    )
     if too_old:  # the package does not support this GPU generation at all: rebuilding will not help
         cmds = [f"# {pkg} does not support this GPU; use the application's fallback instead:"]
     if pkg == "flash-attn":
@@ -579,7 +584,12 @@ def companion_arch_unsupported(fx: Facts) -> Iterator[Finding]:
         cmds = ["# run the model in float16: vllm serve <model> --dtype float16  (or torch_dtype=torch.float16)"]
     gpu = f" ({names[0]}, compute capability {caps[0]})" if names and caps else ""
     unnamed = pkg.startswith("<")
-    if unnamed:  # find the package first; the rebuild line keeps a placeholder
+    if unnamed and too_old:  # a package's own minimum-capability check: no build of it runs here
+        cmds = [
+            "# the package that raised it (in the traceback) supports no GPU this old: rebuilding it will not help",
+            "# run on a GPU of the capability it names, or without that package (the application's fallback)",
+        ]
+    elif unnamed:  # find the package first; the rebuild line keeps a placeholder
         cmds = [
             f"{PIP} list  # the packages with their own CUDA kernels: xformers, flash-attn, mmcv, detectron2, bitsandbytes, "
             "vllm, torch-scatter...; the failing one is in the traceback",
@@ -597,6 +607,8 @@ def companion_arch_unsupported(fx: Facts) -> Iterator[Finding]:
             f"{pkg}'s" if not unnamed else "a separately built package's (or a torch built from source)"
         )
         cmds = ['python -c "import torch; print(torch.__version__, torch.cuda.get_arch_list())"  # torch\'s own list'] + cmds
+    elif unnamed and too_old:
+        title = f"A package with its own GPU kernels refuses this GPU{gpu}: it supports only newer GPUs"
     elif pkg.startswith("<") and owner:
         title = (
             f"A separately compiled package's or program's kernels (not torch's) lack this GPU's architecture{gpu}: {owner[1]}"

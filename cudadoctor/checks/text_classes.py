@@ -20,6 +20,7 @@ from cudadoctor.interpret import driver_version, gpus, torch_cuda
 from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import PIP, error_match, text_finding
+from .builds import host_compiler_stated
 from .companions import companion_library_hypothesis, cpu_build_of, cpu_build_severity
 from .plat10 import uvm_not_loaded_shown
 
@@ -406,6 +407,9 @@ def container_toolkit_missing(fx: Facts) -> Iterator[Finding]:
 @check(HOST_COMPILER_UNSUPPORTED)
 def host_compiler_unsupported(fx: Facts) -> Iterator[Finding]:
     said = error_match(fx, HOST_COMPILER_UNSUPPORTED)
+    if not said:  # no refusal quoted: a failed build stating a gcc newer than its nvcc accepts (builds.py)
+        yield from host_compiler_stated(fx, HOST_COMPILER_UNSUPPORTED)
+        return
     # nvcc's host_config.h: "gcc versions later than 12"; torch's cpp_extension: "the maximum required version by CUDA 11.7 (11.5.0)"
     m = re.search(r"later than (\d+)|maximum required version by CUDA [\d.]+ \((\d+)", said[1]) if said else None
     limits = kb.host_compiler_limits(fx.str("toolkit.nvcc_version") or "")  # kb/host_compilers.json
