@@ -284,6 +284,13 @@ def cpu_build_severity(line: str) -> Optional[str]:
     )
 
 
+def names_cpu_build_companion(text: str) -> bool:
+    """Whether the text names a library that has separate CPU and CUDA builds (by the names cpu_build_of reads): a
+    companion-cpu-only-build cause needs that library in evidence; a text naming none (a bare cuBLAS status) is no
+    report of one."""
+    return any(re.search(rx, text, re.IGNORECASE) for _name, rx, _cmds in _CPU_BUILDS)
+
+
 def cpu_build_of(line: str, context: str = "") -> Tuple[str, Tuple[str, ...]]:
     """(package, commands to install its CUDA build) for a companion-cpu-only-build match: named by the matched line,
     else by the rest of the text; jaxlib (the oldest such wording) when neither names one."""

@@ -1,0 +1,100 @@
+"""lib11: a cuDNN named without a major is a missing library, not a mismatch; a learned guess about a package's CPU
+build needs that package named.
+
+Texts are real (public threads, URLs beside them); none comes from the blind batches.
+"""
+
+from __future__ import annotations
+
+from checkcli import codes, paste_findings, run_check, write
+
+from cudadoctor.checks.companions import names_cpu_build_companion
+
+# https://github.com/PaddlePaddle/Paddle/issues/26719 (2020-08-27): paddle 1.8 could not dlopen libcudnn.so
+PADDLE_18 = (
+    "W0827 11:01:05.964001 21363 device_context.cc:252] Please NOTE: device: 0, CUDA Capability: 75, Driver API Version: "
+    "10.2, Runtime API Version: 10.0\n"
+    "W0827 11:01:05.964174 21363 dynamic_loader.cc:120] Can not find library: libcudnn.so. The process maybe hang. "
+    "Please try to add the lib path to LD_LIBRARY_PATH.\n"
+    "W0827 11:01:05.964198 21363 dynamic_loader.cc:179] Failed to find dynamic library: libcudnn.so ( libcudnn.so: "
+    "cannot open shared object file: No such file or directory ) \n"
+    " Please specify its path correctly using following ways: \n"
+    " Method. set environment variable LD_LIBRARY_PATH on Linux or DYLD_LIBRARY_PATH on Mac OS. \n"
+)
+
+# https://github.com/PaddlePaddle/Paddle/issues/11068 (2018-05-31): the 0.x loader's CHECK, with CUDA 9.0 stated
+PADDLE_0X = (
+    "Cuda-9.0\nGPU-TeslaP100\nUbuntu 16.04\n"
+    "F0531 03:56:01.989326  2382 DynamicLoader.cpp:104] Check failed: nullptr != *dso_handle Failed to find dynamic "
+    "library: libcudnn.so (libcudnn.so: cannot open shared object file: No such file or directory) \n"
+    "Please specify its path correctly using following ways: \n"
+)
+
+
+def test_paddle_cannot_find_unversioned_libcudnn_is_missing_not_mismatch(tmp_path):
+    for text in (PADDLE_18, PADDLE_0X):
+        got = codes(paste_findings(tmp_path, text))
+        assert "cuda-library-missing" in got, got
+        assert "cudnn-mismatch" not in got, got
+
+
+def test_paddle_with_cudnn7_stated_beside_unversioned_libcudnn_is_no_mismatch(tmp_path):
+    # the bare development name carries no major: a stated cuDNN 7.6.5 is no evidence of another major
+    text = PADDLE_18 + "\npaddlepaddle-gpu==1.8.1.post107\nCUDA版本：10.1\ncudnn版本：7.6.5\n"
+    got = codes(paste_findings(tmp_path, text))
+    assert got and got[0] == "cuda-library-missing", got
+    assert "cudnn-mismatch" not in got
+
+
+def test_paddle_per_directory_attempt_alone_is_not_matched(tmp_path):
+    # https://github.com/PaddlePaddle/Paddle/pull/25175 (2020-06-26): the first, per-directory attempt (a full path) is
+    # a warning the default path may still satisfy; the unit test ran on
+    text = (
+        "578: W0626 07:30:14.958109 15314 dynamic_loader.cc:154] Failed to find dynamic library: "
+        "/usr/local/cuda/lib64/libcudnn.so (/usr/local/cuda/lib64/libcudnn.so: cannot open shared object file: No such "
+        "file or directory)\n"
+    )
+    f = paste_findings(tmp_path, text)
+    assert not any(x["code"] == "cuda-library-missing" and "Failed to find dynamic library" in str(x["evidence"]) for x in f)
+
+
+# PyTorch's collect_env output when nothing could be collected but is_available (its own 'Could not collect' lines)
+COLLECT_ENV_UNKNOWN = """Collecting environment information...
+PyTorch version: Could not collect
+Is debug build: Could not collect
+CUDA used to build PyTorch: Could not collect
+ROCM used to build PyTorch: N/A
+
+OS: Could not collect
+GCC version: Could not collect
+Clang version: Could not collect
+CMake version: Could not collect
+Libc version: Could not collect
+
+Python version: Could not collect
+Python platform: Could not collect
+Is CUDA available: True
+CUDA runtime version: Could not collect
+GPU models and configuration: Could not collect
+Nvidia driver version: Could not collect
+cuDNN version: Could not collect
+
+Versions of relevant libraries:
+[pip3] No relevant packages
+[conda] Could not collect
+"""
+
+
+def test_learned_guess_of_a_cpu_build_needs_a_package_named(tmp_path):
+    # https://github.com/clovaai/bros/issues/14: a cuBLAS execution failure names no library with a CPU build; the
+    # learned model read 'CUBLAS_STATUS_EXECUTION_FAILED' alone as companion-cpu-only-build (98 %)
+    env = write(tmp_path, COLLECT_ENV_UNKNOWN, "env.txt")
+    err = write(tmp_path, "RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED\n", "err.txt")
+    f = run_check("--from-collect-env", str(env), "--error-file", str(err))
+    assert "companion-cpu-only-build" not in codes(f)
+
+
+def test_names_cpu_build_companion_reads_the_package_names():
+    assert names_cpu_build_companion("UserWarning: The installed version of bitsandbytes was compiled without GPU support.")
+    assert names_cpu_build_companion("cdfact_pkg_jax")
+    assert not names_cpu_build_companion("RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED")
