@@ -98,3 +98,36 @@ def test_names_cpu_build_companion_reads_the_package_names():
     assert names_cpu_build_companion("UserWarning: The installed version of bitsandbytes was compiled without GPU support.")
     assert names_cpu_build_companion("cdfact_pkg_jax")
     assert not names_cpu_build_companion("RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED")
+
+
+# https://github.com/pytorch/pytorch/issues/62350 (2021-07-28, Windows, YoloR): the dispatcher lists CPU, no CUDA
+TV_NMS_62350 = (
+    "NotImplementedError: Could not run 'torchvision::nms' with arguments from the 'CUDA' backend. This could be because "
+    "the operator doesn't exist for this backend, or was omitted during the selective/custom build process (if using "
+    "custom build). If you are a Facebook employee using PyTorch on mobile, please visit https://fburl.com/ptmfixes for "
+    "possible resolutions. 'torchvision::nms' is only available for these backends: [CPU, QuantizedCPU, BackendSelect, "
+    "Named, ADInplaceOrView, AutogradOther, AutogradCPU, AutogradCUDA, AutogradXLA, UNKNOWN_TENSOR_TYPE_ID, AutogradMLC, "
+    "Tracer, Autocast, Batched, VmapMode].\n"
+)
+# https://github.com/mikel-brostrom/boxmot/issues/42 (2020-12-07): torch 1.7.0 / torchvision 0.8.0, the older list
+TV_NMS_BOXMOT = (
+    "RuntimeError: Could not run 'torchvision::nms' with arguments from the 'CUDA' backend. 'torchvision::nms' is only "
+    "available for these backends: [CPU, BackendSelect, Named, AutogradOther, AutogradCPU, AutogradCUDA, AutogradXLA, "
+    "Tracer, Autocast, Batched, VmapMode].\n"
+)
+
+
+def test_torchvision_op_without_its_cuda_kernel_is_a_cpu_torchvision(tmp_path):
+    for text in (TV_NMS_62350, TV_NMS_BOXMOT):
+        f = paste_findings(tmp_path, text)
+        assert codes(f)[:1] == ["companion-cpu-only-build"], codes(f)
+        cpu = next(x for x in f if x["code"] == "companion-cpu-only-build")
+        assert cpu["title"].startswith("torchvision ")
+        assert any("torchvision" in c and "download.pytorch.org" in c for c in cpu["fix"]["commands"])
+
+
+def test_torchvision_op_missing_altogether_stays_a_mismatch(tmp_path):
+    # https://blog.csdn.net/qq_41590635/article/details/112384718 (its title): the operator is not registered at all
+    # (torchvision's library did not load beside this torch), not a missing CUDA kernel
+    text = "RuntimeError: No such operator torchvision::nms\n"
+    assert "companion-cpu-only-build" not in codes(paste_findings(tmp_path, text))

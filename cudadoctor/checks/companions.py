@@ -204,6 +204,17 @@ def _severity(problems: List[str], loaded: Any, said: bool) -> str:
 #: specific wording first; the first whose name the text holds wins.
 _CPU_BUILDS: Tuple[Tuple[str, str, Tuple[str, ...]], ...] = (
     (
+        # torchvision's ops register their CUDA kernels only in its CUDA builds; PyTorch's dispatcher then lists the
+        # backends it has ('only available for these backends: [CPU, ...]', kb/errors/lib11.json)
+        "torchvision",
+        r"torchvision::",
+        (
+            'python -c "import torch, torchvision; print(torch.__version__, torchvision.__version__)"  # +cpu on torchvision: its CPU build',
+            f"{PIP} uninstall -y torchvision",
+            f"{PIP} install torchvision --index-url https://download.pytorch.org/whl/cu<XYZ>  # the release paired with your torch, same CUDA variant as torch",
+        ),
+    ),
+    (
         "dlib",
         r"\bdlib\b|face_recognition",
         (
