@@ -131,3 +131,23 @@ def test_torchvision_op_missing_altogether_stays_a_mismatch(tmp_path):
     # (torchvision's library did not load beside this torch), not a missing CUDA kernel
     text = "RuntimeError: No such operator torchvision::nms\n"
     assert "companion-cpu-only-build" not in codes(paste_findings(tmp_path, text))
+
+
+def test_glibcxx_not_found_in_other_wordings_is_libstdcxx_too_old(tmp_path):
+    texts = (
+        # https://github.com/BGI-Qingdao/TGS-GapCloser/issues/88 (its title)
+        "`GLIBCXX_3.4.20' not found\n",
+        # https://github.com/cvg/pixel-perfect-sfm/issues/11 (the reporter's prose)
+        "As shown below, glibcxx 3.4.29 is required but not found on my system, presumably because conda 4.11.0 does "
+        "not include this.\n",
+        # https://github.com/YOUNG-bit/OpenGS-Fusion/issues/1 (its title, the opening quote lost)
+        "Issue1.0 libstdc++.so.6: version GLIBCXX_3.4.30' not found (required by /usr/local/lib/libpcl_common.so.1.14)\n",
+    )
+    for text in texts:
+        assert "libstdcxx-too-old" in codes(paste_findings(tmp_path, text)), text
+
+
+def test_glibcxx_listed_by_strings_is_no_error(tmp_path):
+    # https://github.com/cvg/pixel-perfect-sfm/issues/11: the nodes a libstdc++ has, listed
+    text = "$ strings /usr/lib/libstdc++.so.6 | grep GLIBCXX_3.4.29\nGLIBCXX_3.4.29\nGLIBCXX_3.4.29\n"
+    assert "libstdcxx-too-old" not in codes(paste_findings(tmp_path, text))
