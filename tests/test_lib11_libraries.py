@@ -151,3 +151,32 @@ def test_glibcxx_listed_by_strings_is_no_error(tmp_path):
     # https://github.com/cvg/pixel-perfect-sfm/issues/11: the nodes a libstdc++ has, listed
     text = "$ strings /usr/lib/libstdc++.so.6 | grep GLIBCXX_3.4.29\nGLIBCXX_3.4.29\nGLIBCXX_3.4.29\n"
     assert "libstdcxx-too-old" not in codes(paste_findings(tmp_path, text))
+
+
+# cudnn.torch's own message (Lua Torch): the R-number is the cuDNN major its branch loads (libcudnn.so.5)
+CUDNN_TORCH_R5 = (
+    "torch/install/share/lua/5.1/cudnn/ffi.lua:1603: 'libcudnn (R5) not found in library path.\n"
+    "Please install CuDNN from https://developer.nvidia.com/cuDNN\n"
+    "Then make sure files named as libcudnn.so.5 or libcudnn.5.dylib are placed in\n"
+    "your library load path (for example /usr/local/lib , or manually add a path to LD_LIBRARY_PATH)\n"
+)
+
+
+def test_lua_torch_cudnn_not_in_library_path_is_missing(tmp_path):
+    # https://github.com/jcjohnson/neural-style/issues/331: fixed by exporting LD_LIBRARY_PATH (no other cuDNN shown)
+    got = codes(paste_findings(tmp_path, CUDNN_TORCH_R5))
+    assert got[:1] == ["cuda-library-missing"], got
+    assert "cudnn-mismatch" not in got
+
+
+def test_lua_torch_cudnn_r5_with_cudnn7_installed_is_a_mismatch(tmp_path):
+    # https://github.com/jcjohnson/fast-neural-style/issues/151: cuDNN 7.1 installed, cudnn.torch's R5 branch loads
+    # libcudnn.so.5 only
+    text = (
+        "In my GPU(GeForce GTX 1080 with OS: Ubuntu-16.04) I have installed the latest cuda version 9.1 and cudnn 7.1 "
+        "from the https://developer.nvidia.com/cuDNN\n\n" + CUDNN_TORCH_R5
+    )
+    f = paste_findings(tmp_path, text)
+    assert "cudnn-mismatch" in codes(f)
+    mm = next(x for x in f if x["code"] == "cudnn-mismatch")
+    assert mm["evidence"]["cudnn_major_wanted"] == 5

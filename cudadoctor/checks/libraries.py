@@ -311,8 +311,17 @@ _CUDNN_WANT_WORDS = re.compile(
 _TORCH_INSTALLED_IN_TEXT = re.compile(r"\btorch==(\d+\.\d+\.\d+)\+(cu\d{2,3})\b")
 
 
+#: Lua Torch's cudnn.torch names the cuDNN release its branch binds ("'libcudnn (R5) not found in library path" and
+#: ffi.load of libcudnn.so.5: https://github.com/soumith/cudnn.torch/blob/e85ed2299c3f48431117a325cc50ca22d767e70e/ffi.lua)
+_CUDNN_TORCH_RELEASE = re.compile(r"libcudnn \(R(\d{1,2})\) not found in library path")
+
+
 def _cudnn_wanted(text: str) -> Optional[Tuple[int, str, str]]:
     """(major, file, line): the cuDNN a program could not load or says it needs, by its file name (one major on the line)."""
+    lua = _CUDNN_TORCH_RELEASE.search(text)
+    if lua:
+        line = text[text.rfind("\n", 0, lua.start()) + 1 :].split("\n", 1)[0]
+        return int(lua.group(1)), f"libcudnn.so.{lua.group(1)}", line.strip()[:300]
     for lib in errortext.missing_libraries(text):
         if lib.kind == "cudnn" and lib.number and lib.number.split(".")[0].isdigit():
             return int(lib.number.split(".")[0].split("_")[0]), lib.name, lib.line_text
