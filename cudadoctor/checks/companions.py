@@ -204,6 +204,17 @@ def _severity(problems: List[str], loaded: Any, said: bool) -> str:
 #: specific wording first; the first whose name the text holds wins.
 _CPU_BUILDS: Tuple[Tuple[str, str, Tuple[str, ...]], ...] = (
     (
+        # torchvision's ops register their CUDA kernels only in its CUDA builds; PyTorch's dispatcher then lists the
+        # backends it has ('only available for these backends: [CPU, ...]', kb/errors/lib11.json)
+        "torchvision",
+        r"torchvision::",
+        (
+            'python -c "import torch, torchvision; print(torch.__version__, torchvision.__version__)"  # +cpu on torchvision: its CPU build',
+            f"{PIP} uninstall -y torchvision",
+            f"{PIP} install torchvision --index-url https://download.pytorch.org/whl/cu<XYZ>  # the release paired with your torch, same CUDA variant as torch",
+        ),
+    ),
+    (
         "dlib",
         r"\bdlib\b|face_recognition",
         (
@@ -282,6 +293,13 @@ def cpu_build_severity(line: str) -> Optional[str]:
         if _IDLE_ONLY.search(line) and not re.search(r"False|WILL NOT USE CUDA|without (?:GPU|CUDA)", line, re.I)
         else None
     )
+
+
+def names_cpu_build_companion(text: str) -> bool:
+    """Whether the text names a library that has separate CPU and CUDA builds (by the names cpu_build_of reads): a
+    companion-cpu-only-build cause needs that library in evidence; a text naming none (a bare cuBLAS status) is no
+    report of one."""
+    return any(re.search(rx, text, re.IGNORECASE) for _name, rx, _cmds in _CPU_BUILDS)
 
 
 def cpu_build_of(line: str, context: str = "") -> Tuple[str, Tuple[str, ...]]:

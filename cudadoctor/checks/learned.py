@@ -23,6 +23,7 @@ from cudadoctor.facts import Facts
 from cudadoctor.model import Code, Finding, Fix, check
 
 from . import BUILTIN_MODULES
+from .companions import names_cpu_build_companion
 
 _THIS = __name__.rsplit(".", 1)[1]
 
@@ -61,6 +62,8 @@ def ranked(fx: Facts) -> "list[_learned.Guess]":
     top = model.rank(text, top=3)
     if not top or top[0].label not in model.reportable or top[0].label not in CATALOGUE or top[0].probability < model.threshold:
         return []
+    if top[0].label == "companion-cpu-only-build" and not names_cpu_build_companion(text):
+        return []  # a package's CPU build with no such package named in the text or the facts: no entity to guess about
     return top
 
 

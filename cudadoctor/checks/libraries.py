@@ -235,6 +235,12 @@ _CUDNN_MISSING = re.compile(
 )
 
 
+#: The unversioned development name libcudnn.so that cannot be opened: PaddlePaddle's dynamic_loader.cc dlopens it by
+#: that name on Linux ("Failed to find dynamic library: libcudnn.so ( libcudnn.so: cannot open shared object file ...)",
+#: https://github.com/PaddlePaddle/Paddle/blob/v1.8.1/paddle/fluid/platform/dynload/dynamic_loader.cc, checked 2026-11-28).
+_CUDNN_UNVERSIONED_MISSING = re.compile(r"libcudnn\w*\.so(?![.\w]): cannot open shared object file")
+
+
 #: A cuDNN version written in text: "cuDNN 9.1", "cudnn=8.9.7", "cudnn9-runtime", libcudnn.so.9, cudnn64_9.dll,
 #: nvidia-cudnn-cu12==9.1.0.70 (the wheel's own version, not its -cuNN suffix).
 _CUDNN_IN_TEXT = re.compile(
@@ -305,8 +311,17 @@ _CUDNN_WANT_WORDS = re.compile(
 _TORCH_INSTALLED_IN_TEXT = re.compile(r"\btorch==(\d+\.\d+\.\d+)\+(cu\d{2,3})\b")
 
 
+#: Lua Torch's cudnn.torch names the cuDNN release its branch binds ("'libcudnn (R5) not found in library path" and
+#: ffi.load of libcudnn.so.5: https://github.com/soumith/cudnn.torch/blob/e85ed2299c3f48431117a325cc50ca22d767e70e/ffi.lua)
+_CUDNN_TORCH_RELEASE = re.compile(r"libcudnn \(R(\d{1,2})\) not found in library path")
+
+
 def _cudnn_wanted(text: str) -> Optional[Tuple[int, str, str]]:
     """(major, file, line): the cuDNN a program could not load or says it needs, by its file name (one major on the line)."""
+    lua = _CUDNN_TORCH_RELEASE.search(text)
+    if lua:
+        line = text[text.rfind("\n", 0, lua.start()) + 1 :].split("\n", 1)[0]
+        return int(lua.group(1)), f"libcudnn.so.{lua.group(1)}", line.strip()[:300]
     for lib in errortext.missing_libraries(text):
         if lib.kind == "cudnn" and lib.number and lib.number.split(".")[0].isdigit():
             return int(lib.number.split(".")[0].split("_")[0]), lib.name, lib.line_text
@@ -392,6 +407,10 @@ def cudnn_mismatch(fx: Facts) -> Iterator[Finding]:
     if said and not torch_version(fx) and search(fx, r"Could not locate cudnn_\w+64_\d+\.dll"):
         said = None  # a package's own cuDNN (not torch's) lacks a sub-library: cuda-library-missing (text_classes.py)
     missing = _CUDNN_MISSING.search(said[1]) if said else None
+    if said and not missing and _CUDNN_UNVERSIONED_MISSING.search(said[1]) and not fx.get("torch.cudnn_version"):
+        # The unversioned libcudnn.so (Paddle's and old TensorFlow's dlopen name) not found names no major: a library the
+        # loader cannot find (cuda-library-missing), a mismatch only when a major is named (_cudnn_wanted_vs_present).
+        return
     other: Optional[str] = None
     if said and missing:
         # A cuDNN file that cannot be found is a missing library (cuda-library-missing, kb/errors/lib6.json); it is a
