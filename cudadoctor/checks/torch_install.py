@@ -331,7 +331,10 @@ _CUDA_NOT_SEEN = re.compile(
 def _windows_pypi_wheel(fx: Facts) -> Iterator[Finding]:
     """Windows, torch says CUDA is unavailable, and nothing shows its build: PyPI's Windows wheels are CPU-only builds
     (kb/torch_releases.json default_variant; the CUDA ones live on download.pytorch.org with a +cuXXX tag). A warning:
-    a missing or old driver also makes CUDA unavailable."""
+    a missing or old driver also makes CUDA unavailable. kb/errors/torch10.json adds the reporter's other words for
+    "torch sees no CUDA" (is_available() False in any language, "torch has no CUDA", a switch to the CPU), "Windows"
+    named in prose beside them, and a `pip install torch` line without a wheel index (PyPI's torch: on Windows, with an
+    NVIDIA GPU named, the cause itself)."""
     # a `pip install torch` line with no wheel index: PyPI's torch, a CPU build on Windows (kb/errors/torch10.json)
     command = _torch10_row(fx, "pypi_torch_command")
     no_cuda = _torch10_row(fx, "torch_sees_no_cuda")  # torch.cuda.is_available() False, or a fall back to the CPU
