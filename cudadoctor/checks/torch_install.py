@@ -119,6 +119,7 @@ def torch_not_installed(fx: Facts) -> Iterator[Finding]:
         and not search(fx, _TORCH_FOUND)  # the traceback runs inside a torch package: one was found
     )
     if not (definite or maybe):
+        yield from _runtime_no_torch(fx)
         return
     py = fx.str("python.version")
     k = kb()
@@ -151,6 +152,35 @@ def torch_not_installed(fx: Facts) -> Iterator[Finding]:
             tuple(cmds),
             "Installing with `python -m pip` puts torch into the interpreter you run."
             + (f" {variant} is the newest CUDA variant your driver runs." if variant else ""),
+        ),
+    )
+
+
+def _runtime_no_torch(fx: Facts) -> Iterator[Finding]:
+    """The text shows "No module named 'torch'" raised by a program's import (a notebook cell, the prompt, `python -c`,
+    a program's log) and no build output (kb/errors/torch10.json): the Python that ran it has no torch, most often
+    because torch went into another environment (a notebook kernel, another conda env, the Microsoft Store Python).
+    A warning: the facts do not say which Python ran."""
+    if fx.get("torch.importable") is True or fx.str("torch.version") or search(fx, _TORCH_FOUND):
+        return
+    said = _torch10_row(fx, "no_torch_module")
+    where = _torch10_row(fx, "runtime_import") if said else None
+    if not (said and where):
+        return
+    yield TORCH_NOT_INSTALLED.finding(
+        title="Likely: the Python that ran this has no torch (\"No module named 'torch'\" from a program's import, "
+        "not from a build); torch went into another environment or kernel",
+        severity="warning",
+        evidence={f"{said[0]} (the error)": said[1], f"{where[0]} (where it ran)": where[1]},
+        fix=Fix(
+            (
+                'python -c "import sys; print(sys.executable)"  # in a notebook: import sys; sys.executable',
+                "python -m pip install torch torchvision --index-url "
+                f"{INDEX}<cuXYZ for your driver: nvidia-smi shows its CUDA>  # with that same Python",
+            ),
+            "A notebook's kernel, an IDE or a launcher may run another Python than the one torch was installed into; "
+            "installing with that interpreter's `python -m pip` (or selecting the kernel of the environment that has "
+            "torch) puts torch where the program looks.",
         ),
     )
 
