@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Iterator, List
+from typing import Iterator, List, Optional, Tuple
 
 from cudadoctor.errortext import kb_document, of_facts
 from cudadoctor.facts import Facts
@@ -119,6 +119,7 @@ def torch_not_installed(fx: Facts) -> Iterator[Finding]:
         and not search(fx, _TORCH_FOUND)  # the traceback runs inside a torch package: one was found
     )
     if not (definite or maybe):
+        yield from _runtime_no_torch(fx)
         return
     py = fx.str("python.version")
     k = kb()
@@ -151,6 +152,35 @@ def torch_not_installed(fx: Facts) -> Iterator[Finding]:
             tuple(cmds),
             "Installing with `python -m pip` puts torch into the interpreter you run."
             + (f" {variant} is the newest CUDA variant your driver runs." if variant else ""),
+        ),
+    )
+
+
+def _runtime_no_torch(fx: Facts) -> Iterator[Finding]:
+    """The text shows "No module named 'torch'" raised by a program's import (a notebook cell, the prompt, `python -c`,
+    a program's log) and no build output (kb/errors/torch10.json): the Python that ran it has no torch, most often
+    because torch went into another environment (a notebook kernel, another conda env, the Microsoft Store Python).
+    A warning: the facts do not say which Python ran."""
+    if fx.get("torch.importable") is True or fx.str("torch.version") or search(fx, _TORCH_FOUND):
+        return
+    said = _torch10_row(fx, "no_torch_module")
+    where = _torch10_row(fx, "runtime_import") if said else None
+    if not (said and where):
+        return
+    yield TORCH_NOT_INSTALLED.finding(
+        title="Likely: the Python that ran this has no torch (\"No module named 'torch'\" from a program's import, "
+        "not from a build); torch went into another environment or kernel",
+        severity="warning",
+        evidence={f"{said[0]} (the error)": said[1], f"{where[0]} (where it ran)": where[1]},
+        fix=Fix(
+            (
+                'python -c "import sys; print(sys.executable)"  # in a notebook: import sys; sys.executable',
+                "python -m pip install torch torchvision --index-url "
+                f"{INDEX}<cuXYZ for your driver: nvidia-smi shows its CUDA>  # with that same Python",
+            ),
+            "A notebook's kernel, an IDE or a launcher may run another Python than the one torch was installed into; "
+            "installing with that interpreter's `python -m pip` (or selecting the kernel of the environment that has "
+            "torch) puts torch where the program looks.",
         ),
     )
 
@@ -331,27 +361,47 @@ _CUDA_NOT_SEEN = re.compile(
 def _windows_pypi_wheel(fx: Facts) -> Iterator[Finding]:
     """Windows, torch says CUDA is unavailable, and nothing shows its build: PyPI's Windows wheels are CPU-only builds
     (kb/torch_releases.json default_variant; the CUDA ones live on download.pytorch.org with a +cuXXX tag). A warning:
-    a missing or old driver also makes CUDA unavailable."""
-    if os_family(fx) != "windows" and (fx.str("system.os") or not _said_row(fx, "windows_signs")):
-        return  # not Windows, or no OS stated and no Windows path / .bat launcher / win_amd64 wheel in the text
-    if fx.get("torch.cuda_available") is not False and not (
-        fx.get("torch.cuda_available") is None
-        and (_CUDA_NOT_SEEN.search(fx.user_error() or "") or _said_row(fx, "no_gpu_fallback"))
+    a missing or old driver also makes CUDA unavailable. kb/errors/torch10.json adds the reporter's other words for
+    "torch sees no CUDA" (is_available() False in any language, "torch has no CUDA", a switch to the CPU), "Windows"
+    named in prose beside them, and a `pip install torch` line without a wheel index (PyPI's torch: on Windows, with an
+    NVIDIA GPU named, the cause itself)."""
+    # a `pip install torch` line with no wheel index: PyPI's torch, a CPU build on Windows (kb/errors/torch10.json)
+    command = _torch10_row(fx, "pypi_torch_command")
+    no_cuda = _torch10_row(fx, "torch_sees_no_cuda")  # torch.cuda.is_available() False, or a fall back to the CPU
+    if os_family(fx) != "windows" and (
+        fx.str("system.os")
+        or not (_said_row(fx, "windows_signs") or ((command or no_cuda) and _torch10_row(fx, "windows_named")))
     ):
+        return  # not Windows, or no OS stated and no Windows path / .bat launcher / win_amd64 wheel / "Windows" in the text
+    seen = fx.get("torch.cuda_available") is None and (
+        _CUDA_NOT_SEEN.search(fx.user_error() or "") or _said_row(fx, "no_gpu_fallback") or no_cuda
+    )
+    if fx.get("torch.cuda_available") is not False and not seen and not (command and nvidia_gpu_present(fx)):
         return
     if nvidia_gpu_present(fx) is False or of_facts(fx).matches:
         return
     version = fx.str("torch.version") or (fx.distribution("torch") or {}).get("version")
     if version and variant_of_tag(version):
         return
+    said = seen if isinstance(seen, tuple) else None
     release = release_of(version)
     variant = newest_variant_for_driver(release, driver_version(fx), "windows") if release else None
     target = " ".join([f"torch=={release}" if release else "torch"] + companion_pins(environment(fx), release))
     idx = f"{INDEX}{variant}" if variant else f"{INDEX}<cuXYZ for your driver: nvidia-smi shows its CUDA>"
     yield CPU_ONLY_TORCH.finding(
-        title="torch says CUDA is not available on Windows and its build is not shown: most often PyPI's torch, "
-        "which is a CPU-only build on Windows",
-        evidence={"os": fx.str("system.os"), "torch.version": version, "torch.cuda_available": False},
+        title=(
+            f'Likely: on Windows, "{command[1][:80]}" installs PyPI\'s torch, a CPU-only build (no wheel index given)'
+            if command
+            else "torch says CUDA is not available on Windows and its build is not shown: most often PyPI's torch, "
+            "which is a CPU-only build on Windows"
+        ),
+        evidence={
+            "os": fx.str("system.os"),
+            "torch.version": version,
+            "torch.cuda_available": fx.get("torch.cuda_available"),
+            **({f"{command[0]} (install command)": command[1]} if command else {}),
+            **({f"{said[0]} (torch sees no CUDA)": said[1]} if said else {}),
+        },
         fix=Fix(
             (
                 'python -c "import torch; print(torch.__version__, torch.version.cuda)"  # +cpu or None: a CPU build',
@@ -363,6 +413,17 @@ def _windows_pypi_wheel(fx: Facts) -> Iterator[Finding]:
         ),
         severity="warning",
     )
+
+
+def _torch10_row(fx: Facts, key: str) -> Optional[Tuple[str, str]]:
+    """(where, text) of the first match of symptom row ``key`` of kb/errors/torch10.json, unless its 'unless' matches."""
+    row = kb_document("torch10.json").get("symptoms", {}).get(key)
+    if not row:
+        return None
+    said = search(fx, row["regex"])
+    if said and row.get("unless") and search(fx, row["unless"]):
+        return None
+    return said
 
 
 def _cpu_build_named(fx: Facts) -> Iterator[Finding]:
