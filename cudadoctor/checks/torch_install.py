@@ -416,14 +416,8 @@ def _windows_pypi_wheel(fx: Facts) -> Iterator[Finding]:
 
 
 def _torch10_row(fx: Facts, key: str) -> Optional[Tuple[str, str]]:
-    """(where, text) of the first match of symptom row ``key`` of kb/errors/torch10.json, unless its 'unless' matches."""
-    row = kb_document("torch10.json").get("symptoms", {}).get(key)
-    if not row:
-        return None
-    said = search(fx, row["regex"])
-    if said and row.get("unless") and search(fx, row["unless"]):
-        return None
-    return said
+    """(where, text) of symptom row ``key`` of kb/errors/torch10.json (see torch_package.said_row)."""
+    return _said_row(fx, key, "torch10.json")
 
 
 def _cpu_build_named(fx: Facts) -> Iterator[Finding]:

@@ -186,10 +186,10 @@ def cpu_build_in_text(fx: Facts) -> Optional[Tuple[str, str]]:
     return (f"pasted text, line {pasted.get('line')}", str(pasted["text"])) if pasted.get("text") else None
 
 
-def said_row(fx: Facts, key: str) -> Optional[Tuple[str, str]]:
-    """(where, text) of the first match of symptom row ``key`` of kb/errors/cpu8.json (task cpu8), unless the row's
-    'unless' pattern (another runtime or another vendor named) is in the text too."""
-    row = kb_document("cpu8.json").get("symptoms", {}).get(key)
+def said_row(fx: Facts, key: str, document: str = "cpu8.json") -> Optional[Tuple[str, str]]:
+    """(where, text) of the first match of symptom row ``key`` of kb/errors/<document> (cpu8.json, torch10.json), unless
+    the row's 'unless' pattern (another runtime or another vendor named) is in the text too."""
+    row = kb_document(document).get("symptoms", {}).get(key)
     if not row:
         return None
     said = search(fx, row["regex"])
