@@ -7,12 +7,13 @@ import json
 from pathlib import Path
 
 import pytest
+from checkcli import paste_findings
 
 from cudadoctor.errortext import signatures
 
 CORPUS = Path(__file__).parent / "data" / "error_corpus" / "shadow12.jsonl"
 ROWS = [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]
-SIGS = signatures.parse(json.loads((signatures.ERRORS_DIR / "shadow12.json").read_text(encoding="utf-8")))
+SIGS = signatures.parse(signatures.kb_document("shadow12.json"))
 
 
 def _codes(text: str) -> set:
@@ -71,8 +72,6 @@ def test_tracebacks_that_only_import_a_package_are_not_shadowing(text):
 
 
 def test_the_check_names_it_from_a_paste(tmp_path):
-    from checkcli import paste_findings
-
     found = paste_findings(tmp_path, "cuda import error\n\n```\n$ python chainer.py\n" + PY2_SELF_IMPORT + "\n```\n")
     assert found[0]["code"] == "shadowed-by-local-file"
     assert found[0]["severity"] == "error"
