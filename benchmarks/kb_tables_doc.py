@@ -18,6 +18,10 @@ def _n(d: dict, *keys: str) -> int:
 
 
 WHAT = {
+    "cpu_gpu_twins": (
+        "per Python module with separate CPU and CUDA distributions that install the same import name (onnxruntime / onnxruntime-gpu, paddlepaddle / paddlepaddle-gpu, tensorflow / tensorflow-gpu 1.x, faiss-cpu / faiss-gpu): both installed means the CPU files can be the ones imported",
+        lambda d: f"{len(d['modules'])} modules",
+    ),
     "companion_cuda": (
         "per companion package (onnxruntime-gpu, CTranslate2, TensorFlow): the CUDA release and cuDNN major its default GPU build on PyPI loads, by release range",
         lambda d: f"{len(d['packages'])} packages, {sum(len(v) for v in d['packages'].values())} release ranges",

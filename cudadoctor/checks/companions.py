@@ -312,6 +312,79 @@ def cpu_build_of(line: str, context: str = "") -> Tuple[str, Tuple[str, ...]]:
     return _CPU_BUILDS[-1][0], _CPU_BUILDS[-1][2]
 
 
+# ---------------------------------------------------------------- companion-cpu-only-build: CPU and CUDA builds both installed
+
+#: A text saying the GPU path of the package is missing (its own words or the user's): the twin is then the cause, not a
+#: risk. onnxruntime lists its providers; Paddle and TensorFlow answer is_compiled_with_cuda / list_physical_devices.
+_GPU_PATH_MISSING = re.compile(
+    r"CUDAExecutionProvider'? is not in available provider|only \[?'?CPUExecutionProvider|"
+    r"(?:cuda|gpu)\s+(?:execution\s+)?provider\s+(?:is\s+)?not\s+(?:being\s+)?(?:listed|available|showing|shown|found)|"
+    r"is_compiled_with_cuda\(\)\W+False|not compiled with cuda|no gpu devices? (?:found|available)",
+    re.IGNORECASE,
+)
+#: The words of a sentence that says what is installed (not what to do): "I had installed both X and X-gpu".
+_INSTALLED_BOTH = re.compile(r"\bboth\b|\binstalled\b|\btogether\b|\balong\s+with\b|\bas well\b|\bbeside\b", re.I)
+_ADVICE = re.compile(r"\buninstall|\bremov|\binstead\b|\bshould\b|\bdon'?t\b|\bdo not\b|\bonly one\b", re.I)
+
+
+def _dist_rx(name: str) -> str:
+    """A distribution name as a whole word: onnxruntime not followed by -gpu, pip's _ and - spellings alike."""
+    return r"(?<![\w.-])" + re.escape(name).replace(r"\-", "[-_]") + r"(?![\w-])"
+
+
+def _twin_in_text(text: str, cpu: str, gpus: List[str]) -> Optional[Tuple[str, str]]:
+    """(gpu distribution, the text's line) where a text shows both distributions installed: pip-list rows of both, or
+    one sentence naming both as installed (not advice to remove one)."""
+    cpu_rx = _dist_rx(cpu)
+    for gpu in gpus:
+        gpu_rx = _dist_rx(gpu)
+        row = r"^\s*(?:\[(?:pip\d?|conda)\]\s*)?{}\s*(?:==|\s)\s*v?\d+\.\d+"
+        cpu_row = re.search(row.format(cpu_rx), text, re.I | re.M)
+        gpu_row = re.search(row.format(gpu_rx), text, re.I | re.M)
+        if cpu_row and gpu_row:
+            return gpu, f"{cpu_row.group(0).strip()} / {gpu_row.group(0).strip()}"
+        for sentence in re.split(r"(?<=[.!?])\s+|\n", text):
+            if (
+                re.search(cpu_rx, sentence, re.I)
+                and re.search(gpu_rx, sentence, re.I)
+                and _INSTALLED_BOTH.search(sentence)
+                and not _ADVICE.search(sentence)
+            ):
+                return gpu, sentence.strip()[:300]
+    return None
+
+
+def cpu_gpu_twins(fx: Facts) -> Optional[Dict[str, Any]]:
+    """A module whose CPU-only and CUDA distributions are both installed (kb/cpu_gpu_twins.json): both write the same
+    import name, so the CPU build's files can be the ones imported. From the package list, else from a text that says
+    so. {"module", "cpu", "gpu", "where", "gpu_missing"} or None."""
+    text = fx.user_error()
+    for row in _kb_tables._load("cpu_gpu_twins")["modules"]:
+        cpu, gpus = row["cpu"], list(row["gpu"])
+        where = None
+        d_cpu = fx.distribution(cpu)
+        d_gpu = next((d for d in (fx.distribution(g) for g in gpus) if d), None)
+        if d_cpu and d_gpu:
+            if row.get("cpu_only_to") and (mm(_s(d_cpu.get("version")) or "") or (0, 0)) > (mm(row["cpu_only_to"]) or (0, 0)):
+                continue  # a later CPU distribution is the full build: no CPU-only files to shadow anything
+            gpu = str(d_gpu.get("name"))
+            where = f"packages: {d_cpu.get('name')} {d_cpu.get('version') or ''} and {gpu} {d_gpu.get('version') or ''}"
+        elif text and not row.get("cpu_only_to"):
+            got = _twin_in_text(text, cpu, gpus)
+            if got:
+                gpu, where = got[0], f"the text: {got[1]}"
+        if where:
+            missing = _GPU_PATH_MISSING.search(text)
+            return {
+                "module": row["module"],
+                "cpu": cpu,
+                "gpu": gpu,
+                "where": where.strip(),
+                "gpu_missing": missing.group(0) if missing else None,
+            }
+    return None
+
+
 @check(TORCHVISION_MISMATCH)
 def torchvision_mismatch(fx: Facts) -> Iterator[Finding]:
     said = error_match(fx, TORCHVISION_MISMATCH)

@@ -21,7 +21,7 @@ from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import PIP, error_match, text_finding
 from .builds import host_compiler_stated
-from .companions import companion_library_hypothesis, cpu_build_of, cpu_build_severity
+from .companions import companion_library_hypothesis, cpu_build_of, cpu_build_severity, cpu_gpu_twins
 from .plat10 import uvm_not_loaded_shown
 
 SHM_EXHAUSTED = Code(
@@ -766,6 +766,10 @@ def _cuda_library_missing(fx: Facts, said: Tuple[str, str]) -> Iterator[Finding]
 @check(COMPANION_CPU_ONLY_BUILD)
 def companion_cpu_only_build(fx: Facts) -> Iterator[Finding]:
     said = error_match(fx, COMPANION_CPU_ONLY_BUILD)
+    twin = cpu_gpu_twins(fx)
+    if twin:  # both builds installed: the more exact cause of the same symptom, and its own fix
+        yield _cpu_gpu_twins(twin, said)
+        return
     if not said:
         return
     lib, cmds = cpu_build_of(said[1], fx.user_error())  # which package (checks/companions.py)
@@ -774,6 +778,26 @@ def companion_cpu_only_build(fx: Facts) -> Iterator[Finding]:
         evidence={said[0]: said[1]},
         fix=Fix(tuple(cmds), f"{lib}'s CPU build has no GPU code; its CUDA build comes from its own index or extra."),
         severity=cpu_build_severity(said[1]),
+    )
+
+
+def _cpu_gpu_twins(twin: Dict[str, Any], said: Optional[Tuple[str, str]]) -> Finding:
+    cpu, gpu, module = twin["cpu"], twin["gpu"], twin["module"]
+    evidence = {"installed": twin["where"]}
+    if said:
+        evidence[said[0]] = said[1]
+    elif twin["gpu_missing"]:
+        evidence["error text"] = twin["gpu_missing"]
+    cmds = (
+        f"{PIP} uninstall -y {cpu} {gpu}  # both install the module {module}; uninstall both (removing one leaves a broken {module})",
+        f"{PIP} install {gpu}  # only the CUDA build: it runs on the CPU too",
+        f"{PIP} list | grep -i {cpu}  # afterwards: only {gpu}",
+    )
+    return COMPANION_CPU_ONLY_BUILD.finding(
+        title=f"{cpu} (CPU-only) and {gpu} are both installed: both install the module {module}, and the CPU build's files can be the ones imported",
+        evidence=evidence,
+        fix=Fix(cmds, f"Only one build of {module} can own its folder in site-packages; {gpu} alone covers CPU and GPU."),
+        severity=None if (said and not cpu_build_severity(said[1])) or twin["gpu_missing"] else "warning",
     )
 
 

@@ -80,6 +80,7 @@ TABLES = (
     "registers_per_block",
     "cuda_libraries",
     "companion_cuda",
+    "cpu_gpu_twins",
 )  # cuda_libraries: NVIDIA library families in error texts, what a soname / DLL number means (errortext/entities.py);
 # installers: where each build is published per installer (checks/_installer.py);
 # python_wheels: when each Python minor first had torch wheels (checks/platform.py)
