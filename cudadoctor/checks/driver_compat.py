@@ -31,7 +31,7 @@ from cudadoctor.model import Code, Finding, Fix, check
 from . import _containers
 from ._common import error_match, kb, text_of
 from ._fixes import driver_alternative, filtered_path_command, install_commands
-from .drv10 import compat_named, program_floor
+from .drv10 import compat_named, program_floor, stated_floor_unmet
 from .ptx11 import PtxTooNew, driver_jit_too_old
 from .text_classes import legacy_gpu_cannot_run
 
@@ -519,6 +519,21 @@ def _program_floor_finding(fx: Facts, p: Dict[str, Any]) -> Finding:
     )
 
 
+def _stated_floor_finding(fx: Facts, p: Dict[str, Any]) -> Finding:
+    """The text states a minimum driver (a program's documentation, a container banner) above the driver shown."""
+    return DRIVER_TOO_OLD.finding(
+        title=f"Driver {p['driver']} is below the minimum driver the text states: {p['floor']} or newer",
+        evidence={"stated minimum": p["line"], "nvml.driver_version": p["driver"], "min_driver": p["floor"]},
+        fix=Fix(
+            (
+                *_driver_upgrade(fx, p["floor"]),
+                "# or use a release of the program whose documentation gives a lower minimum driver",
+            ),
+            f"What the text quotes requires NVIDIA driver {p['floor']} or newer; below it the program cannot use the GPU.",
+        ),
+    )
+
+
 def _ptx_finding(fx: Facts, p: PtxTooNew) -> Optional[Finding]:
     """The driver's PTX JIT reads PTX up to CUDA `have_cuda`'s version; the program's PTX came from CUDA `want_cuda`.
     None when the driver the facts show already runs that CUDA (the message then came from another machine or library)."""
@@ -605,6 +620,10 @@ def driver_too_old(fx: Facts) -> Iterator[Finding]:
         prog = program_floor(fx, text_of(fx))
         if prog:
             yield _program_floor_finding(fx, prog)
+            return
+        floor = stated_floor_unmet(fx, text_of(fx))
+        if floor:
+            yield _stated_floor_finding(fx, floor)
             return
         likely = default_build_too_new(fx)  # torch X, an older CUDA stated, the build not shown
         if likely:

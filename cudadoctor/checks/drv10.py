@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
+from cudadoctor.errortext.floors import stated_floor
 from cudadoctor.facts import Facts
 from cudadoctor.interpret import driver_version, gpus, vtuple
 
@@ -90,6 +91,22 @@ def program_floor(fx: Facts, text: str) -> Optional[Dict[str, Any]]:
             gpu = next((n for n, c in caps if c == cc), None) if cc else None
             return {"program": prog, "release": release, "driver": driver, "floor": floor, "why": why, "gpu": gpu, "cc": cc}
     return None
+
+
+def stated_floor_unmet(fx: Facts, text: str) -> Optional[Dict[str, Any]]:
+    """A driver floor stated in the text that the driver shown (facts, or the prose reader's) is below:
+    {driver, floor, line}, or None."""
+    got = stated_floor(text)
+    driver = driver_version(fx)
+    if not got or not driver:
+        return None
+    floor, line = got
+    have, need = vtuple(driver), vtuple(floor)
+    if not have or not need or have[:1] == need[:1] and len(have) == 1:
+        return None  # "535" against "535.54": the branch alone cannot say it is below
+    if have >= need:
+        return None
+    return {"driver": driver, "floor": floor, "line": line}
 
 
 #: A CUDA forward-compatibility libcuda named in the text: its directory (/usr/local/cuda[-X.Y]/compat), NVIDIA's package

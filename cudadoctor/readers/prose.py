@@ -18,6 +18,8 @@ import re
 import unicodedata
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
+from ..errortext.floors import floor_spans
+
 #: Lines longer than this are cut before matching (no label and value are this far apart).
 MAX_LINE = 2000
 #: At most this many lines are read (prose around a paste is short; logs are not prose).
@@ -626,9 +628,12 @@ def read(lines: Iterable[str]) -> Dict[str, Any]:
                     add("driver", m2.group("d"), n, raw)
                     add("driver_cuda", m2.group("c"), n, raw)
                     continue
+            floors = list(floor_spans(line)) if field == "driver" else []
             for m in rx.finditer(line):
                 if skip_install and any(a <= m.start() < b for a, b in installs):
                     continue  # "pip install torch==2.1.0": what was asked for, in that clause of the line
+                if any(a <= m.start("v") < b for a, b in floors):
+                    continue  # "driver 546.33 and later is supported": a stated minimum, not the installed driver
                 if field == "cuda" and (
                     _WANTED.search(line[max(0, m.start() - 40) : m.start()])
                     or (not m.group("pair") and _TWO_VERSIONS.match(line, m.end()))
