@@ -76,6 +76,9 @@ def test_companion_table_rows_from_the_requirements_pages():
     assert (companion_build("onnxruntime-gpu", "1.16.3") or {}).get("cuda") == "11.8"
     assert (companion_build("onnxruntime-gpu", "1.19.0") or {}).get("cudnn") == 9
     assert (companion_build("onnxruntime-gpu", "1.9.0") or {}).get("cuda") == "11.4"
+    # onnxruntime#27130 (1.24: CUDA 12 on the main feed) and #29032 (1.27: CUDA 12 deprecated, the CUDA 13 build)
+    assert (companion_build("onnxruntime-gpu", "1.26.0") or {}).get("cuda") == "12"
+    assert (companion_build("onnxruntime-gpu", "1.27.0") or {}).get("cuda") == "13"
     # faster-whisper README: ctranslate2 4.5.0+ needs cuDNN 9, 4.4.0 cuDNN 8 (CUDA 12), 3.24.0 CUDA 11
     assert (companion_build("ctranslate2", "4.5.0") or {}).get("cudnn") == 9
     assert (companion_build("ctranslate2", "4.4.0") or {}).get("cudnn") == 8
