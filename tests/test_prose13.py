@@ -49,3 +49,33 @@ def test_a_pull_request_stating_the_cause_is_diagnosed(tmp_path):
 )
 def test_other_memories_are_not_shm(text):
     assert _codes(text) == set()
+
+
+# --- NVIDIA's NGC images refusing the GPU -----------------------------------------------------------------------------
+
+
+def test_ngc_image_older_than_the_gpu_names_the_image_not_the_torch_wheel(tmp_path):
+    # HuangJunJie2017/BEVDet#314 (nvcr.io/nvidia/tensorrt:22.07-py3 on an RTX 4090; 22.12 runs it)
+    text = (
+        "WARNING: Detected NVIDIA NVIDIA GeForce RTX 4090 GPU, which is not yet supported in this version of the container\n"
+        "ERROR: No supported GPU(s) detected to run this container"
+    )
+    f = paste_findings(tmp_path, text)
+    assert codes(f)[:1] == ["gpu-arch-unsupported"]
+    arch = next(x for x in f if x["code"] == "gpu-arch-unsupported")
+    assert "NGC container image predates the GeForce RTX 4090" in arch["title"]
+    fix = " ".join(arch["fix"]["commands"])
+    assert "later release of the image" in fix and "pip install torch" not in fix
+
+
+def test_ngc_image_newer_than_the_gpu_says_earlier_release(tmp_path):
+    # fauxpilot/fauxpilot#69 (a Tesla K40m, compute capability 3.5)
+    f = paste_findings(tmp_path, "ERROR: Detected NVIDIA Tesla K40m GPU, which is not supported by this container")
+    arch = next(x for x in f if x["code"] == "gpu-arch-unsupported")
+    assert "no longer supports the Tesla K40m" in arch["title"]
+    assert "earlier release of the image" in " ".join(arch["fix"]["commands"])
+
+
+def test_the_no_supported_gpu_line_alone_is_not_an_architecture_verdict():
+    # fauxpilot/fauxpilot#104: the line alone, fixed by a system upgrade (not the image)
+    assert "gpu-arch-unsupported" not in _codes("ERROR: No supported GPU(s) detected to run this container")

@@ -563,12 +563,53 @@ def torch_cuda_of(source: str) -> str:
     return source.rsplit("CUDA ", 1)[-1]
 
 
+#: The entrypoint of NVIDIA's NGC images (kb/errors/prose13.json) refusing the GPU: "not yet supported in this version"
+#: for a GPU newer than the image, "not supported by this container" for one older than it supports.
+_NGC_REFUSES = re.compile(
+    r"Detected NVIDIA\s+(?:NVIDIA\s+)?(?P<gpu>[^\n]{1,80}?)\s+GPU,? which is not (?P<yet>yet )?supported (?:in|by) this",
+    re.I,
+)
+
+
+def _ngc_finding(fx: Facts, said: Tuple[str, str], m: "re.Match[str]") -> Finding:
+    gpu = re.sub(r"^(?:NVIDIA\s+)+|\s+GPU$", "", m.group("gpu").strip())
+    if re.fullmatch(r"Graphics Device|Device [0-9a-f]{4}", gpu, re.I):  # a driver too old to name the GPU
+        gpu = next((str(g["name"]) for g in gpus(fx) if g.get("name")), gpu)
+    newer = bool(m.group("yet"))
+    title = (
+        f"The NGC container image predates the {gpu}: its CUDA, cuDNN, TensorRT and framework builds have no code for "
+        "this GPU's architecture (the image's entrypoint refuses it)"
+        if newer
+        else f"The NGC container image no longer supports the {gpu}: its builds start above this GPU's architecture"
+    )
+    cmds = (
+        "docker image inspect --format '{{range .Config.Env}}{{println .}}{{end}}' IMAGE | grep -E 'CUDA_VERSION|NVIDIA_.*VERSION'  # the image's CUDA and NGC release (the start banner says 'NVIDIA Release YY.MM')",
+        "# the NGC Frameworks Support Matrix lists, per release, the CUDA and the GPU architectures it supports:",
+        "#   https://docs.nvidia.com/deeplearning/frameworks/support-matrix/index.html",
+        (
+            "# use a later release of the image (FROM nvcr.io/nvidia/<pytorch|tensorrt|tritonserver>:<YY.MM>-py3) that "
+            "supports this GPU; models compiled by one TensorRT release must be rebuilt with the new one"
+            if newer
+            else "# use an earlier release of the image that still supports this GPU (and a driver that runs its CUDA)"
+        ),
+    )
+    return GPU_ARCH_UNSUPPORTED.finding(
+        title=title,
+        evidence={said[0]: said[1], "gpu": gpu},
+        fix=Fix(cmds, "Each NGC release is built for the GPU architectures of its CUDA release; its entrypoint checks the GPU."),
+    )
+
+
 @check(GPU_ARCH_UNSUPPORTED)
 def gpu_arch_unsupported(fx: Facts) -> Iterator[Finding]:
     """Each GPU's capability against the build's arch list (live list first, else the kb's)."""
     if is_cuda_build(fx) is False:
         return
     said = error_match(fx, GPU_ARCH_UNSUPPORTED)
+    ngc = _NGC_REFUSES.search(said[1]) if said else None
+    if said and ngc:
+        yield _ngc_finding(fx, said, ngc)
+        return
     archs, source, devices = _build_and_devices(fx, said)
     bound, bound_source = arch_bound(fx) if not archs else (None, None)
     bad, unknown = _classify(fx, devices, archs, source, bound)
