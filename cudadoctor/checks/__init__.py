@@ -32,4 +32,5 @@ BUILTIN_MODULES = (
     "wsl",
     "gpuid9",
     "plat10",
+    "cont13",
 )
