@@ -4,7 +4,7 @@ weighed by driver-too-old against the driver the text or the facts show."""
 from __future__ import annotations
 
 import pytest
-from checkcli import codes, paste_findings
+from checkcli import codes, paste_findings, severities
 
 from cudadoctor.errortext.floors import stated_floor
 
@@ -58,3 +58,32 @@ def test_a_driver_at_or_above_the_stated_minimum_is_no_finding(tmp_path):
     assert "driver-too-old" not in codes(paste_findings(tmp_path, text))
     same_branch = "Driver 535 or later is required. My driver: 535"
     assert "driver-too-old" not in codes(paste_findings(tmp_path, same_branch))
+
+
+# --- a CUDA toolkit newer than the driver runs, no torch stated ---------------------------------------------------------
+
+
+def _env(cuda: str, driver: str, torch: str = "Could not collect") -> str:
+    return (
+        f"Collecting environment information...\nPyTorch version: {torch}\nOS: Ubuntu 20.04\n"
+        f"CUDA runtime version: {cuda}\nNvidia driver version: {driver}\n"
+    )
+
+
+@pytest.mark.parametrize("cuda, driver", [("10.2", "430.64"), ("13.0", "550.54.14"), ("12.4", "470.256.02")])
+def test_toolkit_newer_than_the_driver_runs_is_a_warning(tmp_path, cuda, driver):
+    f = paste_findings(tmp_path, _env(cuda, driver), source="--from-collect-env")
+    assert severities(f).get("driver-too-old") == "warning"
+
+
+@pytest.mark.parametrize(
+    "cuda, driver, torch",
+    [
+        ("12.4", "535.104.05", "Could not collect"),  # CUDA 12's minor-version compatibility: 525.60.13 is enough
+        ("10.2", "440.33.01", "Could not collect"),
+        ("13.0", "550.54.14", "2.5.1+cu124"),  # torch brings its own CUDA runtime; its build decides, not nvcc's
+    ],
+)
+def test_no_warning_when_the_driver_runs_it_or_torch_decides(tmp_path, cuda, driver, torch):
+    f = paste_findings(tmp_path, _env(cuda, driver, torch), source="--from-collect-env")
+    assert "driver-too-old" not in codes(f)

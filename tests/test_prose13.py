@@ -79,3 +79,25 @@ def test_ngc_image_newer_than_the_gpu_says_earlier_release(tmp_path):
 def test_the_no_supported_gpu_line_alone_is_not_an_architecture_verdict():
     # fauxpilot/fauxpilot#104: the line alone, fixed by a system upgrade (not the image)
     assert "gpu-arch-unsupported" not in _codes("ERROR: No supported GPU(s) detected to run this container")
+
+
+# --- the kernel module not loaded, in nvidia-settings' and NVML's words ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # an Ubuntu forum thread (2018): nvidia-settings after a purge and reinstall; lsmod showed no nvidia module
+        "$ nvidia-settings\nERROR: NVIDIA driver is not loaded\nERROR: Unable to load info from any available system\n\n"
+        "lsmod | grep nvidia and lsmod | grep nouveau\ncomes up with nothing",
+        # NVML's NVML_ERROR_DRIVER_NOT_LOADED (9) as pynvml raises it
+        "pynvml.nvml.NVMLError_DriverNotLoaded: Driver Not Loaded",
+    ],
+)
+def test_driver_not_loaded_is_the_kernel_module(text):
+    assert _codes(text) == {"kernel-module-missing"}
+
+
+def test_driver_not_loaded_wording_in_prose_is_not_matched():
+    # advice and descriptions, not the tools' output
+    assert _codes("When the NVIDIA driver is not loaded (hybrid mode), nvidia-smi prints an error string") == set()

@@ -600,6 +600,16 @@ def _ngc_finding(fx: Facts, said: Tuple[str, str], m: "re.Match[str]") -> Findin
     )
 
 
+#: Faults that only a kernel running on the GPU raises (cuda.h / driver_types.h: 700 illegal address, 715 illegal
+#: instruction, 716 misaligned address, 719 launch failure; torch's device-side assert): code for this GPU existed.
+_KERNEL_RAN = re.compile(
+    r"CUDA_ERROR_(?:ILLEGAL_ADDRESS|MISALIGNED_ADDRESS|ILLEGAL_INSTRUCTION|LAUNCH_FAILED)|cudaError(?:IllegalAddress|"
+    r"MisalignedAddress|IllegalInstruction|LaunchFailure)|an illegal memory access was encountered|misaligned address|"
+    r"unspecified launch failure|device-side assert triggered",
+    re.I,
+)
+
+
 @check(GPU_ARCH_UNSUPPORTED)
 def gpu_arch_unsupported(fx: Facts) -> Iterator[Finding]:
     """Each GPU's capability against the build's arch list (live list first, else the kb's)."""
@@ -624,8 +634,9 @@ def gpu_arch_unsupported(fx: Facts) -> Iterator[Finding]:
     if not bad and not said:
         if torch_unknown(fx) and cpu_build_in_text(fx):
             return  # the text names a CPU-only torch: it has no CUDA kernels at all, so no arch is the reason (cpu-only-torch)
-        bad = _too_old_for_every_build(fx, devices)  # the torch a user installs today has no kernels for it
-        newest_only = [] if bad else _only_newest_builds_run(fx, devices)
+        ran = _KERNEL_RAN.search(text_of(fx))  # a kernel ran on this GPU and faulted: its architecture was served
+        bad = [] if ran else _too_old_for_every_build(fx, devices)  # the torch a user installs today has no kernels for it
+        newest_only = [] if bad or ran else _only_newest_builds_run(fx, devices)
     owner = kernel_owner(fx) if not bad else None
     if owner and owner[0] == "other":
         return  # another package's or program's kernel lacks the architecture (companion-arch-unsupported)

@@ -534,6 +534,31 @@ def _stated_floor_finding(fx: Facts, p: Dict[str, Any]) -> Finding:
     )
 
 
+def _toolkit_too_new(fx: Facts) -> Optional[Finding]:
+    """No torch in the picture, a CUDA toolkit and a driver stated, and the driver below what code built with that toolkit
+    needs (kb/cuda_drivers.json, counting minor-version compatibility): the programs the user builds cannot start. A
+    warning: what fails is inferred from the two versions, not shown."""
+    if fx.str("torch.version") or torch_cuda(fx):
+        return None
+    cuda, driver, os_name = fx.str("toolkit.nvcc_version"), driver_version(fx), driver_os(fx)
+    if not cuda or not driver or kb().driver_supports_cuda(driver, cuda, os_name) is not False:
+        return None
+    need = kb().min_driver_for_cuda(cuda, os_name or "linux")
+    return DRIVER_TOO_OLD.finding(
+        title=f"Driver {driver} is older than CUDA {cuda} needs ({need} or newer): programs built with that toolkit "
+        "cannot start on it",
+        evidence={"toolkit.nvcc_version": cuda, "nvml.driver_version": driver, "min_driver": need},
+        fix=Fix(
+            (
+                *_driver_upgrade(fx, need),
+                "# or build with a CUDA toolkit the driver runs (nvidia-smi's 'CUDA Version' is the newest it runs)",
+            ),
+            f"Code built with CUDA {cuda} asks the driver for that CUDA level at start; driver {driver} offers less.",
+        ),
+        severity="warning",
+    )
+
+
 def _ptx_finding(fx: Facts, p: PtxTooNew) -> Optional[Finding]:
     """The driver's PTX JIT reads PTX up to CUDA `have_cuda`'s version; the program's PTX came from CUDA `want_cuda`.
     None when the driver the facts show already runs that CUDA (the message then came from another machine or library)."""
@@ -624,6 +649,10 @@ def driver_too_old(fx: Facts) -> Iterator[Finding]:
         floor = stated_floor_unmet(fx, text_of(fx))
         if floor:
             yield _stated_floor_finding(fx, floor)
+            return
+        toolkit = _toolkit_too_new(fx)
+        if toolkit:
+            yield toolkit
             return
         likely = default_build_too_new(fx)  # torch X, an older CUDA stated, the build not shown
         if likely:

@@ -411,6 +411,11 @@ def _gpus_in(line: str, labelled: bool) -> List[Tuple[str, str]]:
             got = _numbered(toks, i)
             if got:
                 hit = (" ".join(toks[i : i + got[1]]), got[0], got[1])
+        elif low.isdigit() and len(low) == 4 and i + 1 < len(toks) and toks[i + 1].lower() in ("rtx", "gtx"):
+            # "5090 rtx", "4090 RTX": the family word after the number, as some write it
+            cap = _gpu_lookup([toks[i + 1], toks[i]])
+            if cap:
+                hit = (" ".join(toks[i : i + 2]), cap, 2)
         if hit:
             found.append((hit[0], hit[1]))
             i += hit[2]
