@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
-from cudadoctor.errortext.floors import stated_floor
+from cudadoctor.errortext import stated_floor
 from cudadoctor.facts import Facts
 from cudadoctor.interpret import driver_version, gpus, vtuple
 

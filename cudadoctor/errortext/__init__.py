@@ -22,6 +22,7 @@ from .engine import (
     rank,
     triage,
 )
+from .floors import floor_spans, stated_floor
 from .evidence import PROVIDERS, Evidence, of_facts, of_texts, said, search, text_of
 from .match import Match, code_matches, code_pattern, find_matches, for_codes, of_code, specificity
 from .normalize import MAX_LINE_CHARS, MAX_TEXT, ROLE_WEIGHT, clean_lines, decode, is_fence, line_roles, normalize, stripped_lines
@@ -30,6 +31,8 @@ from .sources import error_texts
 
 __all__ = [
     "MissingLibrary",
+    "floor_spans",
+    "stated_floor",
     "missing_libraries",
     "short_name",
     "wanted_cuda",

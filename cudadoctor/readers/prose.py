@@ -18,7 +18,7 @@ import re
 import unicodedata
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
-from ..errortext.floors import floor_spans
+from ..errortext import floor_spans
 
 #: Lines longer than this are cut before matching (no label and value are this far apart).
 MAX_LINE = 2000
