@@ -101,3 +101,33 @@ def test_driver_not_loaded_is_the_kernel_module(text):
 def test_driver_not_loaded_wording_in_prose_is_not_matched():
     # advice and descriptions, not the tools' output
     assert _codes("When the NVIDIA driver is not loaded (hybrid mode), nvidia-smi prints an error string") == set()
+
+
+# --- CUDA lost after suspend/resume, said in words -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # ollama's troubleshooting page
+        "On linux, after a suspend/resume cycle, sometimes Ollama will fail to discover your NVIDIA GPU, and fallback "
+        "to running on the CPU.",
+        # a rootless Docker report (ollama in a container, nvidia-smi still working)
+        "After resuming from suspension, NVIDIA GPU functionality inside rootless Docker containers stops working, "
+        "even though nvidia-smi runs successfully within the container.",
+        "torch.cuda.is_available() == False after the laptop wakes from sleep; a reboot fixes it",
+    ],
+)
+def test_cuda_lost_after_suspend_is_a_stale_uvm(text):
+    assert "nvidia-uvm-stale" in _codes(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "After resuming from suspend the fans stay at full speed",
+        "The GPU is used fine; after suspend I only lose the external monitor",
+    ],
+)
+def test_suspend_without_a_cuda_symptom(text):
+    assert "nvidia-uvm-stale" not in _codes(text)

@@ -486,10 +486,14 @@ def nvidia_uvm_stale(fx: Facts) -> Iterator[Finding]:
         "sudo rmmod nvidia_uvm && sudo modprobe nvidia_uvm  # or reboot",
         "sudo systemctl enable nvidia-suspend.service nvidia-resume.service  # keeps it from recurring after suspend",
     ]
+    said = error_match(fx, NVIDIA_UVM_STALE)
+    unknown = bool(said and re.search(r"unknown|999", said[1], re.I))
     yield from text_finding(
         NVIDIA_UVM_STALE,
         fx,
-        'CUDA fails with "unknown error": reload the nvidia_uvm module (often after suspend/resume)',
+        'CUDA fails with "unknown error": reload the nvidia_uvm module (often after suspend/resume)'
+        if unknown or not said
+        else "CUDA stopped working after the machine resumed from suspend: reload the nvidia_uvm module",
         cmds,
         "nvidia_uvm is left in a bad state by suspend/resume; reloading it restores CUDA.",
     )

@@ -476,6 +476,7 @@ _OS_WORDS = (
 
 def read(lines: Iterable[str]) -> Dict[str, Any]:
     """Every fact the prose states: ``{field: [(value, line_no, text)]}``, plus ``gpus``."""
+    lines = list(lines)
     got: Dict[str, List[Tuple[str, int, str]]] = {}
     gpus: List[Tuple[str, str, int]] = []
     prev_label: Optional[str] = None
@@ -688,6 +689,12 @@ def read(lines: Iterable[str]) -> Dict[str, Any]:
         pick = [r for r in rows if r[1]] or (rows if len(rows) == 1 else [])
         for v, _, n, raw in pick[:1]:
             add("wsl", v, n, raw)
+    if "torch" not in got:
+        for n, raw in enumerate(lines[:MAX_LINES], 1):
+            for m in _BARE_CPU_BUILD.finditer(raw[:MAX_LINE]):
+                before = raw[max(0, m.start() - 30) : m.start()].lower()
+                if not re.search(r"vision|audio|text|xformers|torch_?\w", before) and _is_torch_release(m.group("v")):
+                    add("torch", m.group("v") + "+cpu", n, raw)  # "it says 2.0.0+cpu": torch's CPU build by its tag
     hint = got.pop("os_hint", None)
     if hint and "os" not in got:
         got["os"] = hint  # "on a clean windows install", "C:\\...", "fbgemm.dll" and no line naming the OS otherwise
@@ -730,6 +737,17 @@ def read(lines: Iterable[str]) -> Dict[str, Any]:
     if conflicts:
         out["conflicts"] = conflicts
     return out
+
+
+#: A bare version with torch's CPU-build tag ("System Info says 2.0.0+cpu"), not after another package's name:
+#: torchvision and torchaudio carry the same tag, xformers and others their own.
+_BARE_CPU_BUILD = re.compile(r"(?<![\w.=-])(?P<v>[12]\.\d{1,2}\.\d{1,2})\+cpu\b")
+
+
+def _is_torch_release(v: str) -> bool:
+    from cudadoctor import kb
+
+    return kb.torch_release(v) is not None
 
 
 def _agree(short: str, long: str) -> bool:
