@@ -131,3 +131,32 @@ def test_cuda_lost_after_suspend_is_a_stale_uvm(text):
 )
 def test_suspend_without_a_cuda_symptom(text):
     assert "nvidia-uvm-stale" not in _codes(text)
+
+
+# --- a kernel upgrade said to have broken the NVIDIA driver --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # an Ubuntu Forums report (Ubuntu 11.10, driver 295.40)
+        "Back in June, I reported that upgrading from kernel 3.0.0-20 to -21 broke a system using NVidia's driver version 295.40.",
+        # GoogleCloudPlatform/compute-gpu-installation#18
+        "After a kernel upgrade, the installed NVIDIA driver may stop working (see below).",
+        "my nvidia driver stopped working after the kernel update",
+    ],
+)
+def test_kernel_upgrade_broke_the_driver(text):
+    assert "kernel-module-missing" in _codes(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I updated the nvidia driver and the kernel is 5.15",
+        "kernel update went fine and nvidia driver works",
+        "The Linux kernel and the NVidia driver are updated frequently.",
+    ],
+)
+def test_kernel_and_driver_named_without_a_break(text):
+    assert "kernel-module-missing" not in _codes(text)
