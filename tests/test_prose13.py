@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from checkcli import codes, paste_findings
+from checkcli import codes, paste_findings, severities
 
 from cudadoctor.errortext import signatures
 
@@ -160,3 +160,14 @@ def test_kernel_upgrade_broke_the_driver(text):
 )
 def test_kernel_and_driver_named_without_a_break(text):
     assert "kernel-module-missing" not in _codes(text)
+
+
+# --- Accelerate's bf16 refusal ----------------------------------------------------------------------------------------
+
+
+def test_accelerate_bf16_refusal_is_a_warning_without_the_gpu_and_an_error_with_a_t4(tmp_path):
+    line = "ValueError: bf16 mixed precision requires PyTorch >= 1.10 and a supported device."
+    assert _codes(line) == {"gpu-lacks-bf16"}
+    assert severities(paste_findings(tmp_path, line)).get("gpu-lacks-bf16") == "warning"
+    with_gpu = "GPU 0: Tesla T4\n" + line
+    assert severities(paste_findings(tmp_path, with_gpu)).get("gpu-lacks-bf16") == "error"
