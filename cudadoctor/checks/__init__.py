@@ -33,4 +33,5 @@ BUILTIN_MODULES = (
     "gpuid9",
     "plat10",
     "cont13",
+    "gcc16",
 )

@@ -393,7 +393,9 @@ _USER_SAYS_UNSUPPORTED = re.compile(
 _TORCH_NOT_FOR_CARD = re.compile(rf"\b(?:py)?torch\b[^\n.]{{0,80}}?{_NOT_SUPPORTED}[^\n.]{{0,80}}?\b(?:card|gpu)s?\b", re.I)
 #: Other classes' subjects in the same sentence: the driver, the toolkit's compiler, a data type, Triton.
 _OTHER_SUBJECT = re.compile(
-    r"driver|nvcc|compute_\d|gpu architecture|bf16|bfloat16|fp8|triton|flash.?attn|python\s*3|\bpy3\d", re.I
+    r"driver|nvcc|compute_\d|gpu architecture|bf16|bfloat16|fp8|triton|flash.?attn|python\s*3|\bpy3\d"
+    r"|but you have|\brequires \S+\s*(?:==|>=|<=|~=|<|>)",  # pip's resolver: a version conflict, not an architecture
+    re.I,
 )
 #: The capability an architecture family or GPU series stands for (the newest of the family where it has several:
 #: the finding names it as the text's, and the check only asks whether a build lacks it).

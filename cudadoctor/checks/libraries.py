@@ -253,6 +253,11 @@ _CUDNN_IN_TEXT = re.compile(
 
 #: Programs that dlopen their own cuDNN (not torch's): their missing cuDNN is their missing dependency.
 _OWN_CUDNN_LOADER = re.compile(r"ctranslate2|faster[_-]?whisper|whisperx|onnxruntime|paddle|mxnet|cupy|tensorflow", re.IGNORECASE)
+#: A traceback in which torch itself loads its compiled core (torch/__init__.py's "from torch._C import *"): the
+#: library that then cannot be found is one torch links, whatever torch's version (not stated) is.
+#: cuDNN's statuses that name no single cause (kb/errors/srca8.json: out of memory, a wrong cuDNN, a regression).
+_CUDNN_NO_SINGLE_CAUSE = re.compile(r"CUDNN_STATUS_(?:NOT_INITIALIZED|EXECUTION_FAILED|INTERNAL_ERROR)\b")
+_TORCH_LOADS_C = re.compile(r"torch[/\\]__init__\.py\"?, line \d+|from torch\._C import")
 
 
 def _cudnn_majors_stated(fx: Facts) -> List[Tuple[int, str]]:
@@ -418,7 +423,8 @@ def cudnn_mismatch(fx: Facts) -> Iterator[Finding]:
         wanted = int(next(g for g in missing.groups() if g))
         other = _other_cudnn_major(fx, wanted)
         # ...or when torch itself is the one loading it (the code's own scope: torch's cuDNN cannot be loaded).
-        torch_loads = bool(torch_version(fx)) and not _OWN_CUDNN_LOADER.search(fx.user_error() or "")
+        err = fx.user_error() or ""
+        torch_loads = bool(torch_version(fx) or _TORCH_LOADS_C.search(err)) and not _OWN_CUDNN_LOADER.search(err)
         if other is None and not torch_loads:
             sub = _CUDNN_OWN_LOADER_MSG.search(said[1])
             if sub:
@@ -528,6 +534,17 @@ def cudnn_mismatch(fx: Facts) -> Iterator[Finding]:
                 tuple(["ldconfig -p | grep libcudnn; find / -name 'cudnn*.h' 2>/dev/null  # the two installs"] + cmds),
                 "Keep one cuDNN: the header the build reads and the library the loader finds must be the same version.",
             ),
+        )
+        return
+    if said and not (compiled or runtime or cudnn_err or missing or other) and _CUDNN_NO_SINGLE_CAUSE.search(said[1]):
+        # cuDNN's status alone names no single cause (a wrong or partial cuDNN, no GPU memory left at that moment, a
+        # program's own bug): a likely cause to check, not a verdict (kb/errors/srca8.json).
+        yield CUDNN_MISMATCH.finding(
+            title=f"cuDNN could not initialise{detail} — most often a cuDNN that does not match the program's build, "
+            "also no GPU memory left at that moment or a bug in the program",
+            evidence=evidence,
+            fix=Fix(tuple(cmds), "The status alone does not say which: check the cuDNN first, then the GPU's free memory."),
+            severity="warning",
         )
         return
     yield CUDNN_MISMATCH.finding(

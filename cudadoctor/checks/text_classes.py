@@ -19,7 +19,7 @@ from cudadoctor.facts import Facts
 from cudadoctor.interpret import driver_version, gpus, torch_cuda
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import PIP, error_match, text_finding
+from ._common import PIP, error_match, search, text_finding
 from .builds import host_compiler_stated
 from .companions import companion_library_hypothesis, cpu_build_of, cpu_build_severity, cpu_gpu_twins
 from .plat10 import uvm_not_loaded_shown
@@ -542,13 +542,36 @@ def open_kernel_module_unsupported(fx: Facts) -> Iterator[Finding]:
         "sudo apt-get install nvidia-driver-<branch>  # the proprietary flavour (not -open); dnf: akmod-nvidia; .run: --kernel-module-type=proprietary",
         "sudo reboot",
     ]
-    yield from text_finding(
-        OPEN_KERNEL_MODULE_UNSUPPORTED,
-        fx,
-        "The open NVIDIA kernel module does not support this (pre-Turing) GPU",
-        cmds,
-        "The open modules need the GPU System Processor of Turing and later GPUs.",
-    )
+    if error_match(fx, OPEN_KERNEL_MODULE_UNSUPPORTED):
+        yield from text_finding(
+            OPEN_KERNEL_MODULE_UNSUPPORTED,
+            fx,
+            "The open NVIDIA kernel module does not support this (pre-Turing) GPU",
+            cmds,
+            "The open modules need the GPU System Processor of Turing and later GPUs.",
+        )
+        return
+    # No kernel line, but the text shows the open modules in use and the facts name a GPU older than Turing: NVIDIA's
+    # open-gpu-kernel-modules README lists Turing (7.5) and later only (the driver then finds no device it supports).
+    said = search(fx, _OPEN_MODULE_IN_USE)
+    old = [g for g in gpus(fx) if (kb.parse_version(g.get("capability")) or (9, 9)) < (7, 5)] if said else []
+    if said and old:
+        g = old[0]
+        yield OPEN_KERNEL_MODULE_UNSUPPORTED.finding(
+            title=f"The open NVIDIA kernel module is in use, and {g.get('name') or 'the GPU'} (compute capability "
+            f"{g['capability']}, before Turing) is not a GPU it supports",
+            evidence={said[0]: said[1], "gpu": g.get("name"), "capability": g["capability"]},
+            fix=Fix(tuple(cmds), "The open modules need the GPU System Processor of Turing and later GPUs."),
+        )
+
+
+#: The open GPU kernel modules named as what is built or installed: NVIDIA's repository and its kernel-open/ build
+#: folder, the distributions' -open packages, the .run installer's flag, /proc/driver/nvidia/version's words.
+#: https://github.com/NVIDIA/open-gpu-kernel-modules (README: "supported GPUs": Turing and later)
+_OPEN_MODULE_IN_USE = (
+    r"open-gpu-kernel-modules|\bkernel-open/|\bnvidia-driver-\d{3}-(?:server-)?open\b|\bnvidia-open(?:-dkms)?\b|"
+    r"\bOpen Kernel Module\b|--kernel-module-type[= ]open\b|-m[= ]kernel-open\b|\bkmod-nvidia-open|\bnvidia-kmod-open"
+)
 
 
 @check(GPU_INIT_FAILED)
@@ -754,7 +777,7 @@ def _cuda_library_missing(fx: Facts, said: Tuple[str, str]) -> Iterator[Finding]
             "for the CUDA you have",
         ]
     if lib.lower() == "cudnn":
-        sub = re.search(r"cudnn\w*?64_\d+\.dll|libcudnn\w*\.so[.\d]*", said[1], re.I)
+        sub = re.search(r"cudnn\w*?64_\d+\.dll|libcudnn\w*\.so(?:\.\d+)*", said[1], re.I)
         title = f"A program cannot find cuDNN {major}'s {sub.group(0) if sub else 'library'} (cuDNN incompletely installed, or its folder not searched)"
     elif old:
         title = f"A program built for CUDA {major} cannot find {lib} (CUDA {major}'s library is not installed or not on the loader path)"

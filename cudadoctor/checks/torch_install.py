@@ -669,14 +669,49 @@ def install_command_names_missing_wheel(fx: Facts) -> Iterator[Finding]:
     )
 
 
+#: The text names the PyTorch index (an --index-url / -f / requirements line): pip searched it, not PyPI alone.
+_PYTORCH_INDEX = re.compile(r"download\.pytorch\.org", re.IGNORECASE)
+
+
+def _local_pin_not_on_pypi(ms: List["re.Match[str]"], text: str) -> Iterator[Finding]:
+    """No candidate list and no Python version, but the pin is a build the PyTorch index publishes (kb's
+    torch_releases.json variants) and the text names no PyTorch index: pip searched PyPI (or a mirror of it), which
+    never hosts +cuXXX builds. A warning: pip's list would tell for sure."""
+    if _PYTORCH_INDEX.search(text):
+        return
+    for m in ms:
+        rel, tag = m.group("rel"), m.group("tag").lower()
+        info = kb().torch_release(rel) if m.group("pkg").lower() == "torch" else None
+        if not info or tag not in info["variants"] or info["version"] != rel and len(rel.split(".")) == 3:
+            continue
+        yield INSTALL_COMMAND_NAMES_MISSING_WHEEL.finding(
+            title=f"Likely: torch=={rel}+{tag} is published only on the PyTorch index, and the install searched PyPI "
+            "(or a mirror of it), which hosts no +cuXXX builds",
+            evidence={"user_error": m.group(0).strip(), "kb": f"torch {rel} has a {tag} build on {INDEX}{tag}"},
+            fix=Fix(
+                (
+                    f"{PIP} install torch=={rel}+{tag} --extra-index-url {INDEX}{tag}"
+                    "  # or: put --extra-index-url on the requirements file's first line",
+                ),
+                "A local version tag (+cu121) names a build that only the PyTorch index hosts; pip looks there only "
+                "when told to.",
+            ),
+            severity="warning",
+        )
+        return
+
+
 def _local_pin_python_fits(fx: Facts, text: str) -> Iterator[Finding]:
     """No candidate list, but pip found nothing for a torch pin with a local tag while the kb says that release has
     wheels for this Python on this OS (kb/python_wheels.json): the build the command names, or the index it
     searched, is the question, not the interpreter. A warning: pip's list would tell which."""
     py = fx.str("python.version")
     ms = list(_PIP_LOCAL_PIN.finditer(text))
-    if not py or any(m.group("list") is not None for m in ms) or "(from versions:" in text:
+    if any(m.group("list") is not None for m in ms) or "(from versions:" in text:
         return  # pip's own list is the better witness (read above, or by python-unsupported)
+    if not py:
+        yield from _local_pin_not_on_pypi(ms, text)
+        return
     for m in ms:
         if m.group("list") is not None or m.group("pkg").lower() != "torch":
             continue

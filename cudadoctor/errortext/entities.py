@@ -58,7 +58,8 @@ def _token() -> "re.Pattern[str]":
     return re.compile(
         rf"\blib(?P<so>{names})\.so(?P<sov>(?:\.\d+){{0,3}})(?![\w-])"
         rf"|\blib(?P<dy>{names})(?:\.(?P<dyv>\d+(?:\.\d+)*))?\.dylib\b"
-        rf"|\b(?P<dll>{names})(?:64_(?P<dllv>\d+(?:_\d+)?)|64)?\.dll\b"
+        # "cublas64_xx.dll", "cublasxx.dll", "cudnn*.dll": a program's or a FAQ's placeholder for the number
+        rf"|\b(?P<dll>{names})(?:64_(?P<dllv>\d+(?:_\d+)?)|64_?(?:xx|XX|\*)|xx|XX|\*|64)?\.dll\b"
         rf"|\b(?:The |Unable to load |Could not load |Failed to load )(?P<pr>{prose})(?: library| libraries)?\b",
         re.IGNORECASE,
     )
@@ -72,7 +73,14 @@ FAILURE = re.compile(
     r"\b(?:is|was|were|are) (?:not found|missing|not installed)|\bnot (?:be )?loaded\b|\bis missing\b|\bmissing\b|"
     r"Library not loaded|image not found|error while loading shared libraries|\bdlerror\b|"
     r"\b(?:does not|doesn'?t) exist\b|\blooking for\b[^\n]{0,80}?\bbut\b|"
-    r"找不到|无法(?:打开|加载|找到)|見つかりません",
+    # the same in the other languages users write and Windows localises ERROR_MOD_NOT_FOUND into ("找不到指定的模块",
+    # "Das angegebene Modul wurde nicht gefunden", "Не найден указанный модуль", "No se puede encontrar el módulo
+    # especificado", "Le module spécifié est introuvable", "지정된 모듈을 찾을 수 없습니다")
+    r"找不到|无法(?:打开|加载|找到)|無法(?:開啟|載入|找到)|缺少|缺失|不存在|未找到|没有找到|沒有找到|見つかりません|見つからない|"
+    r"読み込めません|찾을 수 없|로드할 수 없|не найден|не удается (?:найти|загрузить)|не удалось (?:найти|загрузить)|"
+    r"отсутству|nicht gefunden|konnte nicht (?:geladen|gefunden)|fehlt\b|no se (?:puede|pudo) (?:encontrar|cargar)|"
+    r"no se encontr|introuvable|impossible de (?:charger|trouver)|não (?:foi possível|pode) (?:encontrar|carregar)|"
+    r"não encontrad|non trovat|impossibile (?:caricare|trovare)",
     re.IGNORECASE,
 )
 

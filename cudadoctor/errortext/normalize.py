@@ -154,6 +154,13 @@ _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": 
                          "\u3002": ".", "\u3001": ",", "\u00a0": " "})  # fmt: skip
 
 
+#: A CJK character touching ASCII letters or digits ("提示找不到libcudart.so.9.0", "显卡是RTX3090"): Python's \b
+#: sees no boundary there (both are word characters), so every pattern anchored with \b would miss the name.
+#: The cleaner puts a space between them, as a writer of English would.
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
+_CJK_ASCII = re.compile(rf"(?<=[{_CJK}])(?=[A-Za-z0-9])|(?<=[A-Za-z0-9])(?=[{_CJK}])")
+
+
 def _clean_line(line: str) -> str:
     line = _QUOTE.sub("", line[:MAX_LINE_CHARS])
     if "<" in line:
@@ -171,7 +178,7 @@ def _clean_line(line: str) -> str:
         if stamp:  # the timestamp and the indentation before it; other indentation is the user's
             line = line.lstrip()[stamp.end() :]
     if not line.isascii():
-        line = unicodedata.normalize("NFKC", line).translate(_QUOTES)
+        line = _CJK_ASCII.sub(" ", unicodedata.normalize("NFKC", line).translate(_QUOTES))
     return line
 
 

@@ -130,6 +130,36 @@ _ERROR_PHRASES = (
     "time out",
     "secure boot",
     "kernel driver in use",
+    # the same words in the other languages reporters write in (a title "import fluid提示找不到libcudart.so.9.0")
+    "报错",
+    "錯誤",
+    "错误",
+    "失败",
+    "失敗",
+    "找不到",
+    "无法",
+    "無法",
+    "缺少",
+    "不存在",
+    "不支持",
+    "エラー",
+    "見つかりません",
+    "できません",
+    "오류",
+    "에러",
+    "실패",
+    "찾을 수 없",
+    "ошибк",
+    "не удает",
+    "не удалось",
+    "не найден",
+    "fehler",
+    "nicht gefunden",
+    "erreur",
+    "introuvable",
+    "no se puede",
+    "no se encontr",
+    "não foi possível",
 )
 _WORD = re.compile(r"[a-z]+")
 #: A refusal: "not supported", "doesn't support", ...
@@ -762,6 +792,8 @@ def _facts(lines: List[str], parts: List[Dict[str, Any]]) -> Tuple[Dict[str, Any
             p["why"] = "no known output and no error line in the text: read as error text as a whole"
         elif kind == "ignored":
             p["used"], p["why"] = False, "prose or issue-template text with no error in it"
+    named = {packages._norm(d["name"]) for d in dists if d.get("name")}
+    dists.extend(d for d in packages.read_pip_conflicts(lines) if packages._norm(d["name"]) not in named)
     # All nvidia-smi parts are read together: the reader prefers -q's full names to the banner's cut ones.
     nvml = nvidia_smi.parse("\n".join(smi)) if smi else {}
     for got in dq_nvml:

@@ -117,6 +117,28 @@ def read_pip_show(lines: List[str]) -> List[Dict[str, Any]]:
     return out
 
 
+#: pip's resolver on what is installed after an install (pip/_internal/commands/install.py, _warn_about_conflicts):
+#: "torchvision 0.16.0+cu118 requires torch==2.1.0, but you have torch 2.2.0+cu118 which is incompatible." Both
+#: versions in it are installed ones: the requiring package's and the required one's.
+PIP_CONFLICT = re.compile(
+    r"^\s*(?P<n>[A-Za-z0-9][A-Za-z0-9._-]*) (?P<v>\d[^\s,]*) requires (?P<req>[A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?"
+    r"[^,\n]{0,80}, but you have (?P<req2>[A-Za-z0-9][A-Za-z0-9._-]*) (?P<rv>\d[^\s,]*) which is incompatible\b"
+)
+
+
+def read_pip_conflicts(lines: List[str]) -> List[Dict[str, Any]]:
+    """The installed packages pip's resolver names in its conflict lines (see :data:`PIP_CONFLICT`): the requiring
+    package and version, the required one and the version installed. Not a listing of the environment."""
+    out: Dict[str, Dict[str, Any]] = {}
+    for line in lines:
+        m = PIP_CONFLICT.match(line)
+        if not m or _norm(m.group("req")) != _norm(m.group("req2")):
+            continue
+        for n, v in ((m.group("n"), m.group("v")), (m.group("req2"), m.group("rv"))):
+            out.setdefault(_norm(n), {"name": n, "version": v, "installer": "pip", "listed_by": "pip's resolver"})
+    return list(out.values())
+
+
 # ---------------------------------------------------------------------------------------------
 # A conda environment file (environment.yml) pasted: its pinned dependencies, conda's and pip's.
 
