@@ -596,6 +596,34 @@ def _ptx_finding(fx: Facts, p: PtxTooNew) -> Optional[Finding]:
     )
 
 
+#: Triton failing to load the cubin its bundled ptxas made (kb/errors/cuda16.json).
+_TRITON_IMAGE_INVALID = re.compile(r"Triton Error \[CUDA\]: device kernel image is invalid")
+
+
+def _triton_ptxas_finding(fx: Facts, said: Tuple[str, str]) -> Optional[Finding]:
+    """Triton's cubin rejected: a warning that the driver is older than the CUDA 12 ptxas Triton brings; nothing when the
+    driver is known to run CUDA 12 (then a Triton cache made on another GPU is the likelier cause)."""
+    driver, os_name = driver_version(fx), driver_os(fx)
+    if driver and kb().driver_supports_cuda(driver, "12.0", os_name) is True:
+        return None
+    return DRIVER_TOO_OLD.finding(
+        title="Likely: the NVIDIA driver"
+        + (f" {driver}" if driver else "")
+        + " is older than the CUDA 12 ptxas Triton brings, so the kernel Triton compiled cannot be loaded",
+        evidence={said[0]: said[1], "driver": driver},
+        fix=Fix(
+            (
+                "nvidia-smi  # the driver; Triton's ptxas (CUDA 12.x) needs 525.60 or newer (Windows 527.41)",
+                "# install a newer NVIDIA driver and reboot; or, keeping the driver:",
+                "export TRITON_PTXAS_PATH=/usr/local/cuda/bin/ptxas  # a local toolkit's ptxas no newer than the driver runs",
+                "rm -rf ~/.triton/cache  # if the driver is new enough: a cache compiled on another GPU model",
+            ),
+            "Triton compiles kernels with its bundled ptxas; an older driver cannot load what a newer ptxas produced.",
+        ),
+        severity="warning",
+    )
+
+
 @check(DRIVER_TOO_OLD)
 def driver_too_old(fx: Facts) -> Iterator[Finding]:
     """Driver vs the CUDA of the torch build, with minor-version compatibility."""
@@ -617,6 +645,11 @@ def driver_too_old(fx: Facts) -> Iterator[Finding]:
             return
     if said and re.search(r"\bnvenc\b", said[1], re.I):
         yield _nvenc_too_old(fx, said)
+        return
+    if said and _TRITON_IMAGE_INVALID.search(said[1]):
+        found = _triton_ptxas_finding(fx, said)
+        if found:
+            yield found
         return
     if said and re.search(r"too old or missing", said[1], re.I):
         from ._common import text_of

@@ -137,6 +137,10 @@ def _python_reasons(py: Optional[str], bits: Optional[int], arch: str, plat: str
         reasons.append(f"this is a 32-bit Python{(' ' + py) if py else ''}; PyTorch publishes only 64-bit wheels")
     if arch and _NO_WHEEL_ARCH.match(arch):
         reasons.append(f"PyTorch publishes no wheels for the {arch} architecture")
+    tag = re.search(r"\+(cu\d{2,3})\b", req or "")
+    if tag and plat.startswith("macos"):
+        # torch's CUDA builds exist for Linux and Windows only (download.pytorch.org's cuXXX indexes); macOS has CPU/MPS.
+        reasons.append(f"PyTorch publishes no CUDA ({tag.group(1)}) builds for macOS: only CPU/MPS wheels")
     if py and not reasons:
         if req and kb().python_supported(release_of(req) or req, py, plat) is False:
             rng = (kb().torch_release(release_of(req) or req) or {}).get("python") or {}

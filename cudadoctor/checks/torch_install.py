@@ -14,6 +14,7 @@ from cudadoctor.interpret import (
     installer,
     nvidia_gpu_present,
     os_family,
+    os_key,
     release_of,
     variant,
     variant_of_tag,
@@ -622,6 +623,41 @@ _PIP_LOCAL_PIN = re.compile(
 )
 
 
+def _never_published_finding(line: str, rel: str, tag: str, patches: List[str]) -> Finding:
+    """torch==X+tag where the series never had patch X: the newest patch of the series, with the build asked for if
+    that series has it, else its newest CUDA build."""
+    series = kb().torch_release(rel) or {}
+    variants = [v for v in series.get("variants") or [] if v.startswith("cu")]
+    newest = max(patches, key=lambda v: [int(x) for x in v.split(".") if x.isdigit()])
+    pick = tag if tag in variants or tag == "cpu" else (variants[-1] if variants else None)
+    cmd = f"{PIP} install torch=={newest}" + (f"+{pick} --extra-index-url {INDEX}{pick}" if pick else "")
+    if pick and pick != tag:
+        cmd += f"  # {series.get('series', rel)} has no {tag} build; its CUDA builds: {', '.join(variants)}"
+    return INSTALL_COMMAND_NAMES_MISSING_WHEEL.finding(
+        title=f"The install command asks for torch=={rel}+{tag}, a release that was never published "
+        f"(the {series.get('series', rel)} series is {', '.join(patches)})",
+        evidence={"user_error": line, "released_patches": patches, "cuda_variants": variants or None},
+        fix=Fix(
+            (cmd,),
+            "pip can only install releases that were published; a README or requirements file naming another is a typo.",
+        ),
+    )
+
+
+def _release_never_published(text: str):
+    """(sentence, package, release, tag, the series' builds) when pip was asked for a torch patch release the kb's
+    table (torch_releases.json: every patch of each series) says never existed, e.g. torch==1.11.1+cu111 (the 1.11
+    series is 1.11.0 only); None otherwise."""
+    for m in _PIP_LOCAL_PIN.finditer(text):
+        rel, pkg = m.group("rel"), m.group("pkg").lower()
+        if pkg != "torch" or len(rel.split(".")) != 3:
+            continue
+        patches = kb().torch_patches(rel)
+        if patches and rel not in patches:
+            return m.group(0).strip(), pkg, rel, m.group("tag").lower(), ["patches: " + ", ".join(patches)]
+    return None
+
+
 def _local_pin_missing(text: str):
     """(sentence, package, release, tag, tags listed for the release) when pip's candidate list holds the pinned
     release but not the pinned local build; None otherwise (no list, or the release itself is missing: then the
@@ -644,11 +680,16 @@ def _local_pin_missing(text: str):
 def install_command_names_missing_wheel(fx: Facts) -> Iterator[Finding]:
     """pip's candidate list shows the pinned release but not the pinned build (+cuXXX / +cpu)."""
     text = fx.user_error() or ""
-    got = _local_pin_missing(text)
+    if os_key(fx) == "macos" and re.search(r"\+cu\d{2,3}\b", text):
+        return  # no CUDA build exists for macOS at all: python-unsupported (platform.py) says so
+    got = _local_pin_missing(text) or _release_never_published(text)
     if not got:
         yield from _local_pin_python_fits(fx, text)
         return
     line, pkg, rel, tag, tags = got
+    if tags and tags[0].startswith("patches: "):
+        yield _never_published_finding(line, rel, tag, tags[0][len("patches: ") :].split(", "))
+        return
     if tags:
         why = (
             f"The index pip searched has {pkg} {rel} only as " + ", ".join(f"+{t}" for t in tags) + f": no +{tag} "

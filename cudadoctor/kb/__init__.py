@@ -31,6 +31,7 @@ __all__ = [
     "max_cuda_for_driver",
     "driver_supports_cuda",
     "torch_release",
+    "torch_patches",
     "torchvision_for_torch",
     "torch_for_torchvision",
     "arch_list",
@@ -438,6 +439,15 @@ def torch_release(version: str) -> dict | None:
         "torchaudio": ta,
         "cudnn": dict(r["cudnn"]),
     }
+
+
+def torch_patches(version: str) -> list[str] | None:
+    """Every patch release of a torch series the kb knows ("1.11.1" -> ["1.11.0"]); None for an unknown series."""
+    t = parse_version(version)
+    if not t:
+        return None
+    r = _releases().get(f"{t[0]}.{t[1] if len(t) > 1 else 0}")
+    return sorted(r["patches"], key=_tv) if r else None
 
 
 def torchvision_for_torch(torch_version: str) -> str | None:

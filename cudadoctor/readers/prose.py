@@ -147,7 +147,12 @@ _WINDOWS = re.compile(r"(?<![A-Za-z0-9_-])(?:windows?|win)\s*(?P<n>7|8\.1|8|10|1
 _WINDOWS_BARE = re.compile(r"(?<![A-Za-z0-9_-])windows(?![A-Za-z0-9_-])(?!\s+subsystem)", re.I)
 #: What only Windows shows: a drive-letter path ("C:\\Users", "PS E:\\PIA>") or a DLL / an .exe by name.
 _WINDOWS_SIGN = re.compile(r"(?<![\w])[A-Za-z]:\\|(?<=\w)\.(?:dll|exe)\b", re.I)
-_MAC = re.compile(r"(?<![A-Za-z0-9_-])(?:macos|mac\s*os\s*x?|osx)(?:\s+(?P<n>\d{2}(?:\.\d{1,2}){0,2}))?(?![A-Za-z0-9_])", re.I)
+#: macOS by name, or by a machine that runs only macOS as shipped: Apple silicon ("Apple M2"), a MacBook, iMac, Mac mini/Studio.
+_MAC = re.compile(
+    r"(?<![A-Za-z0-9_-])(?:(?:macos|mac\s*os\s*x?|osx)(?:\s+(?P<n>\d{2}(?:\.\d{1,2}){0,2}))?"
+    r"|apple\s+m[1-9](?:\s+(?:pro|max|ultra))?|macbook(?:\s*(?:pro|air))?|imac|mac\s*(?:mini|studio|pro))(?![A-Za-z0-9_])",
+    re.I,
+)
 _LINUX = re.compile(
     r"(?<![A-Za-z0-9_-])(?P<d>ubuntu|debian|centos|fedora|rhel|red\s*hat(?:\s*enterprise\s*linux)?|rocky(?:\s*linux)?|"
     r"alma(?:\s*linux)?|arch\s*linux|manjaro|linux\s*mint|linuxmint|opensuse(?:\s*(?:leap|tumbleweed))?|pop!?_?os)"
@@ -470,7 +475,7 @@ _FIELDS: Tuple[Tuple[str, "re.Pattern[str]", Tuple[str, ...], bool], ...] = (
 )
 _OS_WORDS = (
     "wsl", ":\\", ".dll", ".exe", "win", "mac", "osx", "linux", "ubuntu", "debian", "centos", "fedora", "rhel", "red hat", "rocky", "alma",
-    "arch", "manjaro", "mint", "suse", "pop",
+    "arch", "manjaro", "mint", "suse", "pop", "apple",
 )  # fmt: skip
 
 
