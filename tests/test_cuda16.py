@@ -129,3 +129,53 @@ def test_gpu_not_utilized_in_english(tmp_path):
         "during automatic model training, the CPU is being used, leading to extremely slow training."
     )
     assert severities(paste_findings(tmp_path, text)).get("cpu-only-torch") == "warning"
+
+
+# --- bfloat16 attention below Ampere ----------------------------------------------------------------------------------
+
+
+def test_cutlassf_on_a_v100_is_bf16(tmp_path):
+    # google/gemma-2b-it discussion 32: a V100, torch_dtype=torch.bfloat16; float16 ran
+    text = "GPU: NVIDIA V100\nRuntimeError: cutlassF: no kernel found to launch!"
+    f = severities(paste_findings(tmp_path, text))
+    assert f.get("gpu-lacks-bf16") == "error"
+
+
+def test_cutlassf_without_a_gpu_shown_is_a_warning(tmp_path):
+    # QwenLM/Qwen3#710 (the GPU only in prose the reader may not know), huggingface/transformers#28731 (a T4)
+    f = severities(paste_findings(tmp_path, "RuntimeError: cutlassF: no kernel found to launch!"))
+    assert f.get("gpu-lacks-bf16") == "warning"
+
+
+def test_cutlassf_on_an_a100_is_not_bf16(tmp_path):
+    text = "GPU 0: NVIDIA A100-SXM4-80GB\nRuntimeError: cutlassF: no kernel found to launch!"
+    assert "gpu-lacks-bf16" not in codes(paste_findings(tmp_path, text))
+
+
+# --- Hugging Face ZeroGPU Spaces --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # vllm-project/vllm#3510, antgroup/echomimic#148
+        "RuntimeError: CUDA must not be initialized in the main process on Spaces with Stateless GPU environment.\n"
+        "You can look at this Stacktrace to find out which part of your code triggered a CUDA init",
+        # lenML/Speech-AI-Forge#143 (title, in Chinese around it)
+        "[BUG:API] 部署到HF Space 调用接口报错 RuntimeError: CUDA must not be initialized in the main process on Spaces "
+        "with Stateless GPU environment.",
+    ],
+)
+def test_zerogpu_main_process_cuda(tmp_path, text):
+    assert codes(paste_findings(tmp_path, text))[0] == "zerogpu-cuda-initialized-in-main-process"
+
+
+def test_zerogpu_torch_pin(tmp_path):
+    # zero-gpu-explorers/README discussion 37
+    got = codes(paste_findings(tmp_path, "Configuration error: No candidate PyTorch version found for ZeroGPU"))
+    assert got == ["zerogpu-torch-version-unsupported"]
+
+
+def test_cuda_initialised_in_a_forked_worker_is_not_zerogpu(tmp_path):
+    text = "RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, you must use the 'spawn' start method"
+    assert "zerogpu-cuda-initialized-in-main-process" not in codes(paste_findings(tmp_path, text))

@@ -34,4 +34,5 @@ BUILTIN_MODULES = (
     "plat10",
     "cont13",
     "gcc16",
+    "spaces16",
 )
