@@ -179,3 +179,124 @@ def test_zerogpu_torch_pin(tmp_path):
 def test_cuda_initialised_in_a_forked_worker_is_not_zerogpu(tmp_path):
     text = "RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, you must use the 'spawn' start method"
     assert "zerogpu-cuda-initialized-in-main-process" not in codes(paste_findings(tmp_path, text))
+
+
+# --- OptiX's optixInit() on an older driver (kb/optix_drivers.json) ---------------------------------------------------
+
+
+def test_kb_optix_floors():
+    assert kb.optix_min_driver("7.7.0") == "530.41"
+    assert kb.optix_min_driver("7.4", "windows") == "496.49"
+    assert kb.optix_min_driver("7.3.0") is None  # no source read for 7.3: unknown, not guessed
+
+
+def test_optix_abi_error_with_the_sdk_and_driver(tmp_path):
+    # zju3dv/EnvGS#4: OptiX SDK 7.7.0 on driver 470.161.03
+    text = (
+        "Driver Version: 470.161.03\nOptiX SDK 7.7.0\n"
+        "/root/code/EnvGS/submodule/diff-surfel-tracing/optix_tracer/optix_wrapper.cpp:175 Optix Error: 'Unsupported ABI version'"
+    )
+    f = [x for x in paste_findings(tmp_path, text) if x["code"] == "driver-too-old"]
+    assert f and f[0]["severity"] == "error" and f[0]["evidence"]["optix_min_driver"] == "530.41"
+
+
+def test_optix_7801_alone(tmp_path):
+    # owl-project/NVISII#40
+    f = severities(paste_findings(tmp_path, "Optix call (optixInit()) failed with code 7801 (line 150)"))
+    assert f.get("driver-too-old") == "error"
+
+
+def test_bare_optixinit_failure_is_a_warning(tmp_path):
+    # NVlabs/instant-ngp#35
+    f = severities(paste_findings(tmp_path, "Uncaught exception: Optix call 'optixInit()' failed."))
+    assert f.get("driver-too-old") == "warning"
+
+
+def test_optix_with_a_driver_above_the_floor_is_not_the_driver(tmp_path):
+    text = "Driver Version: 535.104.05\nNVIDIA-OptiX-SDK-7.4.0-linux64-x86_64\nOptix call 'optixInit()' failed."
+    assert "driver-too-old" not in codes(paste_findings(tmp_path, text))
+
+
+# --- a TensorRT engine built elsewhere (checks/trt16.py) --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, engine",
+    [
+        # NVIDIA/retinanet-examples#314, wang-xinyu/tensorrtx#664: an 8.0.1 engine read by TensorRT 8.0.0
+        (
+            "6: The engine plan file is not compatible with this version of TensorRT, expecting library version 8.0.0 "
+            "got 8.0.1, please rebuild.\n4: [runtime.cpp::deserializeCudaEngine::74] Error Code 4: Internal Error "
+            "(Engine deserialization failed.)",
+            "8.0.1",
+        ),
+        # GeekAlexis/FastMOT#127 (TensorRT 7's wording)
+        (
+            "[TensorRT] ERROR: coreReadArchive.cpp (41) - Serialization Error in verifyHeader: 0 (Version tag does not "
+            "match. Note: Current Version: 96, Serialized Engine Version: 97)",
+            None,
+        ),
+    ],
+)
+def test_tensorrt_engine_from_another_release(tmp_path, text, engine):
+    f = [x for x in paste_findings(tmp_path, text) if x["code"] == "tensorrt-engine-built-with-other-version"]
+    assert f and f[0]["severity"] == "error"
+    assert f[0]["evidence"].get("engine_tensorrt") == engine
+
+
+def test_engine_deserialization_alone_is_not_this(tmp_path):
+    text = "[TRT] [E] 4: [runtime.cpp::deserializeCudaEngine::50] Error Code 4: Internal Error (Engine deserialization failed.)"
+    assert "tensorrt-engine-built-with-other-version" not in codes(paste_findings(tmp_path, text))
+
+
+# --- whose kernel lacked the architecture: ggml, CTranslate2, RAPIDS --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # arcana6264/whisper_desktop#8 (ggml's CUDA backend on an RTX 4080 SUPER)
+        "GPU: NVIDIA GeForce RTX 4080 SUPER\nggml_cuda_compute_forward: IM2COL failed\n"
+        "CUDA error: no kernel image is available for execution on the device\n"
+        "current device: 0, in function ggml_cuda_compute_forward at ggml-cuda.cu:2397",
+        # OpenNMT/CTranslate2#1765 (a GTX 960M)
+        "RuntimeError: parallel_for failed: cudaErrorNoKernelImageForDevice: no kernel image is available for execution "
+        "on the device",
+        # NVIDIA/cuml#5484, NVIDIA/cudf#12812
+        "RuntimeError: This cuDF installation is missing the necessary PTX files that are <=50.",
+    ],
+)
+def test_another_programs_kernels(tmp_path, text):
+    got = codes(paste_findings(tmp_path, text))
+    assert "companion-arch-unsupported" in got and "gpu-arch-unsupported" not in got
+
+
+def test_torchs_own_no_kernel_image_stays_torchs(tmp_path):
+    text = (
+        "NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch installation.\n"
+        "RuntimeError: CUDA error: no kernel image is available for execution on the device"
+    )
+    assert "gpu-arch-unsupported" in codes(paste_findings(tmp_path, text))
+
+
+# --- Taichi's unversioned libcuda.so, and ollama on the CPU -----------------------------------------------------------
+
+
+def test_taichi_libcuda_so(tmp_path):
+    # taichi-dev/taichi-nerfs#94: other CUDA programs work
+    text = (
+        "[W 03/03/24 17:05:31.950 2179169] [cuda_driver.cpp:load_lib@36] libcuda.so lib not found.\n"
+        "[W 03/03/24 17:05:31.950 2179169] [misc.py:adaptive_arch_select@758] Arch=[<Arch.cuda: 3>] is not supported, "
+        "falling back to CPU"
+    )
+    assert "libcuda-not-in-linker-cache" in codes(paste_findings(tmp_path, text))
+
+
+def test_ollama_on_the_cpu_on_windows_is_not_a_torch_wheel(tmp_path):
+    # ollama/ollama#4396
+    text = (
+        "In Windows, if a new version comes, Ollama widget will ask user to restart Ollama.\n"
+        "I noticed that after I upgraded my Nvidia GPU driver, Ollama ran very slow. Then I found that the GPU was not "
+        "working and Ollama only used the CPU.\nIt fell back to the CPU."
+    )
+    assert "cpu-only-torch" not in codes(paste_findings(tmp_path, text))

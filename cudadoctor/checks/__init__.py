@@ -35,4 +35,5 @@ BUILTIN_MODULES = (
     "cont13",
     "gcc16",
     "spaces16",
+    "trt16",
 )

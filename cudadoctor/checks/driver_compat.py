@@ -596,6 +596,60 @@ def _ptx_finding(fx: Facts, p: PtxTooNew) -> Optional[Finding]:
     )
 
 
+#: OptiX's optixInit() refusing (kb/errors/cuda16.json): the ABI version error itself, or the bare failure.
+_OPTIX_INIT = re.compile(r"OPTIX_ERROR_UNSUPPORTED_ABI_VERSION|Unsupported ABI version|\boptixInit\(\)", re.I)
+_OPTIX_ABI = re.compile(r"OPTIX_ERROR_UNSUPPORTED_ABI_VERSION|Unsupported ABI version|\b7801\b", re.I)
+#: The OptiX SDK a build uses, as texts name it: "OptiX SDK 7.7.0", "NVIDIA-OptiX-SDK-7.4.0-linux64", "OptiX 7.3".
+_OPTIX_SDK = re.compile(r"optix[ _-]*(?:sdk[ _-]*)?(\d)\.(\d)(?:\.\d)?", re.I)
+
+
+def _optix_finding(fx: Facts, said: Tuple[str, str]) -> Optional[Finding]:
+    """OptiX's optixInit() failed: the driver is older than the OptiX SDK the application was built with (an error for
+    the ABI-version code, a warning for the bare failure); nothing when the driver is known to meet the SDK's floor."""
+    from ._common import text_of
+
+    text = text_of(fx)
+    sdk = next((f"{m.group(1)}.{m.group(2)}" for m in _OPTIX_SDK.finditer(text) if m.group(1) in "6789"), None)
+    if sdk is None and fx.env("OptiX SDK"):
+        sdk = ".".join((fx.env("OptiX SDK") or "").split(".")[:2]) or None
+    driver, os_name = driver_version(fx), driver_os(fx)
+    floor = kb().optix_min_driver(sdk, os_name) if sdk else None
+    below = _version_below(driver, floor) if driver and floor else None
+    if below is False:
+        return None  # the driver meets that OptiX release's floor: something else failed
+    abi = bool(_OPTIX_ABI.search(said[1]))
+    need = (
+        f"OptiX {sdk} needs driver {floor} or newer" if floor else (f"OptiX {sdk}" if sdk else "the OptiX SDK it was built with")
+    )
+    title = (
+        ("The" if abi or below else "Likely: the")
+        + f" NVIDIA driver{(' ' + driver) if driver else ''} is older than the OptiX the application was built with"
+        + (f" ({need})" if floor or sdk else "")
+    )
+    return DRIVER_TOO_OLD.finding(
+        title=title,
+        evidence={said[0]: said[1], "driver": driver, "optix_sdk": sdk, "optix_min_driver": floor},
+        fix=Fix(
+            (
+                "nvidia-smi  # the driver version",
+                f"# install NVIDIA driver {floor} or newer and reboot" if floor else "# install a newer NVIDIA driver and reboot",
+                "# or rebuild the application against an older OptiX SDK the driver supports (its release notes list the minimum driver)",
+            ),
+            "OptiX 7 and later live inside the NVIDIA driver: an application built with a newer OptiX SDK needs a driver "
+            "that implements that OptiX ABI.",
+        ),
+        severity="error" if abi or below else "warning",
+    )
+
+
+def _version_below(a: str, b: str) -> Optional[bool]:
+    pa, pb = kb().parse_version(a), kb().parse_version(b)
+    if not pa or not pb:
+        return None
+    n = max(len(pa), len(pb))
+    return tuple(pa) + (0,) * (n - len(pa)) < tuple(pb) + (0,) * (n - len(pb))
+
+
 #: Triton failing to load the cubin its bundled ptxas made (kb/errors/cuda16.json).
 _TRITON_IMAGE_INVALID = re.compile(r"Triton Error \[CUDA\]: device kernel image is invalid")
 
@@ -645,6 +699,11 @@ def driver_too_old(fx: Facts) -> Iterator[Finding]:
             return
     if said and re.search(r"\bnvenc\b", said[1], re.I):
         yield _nvenc_too_old(fx, said)
+        return
+    if said and _OPTIX_INIT.search(said[1]):
+        found = _optix_finding(fx, said)
+        if found:
+            yield found
         return
     if said and _TRITON_IMAGE_INVALID.search(said[1]):
         found = _triton_ptxas_finding(fx, said)

@@ -359,6 +359,13 @@ _CUDA_NOT_SEEN = re.compile(
 )
 
 
+def _other_runtime_only(fx: Facts) -> bool:
+    """The text names another GPU runtime (kb/errors/torch-builds.json's runs_on_cpu "unless": ollama, TensorFlow,
+    llama.cpp, onnxruntime...) and never torch: a "fell back to the CPU" there is not torch's."""
+    row = kb_document("torch-builds.json").get("symptoms", {}).get("runs_on_cpu") or {}
+    return bool(row.get("unless") and search(fx, row["unless"]) and not search(fx, r"(?<![A-Za-z])(?:py)?torch(?![A-Za-z])"))
+
+
 def _windows_pypi_wheel(fx: Facts) -> Iterator[Finding]:
     """Windows, torch says CUDA is unavailable, and nothing shows its build: PyPI's Windows wheels are CPU-only builds
     (kb/torch_releases.json default_variant; the CUDA ones live on download.pytorch.org with a +cuXXX tag). A warning:
@@ -384,6 +391,8 @@ def _windows_pypi_wheel(fx: Facts) -> Iterator[Finding]:
     version = fx.str("torch.version") or (fx.distribution("torch") or {}).get("version")
     if version and variant_of_tag(version):
         return
+    if not version and _other_runtime_only(fx):
+        return  # the text is about ollama, TensorFlow, llama.cpp...: their own builds decide, not a torch wheel
     said = seen if isinstance(seen, tuple) else None
     release = release_of(version)
     variant = newest_variant_for_driver(release, driver_version(fx), "windows") if release else None

@@ -32,6 +32,7 @@ __all__ = [
     "driver_supports_cuda",
     "torch_release",
     "torch_patches",
+    "optix_min_driver",
     "torchvision_for_torch",
     "torch_for_torchvision",
     "arch_list",
@@ -82,6 +83,7 @@ TABLES = (
     "cuda_libraries",
     "companion_cuda",
     "cpu_gpu_twins",
+    "optix_drivers",
 )  # cuda_libraries: NVIDIA library families in error texts, what a soname / DLL number means (errortext/entities.py);
 # installers: where each build is published per installer (checks/_installer.py);
 # python_wheels: when each Python minor first had torch wheels (checks/platform.py)
@@ -439,6 +441,14 @@ def torch_release(version: str) -> dict | None:
         "torchaudio": ta,
         "cudnn": dict(r["cudnn"]),
     }
+
+
+def optix_min_driver(optix: str, os: str = "linux") -> str | None:
+    """The minimum driver an OptiX SDK release needs (kb/optix_drivers.json): "7.7.0" -> "530.41"; None when the
+    table has no row for that release."""
+    mm = _mm(optix)
+    row = _load("optix_drivers")["releases"].get(f"{mm[0]}.{mm[1]}") if mm else None
+    return str(row[_os_key(os)]) if row else None
 
 
 def torch_patches(version: str) -> list[str] | None:
