@@ -5,7 +5,7 @@ torch patch release that never existed, a CUDA pin on macOS, and "GPU not utiliz
 from __future__ import annotations
 
 import pytest
-from checkcli import codes, paste_findings, severities
+from checkcli import codes, paste_findings, run_check, severities, write
 
 from cudadoctor import kb
 from cudadoctor.readers import prose
@@ -300,3 +300,57 @@ def test_ollama_on_the_cpu_on_windows_is_not_a_torch_wheel(tmp_path):
         "working and Ollama only used the CPU.\nIt fell back to the CPU."
     )
     assert "cpu-only-torch" not in codes(paste_findings(tmp_path, text))
+
+
+# --- PyPI's aarch64 torch before 2.11 is a CPU build ------------------------------------------------------------------
+
+_AARCH64_ENV = """Collecting environment information...
+PyTorch version: 2.10.0
+Is debug build: No
+CUDA used to build PyTorch: Could not collect
+
+OS: Linux aarch64
+GPU models and configuration: GPU 0: NVIDIA GB10 (DGX Spark)
+
+Versions of relevant libraries:
+[pip3] torch==2.10.0
+"""
+
+
+def test_pypi_aarch64_torch_is_a_cpu_build(tmp_path):
+    # hanyeol/model-compose#24: a DGX Spark got PyPI's torch==2.10.0, the CPU build on aarch64
+    f = [x for x in paste_findings(tmp_path, _AARCH64_ENV, "--from-collect-env") if x["code"] == "cpu-only-torch"]
+    assert f and f[0]["severity"] == "warning" and "--index-url https://download.pytorch.org/whl/cu" in f[0]["fix"]["commands"][1]
+
+
+def test_aarch64_torch_from_211_on_pypi_has_cuda(tmp_path):
+    text = _AARCH64_ENV.replace("2.10.0", "2.14.1")
+    assert "cpu-only-torch" not in codes(paste_findings(tmp_path, text, "--from-collect-env"))
+
+
+def test_x86_64_torch_from_pypi_is_not_this(tmp_path):
+    text = _AARCH64_ENV.replace("OS: Linux aarch64", "OS: Ubuntu 22.04.4 LTS (x86_64)")
+    f = paste_findings(tmp_path, text, "--from-collect-env")
+    assert not any(x["code"] == "cpu-only-torch" and "aarch64" in x["title"] for x in f)
+
+
+@pytest.mark.parametrize(
+    "line, arch",
+    [("OS: Linux aarch64", "aarch64"), ("torch-2.4.0-cp312-cp312-manylinux_2_28_aarch64.whl", "aarch64"), ("Ubuntu 22.04", None)],
+)
+def test_prose_reads_the_arm_architecture(line, arch):
+    got = prose.read([line])
+    assert (got.get("arch") or {}).get("value") == arch
+
+
+# --- torch's own cuDNN missing, torch named by its CUDA build ---------------------------------------------------------
+
+
+def test_torchs_cudnn_missing_with_torchs_cuda_known(tmp_path):
+    # w-m/ffsplat#29: `uv sync` removed torch's nvidia-* wheels; torch (CUDA 12.6) then cannot load libcudnn.so.9
+    env = _AARCH64_ENV.replace("OS: Linux aarch64", "OS: Ubuntu 22.04 (x86_64)").replace(
+        "CUDA used to build PyTorch: Could not collect", "CUDA used to build PyTorch: 12.6"
+    )
+    err = write(tmp_path, "ImportError: libcudnn.so.9: cannot open shared object file: No such file or directory\n", "e.txt")
+    f = run_check("--from-collect-env", str(write(tmp_path, env)), "--error-file", str(err))
+    assert "cudnn-mismatch" in codes(f)

@@ -424,7 +424,13 @@ def cudnn_mismatch(fx: Facts) -> Iterator[Finding]:
         other = _other_cudnn_major(fx, wanted)
         # ...or when torch itself is the one loading it (the code's own scope: torch's cuDNN cannot be loaded).
         err = fx.user_error() or ""
-        torch_loads = bool(torch_version(fx) or _TORCH_LOADS_C.search(err)) and not _OWN_CUDNN_LOADER.search(err)
+        torch_loads = bool(
+            torch_version(fx)
+            or torch_cuda(fx)
+            or _TORCH_LOADS_C.search(err)
+            # Python's own "ImportError: libcudnn.so.9: ..." (an extension module's link failed) in a text about torch
+            or (re.search(r"ImportError: libcudnn\w*\.so", err) and search(fx, r"(?<![\w.-])(?:py)?torch(?![\w-])"))
+        ) and not _OWN_CUDNN_LOADER.search(err)
         if other is None and not torch_loads:
             sub = _CUDNN_OWN_LOADER_MSG.search(said[1])
             if sub:

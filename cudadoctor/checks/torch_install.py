@@ -253,6 +253,7 @@ def cpu_only_torch(fx: Facts) -> Iterator[Finding]:
         elif build is None and not said:
             found = (
                 list(_jetson_generic_wheel(fx))
+                or list(_aarch64_pypi_wheel(fx))
                 or list(_windows_pypi_wheel(fx))
                 or list(_cpu_build_named(fx))
                 or list(_runs_on_cpu(fx))
@@ -346,6 +347,47 @@ def _jetson_generic_wheel(fx: Facts) -> Iterator[Finding]:
             ),
             "The aarch64 torch on PyPI is built for servers, not for Jetson's integrated GPU and JetPack's CUDA; "
             "NVIDIA publishes Jetson builds per JetPack release (and per its Python: build from source for another).",
+        ),
+        severity="warning",
+    )
+
+
+_AARCH64 = re.compile(r"\b(?:aarch64|arm64|sbsa)\b", re.I)
+
+
+def _aarch64_pypi_wheel(fx: Facts) -> Iterator[Finding]:
+    """Linux on aarch64 (a Grace Hopper / Grace Blackwell / DGX Spark server, not a Jetson), a torch release without a
+    local tag, whose PyPI wheel for linux-aarch64 is the CPU build (kb/torch_releases.json default_variant: CUDA
+    dependencies only from 2.11): `pip install torch` got a CPU-only torch. A warning: the build is not shown."""
+    where = " ".join(
+        x for x in (fx.str("system.arch"), fx.str("system.os"), fx.str("system.distro"), fx.str("python.platform")) if x
+    )
+    if os_key(fx) in ("windows", "macos") or not _AARCH64.search(where) or _JETSON.search(where):
+        return
+    if fx.get("torch.cuda_available") is True or nvidia_gpu_present(fx) is False:
+        return
+    version = fx.str("torch.version") or (fx.distribution("torch") or {}).get("version")
+    release = release_of(version)
+    info = kb().torch_release(release) if release and not variant_of_tag(version) else None
+    if not info or (info.get("default_variant") or {}).get("linux-aarch64") != "cpu":
+        return
+    cuda = [v for v in info.get("variants") or [] if v.startswith("cu")]
+    yield CPU_ONLY_TORCH.finding(
+        title=f"Likely: torch {version} from PyPI on Linux aarch64 is a CPU-only build (PyPI's aarch64 wheels carry "
+        "CUDA only from torch 2.11); the CUDA builds for aarch64 come from the PyTorch index",
+        evidence={
+            "platform": where,
+            "torch.version": version,
+            "kb": f"torch {release}: PyPI's linux-aarch64 wheel is the CPU build",
+        },
+        fix=Fix(
+            (
+                'python -c "import torch; print(torch.__version__, torch.version.cuda)"  # None: the CPU build',
+                f"{PIP} install --force-reinstall torch=={release} --index-url {INDEX}{cuda[-1] if cuda else '<cuXYZ>'}"
+                "  # the PyTorch index's aarch64 CUDA wheel (for the GPU's driver: nvidia-smi), or torch 2.11+ from PyPI",
+            ),
+            "Before torch 2.11 the aarch64 wheels on PyPI were built without CUDA; the CUDA ones for aarch64 servers "
+            "are on download.pytorch.org (Jetson: NVIDIA's JetPack builds instead).",
         ),
         severity="warning",
     )

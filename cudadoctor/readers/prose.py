@@ -147,6 +147,8 @@ _WINDOWS = re.compile(r"(?<![A-Za-z0-9_-])(?:windows?|win)\s*(?P<n>7|8\.1|8|10|1
 _WINDOWS_BARE = re.compile(r"(?<![A-Za-z0-9_-])windows(?![A-Za-z0-9_-])(?!\s+subsystem)", re.I)
 #: What only Windows shows: a drive-letter path ("C:\\Users", "PS E:\\PIA>") or a DLL / an .exe by name.
 _WINDOWS_SIGN = re.compile(r"(?<![\w])[A-Za-z]:\\|(?<=\w)\.(?:dll|exe)\b", re.I)
+#: The 64-bit ARM architecture named: aarch64 (Linux's word), arm64 (Apple's and Windows'), sbsa (NVIDIA's server ARM).
+_ARM64 = re.compile(r"(?<![A-Za-z0-9])(?:aarch64|arm64|sbsa)(?![A-Za-z0-9])", re.I)
 #: macOS by name, or by a machine that runs only macOS as shipped: Apple silicon ("Apple M2"), a MacBook, iMac, Mac mini/Studio.
 _MAC = re.compile(
     r"(?<![A-Za-z0-9_-])(?:(?:macos|mac\s*os\s*x?|osx)(?:\s+(?P<n>\d{2}(?:\.\d{1,2}){0,2}))?"
@@ -686,6 +688,8 @@ def read(lines: Iterable[str]) -> Dict[str, Any]:
                     add("distro", distro, n, raw)
                 if wsl:
                     add("wsl", wsl, n, raw)
+        if ("aarch64" in low or "arm64" in low or "sbsa" in low) and _ARM64.search(line):
+            add("arch", "aarch64", n, raw)  # "Linux aarch64", "manylinux_2_28_aarch64.whl", "arm64 server"
         if re.search(r"\d", low) or any(f in low for f in ("titan", "quadro", "tesla", "jetson", "geforce", "orin", "xavier")):
             for name, cap in _gpus_in(line, bool(_GPU_LABELS.search(line))):
                 gpus.append((name, cap, n))
@@ -847,6 +851,8 @@ def fill(facts: Dict[str, Any], got: Dict[str, Any]) -> List[str]:
     if val("wsl") in ("1", "2") and s.get("wsl") is None:
         put("system", "wsl", True)
         facts["system"]["wsl_version"] = int(val("wsl") or 0)
+    if val("arch") and not (facts.get("system") or {}).get("arch"):
+        put("system", "arch", val("arch"))
     if val("windows_build") and not (facts.get("system") or {}).get("windows_build"):
         put("system", "windows_build", val("windows_build"))
     return filled
