@@ -614,7 +614,8 @@ def _optix_finding(fx: Facts, said: Tuple[str, str]) -> Optional[Finding]:
         sdk = ".".join((fx.env("OptiX SDK") or "").split(".")[:2]) or None
     driver, os_name = driver_version(fx), driver_os(fx)
     floor = kb().optix_min_driver(sdk, os_name) if sdk else None
-    below = _version_below(driver, floor) if driver and floor else None
+    dv, fv = kb().parse_version(driver), kb().parse_version(floor)
+    below = dv < fv if dv and fv else None
     if below is False:
         return None  # the driver meets that OptiX release's floor: something else failed
     abi = bool(_OPTIX_ABI.search(said[1]))
@@ -640,14 +641,6 @@ def _optix_finding(fx: Facts, said: Tuple[str, str]) -> Optional[Finding]:
         ),
         severity="error" if abi or below else "warning",
     )
-
-
-def _version_below(a: str, b: str) -> Optional[bool]:
-    pa, pb = kb().parse_version(a), kb().parse_version(b)
-    if not pa or not pb:
-        return None
-    n = max(len(pa), len(pb))
-    return tuple(pa) + (0,) * (n - len(pa)) < tuple(pb) + (0,) * (n - len(pb))
 
 
 #: Triton failing to load the cubin its bundled ptxas made (kb/errors/cuda16.json).

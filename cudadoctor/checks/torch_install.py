@@ -679,7 +679,7 @@ def _never_published_finding(line: str, rel: str, tag: str, patches: List[str]) 
     that series has it, else its newest CUDA build."""
     series = kb().torch_release(rel) or {}
     variants = [v for v in series.get("variants") or [] if v.startswith("cu")]
-    newest = max(patches, key=lambda v: [int(x) for x in v.split(".") if x.isdigit()])
+    newest = patches[-1]  # kb.torch_patches lists them in order
     pick = tag if tag in variants or tag == "cpu" else (variants[-1] if variants else None)
     cmd = f"{PIP} install torch=={newest}" + (f"+{pick} --extra-index-url {INDEX}{pick}" if pick else "")
     if pick and pick != tag:
@@ -695,17 +695,16 @@ def _never_published_finding(line: str, rel: str, tag: str, patches: List[str]) 
     )
 
 
-def _release_never_published(text: str):
-    """(sentence, package, release, tag, the series' builds) when pip was asked for a torch patch release the kb's
-    table (torch_releases.json: every patch of each series) says never existed, e.g. torch==1.11.1+cu111 (the 1.11
-    series is 1.11.0 only); None otherwise."""
+def _release_never_published(text: str) -> Optional[Finding]:
+    """The finding when pip was asked for a torch patch release the kb's table (torch_releases.json: every patch of
+    each series) says never existed, e.g. torch==1.11.1+cu111 (the 1.11 series is 1.11.0 only); None otherwise."""
     for m in _PIP_LOCAL_PIN.finditer(text):
         rel, pkg = m.group("rel"), m.group("pkg").lower()
         if pkg != "torch" or len(rel.split(".")) != 3:
             continue
         patches = kb().torch_patches(rel)
         if patches and rel not in patches:
-            return m.group(0).strip(), pkg, rel, m.group("tag").lower(), ["patches: " + ", ".join(patches)]
+            return _never_published_finding(m.group(0).strip(), rel, m.group("tag").lower(), patches)
     return None
 
 
@@ -733,14 +732,12 @@ def install_command_names_missing_wheel(fx: Facts) -> Iterator[Finding]:
     text = fx.user_error() or ""
     if os_key(fx) == "macos" and re.search(r"\+cu\d{2,3}\b", text):
         return  # no CUDA build exists for macOS at all: python-unsupported (platform.py) says so
-    got = _local_pin_missing(text) or _release_never_published(text)
+    got = _local_pin_missing(text)
     if not got:
-        yield from _local_pin_python_fits(fx, text)
+        never = _release_never_published(text)
+        yield from [never] if never else _local_pin_python_fits(fx, text)
         return
     line, pkg, rel, tag, tags = got
-    if tags and tags[0].startswith("patches: "):
-        yield _never_published_finding(line, rel, tag, tags[0][len("patches: ") :].split(", "))
-        return
     if tags:
         why = (
             f"The index pip searched has {pkg} {rel} only as " + ", ".join(f"+{t}" for t in tags) + f": no +{tag} "
@@ -774,7 +771,7 @@ def _local_pin_not_on_pypi(ms: List["re.Match[str]"], text: str) -> Iterator[Fin
     for m in ms:
         rel, tag = m.group("rel"), m.group("tag").lower()
         info = kb().torch_release(rel) if m.group("pkg").lower() == "torch" else None
-        if not info or tag not in info["variants"] or info["version"] != rel and len(rel.split(".")) == 3:
+        if not info or tag not in info["variants"]:
             continue
         yield INSTALL_COMMAND_NAMES_MISSING_WHEEL.finding(
             title=f"Likely: torch=={rel}+{tag} is published only on the PyTorch index, and the install searched PyPI "
