@@ -16,9 +16,11 @@ from cudadoctor.interpret import (
     driver_version,
     environment,
     in_conda_env,
+    is_wsl,
     mm,
     mm_str,
     nvidia_gpu_present,
+    os_key,
     release_of,
     torch_cuda,
     torch_release,
@@ -29,7 +31,7 @@ from cudadoctor.interpret import (
 )
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import PIP, error_match, kb, search
+from ._common import PIP, error_match, kb, search, text_of
 from ._fixes import companion_fix, install_commands, newest_runnable
 
 TORCHVISION_MISMATCH = Code(
@@ -310,6 +312,72 @@ def cpu_build_of(line: str, context: str = "") -> Tuple[str, Tuple[str, ...]]:
             if re.search(rx, text, re.IGNORECASE):
                 return name, cmds
     return _CPU_BUILDS[-1][0], _CPU_BUILDS[-1][2]
+
+
+# ---------------------------------------------------------------- companion-cpu-only-build: TensorFlow 2.11+ on native Windows
+
+#: TensorFlow's install page: "TensorFlow 2.10 was the last TensorFlow release that supported GPU on native-Windows";
+#: from 2.11 the Windows wheels are CPU builds (GPU: WSL2, or the DirectML plugin).
+TF_WINDOWS_LAST_GPU = (2, 10)
+TF_WINDOWS_DOCS = "https://www.tensorflow.org/install/pip#windows-native"
+#: A TensorFlow version stated in text: "tensorflow==2.12.0", "TensorFlow 2.13", "Tensorflow Version: v2.12.0-rc1",
+#: "tf 2.15", "tf-nightly" (always a current release). Only labels, separators or "version" between name and number.
+_TF_VERSION = re.compile(
+    r"\b(?:tensor\s?flow(?:[-_](?:gpu|intel|cpu))?|tf)\b(?:[\s:=,()#*`'\"-]|version|ver\.?){0,12}v?(\d+)\.(\d+)\b|\b(tf[-_]nightly)\b",
+    re.IGNORECASE,
+)
+#: TensorFlow (or its user) saying it sees no GPU.
+_TF_NO_GPU = re.compile(
+    r"list_physical_devices\(\s*['\"]GPU['\"]\s*\)\W*(?:\[\s*\]|(?:returns?|gives?|is|shows?)\s+(?:an?\s+)?(?:empty|\[\s*\]|0|nothing))|"
+    r"\bGPU is NOT AVAILABLE\b|Num GPUs(?: Available)?\W+0\b|Skipping registering GPU devices|\bgpus?\b[^\n]{0,40}?[:=]\s*\[\s*\]|"
+    r"\[PhysicalDevice\(name='/physical_device:CPU:0',\s*device_type='CPU'\)\]|\breturns?\s+(?:an?\s+)?empty\s+(?:list|array)|"
+    r"\b(?:can'?t|cannot|can not|doesn'?t|does not|didn'?t|did not|not|unable to|fails? to|failed to)\s+(?:\w+\s+){0,3}"
+    r"(?:detect|find|see|recogni[sz]e|use|using|list)\w*\s+(?:\w+\s+){0,2}gpus?\b|"
+    r"\bno gpus?\b|\bgpus?\s+(?:is\s+|are\s+)?not\s+(?:being\s+)?(?:found|detected|available|recogni[sz]ed|listed|used)",
+    re.IGNORECASE,
+)
+
+
+def tensorflow_version(fx: Facts) -> Optional[Tuple[Tuple[int, int], str]]:
+    """((major, minor), where) of TensorFlow: pip's listing (tensorflow, tensorflow-gpu, tensorflow-intel), else the
+    text; tf-nightly counts as a release after 2.10. None when neither states one."""
+    for dist in ("tensorflow", "tensorflow-gpu", "tensorflow-intel", "tensorflow-cpu", "tf-nightly"):
+        d = fx.distribution(dist)
+        if d and _s(d.get("version")):
+            v = mm(str(d["version"]))
+            if v:
+                return v, f"packages: {d.get('name')} {d['version']}"
+            if dist == "tf-nightly":
+                return (99, 0), f"packages: {d.get('name')} {d['version']}"
+    for d in fx.dicts("packages.stated"):  # a version the paste states in prose (readers/prose.py)
+        v = mm(str(d.get("version") or "")) if normalize_name(str(d.get("name", ""))) == "tensorflow" else None
+        if v:
+            return v, str(d.get("from") or f"the text: tensorflow {d.get('version')}")
+    best: Optional[Tuple[Tuple[int, int], str]] = None
+    for m in _TF_VERSION.finditer(fx.user_error()):
+        if m.group(3):
+            return (99, 0), f"the text: {m.group(0)}"
+        v = (int(m.group(1)), int(m.group(2)))
+        if v[0] in (1, 2) and (best is None or v > best[0]):  # the newest one named (a user trying several)
+            best = (v, f"the text: {' '.join(m.group(0).split())}")
+    return best
+
+
+def tensorflow_windows_cpu_only(fx: Facts) -> Optional[Dict[str, str]]:
+    """TensorFlow after 2.10 on native Windows (not WSL): its Windows wheels have no GPU support at all.
+    {"tensorflow", "os", "no_gpu"} ("no_gpu": the text saying it finds no GPU, or None when the text says nothing of
+    it: the finding is then a warning) or None."""
+    if os_key(fx) != "windows" or is_wsl(fx):
+        return None
+    tf = tensorflow_version(fx)
+    if not tf or tf[0] <= TF_WINDOWS_LAST_GPU:
+        return None
+    text = text_of(fx)
+    said = _TF_NO_GPU.search(text)
+    no_gpu = " ".join(said.group(0).split()) if said else None
+    if not no_gpu and 'device_type: "CPU"' in text and 'device_type: "GPU"' not in text:
+        no_gpu = 'device_lib.list_local_devices(): device_type "CPU" only'
+    return {"tensorflow": tf[1], "os": fx.str("system.os") or "Windows", "no_gpu": no_gpu}  # type: ignore[dict-item]
 
 
 # ---------------------------------------------------------------- companion-cpu-only-build: CPU and CUDA builds both installed

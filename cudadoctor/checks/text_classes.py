@@ -21,7 +21,14 @@ from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import PIP, error_match, search, text_finding
 from .builds import host_compiler_stated
-from .companions import companion_library_hypothesis, cpu_build_of, cpu_build_severity, cpu_gpu_twins
+from .companions import (
+    TF_WINDOWS_DOCS,
+    companion_library_hypothesis,
+    cpu_build_of,
+    cpu_build_severity,
+    cpu_gpu_twins,
+    tensorflow_windows_cpu_only,
+)
 from .plat10 import uvm_not_loaded_shown
 
 SHM_EXHAUSTED = Code(
@@ -254,12 +261,15 @@ COMPANION_CPU_ONLY_BUILD = Code(
         'installed" (older: "Could not find registered platform with name: \\"cuda\\"", "No GPU/TPU found, falling '
         "back to CPU\"), onnxruntime lists no CUDAExecutionProvider (\"Specified provider 'CUDAExecutionProvider' is "
         'not in available provider names"), bitsandbytes loads libbitsandbytes_cpu ("CUDA Setup failed despite GPU '
-        'being available"), llama.cpp says "not compiled with GPU offload support". torch itself may well be a CUDA build.',
+        'being available"), llama.cpp says "not compiled with GPU offload support"; TensorFlow 2.11 and later on native Windows (not WSL2) '
+        "lists no GPU at all. torch itself may well be a CUDA build.",
         "why": "`pip install dgl`, `pip install jax` and `pip install onnxruntime` install the CPU builds; the CUDA "
         "builds come from the project's own wheel index, extra or package (dgl: the -cuXXX wheels from data.dgl.ai; "
         "jax: `jax[cuda12]`; onnxruntime-gpu, which the CPU package shadows when both are installed, since both "
         "install the module onnxruntime) and must match the CUDA in use. bitsandbytes before 0.43 had no Windows CUDA "
-        "build; llama-cpp-python compiles llama.cpp for the CPU unless CMAKE_ARGS asks for CUDA.",
+        "build; llama-cpp-python compiles llama.cpp for the CPU unless CMAKE_ARGS asks for CUDA. TensorFlow's Windows "
+        'wheels are CPU builds from 2.11 on ("TensorFlow 2.10 was the last TensorFlow release that supported GPU on '
+        'native-Windows"): its GPU build runs in WSL2.',
         "confirm": "`pip list | grep -i -E 'dgl|jax|onnxruntime|bitsandbytes|llama'` (a CPU build has no cuXXX / cuda / "
         "-gpu in its name or extra; onnxruntime beside onnxruntime-gpu); "
         '`python -c "import onnxruntime as o; print(o.get_available_providers())"`; '
@@ -273,6 +283,7 @@ COMPANION_CPU_ONLY_BUILD = Code(
     links=(
         "https://www.dgl.ai/pages/start.html",
         "https://docs.jax.dev/en/latest/installation.html#nvidia-gpu",
+        "https://www.tensorflow.org/install/pip#windows-native",
         "https://github.com/dmlc/dgl/issues/5427",
         "https://onnxruntime.ai/docs/execution-providers/CUDA-ExecutionProvider.html",
         "https://github.com/abetlen/llama-cpp-python#installation-configuration",
@@ -798,6 +809,21 @@ def companion_cpu_only_build(fx: Facts) -> Iterator[Finding]:
         yield _cpu_gpu_twins(twin, said)
         return
     if not said:
+        tfw = tensorflow_windows_cpu_only(fx)
+        if tfw:
+            yield COMPANION_CPU_ONLY_BUILD.finding(
+                title="TensorFlow after 2.10 has no GPU support on native Windows: its Windows wheels are CPU builds",
+                evidence=tfw,
+                fix=Fix(
+                    (
+                        "# in WSL2 (Ubuntu): pip install 'tensorflow[and-cuda]'  # TensorFlow's GPU build for Linux, with its CUDA libraries",
+                        '# or stay on native Windows with TensorFlow 2.10, the last with GPU support there (Python 3.7-3.10, CUDA 11.2, cuDNN 8.1): pip install "tensorflow<2.11"',
+                        "python -c \"import tensorflow as tf; print(tf.__version__, tf.config.list_physical_devices('GPU'))\"",
+                    ),
+                    f"TensorFlow 2.10 was the last release with GPU support on native Windows ({TF_WINDOWS_DOCS}).",
+                ),
+                severity=None if tfw["no_gpu"] else "warning",  # installed, no failure shown: what will happen
+            )
         return
     lib, cmds = cpu_build_of(said[1], fx.user_error())  # which package (checks/companions.py)
     yield COMPANION_CPU_ONLY_BUILD.finding(

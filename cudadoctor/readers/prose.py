@@ -120,6 +120,15 @@ _GCC = re.compile(
     + r"(?:\([^)]{0,60}\)\s*)?v?(?P<v>\d{1,2}(?:\.\d{1,2}){1,2})(?![\d.]*\d)",
     re.I,
 )
+#: TensorFlow's version stated: "tensorflow==2.12.0", "TensorFlow 2.13", "Tensorflow Version: v2.12.0-rc1-12-g0db597d 2.12.0"
+#: (an issue form's heading joined to its value), "Tensor Flow Version: 2.12.0", "tensorflow-gpu 2.4.1", "tf 2.15".
+#: Only 1.x and 2.x; a number after other words ("tensorflow with CUDA 11.2") is not TensorFlow's.
+_TENSORFLOW = re.compile(
+    r"(?<![A-Za-z0-9_./-])(?:tensor\s?flow(?:[-_](?:gpu|intel|cpu))?|tf)(?:[\s_-]*version)?"
+    + _SEP
+    + r"v?(?P<v>[12]\.\d{1,2}(?:\.\d{1,2})?)(?![\d.]*\d)",
+    re.I,
+)
 #: "32 bit windows 7 system", "Python 3.8 (64-bit)", "a 32-bit Python": the word size, on a line naming an OS or Python.
 _BITS = re.compile(r"(?<![A-Za-z0-9_.-])(?P<v>32|64)[- ]?bits?(?![A-Za-z0-9_])", re.I)
 _BITS_CONTEXT = re.compile(r"\b(?:windows?|win\d*|python|py\d|os|system|linux|ubuntu|interpreter)\b|系统|系統", re.I)
@@ -474,6 +483,7 @@ _FIELDS: Tuple[Tuple[str, "re.Pattern[str]", Tuple[str, ...], bool], ...] = (
     ("cudnn", _CUDNN, ("cudnn",), False),
     ("python", _PYTHON, ("py",), True),
     ("gcc", _GCC, ("gcc", "g++"), False),
+    ("tensorflow", _TENSORFLOW, ("tensor", "tf"), True),
 )
 _OS_WORDS = (
     "wsl", ":\\", ".dll", ".exe", "win", "mac", "osx", "linux", "ubuntu", "debian", "centos", "fedora", "rhel", "red hat", "rocky", "alma",
@@ -855,6 +865,15 @@ def fill(facts: Dict[str, Any], got: Dict[str, Any]) -> List[str]:
         put("system", "arch", val("arch"))
     if val("windows_build") and not (facts.get("system") or {}).get("windows_build"):
         put("system", "windows_build", val("windows_build"))
+    tfs: List[str] = [
+        str(v) for v in ([val("tensorflow")] if val("tensorflow") else (got.get("conflicts") or {}).get("tensorflow") or [])
+    ]
+    if tfs:
+        # a version the text states, not a listing of the environment: kept apart from packages.distributions. Of
+        # several ("tf 2.10 works, 2.12 does not"), the newest: the one tried last, as a rule.
+        tf = max(tfs, key=lambda v: tuple(int(x) for x in v.split(".")))
+        where = str((got.get("tensorflow") or {}).get("text") or f"tensorflow {', '.join(tfs)}")[:120]
+        put("packages", "stated", [{"name": "tensorflow", "version": tf, "from": "prose: " + where}])
     return filled
 
 
