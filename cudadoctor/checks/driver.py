@@ -121,8 +121,8 @@ def no_nvidia_driver(fx: Facts) -> Iterator[Finding]:
         return
     if _containers.driver_hidden_by_container(fx, said):
         return  # a container started without GPUs: no-gpu-visible says so
-    if wsl1_build(fx):
-        return  # WSL 1 has no GPU path at all, whatever the driver: wsl-gpu-unsupported
+    if wsl1_build(fx) or fx.get("system.wsl_version") == 1:
+        return  # WSL 1 (its kernel, or stated) has no GPU path at all, whatever the driver: wsl-gpu-unsupported
     # collect_env prints "No CUDA" for the GPU/driver fields when nvidia-smi gave nothing and a
     # CUDA build of torch could not initialise CUDA: no usable driver.
     no_smi = nvml == "no-nvidia-smi" and not driver_version(fx) and _cuda_build_without_cuda(fx)

@@ -306,6 +306,13 @@ def _system(facts: Dict[str, Any], f: Dict[str, str], r: _Reader) -> None:
         m = _LINUX_DESC.match(v)
         desc, arch = (m.group("desc"), m.group("arch")) if m else (v, None)
         low = v.lower()
+        wsl = re.search(r"\bwsl\s*([12])?\b", low)
+        if wsl:
+            # a hand-written field ("WSL 1 on Microsoft Windows 10", "Ubuntu 22.04 (WSL2)"): Linux under WSL, its version
+            s["wsl"] = True
+            if wsl.group(1):
+                s["wsl_version"] = int(wsl.group(1))
+            low = "linux"
         if low.startswith("microsoft windows") or low.startswith("windows"):
             s["os"] = "Windows"
             if low != "windows":
@@ -344,7 +351,7 @@ def _system(facts: Dict[str, Any], f: Dict[str, str], r: _Reader) -> None:
                 if lm and "libc" not in s:
                     s["libc_from_platform"] = f"glibc {lm.group(1)}"
             kernel = s.get("kernel") or plat
-            s["wsl"] = bool(re.search(r"microsoft|wsl", kernel, re.IGNORECASE))
+            s["wsl"] = bool(s.get("wsl") or re.search(r"microsoft|wsl", kernel, re.IGNORECASE))
         elif low.startswith("windows-"):
             s.setdefault("os", "Windows")
             m = re.match(r"^Windows-(?P<release>[^-]+)-(?P<version>[\d.]+)", plat)
