@@ -36,4 +36,5 @@ BUILTIN_MODULES = (
     "gcc16",
     "spaces16",
     "trt16",
+    "fp16_17",
 )

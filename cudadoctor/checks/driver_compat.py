@@ -863,6 +863,11 @@ def cuda_forward_compat(fx: Facts) -> Iterator[Finding]:
     in_use = bool(compat_loaded or compat_dirs or conf)
     if not said and not (in_use and consumer and fx.bool("torch.cuda_available") is not True):
         return
+    if said and not in_use and stated_floor_unmet(fx, text_of(fx)):
+        # an image's own banner ("built for NVIDIA Driver Release 450.36 or later, but version 440.100 was detected and
+        # compatibility mode is UNAVAILABLE"): the image tried its compat libraries because the host driver is below its
+        # floor; the root and its fix (a newer driver, or an older image) are driver-too-old's
+        return
     evidence = {
         "gpus": names or None,
         "compat_libcuda_loaded": compat_loaded or None,

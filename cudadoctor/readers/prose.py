@@ -65,6 +65,10 @@ _DRIVER = re.compile(
 )
 #: "nvidia530.30", "NVIDIA 535.104.05": a driver's dotted version right after the vendor's name (no GPU is named so).
 _NVIDIA_DOTTED = re.compile(r"(?<![A-Za-z0-9_./-])nvidia[- ]?(?P<v>[1-9]\d{2}\.\d{2,3}(?:\.\d{1,3})?)(?![\d.]*\d)", re.I)
+#: NVIDIA's container images' start-up banner, wrapped after "but" on every image (nvidia_entrypoint.sh): "ERROR: This
+#: container was built for NVIDIA Driver Release 450.36 or later, but\n       version 440.100 was detected and
+#: compatibility mode is UNAVAILABLE." The second line names the host's driver without the word "driver".
+_BANNER_DETECTED = re.compile(r"^\s*(?:but\s+)?version\s+(?P<v>[1-9]\d{2}\.\d{2,3}(?:\.\d{1,3})?)\s+was\s+detected\b", re.I)
 _DRIVER_PACKAGE = re.compile(r"\bnvidia-(?:driver-)?(?P<v>[1-9]\d{2})(?:-(?:open|server))?\b", re.I)
 #: The NVIDIA driver as Windows numbers it (Device Manager, DxDiag, WMI, pnputil: "31.0.15.3623", "27.21.14.5671"): the
 #: NVIDIA release is the last five digits of the last two fields (15|3623 -> 536.23; 14|5671 -> 456.71), as Chromium
@@ -127,6 +131,16 @@ _TENSORFLOW = re.compile(
     r"(?<![A-Za-z0-9_./-])(?:tensor\s?flow(?:[-_](?:gpu|intel|cpu))?|tf)(?:[\s_-]*version)?"
     + _SEP
     + r"v?(?P<v>[12]\.\d{1,2}(?:\.\d{1,2})?)(?![\d.]*\d)",
+    re.I,
+)
+#: Wrong numbers from the GPU, in the reporter's words or a program's: NaN losses/outputs ("box and obj are nan",
+#: "loss: nan", "returns NaN"), black or green images, training that does not progress. A symptom, not an error: read
+#: from any line, kept as the line (checks/fp16_17.py reads it beside the GPU's name).
+_NAN_SYMPTOM = re.compile(
+    r"\b(?:are|is|be|become|becomes|became|gives?|returns?|produces?|outputs?|all|got|get|=|:)\s*(?:all\s+)?nans?\b|"
+    r"\bnan\s+(?:values?|loss(?:es)?|outputs?|tensors?|errors?)\b|NansException|tensor with all NaNs|"
+    r"\b(?:black|green)\s+(?:images?|outputs?|pictures?|results?|squares?|screens?)\b|"
+    r"(?:\b(?:no|not|without)|n't)\s+(?:\w+\s+){0,4}training\s+(?:advance|progress)\b",
     re.I,
 )
 #: "32 bit windows 7 system", "Python 3.8 (64-bit)", "a 32-bit Python": the word size, on a line naming an OS or Python.
@@ -477,6 +491,7 @@ _FIELDS: Tuple[Tuple[str, "re.Pattern[str]", Tuple[str, ...], bool], ...] = (
     ("driver", _DRIVER, ("driver", "treiber", "驱动", "ドライバ", "controlador", "pilote", "드라이버"), False),
     ("driver", _DRIVER_PACKAGE, ("nvidia-",), True),
     ("driver", _NVIDIA_DOTTED, ("nvidia",), True),
+    ("driver", _BANNER_DETECTED, ("was detected",), False),
     ("cuda", _CUDA, ("cuda",), True),
     ("nvcc", _NVCC, ("nvcc",), False),
     ("nvcc", _NVCC_PATH, ("nvcc",), False),
@@ -682,6 +697,8 @@ def read(lines: Iterable[str]) -> Dict[str, Any]:
                     ):
                         continue
                     add("torch", m.group("v"), n, raw)
+        if ("nan" in low or "black" in low or "green" in low or "training" in low) and _NAN_SYMPTOM.search(line):
+            add("nan_symptom", line.strip()[:200], n, raw)
         if "kernel module" in low:
             for m in _NVRM_MODULE.finditer(line):
                 add("driver", m.group("v"), n, raw)
@@ -865,6 +882,10 @@ def fill(facts: Dict[str, Any], got: Dict[str, Any]) -> List[str]:
         put("system", "arch", val("arch"))
     if val("windows_build") and not (facts.get("system") or {}).get("windows_build"):
         put("system", "windows_build", val("windows_build"))
+    nan = got.get("nan_symptom") or (got.get("conflicts") or {}).get("nan_symptom")
+    if nan:
+        said = nan["value"] if isinstance(nan, dict) else nan[0]
+        put("pasted", "symptoms", [{"kind": "wrong-numbers", "text": said}])
     tfs: List[str] = [
         str(v) for v in ([val("tensorflow")] if val("tensorflow") else (got.get("conflicts") or {}).get("tensorflow") or [])
     ]

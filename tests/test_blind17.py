@@ -1,0 +1,96 @@
+"""Session 17's classes from blind batch b49 (GitHub threads), each with real wordings and negatives: NVIDIA's container
+banner naming the host driver below the image's floor (driver-too-old, not the compat libraries), and a GTX 16xx card
+giving NaN in half precision (gtx16-fp16-cudnn-nan, checks/fp16_17.py)."""
+
+from __future__ import annotations
+
+import pytest
+from checkcli import codes, paste_findings, severities
+
+from cudadoctor.readers import prose
+
+# --- NVIDIA's container banner: the image's driver floor and the host's driver ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    "banner, driver",
+    [
+        (  # yolov5's 20.06 image on a Quadro P2000 (the banner with cuInit's 804)
+            "ERROR: This container was built for NVIDIA Driver Release 450.36 or later, but\n"
+            "       version 440.100 was detected and compatibility mode is UNAVAILABLE.\n"
+            "       [[CUDA Driver UNAVAILABLE (cuInit(0) returned 804)]]\n",
+            "440.100",
+        ),
+        (  # TensorRT 20.03 on driver 418 (a tutorial's log)
+            "ERROR: This container was built for NVIDIA Driver Release 440.33 or later, but\n"
+            "       version 418.67 was detected and compatibility mode is UNAVAILABLE.\n\n"
+            "       [[CUDA Driver UNAVAILABLE (cuInit(0) returned 804)]]\n",
+            "418.67",
+        ),
+        (  # NVIDIA's vLLM 26.03 image on a DGX Spark (a deployment's notes)
+            "ERROR: This container was built for NVIDIA Driver Release 595.45 or later, but\n"
+            "       version 580.159.03 was detected and compatibility mode is UNAVAILABLE.\n",
+            "580.159.03",
+        ),
+    ],
+)
+def test_the_banner_names_the_host_driver_and_the_cause_is_the_driver(tmp_path, banner, driver):
+    assert prose.read(banner.splitlines())["driver"]["value"] == driver
+    got = paste_findings(tmp_path, "Using the Docker image, only CPU is used:\n" + banner)
+    assert "driver-too-old" in codes(got)
+    assert "cuda-forward-compat" not in codes(got)
+
+
+def test_error_804_with_compat_libraries_on_a_geforce_is_still_forward_compat(tmp_path):
+    text = (
+        "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling "
+        "NumCudaDevices() that might have already set an error? Error 804: forward compatibility was attempted on non "
+        "supported HW\nLD_LIBRARY_PATH=/usr/local/cuda/compat/lib:/usr/local/nvidia/lib64\nGPU: NVIDIA GeForce RTX 3090\n"
+    )
+    assert "cuda-forward-compat" in codes(paste_findings(tmp_path, text))
+
+
+# --- GTX 16xx: NaN in half precision ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, severity",
+    [
+        (  # pytorch/pytorch#77955 (yolov5 on a GTX 1660 Ti)
+            "I used yolov5 to test with the demo dataset (coco128) and found that box and obj are nan. Also, there are no "
+            "detections appear on validation images. This only happens on GTX1660ti devices (GPU mode)\n"
+            "- Nvidia GTX 1660 TI, 6 GB\n",
+            "error",
+        ),
+        (  # pytorch/pytorch#58123
+            "FP16 inference with Cuda 11.1 returns NaN on Nvidia GTX 1660\nHalf precision inference returns NaNs for a "
+            "number of models when run on a 1660 with Cuda 11.1\n",
+            "error",
+        ),
+        (  # Stable Diffusion web UI's own exception, on a GTX 1650
+            "modules.devices.NansException: A tensor with all NaNs was produced in Unet. This could be either because "
+            "there's not enough precision to represent the picture, or because your video card does not support half "
+            "type.\nGPU: NVIDIA GeForce GTX 1650\n",
+            "error",
+        ),
+        (  # ultralytics/yolov5: training that makes no progress on a 1660 SUPER
+            "the network doesn't show any kind of training advance. I'm using pytorch==1.9.0 with cuda=11.1, and a 1660 super.\n",
+            "warning",
+        ),
+    ],
+)
+def test_gtx16_nan_in_half_precision(tmp_path, text, severity):
+    assert severities(paste_findings(tmp_path, text)).get("gtx16-fp16-cudnn-nan") == severity
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # the same NaN on another GPU: not this card's fp16 problem
+        "found that box and obj are nan during training\nGPU: NVIDIA GeForce RTX 3090\n",
+        # a GTX 1660 with no wrong numbers described
+        "torch.cuda.is_available() returns False\nGPU: NVIDIA GeForce GTX 1660 SUPER\n",
+    ],
+)
+def test_gtx16_needs_both_the_card_and_the_wrong_numbers(tmp_path, text):
+    assert "gtx16-fp16-cudnn-nan" not in codes(paste_findings(tmp_path, text))
