@@ -60,18 +60,18 @@ def test_error_804_with_compat_libraries_on_a_geforce_is_still_forward_compat(tm
             "I used yolov5 to test with the demo dataset (coco128) and found that box and obj are nan. Also, there are no "
             "detections appear on validation images. This only happens on GTX1660ti devices (GPU mode)\n"
             "- Nvidia GTX 1660 TI, 6 GB\n",
-            "error",
+            "warning",
         ),
         (  # pytorch/pytorch#58123
             "FP16 inference with Cuda 11.1 returns NaN on Nvidia GTX 1660\nHalf precision inference returns NaNs for a "
             "number of models when run on a 1660 with Cuda 11.1\n",
-            "error",
+            "warning",
         ),
         (  # Stable Diffusion web UI's own exception, on a GTX 1650
             "modules.devices.NansException: A tensor with all NaNs was produced in Unet. This could be either because "
             "there's not enough precision to represent the picture, or because your video card does not support half "
             "type.\nGPU: NVIDIA GeForce GTX 1650\n",
-            "error",
+            "warning",
         ),
         (  # ultralytics/yolov5: training that makes no progress on a 1660 SUPER
             "the network doesn't show any kind of training advance. I'm using pytorch==1.9.0 with cuda=11.1, and a 1660 super.\n",
