@@ -9,6 +9,7 @@ import re
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from cudadoctor import kb as _kb_tables
+from cudadoctor.errortext import TENSORFLOW_VERSION
 from cudadoctor.facts import Facts, normalize_name
 from cudadoctor.interpret import (
     cuda_of_variant,
@@ -320,12 +321,6 @@ def cpu_build_of(line: str, context: str = "") -> Tuple[str, Tuple[str, ...]]:
 #: from 2.11 the Windows wheels are CPU builds (GPU: WSL2, or the DirectML plugin).
 TF_WINDOWS_LAST_GPU = (2, 10)
 TF_WINDOWS_DOCS = "https://www.tensorflow.org/install/pip#windows-native"
-#: A TensorFlow version stated in text: "tensorflow==2.12.0", "TensorFlow 2.13", "Tensorflow Version: v2.12.0-rc1",
-#: "tf 2.15", "tf-nightly" (always a current release). Only labels, separators or "version" between name and number.
-_TF_VERSION = re.compile(
-    r"\b(?:tensor\s?flow(?:[-_](?:gpu|intel|cpu))?|tf)\b(?:[\s:=,()#*`'\"-]|version|ver\.?){0,12}v?(\d+)\.(\d+)\b|\b(tf[-_]nightly)\b",
-    re.IGNORECASE,
-)
 #: TensorFlow (or its user) saying it sees no GPU.
 _TF_NO_GPU = re.compile(
     r"list_physical_devices\(\s*['\"]GPU['\"]\s*\)\W*(?:\[\s*\]|(?:returns?|gives?|is|shows?)\s+(?:an?\s+)?(?:empty|\[\s*\]|0|nothing))|"
@@ -354,11 +349,11 @@ def tensorflow_version(fx: Facts) -> Optional[Tuple[Tuple[int, int], str]]:
         if v:
             return v, str(d.get("from") or f"the text: tensorflow {d.get('version')}")
     best: Optional[Tuple[Tuple[int, int], str]] = None
-    for m in _TF_VERSION.finditer(fx.user_error()):
-        if m.group(3):
+    for m in TENSORFLOW_VERSION.finditer(fx.user_error()):
+        if m.group("nightly"):
             return (99, 0), f"the text: {m.group(0)}"
-        v = (int(m.group(1)), int(m.group(2)))
-        if v[0] in (1, 2) and (best is None or v > best[0]):  # the newest one named (a user trying several)
+        v = mm(m.group("v"))
+        if v and (best is None or v > best[0]):  # the newest one named (a user trying several)
             best = (v, f"the text: {' '.join(m.group(0).split())}")
     return best
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from typing import Iterator, Optional
 
+from cudadoctor.errortext import WRONG_NUMBERS
 from cudadoctor.facts import Facts
 from cudadoctor.interpret import gpus
 from cudadoctor.model import Code, Finding, Fix, check
@@ -49,11 +50,6 @@ GTX16_FP16_CUDNN_NAN = Code(
 
 #: The GTX 16 series (TU116/TU117) by the names users and tools write: "NVIDIA GeForce GTX 1660 SUPER", "1660ti", "GTX1650".
 _GTX16 = re.compile(r"(?<![\d.])(?:gtx\s*)?16[56]0(?:\s*(?:ti|super|s))?(?![\d.])", re.I)
-#: Wrong numbers in a program's output or the error text (the prose reader's pasted.symptoms holds the reporter's).
-_WRONG_NUMBERS = (
-    r"NansException|tensor with all NaNs|\bloss(?:es)?\W{0,3}nan\b|\b(?:are|is|returns?|gives?|produces?)\s+(?:all\s+)?nans?\b|"
-    r"\b(?:black|green)\s+(?:images?|outputs?|pictures?)\b"
-)
 
 
 def _gtx16(fx: Facts) -> Optional[str]:
@@ -69,7 +65,7 @@ def gtx16_fp16_cudnn_nan(fx: Facts) -> Iterator[Finding]:
     gpu = _gtx16(fx)
     if not gpu:
         return
-    said = search(fx, _WRONG_NUMBERS)
+    said = search(fx, WRONG_NUMBERS.pattern)
     stated = next((d for d in fx.dicts("pasted.symptoms") if d.get("kind") == "wrong-numbers"), None)
     if not said and not stated:
         return

@@ -18,7 +18,7 @@ import re
 import unicodedata
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
-from ..errortext import floor_spans
+from ..errortext import TENSORFLOW_VERSION, WRONG_NUMBERS, floor_spans
 
 #: Lines longer than this are cut before matching (no label and value are this far apart).
 MAX_LINE = 2000
@@ -122,25 +122,6 @@ _GCC = re.compile(
     r"(?<![A-Za-z0-9_./\[-])(?:gcc|g\+\+)(?:\s*version|\s*版本)?"
     + _SEP
     + r"(?:\([^)]{0,60}\)\s*)?v?(?P<v>\d{1,2}(?:\.\d{1,2}){1,2})(?![\d.]*\d)",
-    re.I,
-)
-#: TensorFlow's version stated: "tensorflow==2.12.0", "TensorFlow 2.13", "Tensorflow Version: v2.12.0-rc1-12-g0db597d 2.12.0"
-#: (an issue form's heading joined to its value), "Tensor Flow Version: 2.12.0", "tensorflow-gpu 2.4.1", "tf 2.15".
-#: Only 1.x and 2.x; a number after other words ("tensorflow with CUDA 11.2") is not TensorFlow's.
-_TENSORFLOW = re.compile(
-    r"(?<![A-Za-z0-9_./-])(?:tensor\s?flow(?:[-_](?:gpu|intel|cpu))?|tf)(?:[\s_-]*version)?"
-    + _SEP
-    + r"v?(?P<v>[12]\.\d{1,2}(?:\.\d{1,2})?)(?![\d.]*\d)",
-    re.I,
-)
-#: Wrong numbers from the GPU, in the reporter's words or a program's: NaN losses/outputs ("box and obj are nan",
-#: "loss: nan", "returns NaN"), black or green images, training that does not progress. A symptom, not an error: read
-#: from any line, kept as the line (checks/fp16_17.py reads it beside the GPU's name).
-_NAN_SYMPTOM = re.compile(
-    r"\b(?:are|is|be|become|becomes|became|gives?|returns?|produces?|outputs?|all|got|get|=|:)\s*(?:all\s+)?nans?\b|"
-    r"\bnan\s+(?:values?|loss(?:es)?|outputs?|tensors?|errors?)\b|NansException|tensor with all NaNs|"
-    r"\b(?:black|green)\s+(?:images?|outputs?|pictures?|results?|squares?|screens?)\b|"
-    r"(?:\b(?:no|not|without)|n't)\s+(?:\w+\s+){0,4}training\s+(?:advance|progress)\b",
     re.I,
 )
 #: "32 bit windows 7 system", "Python 3.8 (64-bit)", "a 32-bit Python": the word size, on a line naming an OS or Python.
@@ -498,7 +479,7 @@ _FIELDS: Tuple[Tuple[str, "re.Pattern[str]", Tuple[str, ...], bool], ...] = (
     ("cudnn", _CUDNN, ("cudnn",), False),
     ("python", _PYTHON, ("py",), True),
     ("gcc", _GCC, ("gcc", "g++"), False),
-    ("tensorflow", _TENSORFLOW, ("tensor", "tf"), True),
+    ("tensorflow", TENSORFLOW_VERSION, ("tensor", "tf"), True),
 )
 _OS_WORDS = (
     "wsl", ":\\", ".dll", ".exe", "win", "mac", "osx", "linux", "ubuntu", "debian", "centos", "fedora", "rhel", "red hat", "rocky", "alma",
@@ -697,7 +678,7 @@ def read(lines: Iterable[str]) -> Dict[str, Any]:
                     ):
                         continue
                     add("torch", m.group("v"), n, raw)
-        if ("nan" in low or "black" in low or "green" in low or "training" in low) and _NAN_SYMPTOM.search(line):
+        if ("nan" in low or "black" in low or "green" in low or "training" in low) and WRONG_NUMBERS.search(line):
             add("nan_symptom", line.strip()[:200], n, raw)
         if "kernel module" in low:
             for m in _NVRM_MODULE.finditer(line):

@@ -1,0 +1,29 @@
+"""What a reporter's text states outside any error line, read by the paste reader (readers/prose.py, into facts) and by
+the checks (over error texts): TensorFlow's version, and wrong numbers from the GPU. Pure.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: TensorFlow's version stated: "tensorflow==2.12.0", "TensorFlow 2.13", "Tensorflow Version: v2.12.0-rc1-12-g0db597d 2.12.0"
+#: (an issue form's heading joined to its value), "Tensor Flow Version: 2.12.0", "tensorflow-gpu 2.4.1", "tf 2.15",
+#: "my tensorflow version is 2.12.0"; "tf-nightly" (always a release after the last stable one). Only 1.x and 2.x, and
+#: only labels, separators or "version" between name and number ("tensorflow with CUDA 11.2" is not TensorFlow's).
+TENSORFLOW_VERSION = re.compile(
+    r"(?<![A-Za-z0-9_./-])(?:(?:tensor\s?flow(?:[-_](?:gpu|intel|cpu))?|tf)(?![A-Za-z])"
+    r"(?:[\s:=,()#*`'\"-]|version|ver\.?|\bis\b|是|为){0,12}v?(?P<v>[12]\.\d{1,2}(?:\.\d{1,2})?)(?![\d.]*\d)"
+    r"|(?P<nightly>tf[-_]nightly)\b)",
+    re.I,
+)
+
+#: Wrong numbers from the GPU, in the reporter's words or a program's: NaN losses/outputs ("box and obj are nan",
+#: "loss: nan", "returns NaN"), Stable Diffusion web UI's NansException, black or green images, training that does not
+#: progress.
+WRONG_NUMBERS = re.compile(
+    r"\b(?:are|is|be|become|becomes|became|gives?|returns?|produces?|outputs?|all|got|get|=|:)\s*(?:all\s+)?nans?\b|"
+    r"\bloss(?:es)?\W{0,3}nans?\b|\bnan\s+(?:values?|loss(?:es)?|outputs?|tensors?|errors?)\b|NansException|"
+    r"tensor with all NaNs|\b(?:black|green)\s+(?:images?|outputs?|pictures?|results?|squares?|screens?)\b|"
+    r"(?:\b(?:no|not|without)|n't)\s+(?:\w+\s+){0,4}training\s+(?:advance|progress)\b",
+    re.I,
+)
