@@ -94,3 +94,73 @@ def test_gtx16_nan_in_half_precision(tmp_path, text, severity):
 )
 def test_gtx16_needs_both_the_card_and_the_wrong_numbers(tmp_path, text):
     assert "gtx16-fp16-cudnn-nan" not in codes(paste_findings(tmp_path, text))
+
+
+# --- from b48: an old GPU whose first kernels fail, the torch unstated -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # AUTOMATIC1111 after an update, on a Tesla K80 (sm_37): cuDNN cannot initialise
+        "Tesla K80, driver 470.161.03\nRuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED\n",
+        # a Pascal card (sm_61): torch 2.15's CUDA 13 builds start at sm_75
+        "GPU 0: NVIDIA GeForce GTX 1080\nRuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling "
+        "`cublasSgemm( handle, opa, opb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc)`\n",
+    ],
+)
+def test_an_old_gpu_with_failing_first_kernels_is_likely_the_architecture(tmp_path, text):
+    got = paste_findings(tmp_path, text)
+    assert severities(got).get("gpu-arch-unsupported") == "warning", codes(got)
+    assert any(f["code"] == "gpu-arch-unsupported" and f["title"].startswith("Likely:") for f in got)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a current GPU: every build runs it, the cuDNN failure is something else
+        "GPU: NVIDIA GeForce RTX 3090\nRuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED\n",
+        # the torch stated is one that has sm_37 kernels (1.12.1+cu113): the kb's own verdict applies, not a guess
+        "torch 1.12.1+cu113\nTesla K80\nRuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED\n",
+    ],
+)
+def test_no_architecture_guess_for_a_current_gpu_or_a_stated_torch_that_runs_it(tmp_path, text):
+    got = paste_findings(tmp_path, text)
+    assert not any(f["code"] == "gpu-arch-unsupported" for f in got if f["severity"] in ("error", "warning")), codes(got)
+
+
+# --- from b48: the CPU used instead of the GPU, Apple silicon named without "Apple" ----------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Work going by default to my cpu instead of my gpu\nhow can i make that imaginairy use my RTX 2070 instead of my cpu ?\n",
+        "It uses the CPU instead of the GPU, my card is a GTX 1080\n",
+    ],
+)
+def test_cpu_instead_of_gpu_is_running_on_the_cpu(tmp_path, text):
+    assert severities(paste_findings(tmp_path, text)).get("cpu-only-torch") == "warning"
+
+
+@pytest.mark.parametrize(
+    "line, mac",
+    [
+        ("Would be good if there was a check for cuda (else mps, for those of us on an M1) in the code.", True),
+        ("I run it on my M2 Max", True),
+        ("an M3 chip laptop", True),
+        ("my M2 SSD is full", False),
+        ("an m.2 drive", False),
+    ],
+)
+def test_apple_silicon_named_without_apple(line, mac):
+    assert (prose.read([line]).get("os", {}).get("value") == "Darwin") is mac
+
+
+def test_torch_not_compiled_with_cuda_on_an_m1_is_the_mac(tmp_path):
+    text = (
+        "`AssertionError: Torch not compiled with CUDA enabled`\nWould be good if there was a check for cuda "
+        "(else mps, for those of us on an M1) in the code.\n"
+    )
+    got = paste_findings(tmp_path, text)
+    assert "non-nvidia-gpu" in codes(got) and "cpu-only-torch" not in codes(got)

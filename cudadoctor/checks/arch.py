@@ -339,6 +339,36 @@ def _too_old_for_every_build(fx: Facts, devices: List[Dict[str, Any]]) -> List[T
     return out
 
 
+#: A CUDA failure at the first kernels torch runs, in the words cuDNN, cuBLAS and the runtime use when a build has no
+#: code for the GPU (cuDNN/cuBLAS cannot initialise or execute there; "invalid device function" is CUDA before 11's
+#: "no kernel image"). Read only where torch's own "no kernel image" / "not compatible" words are absent.
+_FIRST_KERNEL_FAILED = re.compile(
+    r"CUDNN_STATUS_(?:NOT_INITIALIZED|EXECUTION_FAILED|ARCH_MISMATCH|NOT_SUPPORTED)"
+    r"|CUBLAS_STATUS_(?:NOT_INITIALIZED|EXECUTION_FAILED|ARCH_MISMATCH|NOT_SUPPORTED)|invalid device function",
+    re.I,
+)
+
+
+def _only_older_builds_run(fx: Facts, devices: List[Dict[str, Any]]) -> List[Tuple[Dict[str, Any], str]]:
+    """With the torch build unknown and its first kernels failing (cuDNN/cuBLAS statuses, "invalid device function"):
+    GPUs that older official builds run but no variant of the newest release does (a K80, sm_37; a Maxwell card once
+    its architecture is dropped). A program that installs the current torch for them (a web UI's update, a fresh
+    environment) gets one without their kernels: a hypothesis from the GPU's name and the kb's tables."""
+    if not torch_unknown(fx) or fx.bool("torch.cuda_available") is True or not _FIRST_KERNEL_FAILED.search(text_of(fx)):
+        return []
+    newest = kb().newest_release()
+    lists = [a for a in (kb().arch_list(newest, v) for v in (kb().torch_release(newest) or {}).get("variants", [])) if a]
+    out = []
+    for g in devices:
+        cap = g.get("capability")
+        older = kb().releases_with_arch(cap) if cap else None
+        if not lists or not older or any(arch_runs(cap, a) for a in lists):
+            return []
+        last = max(older, key=lambda r: _release_key(r[0]))
+        out.append((g, f"torch {last[0]} ({last[1]}) is the newest official build with kernels for it; torch {newest} has none"))
+    return out
+
+
 #: The program side named: torch, Python, pip/conda, a wheel.
 _PROGRAM_SIDE = re.compile(r"torch|python|\bpip3?\b|\bconda\b|\.whl\b", re.I)
 #: The driver side named as the trouble: the kernel module's flavour, DKMS/modprobe/nouveau, nvidia-smi finding none.
@@ -639,6 +669,7 @@ def gpu_arch_unsupported(fx: Facts) -> Iterator[Finding]:
         ran = _KERNEL_RAN.search(text_of(fx))  # a kernel ran on this GPU and faulted: its architecture was served
         bad = [] if ran else _too_old_for_every_build(fx, devices)  # the torch a user installs today has no kernels for it
         newest_only = [] if bad or ran else _only_newest_builds_run(fx, devices)
+        older_only = [] if bad or ran or newest_only else _only_older_builds_run(fx, devices)
     owner = kernel_owner(fx) if not bad else None
     if owner and owner[0] == "other":
         return  # another package's or program's kernel lacks the architecture (companion-arch-unsupported)
@@ -656,6 +687,17 @@ def gpu_arch_unsupported(fx: Facts) -> Iterator[Finding]:
             f"Likely: {g.get('name') or 'the GPU'} (compute capability {g.get('capability')}) runs only with the "
             "newest PyTorch builds, and the torch in use is not stated: a program bundling or pinning an older torch "
             "cannot use it",
+            {"why_likely": why},
+            'python -c "import torch; print(torch.__version__, torch.cuda.get_arch_list())"  # the GPU\'s sm_XY '
+            "must be in the list (in the program's own Python)",
+        )
+        return
+    if not bad and not said and older_only:
+        g, why = older_only[0]
+        yield _likely(
+            _arch_finding(fx, g, archs, source, said),
+            f"Likely: {g.get('name') or 'the GPU'} (compute capability {g.get('capability')}) has no kernels in "
+            "current PyTorch builds, and the torch in use is not stated: its first CUDA kernels fail",
             {"why_likely": why},
             'python -c "import torch; print(torch.__version__, torch.cuda.get_arch_list())"  # the GPU\'s sm_XY '
             "must be in the list (in the program's own Python)",

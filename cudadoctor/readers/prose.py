@@ -156,7 +156,10 @@ _ARM64 = re.compile(r"(?<![A-Za-z0-9])(?:aarch64|arm64|sbsa)(?![A-Za-z0-9])", re
 #: macOS by name, or by a machine that runs only macOS as shipped: Apple silicon ("Apple M2"), a MacBook, iMac, Mac mini/Studio.
 _MAC = re.compile(
     r"(?<![A-Za-z0-9_-])(?:(?:macos|mac\s*os\s*x?|osx)(?:\s+(?P<n>\d{2}(?:\.\d{1,2}){0,2}))?"
-    r"|apple\s+m[1-9](?:\s+(?:pro|max|ultra))?|macbook(?:\s*(?:pro|air))?|imac|mac\s*(?:mini|studio|pro))(?![A-Za-z0-9_])",
+    r"|apple\s+m[1-9](?:\s+(?:pro|max|ultra))?|macbook(?:\s*(?:pro|air))?|imac|mac\s*(?:mini|studio|pro)"
+    # "on an M1", "my M2 Max", "M3 chip": Apple silicon without "Apple" (not an M.2 / "M2 SSD" slot)
+    r"|(?:\b(?:an|my)\s+)m[1-4](?:\s+(?:pro|max|ultra))?(?!\s*(?:ssd|nvme|slot|drive|\.))|m[1-4](?:\s+(?:pro|max|ultra))?\s+(?:mac|chip))"
+    r"(?![A-Za-z0-9_])",
     re.I,
 )
 _LINUX = re.compile(
@@ -483,7 +486,7 @@ _FIELDS: Tuple[Tuple[str, "re.Pattern[str]", Tuple[str, ...], bool], ...] = (
 )
 _OS_WORDS = (
     "wsl", ":\\", ".dll", ".exe", "win", "mac", "osx", "linux", "ubuntu", "debian", "centos", "fedora", "rhel", "red hat", "rocky", "alma",
-    "arch", "manjaro", "mint", "suse", "pop", "apple",
+    "arch", "manjaro", "mint", "suse", "pop", "apple", "an m", "my m", "m1 ", "m2 ", "m3 ", "m4 ",
 )  # fmt: skip
 
 
