@@ -122,6 +122,9 @@ def test_an_old_gpu_with_failing_first_kernels_is_likely_the_architecture(tmp_pa
         "GPU: NVIDIA GeForce RTX 3090\nRuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED\n",
         # the torch stated is one that has sm_37 kernels (1.12.1+cu113): the kb's own verdict applies, not a guess
         "torch 1.12.1+cu113\nTesla K80\nRuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED\n",
+        # a data type the GPU lacks (bf16 on a Maxwell Tesla M40), not its architecture
+        "Tesla M40\nRuntimeError: CUDA error: CUBLAS_STATUS_NOT_SUPPORTED when calling `cublasGemmStridedBatchedEx(handle, "
+        "opa, opb, (int)m, (int)n, (int)k, (void*)&falpha, a, CUDA_R_16BF, ...)` with dtype=torch.bfloat16\n",
     ],
 )
 def test_no_architecture_guess_for_a_current_gpu_or_a_stated_torch_that_runs_it(tmp_path, text):
@@ -164,3 +167,59 @@ def test_torch_not_compiled_with_cuda_on_an_m1_is_the_mac(tmp_path):
     )
     got = paste_findings(tmp_path, text)
     assert "non-nvidia-gpu" in codes(got) and "cpu-only-torch" not in codes(got)
+
+
+# --- from b52/b53: bitsandbytes under WSL, DeepSpeed's build, tiny-cuda-nn's import, pip's uninstall lines -------------
+
+_BNB = (
+    "===================================BUG REPORT===================================\n"
+    "Welcome to bitsandbytes. For bug reports, please submit your error trace to: https://github.com/TimDettmers/bitsandbytes/issues\n"
+    "/home/u/miniconda3/envs/textgen/lib/python3.10/site-packages/bitsandbytes/cuda_setup/main.py:136: UserWarning: "
+    "/home/u/miniconda3/envs/textgen did not contain libcudart.so as expected! Searching further paths...\n"
+)
+
+
+@pytest.mark.parametrize("where", ["CUDA not found on WSL\n", "I recently installed WSL for the webui.\n"])
+def test_bitsandbytes_setup_under_wsl_is_likely_the_wsl_libcuda(tmp_path, where):
+    got = paste_findings(tmp_path, where + "python server.py --load-in-8bit\n" + _BNB)
+    assert severities(got).get("libcuda-not-in-linker-cache") == "warning"
+
+
+def test_bitsandbytes_setup_outside_wsl_is_not_the_wsl_libcuda(tmp_path):
+    got = paste_findings(tmp_path, "Ubuntu 22.04 host\npython server.py --load-in-8bit\n" + _BNB)
+    assert "libcuda-not-in-linker-cache" not in codes(got)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "AssertionError: Unable to pre-compile ops without torch installed. Please install torch before attempting to pre-compile ops.\n",
+        "      [WARNING] Unable to import torch, pre-compiling ops will be disabled.\n      DS_BUILD_OPS=1\n"
+        "      AssertionError: Unable to pre-compile ops without torch installed. Please install torch before attempting to "
+        "pre-compile ops.\nERROR: Failed to build 'deepspeed' when getting requirements to build wheel\n",
+    ],
+)
+def test_deepspeed_without_torch_in_its_build_is_build_isolation(tmp_path, text):
+    assert "extension-build-isolation" in codes(paste_findings(tmp_path, text, "--error-file"))
+
+
+def test_pips_uninstall_lines_are_not_the_installed_torch():
+    lines = [
+        "Attempting uninstall: torch",
+        "    Found existing installation: torch 1.13.1+cu117",
+        "    Uninstalling torch-1.13.1+cu117:",
+        "      Successfully uninstalled torch-1.13.1+cu117",
+    ]
+    assert "torch" not in prose.read(lines)
+    assert prose.read(["My torch is 1.13.1+cu117"])["torch"]["value"] == "1.13.1+cu117"
+
+
+def test_tiny_cuda_nn_unknown_compute_capability_on_windows_is_a_cpu_torch(tmp_path):
+    # nerfstudio on Windows: pip replaced the CUDA torch; tinycudann raises this when torch.cuda.is_available() is False
+    text = (
+        "I am setting up nerfstudio for Windows with CUDA 11.7. pip install nerfstudio seems to uninstall PyTorch:\n"
+        "Attempting uninstall: torch\n    Found existing installation: torch 1.13.1+cu117\n"
+        "    Uninstalling torch-1.13.1+cu117:\n      Successfully uninstalled torch-1.13.1+cu117\n"
+        "OSError: Unknown compute capability. Ensure PyTorch with CUDA support is installed.\n"
+    )
+    assert severities(paste_findings(tmp_path, text)).get("cpu-only-torch") == "warning"

@@ -341,12 +341,15 @@ def _too_old_for_every_build(fx: Facts, devices: List[Dict[str, Any]]) -> List[T
 
 #: A CUDA failure at the first kernels torch runs, in the words cuDNN, cuBLAS and the runtime use when a build has no
 #: code for the GPU (cuDNN/cuBLAS cannot initialise or execute there; "invalid device function" is CUDA before 11's
-#: "no kernel image"). Read only where torch's own "no kernel image" / "not compatible" words are absent.
+#: "no kernel image"). Read only where torch's own "no kernel image" / "not compatible" words are absent. NOT_SUPPORTED
+#: is left out: it is a data type or an operation the GPU lacks far more often (bf16 on Maxwell).
 _FIRST_KERNEL_FAILED = re.compile(
-    r"CUDNN_STATUS_(?:NOT_INITIALIZED|EXECUTION_FAILED|ARCH_MISMATCH|NOT_SUPPORTED)"
-    r"|CUBLAS_STATUS_(?:NOT_INITIALIZED|EXECUTION_FAILED|ARCH_MISMATCH|NOT_SUPPORTED)|invalid device function",
+    r"CUDNN_STATUS_(?:NOT_INITIALIZED|EXECUTION_FAILED|ARCH_MISMATCH)"
+    r"|CUBLAS_STATUS_(?:NOT_INITIALIZED|EXECUTION_FAILED|ARCH_MISMATCH)|invalid device function",
     re.I,
 )
+#: A data type the GPU may lack named beside the failure (bf16 below Ampere: gpu-lacks-bf16), not an architecture.
+_DTYPE_NAMED = re.compile(r"bf16|bfloat16|fp8|float8", re.I)
 
 
 def _only_older_builds_run(fx: Facts, devices: List[Dict[str, Any]]) -> List[Tuple[Dict[str, Any], str]]:
@@ -354,7 +357,10 @@ def _only_older_builds_run(fx: Facts, devices: List[Dict[str, Any]]) -> List[Tup
     GPUs that older official builds run but no variant of the newest release does (a K80, sm_37; a Maxwell card once
     its architecture is dropped). A program that installs the current torch for them (a web UI's update, a fresh
     environment) gets one without their kernels: a hypothesis from the GPU's name and the kb's tables."""
-    if not torch_unknown(fx) or fx.bool("torch.cuda_available") is True or not _FIRST_KERNEL_FAILED.search(text_of(fx)):
+    text = text_of(fx)
+    if not torch_unknown(fx) or fx.bool("torch.cuda_available") is True or not _FIRST_KERNEL_FAILED.search(text):
+        return []
+    if _DTYPE_NAMED.search(text):
         return []
     newest = kb().newest_release()
     lists = [a for a in (kb().arch_list(newest, v) for v in (kb().torch_release(newest) or {}).get("variants", [])) if a]

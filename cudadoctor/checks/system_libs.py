@@ -334,6 +334,38 @@ def _wsl_cnn_infer(fx: Facts, text: str, wsl: bool) -> Iterator[Finding]:
     )
 
 
+#: bitsandbytes' own CUDA setup (0.35-0.41: bitsandbytes/cuda_setup/main.py) reporting its search, which under WSL 2 does
+#: not find the driver's libcuda in the linker cache and falls back to its CPU library (bitsandbytes#156 and
+#: text-generation-webui's WSL guide: export LD_LIBRARY_PATH=/usr/lib/wsl/lib).
+_BNB_SETUP = re.compile(
+    r"bitsandbytes[/\\]cuda_setup|CUDA SETUP:|did not contain libcudart\.so as expected|CUDA Setup failed despite GPU being available",
+    re.IGNORECASE,
+)
+
+
+def _wsl_bitsandbytes(text: str, wsl: bool) -> Iterator[Finding]:
+    """Under WSL 2, bitsandbytes' CUDA setup searching for or failing to find CUDA: most often the driver's libcuda,
+    which WSL keeps in /usr/lib/wsl/lib (a hypothesis)."""
+    m = _BNB_SETUP.search(text) if wsl else None
+    if not m:
+        return
+    line = next((ln.strip() for ln in text.split("\n") if _BNB_SETUP.search(ln)), m.group(0))
+    yield LIBCUDA_NOT_IN_LINKER_CACHE.finding(
+        title="Likely: under WSL 2, bitsandbytes' CUDA setup cannot find the driver's libcuda in /usr/lib/wsl/lib and "
+        "falls back to its CPU library (confirm: `python -m bitsandbytes`)",
+        evidence={"user_error": line[:300], "platform": "WSL 2: the driver's libraries are in /usr/lib/wsl/lib"},
+        fix=Fix(
+            (
+                "export LD_LIBRARY_PATH=/usr/lib/wsl/lib:$LD_LIBRARY_PATH  # before starting the program (add it to ~/.bashrc)",
+                "sudo ldconfig /usr/lib/wsl/lib  # or register WSL's driver libraries with the linker cache",
+                "python -m bitsandbytes  # should now load a libbitsandbytes_cudaXXX library",
+            ),
+            "bitsandbytes loads libcuda by name; under WSL 2 it is only in /usr/lib/wsl/lib.",
+        ),
+        severity="warning",
+    )
+
+
 @check(LIBCUDA_NOT_IN_LINKER_CACHE)
 def libcuda_not_in_linker_cache(fx: Facts) -> Iterator[Finding]:
     said = error_match(fx, LIBCUDA_NOT_IN_LINKER_CACHE)
@@ -343,6 +375,7 @@ def libcuda_not_in_linker_cache(fx: Facts) -> Iterator[Finding]:
     wsl = is_wsl(fx) is True or prose_wsl in ("?", "2") or bool(_WSL_TEXT.search(where_os) or _WSL_TEXT.search(text))
     if not said:
         yield from _wsl_cnn_infer(fx, text, wsl)
+        yield from _wsl_bitsandbytes(text, wsl)
         return
     colab = bool(_COLAB.search(where_os) or _COLAB.search(text))
     drv = driver_version(fx)

@@ -27,10 +27,12 @@ MAX_LINES = 5000
 
 _SEP = r"\s*(?:[:=]=?|\bis\b|\bist\b|\bes\b|\best\b|是|为|->|=>)?\s*"
 _TEMPLATE_HINT = re.compile(r"\((?:e\.\s?g\.?|eg|z\.\s?b\.|例如|如)[^)]*\)", re.I)
-#: Lines that name what was asked for, not what is there: install commands and pip's resolver output.
+#: Lines that name what was asked for, not what is there: install commands and pip's resolver output, and pip's lines
+#: about what it removes ("Found existing installation: torch 1.13.1+cu117", "Successfully uninstalled torch-...").
 _INSTALL = re.compile(
     r"\b(?:pip3?|conda|mamba|uv\s+pip|poetry)\s+(?:install|add|create)\b|\binstall(?:ing)?\s+(?:torch|pytorch)==|"
-    r"\brequirements?\b|matching distribution|^\s*(?:Collecting|Downloading|Looking in|Obtaining)\b|\.whl\b",
+    r"\brequirements?\b|matching distribution|^\s*(?:Collecting|Downloading|Looking in|Obtaining)\b|\.whl\b|"
+    r"^\W*(?:Found existing installation|Attempting uninstall|Uninstalling|Successfully uninstalled)\b",
     re.I,
 )
 
