@@ -312,58 +312,55 @@ _DRIVER_TEXT = re.compile(r"libcuda\.so\.1\b(?![^\n]{0,40}(?:cannot open|not fou
 _CNN_INFER = re.compile(r"Could not load library libcudnn_cnn_infer\.so\.8\b(?!\.?\s*Error:\s*libcudnn)", re.IGNORECASE)
 
 
-def _wsl_cnn_infer(fx: Facts, text: str, wsl: bool) -> Iterator[Finding]:
-    """Under WSL 2, cuDNN 8's cnn_infer failing to load with no reason shown: most often its libcuda.so (a hypothesis)."""
-    m = _CNN_INFER.search(text) if wsl else None
-    if not m:
-        return
-    line = next((ln.strip() for ln in text.split("\n") if _CNN_INFER.search(ln)), m.group(0))
-    yield LIBCUDA_NOT_IN_LINKER_CACHE.finding(
-        title="Likely: under WSL 2, cuDNN 8's libcudnn_cnn_infer could not load the unversioned libcuda.so, which "
-        "WSL's linker cache does not list (confirm: `ldconfig -p | grep libcuda` shows only libcuda.so.1)",
-        evidence={"user_error": line, "platform": "WSL 2: /usr/lib/wsl/lib holds copies, so ldconfig lists only libcuda.so.1"},
-        fix=Fix(
-            (
-                "ldconfig -p | grep libcuda  # lists libcuda.so.1 but no plain libcuda.so",
-                "sudo ldconfig /usr/lib/wsl/lib  # register WSL's driver libraries with the linker cache",
-                "export LD_LIBRARY_PATH=/usr/lib/wsl/lib:$LD_LIBRARY_PATH  # or point the process there",
-            ),
-            "cuDNN 8's cnn_infer is linked against libcuda.so; under WSL only libcuda.so.1 is in the linker cache.",
-        ),
-        severity="warning",
-    )
-
-
 #: bitsandbytes' own CUDA setup (0.35-0.41: bitsandbytes/cuda_setup/main.py) reporting its search, which under WSL 2 does
-#: not find the driver's libcuda in the linker cache and falls back to its CPU library (bitsandbytes#156 and
-#: text-generation-webui's WSL guide: export LD_LIBRARY_PATH=/usr/lib/wsl/lib).
+#: not find the driver's libcuda in the linker cache and falls back to its CPU library (text-generation-webui's WSL
+#: threads, session 17's b52: export LD_LIBRARY_PATH=/usr/lib/wsl/lib).
 _BNB_SETUP = re.compile(
     r"bitsandbytes[/\\]cuda_setup|CUDA SETUP:|did not contain libcudart\.so as expected|CUDA Setup failed despite GPU being available",
     re.IGNORECASE,
 )
 
 
-def _wsl_bitsandbytes(text: str, wsl: bool) -> Iterator[Finding]:
-    """Under WSL 2, bitsandbytes' CUDA setup searching for or failing to find CUDA: most often the driver's libcuda,
-    which WSL keeps in /usr/lib/wsl/lib (a hypothesis)."""
-    m = _BNB_SETUP.search(text) if wsl else None
-    if not m:
-        return
-    line = next((ln.strip() for ln in text.split("\n") if _BNB_SETUP.search(ln)), m.group(0))
-    yield LIBCUDA_NOT_IN_LINKER_CACHE.finding(
-        title="Likely: under WSL 2, bitsandbytes' CUDA setup cannot find the driver's libcuda in /usr/lib/wsl/lib and "
-        "falls back to its CPU library (confirm: `python -m bitsandbytes`)",
-        evidence={"user_error": line[:300], "platform": "WSL 2: the driver's libraries are in /usr/lib/wsl/lib"},
-        fix=Fix(
-            (
-                "export LD_LIBRARY_PATH=/usr/lib/wsl/lib:$LD_LIBRARY_PATH  # before starting the program (add it to ~/.bashrc)",
-                "sudo ldconfig /usr/lib/wsl/lib  # or register WSL's driver libraries with the linker cache",
-                "python -m bitsandbytes  # should now load a libbitsandbytes_cudaXXX library",
+#: Under WSL 2, a program that loads the driver's libcuda by name failing with no reason shown: most often that
+#: library, which WSL keeps in /usr/lib/wsl/lib (a hypothesis). (pattern, what failed, why) per program.
+_WSL_LIBCUDA_HYPOTHESES = (
+    (
+        _CNN_INFER,
+        "cuDNN 8's libcudnn_cnn_infer could not load the unversioned libcuda.so, which WSL's linker cache does not list "
+        "(confirm: `ldconfig -p | grep libcuda` shows only libcuda.so.1)",
+        "cuDNN 8's cnn_infer is linked against libcuda.so; under WSL only libcuda.so.1 is in the linker cache.",
+    ),
+    (
+        _BNB_SETUP,
+        "bitsandbytes' CUDA setup cannot find the driver's libcuda in /usr/lib/wsl/lib and falls back to its CPU "
+        "library (confirm: `python -m bitsandbytes`)",
+        "bitsandbytes loads libcuda by name; under WSL 2 it is only in /usr/lib/wsl/lib.",
+    ),
+)
+
+
+def _wsl_libcuda_hypotheses(text: str, wsl: bool) -> Iterator[Finding]:
+    for rx, what, why in _WSL_LIBCUDA_HYPOTHESES if wsl else ():
+        m = rx.search(text)
+        if not m:
+            continue
+        line = next((ln.strip() for ln in text.split("\n") if rx.search(ln)), m.group(0))
+        yield LIBCUDA_NOT_IN_LINKER_CACHE.finding(
+            title=f"Likely: under WSL 2, {what}",
+            evidence={
+                "user_error": line[:300],
+                "platform": "WSL 2: /usr/lib/wsl/lib holds copies, so ldconfig lists only libcuda.so.1",
+            },
+            fix=Fix(
+                (
+                    "ldconfig -p | grep libcuda  # lists libcuda.so.1 but no plain libcuda.so",
+                    "sudo ldconfig /usr/lib/wsl/lib  # register WSL's driver libraries with the linker cache",
+                    "export LD_LIBRARY_PATH=/usr/lib/wsl/lib:$LD_LIBRARY_PATH  # or point the process there (add it to ~/.bashrc)",
+                ),
+                why,
             ),
-            "bitsandbytes loads libcuda by name; under WSL 2 it is only in /usr/lib/wsl/lib.",
-        ),
-        severity="warning",
-    )
+            severity="warning",
+        )
 
 
 @check(LIBCUDA_NOT_IN_LINKER_CACHE)
@@ -374,8 +371,7 @@ def libcuda_not_in_linker_cache(fx: Facts) -> Iterator[Finding]:
     prose_wsl = ((fx.dict("pasted.prose") or {}).get("wsl") or {}).get("value")  # the reporter's "on WSL" ('?': which one unsaid)
     wsl = is_wsl(fx) is True or prose_wsl in ("?", "2") or bool(_WSL_TEXT.search(where_os) or _WSL_TEXT.search(text))
     if not said:
-        yield from _wsl_cnn_infer(fx, text, wsl)
-        yield from _wsl_bitsandbytes(text, wsl)
+        yield from _wsl_libcuda_hypotheses(text, wsl)
         return
     colab = bool(_COLAB.search(where_os) or _COLAB.search(text))
     drv = driver_version(fx)
