@@ -223,3 +223,28 @@ def test_tiny_cuda_nn_unknown_compute_capability_on_windows_is_a_cpu_torch(tmp_p
         "OSError: Unknown compute capability. Ensure PyTorch with CUDA support is installed.\n"
     )
     assert severities(paste_findings(tmp_path, text)).get("cpu-only-torch") == "warning"
+
+
+# --- the conda environment's cudatoolkit pairing libraries of different builds ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    "line, code",
+    [
+        # ld.so's form names the sibling file that lacks the version: both in the environment's lib (cudatoolkit 11.0.221)
+        (
+            "ImportError: /home/u/anaconda3/envs/x/lib/libcublas.so.11: symbol free_gemm_select version libcublasLt.so.11 "
+            "not defined in file libcublasLt.so.11 with link time reference",
+            "conda-cudatoolkit-broken-build",
+        ),
+        # dlopen's form does not say which libcublasLt was loaded: a conda libcublas beside a pip torch's own cuBLAS
+        # reads exactly so (b17-11, fixed by removing cudatoolkit), so it stays library-shadowing
+        (
+            "OSError: /data/app/anaconda3/envs/f/lib/python3.10/site-packages/torch/lib/../../../../libcublas.so.11: "
+            "undefined symbol: cublasLtBIIMatmulAlgoGetHeuristic, version libcublasLt.so.11",
+            "library-shadowing",
+        ),
+    ],
+)
+def test_cublas_versioned_symbol_failures(tmp_path, line, code):
+    assert code in codes(paste_findings(tmp_path, line, "--error-file"))
