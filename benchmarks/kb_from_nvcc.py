@@ -9,6 +9,9 @@ nvidia-cuda-nvcc-cu12 / nvidia-cuda-nvcc + nvidia-cuda-crt wheels on PyPI), read
   (ptxas runs on Linux x86_64 without a GPU).
 
     python benchmarks/kb_from_nvcc.py DIR/12.0.140 DIR/12.1.105 ...  (folder names are the wheel versions)
+    python benchmarks/kb_from_nvcc.py --merge DIR/11.7.99 DIR/11.8.89  (adds releases, keeps the others)
+
+The nvidia-cuda-nvcc-cu11 wheels (11.7.99, 11.8.89) are the oldest nvcc on PyPI; older releases are not covered.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import subprocess
 from pathlib import Path
 
 KB = Path(__file__).resolve().parent.parent / "cudadoctor" / "kb"
-CHECKED = "2026-11-27"
+CHECKED = "2026-11-29"
 
 
 def host_limits(text: str) -> dict:
@@ -60,8 +63,12 @@ def _key(a: str) -> tuple:
     return (m.group(1), int(m.group(2)), m.group(3))
 
 
-def main(dirs: list) -> None:
-    host, archs = {}, {}
+def main(dirs: list, merge: bool = False) -> None:
+    host: dict = {}
+    archs: dict = {}
+    if merge:
+        host = dict(json.loads((KB / "host_compilers.json").read_text())["cuda"])
+        archs = dict(json.loads((KB / "nvcc_archs.json").read_text())["releases"])
     for d in map(Path, dirs):
         v = d.name  # wheel version, e.g. 12.4.131
         mm = ".".join(v.split(".")[:2])
@@ -75,6 +82,10 @@ def main(dirs: list) -> None:
             first.setdefault(a, mm)
             last[a] = mm
     sources = [
+        {
+            "title": "nvidia-cuda-nvcc-cu11 wheels 11.7.99 and 11.8.89 (crt/host_config.h, ptxas)",
+            "url": "https://pypi.org/project/nvidia-cuda-nvcc-cu11/#history",
+        },
         {
             "title": "nvidia-cuda-nvcc-cu12 wheels 12.0-12.9 (crt/host_config.h, ptxas)",
             "url": "https://pypi.org/project/nvidia-cuda-nvcc-cu12/#history",
@@ -96,7 +107,7 @@ def main(dirs: list) -> None:
                 "notes": [
                     "Made by benchmarks/kb_from_nvcc.py from each release's crt/host_config.h (its last patch on PyPI): the version checks nvcc applies unless -allow-unsupported-compiler is given.",
                     "gcc_max: the newest GCC major accepted (`#if __GNUC__ > N` errors). clang_max: the newest clang major (`__clang_major__ >= N+1` errors). msvc_min / msvc_max_exclusive: the _MSC_VER range.",
-                    "CUDA 11.x and older are not in NVIDIA's pip wheels here; their limits are not in this table (unknown, never guessed).",
+                    "CUDA 11.6 and older have no nvcc wheel on PyPI; their limits are not in this table (unknown, never guessed).",
                 ],
                 "cuda": dict(sorted(host.items(), key=lambda kv: tuple(map(int, kv[0].split("."))))),
             },
@@ -108,10 +119,10 @@ def main(dirs: list) -> None:
         json.dumps(
             {
                 "checked": CHECKED,
-                "sources": sources[:2],
+                "sources": sources[:3],
                 "notes": [
                     "Made by benchmarks/kb_from_nvcc.py: the --gpu-name values each release's ptxas accepts (sm_XY real targets, compute_XY virtual ones, a/f suffixes).",
-                    "first/last: the first and last CUDA release in this table that knows the target; a target whose last is the newest release here is still supported. Releases before 12.0 are not covered.",
+                    "first/last: the first and last CUDA release in this table that knows the target; a target whose last is the newest release here is still supported. Releases before 11.7 are not covered (no nvcc wheel on PyPI).",
                 ],
                 "releases": {mm: archs[mm] for mm in order},
                 "targets": {a: {"first": first[a], "last": last[a]} for a in sorted(first, key=_key)},
@@ -125,4 +136,6 @@ def main(dirs: list) -> None:
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("dirs", nargs="+", metavar="DIR", help="one folder per CUDA release, named by its wheel version")
-    main(ap.parse_args().dirs)
+    ap.add_argument("--merge", action="store_true", help="add these releases to the tables instead of replacing them")
+    a = ap.parse_args()
+    main(a.dirs, a.merge)

@@ -123,8 +123,9 @@ TAIL = """
 - `xid.json`: transcribed from `nverror.h` of NVIDIA's open GPU kernel modules (the Xid numbers, mnemonics and the
   public description string the driver indexes by Xid). Xids above 125 (NVIDIA's newer catalogue) are not in it yet.
 - `host_compilers.json`, `nvcc_archs.json`: `benchmarks/kb_from_nvcc.py` reads `crt/host_config.h` and runs
-  `ptxas --help` of the last patch of every CUDA release from 12.0 on (nvidia-cuda-nvcc-cu12, nvidia-cuda-nvcc and
-  nvidia-cuda-crt wheels). CUDA 11 and older are not on PyPI in that form and are not covered (unknown, never guessed).
+  `ptxas --help` of the last patch of every CUDA release from 11.7 on (nvidia-cuda-nvcc-cu11 11.7.99 and 11.8.89,
+  nvidia-cuda-nvcc-cu12, nvidia-cuda-nvcc and nvidia-cuda-crt wheels). CUDA 11.6 and older have no nvcc wheel on
+  PyPI and are not covered (unknown, never guessed).
 - `torch_wheels.json`: `benchmarks/kb_torch_wheels.py` asks `pip --isolated index versions torch --only-binary=:all:`
   once per platform and CPython minor with that platform's wheel tags (PyPI's own file list; nothing downloaded).
   The CUDA variants on download.pytorch.org are in `torch_releases.json`.

@@ -143,27 +143,31 @@ def test_docs_page_lists_every_table():
 def test_host_compiler_table_matches_host_config_h_on_spot_checks():
     """gcc/clang/MSVC limits as each release's crt/host_config.h writes them (read from NVIDIA's nvcc wheels)."""
     rows = kb._load("host_compilers")["cuda"]
-    assert list(rows)[0] == "12.0" and "12.7" not in rows  # there is no CUDA 12.7
+    assert list(rows)[:3] == ["11.7", "11.8", "12.0"] and "12.7" not in rows  # there is no CUDA 12.7
     for mm, r in rows.items():
-        assert r["release"].startswith(mm + ".") and r["gcc_max"] >= 12 and r["clang_max"] >= 14, mm
+        assert r["release"].startswith(mm + ".") and r["gcc_max"] >= 11 and r["clang_max"] >= 13, mm
         assert 1900 <= r["msvc_min"] < r["msvc_max_exclusive"], mm
     assert kb.host_compiler_limits("12.1")["gcc_max"] == 12  # "gcc versions later than 12 are not supported"
     assert kb.host_compiler_limits("12.4.131")["gcc_max"] == 13 and kb.host_compiler_limits("12.4")["clang_max"] == 17
     assert kb.host_compiler_limits("12.8")["gcc_max"] == 14 and kb.host_compiler_limits("13.0")["gcc_max"] == 15
     assert kb.host_compiler_limits("13.0")["visual_studio"] == [2019, 2022]
-    assert kb.host_compiler_limits("11.8") is None  # not covered: unknown, never guessed
+    assert kb.host_compiler_limits("11.8")["gcc_max"] == 11 and kb.host_compiler_limits("11.7.99")["clang_max"] == 13
+    assert kb.host_compiler_limits("11.6") is None  # no nvcc wheel on PyPI: unknown, never guessed
     assert kb.cuda_accepting_gcc(13) == "12.4" and kb.cuda_accepting_gcc(14) == "12.8" and kb.cuda_accepting_gcc(99) is None
-    assert kb.cuda_accepting_gcc(7) is None  # 12.0 accepts gcc 7, but so did CUDA 9.2: not the first
+    assert kb.cuda_accepting_gcc(12) == "12.0"  # 11.8's host_config.h refuses gcc 12
+    assert kb.cuda_accepting_gcc(7) is None  # 11.7 accepts gcc 7, but so did CUDA 9.2: not the first
 
 
 def test_nvcc_target_table_matches_ptxas_on_spot_checks():
     assert kb.nvcc_target_releases("sm_120") == ("12.8", kb.nvcc_releases()[-1])
-    assert kb.nvcc_target_releases("sm_52") == ("12.0", "12.9")  # CUDA 13 dropped Maxwell to Volta
+    assert kb.nvcc_target_releases("sm_52") == ("11.7", "12.9")  # CUDA 13 dropped Maxwell to Volta
+    assert kb.nvcc_target_releases("sm_90") == ("11.8", kb.nvcc_releases()[-1])  # Hopper arrived in 11.8
+    assert kb.nvcc_target_releases("sm_35") == ("11.7", "11.8")  # CUDA 12.0 dropped Kepler
     assert kb.nvcc_target_releases("compute_70")[1] == "12.9"
     assert kb.nvcc_target_releases("sm_90a")[0] == "12.0" and kb.nvcc_target_releases("sm_121")[0] == "12.9"
     assert kb.nvcc_target_releases("sm_110")[0] == "13.0"  # Thor, renamed from sm_101 in CUDA 13
     assert kb.nvcc_target_releases("sm_101")[1] == "12.9"
-    assert kb.nvcc_target_releases("compute_35") is None
+    assert kb.nvcc_target_releases("compute_30") is None  # dropped before the oldest covered release
 
 
 def test_host_compiler_and_toolkit_arch_findings_use_the_tables(tmp_path):
@@ -194,6 +198,24 @@ def test_host_compiler_and_toolkit_arch_findings_use_the_tables(tmp_path):
     out = CliRunner().invoke(cli, ["check", "--facts", facts, "--error-file", str(err), "--format", "json"]).output
     f = [f for f in json.loads(out)["findings"] if f["code"] == "toolkit-arch-unsupported"][0]
     assert any("compute_120 needs nvcc 12.8 or newer" in c for c in f["fix"]["commands"]), f
+    # CUDA 12.0's ptxas no longer lists sm_35/compute_35 (nvcc's refusal in the form above); the table starts at
+    # 11.7, so which release accepted it first is not claimed.
+    err.write_text("nvcc fatal   : Unsupported gpu architecture 'compute_35'")
+    out = CliRunner().invoke(cli, ["check", "--facts", facts, "--error-file", str(err), "--format", "json"]).output
+    f = [f for f in json.loads(out)["findings"] if f["code"] == "toolkit-arch-unsupported"][0]
+    assert any("compute_35 is accepted by nvcc up to CUDA 11.8, not after" in c for c in f["fix"]["commands"]), f
+    err.write_text("nvcc fatal   : Unsupported gpu architecture 'compute_75'")  # an nvcc older than Turing
+    out = CliRunner().invoke(cli, ["check", "--facts", facts, "--error-file", str(err), "--format", "json"]).output
+    f = [f for f in json.loads(out)["findings"] if f["code"] == "toolkit-arch-unsupported"][0]
+    assert not any("needs nvcc 11.7" in c for c in f["fix"]["commands"]), f  # 10.0 already had it
+    # CUDA 11.8 refusing gcc 12 (its crt/host_config.h): 12.0 is the first release that accepts it.
+    err.write_text(
+        "/usr/local/cuda-11.8/include/crt/host_config.h:132:2: error: #error -- unsupported GNU version! gcc versions "
+        "later than 11 are not supported!"
+    )
+    out = CliRunner().invoke(cli, ["check", "--facts", facts, "--error-file", str(err), "--format", "json"]).output
+    f = [f for f in json.loads(out)["findings"] if f["code"] == "host-compiler-unsupported"][0]
+    assert any("CUDA 12.0 or newer (its nvcc accepts gcc 12)" in c for c in f["fix"]["commands"]), f
 
 
 def test_torch_wheel_table_matches_pypi_on_spot_checks():

@@ -466,8 +466,14 @@ def toolkit_arch_unsupported(fx: Facts) -> Iterator[Finding]:
     arch = m.group(1) if m else None
     span = kb.nvcc_target_releases(f"compute_{arch}") if arch else None  # kb/nvcc_archs.json (ptxas --help)
     known = kb.nvcc_releases()
-    if span and span[1] != known[-1]:
+    # kb/nvcc_archs.json starts at CUDA 11.7 (the oldest nvcc wheel): a target the oldest covered release knows may
+    # be older still, so its first release is not stated.
+    if span and span[0] == known[0] and span[1] != known[-1]:
+        which = f"# compute_{arch} is accepted by nvcc up to CUDA {span[1]}, not after"
+    elif span and span[1] != known[-1]:
         which = f"# compute_{arch} is accepted by nvcc {span[0]} to {span[1]} only"
+    elif span and span[0] == known[0]:
+        which = f"# compute_{arch} is accepted by every nvcc from CUDA {known[0]} on; an older one may not know it"
     elif span:
         which = f"# compute_{arch} needs nvcc {span[0]} or newer"
     elif arch:

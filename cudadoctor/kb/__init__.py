@@ -194,7 +194,7 @@ def host_compiler_limits(cuda: str) -> dict | None:
 
 def cuda_accepting_gcc(gcc_major: int) -> str | None:
     """The first CUDA release whose nvcc accepts this GCC major: 13 -> "12.4", 14 -> "12.8"; None when no known
-    release does, or when the oldest release the table covers (12.0) already does (an older one may too)."""
+    release does, or when the oldest release the table covers (11.7) already does (an older one may too)."""
     rows = _load("host_compilers")["cuda"]
     order = sorted(rows, key=_tv)
     for i, mm in enumerate(order):
@@ -207,8 +207,8 @@ def cuda_accepting_gcc(gcc_major: int) -> str | None:
 
 def nvcc_target_releases(target: str) -> tuple[str, str] | None:
     """(first, last) CUDA release whose nvcc accepts this target ("sm_86", "compute_120", "sm_90a"), over the
-    releases kb/nvcc_archs.json covers (12.0 on); None if no covered release knows it (older targets such as
-    compute_35 were dropped before 12.0)."""
+    releases kb/nvcc_archs.json covers (11.7 on, the oldest nvcc wheel); None if no covered release knows it
+    (older targets such as compute_30 were dropped before 11.7)."""
     row = _load("nvcc_archs")["targets"].get(str(target).strip().lower())
     return (row["first"], row["last"]) if row else None
 
