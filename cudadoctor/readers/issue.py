@@ -11,6 +11,7 @@ said to be. Pure function of the text, like every reader: no I/O, no guessing.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
@@ -339,9 +340,28 @@ def _signature_lines(text: str) -> Tuple[Set[str], List[str]]:
     collapsed) and the matched texts (a match may run over several lines)."""
     from ..errortext import find_matches, kb_signatures, normalize
 
-    found, _problems = find_matches((), normalize(text), sigs=kb_signatures())
+    norm = normalize(text)
+    found, _problems = find_matches((), norm, sigs=kb_signatures())
     matches = [m for ms in found.values() for m in ms]
-    return {re.sub(r"\s+", " ", m.line_text).strip()[:200] for m in matches}, [m.text for m in matches]
+    starts = {re.sub(r"\s+", " ", m.line_text).strip()[:200] for m in matches}
+    for rx in _stated_symptoms():
+        starts.update(re.sub(r"\s+", " ", ln).strip()[:200] for ln in norm.splitlines() if rx.search(ln))
+    return starts, [m.text for m in matches]
+
+
+@functools.lru_cache(maxsize=1)
+def _stated_symptoms() -> Tuple["re.Pattern[str]", ...]:
+    """The kb's symptom rows marked ``stated_symptom`` (kb/errors/*.json): a line saying the program runs on the
+    CPU, found no GPU, that ``is_available()`` is False, or naming a CPU build. Printed by a program or written by
+    the reporter, such a line is the report's symptom: error text, though no error word is on it."""
+    from ..errortext import compiled, kb_documents
+
+    return tuple(
+        compiled(row["regex"])
+        for _name, doc in kb_documents()
+        for row in (doc.get("symptoms") or {}).values()
+        if isinstance(row, dict) and row.get("stated_symptom") and row.get("regex")
+    )
 
 
 def _narrative(line: str) -> bool:
