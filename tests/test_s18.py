@@ -51,3 +51,96 @@ def test_the_rows_read_as_stated_symptoms_are_the_statement_rows():
     """Only statements of the symptom are marked (not the Windows or pip-command rows the checks also read)."""
     names = {n for _f, doc in kb_documents() for n, r in (doc.get("symptoms") or {}).items() if r.get("stated_symptom")}
     assert names == {"runs_on_cpu", "no_gpu_fallback", "torch_sees_no_cuda", "cpu_build_named", "cpu_build_said"}
+
+
+# --- cuFFT of torch's CUDA <= 11.7 builds on Ada / Hopper (checks/cufft18.py) ----------------------------------------
+
+# pytorch/pytorch#89556 (collect_env trimmed to the fields it has): torch 1.13.0+cu116 on an RTX 4090.
+CUFFT_4090_CU116 = """cuFFT error raised after trying FFT
+```
+RuntimeError: cuFFT error: CUFFT_INTERNAL_ERROR
+```
+I'm using cuda 11.6, nvidia driver version 520.56.06, RTX 4090... with Ubuntu 22.04
+
+PyTorch version: 1.13.0+cu116
+Is debug build: False
+CUDA used to build PyTorch: 11.6
+ROCM used to build PyTorch: N/A
+
+OS: Ubuntu 22.04.1 LTS (x86_64)
+Python version: 3.9.15 (main, Oct 12 2022, 19:14:37)  [GCC 11.2.0] (64-bit runtime)
+Is CUDA available: True
+CUDA runtime version: 11.6.124
+GPU models and configuration: GPU 0: NVIDIA GeForce RTX 4090
+Nvidia driver version: 520.56.06
+"""
+
+
+def test_cufft_internal_error_with_a_cu116_torch_on_an_rtx_4090_is_the_cufft_of_that_build(tmp_path):
+    got = paste_findings(tmp_path, CUFFT_4090_CU116)
+    assert severities(got).get("cufft-cu117-ada-unsupported") == "error", got
+    f = next(f for f in got if f["code"] == "cufft-cu117-ada-unsupported")
+    assert "11.6" in f["title"] and "4090" in f["title"] and any("cu118" in c for c in f["fix"]["commands"])
+
+
+def test_cufft_internal_error_alone_is_a_likely_warning(tmp_path):
+    # pytorch/pytorch#88038's first post: the error and the conda command with pytorch-cuda=11.7, no GPU in the text
+    text = (
+        ">>> import torch\n>>> torch.fft.rfft(torch.randn(1000).cuda())\nTraceback (most recent call last):\n"
+        '  File "<stdin>", line 1, in <module>\nRuntimeError: cuFFT error: CUFFT_INTERNAL_ERROR\n'
+    )
+    assert severities(paste_findings(tmp_path, text)).get("cufft-cu117-ada-unsupported") == "warning"
+
+
+def test_cufft_internal_error_on_an_older_gpu_or_a_cu118_torch_is_not_this(tmp_path):
+    older = CUFFT_4090_CU116.replace("RTX 4090", "RTX 3080")
+    assert "cufft-cu117-ada-unsupported" not in codes(paste_findings(tmp_path, older))
+    newer = CUFFT_4090_CU116.replace("1.13.0+cu116", "2.0.1+cu118").replace("build PyTorch: 11.6", "build PyTorch: 11.8")
+    assert "cufft-cu117-ada-unsupported" not in codes(paste_findings(tmp_path, newer))
+
+
+# --- torch that sees no GPU, in a library's words; a CPU build in a conda listing ------------------------------------
+
+
+def test_lightnings_empty_gpu_list_is_torch_seeing_no_cuda(tmp_path):
+    """Lightning's "You requested GPUs: [0] But your machine only has: []" is torch.cuda.device_count() == 0: on
+    Windows with no build shown, PyPI's CPU wheel is the likely cause (as for is_available() False); elsewhere the
+    line alone does not tell a CPU build from a driver problem, and nothing is claimed."""
+    where = '  File "C:\\Users\\me\\miniconda3\\envs\\ln2\\lib\\site-packages\\pytorch_lightning\\trainer\\trainer.py", line 530\n'
+    for msg in (  # pytorch_lightning 0.7's form (quoted in many threads), and the newer "gpu" form
+        "pytorch_lightning.utilities.debugging.MisconfigurationException: \n            You requested GPUs: [0]\n"
+        "            But your machine only has: []\n",
+        "lightning.fabric.utilities.exceptions.MisconfigurationException: You requested gpu: [0, 1]\n"
+        "But your machine only has: []\n",
+    ):
+        got = paste_findings(tmp_path, "Trainer fails\n```\n" + where + msg + "```\n")
+        assert severities(got).get("cpu-only-torch") == "warning", msg
+        assert "cpu-only-torch" not in codes(paste_findings(tmp_path, "Trainer fails\n```\n" + msg + "```\n"))
+    # one GPU visible of two asked for: a count or CUDA_VISIBLE_DEVICES mismatch, not torch without CUDA
+    fewer = "MisconfigurationException: You requested gpu: [0, 1]\nBut your machine only has: [0]\n"
+    assert "cpu-only-torch" not in codes(paste_findings(tmp_path, "Trainer fails\n```\n" + where + fewer + "```\n"))
+
+
+def test_anacondas_cpu_pytorch_select_in_a_conda_listing_is_a_cpu_build(tmp_path):
+    listing = (
+        "# Name                    Version                   Build  Channel\n"
+        "_libgcc_mutex             0.1                        main  \n"
+        "_pytorch_select           0.1                       cpu_0  \n"
+        "pytorch                   1.3.1           cpu_py37h62f834f_0  \n"
+    )
+    got = paste_findings(tmp_path, "Training uses no GPU\n```\n" + listing + "```\n")
+    assert "cpu-only-torch" in codes(got)
+    gpu = listing.replace("0.1                       cpu_0", "0.2                       gpu_0").replace(
+        "cpu_py37h62f834f_0", "cuda100py37h53c1284_0"
+    )
+    assert "cpu-only-torch" not in codes(paste_findings(tmp_path, "Training uses no GPU\n```\n" + gpu + "```\n"))
+
+
+def test_dgl_graphbolt_that_cannot_be_loaded_is_dgl_built_for_another_torch(tmp_path):
+    # dmlc/dgl#7450 (torch 2.3.1+cu121, DGL's torch-2.3 wheel) and #7623 (the traceback's last frames)
+    text = (
+        "ImportError: Cannot load Graphbolt C++ library\n\nPyTorch version: 2.3.1+cu121\n"
+        '  File "/opt/conda/lib/python3.10/site-packages/dgl/graphbolt/__init__.py", line 33, in load_graphbolt\n'
+        '    raise ImportError("Cannot load Graphbolt C++ library")\n'
+    )
+    assert "extension-abi-mismatch" in codes(paste_findings(tmp_path, text))

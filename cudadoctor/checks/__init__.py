@@ -37,4 +37,5 @@ BUILTIN_MODULES = (
     "spaces16",
     "trt16",
     "fp16_17",
+    "cufft18",
 )

@@ -294,7 +294,7 @@ def cpu_only_torch(fx: Facts) -> Iterator[Finding]:
             else "Pick the CUDA index for your driver at https://pytorch.org/get-started/locally/."
         )
     yield CPU_ONLY_TORCH.finding(
-        title=f"torch {version or ''} is a CPU-only build"
+        title=(f"torch {version} is a CPU-only build" if version else "The installed torch is a CPU-only build")
         + (" on a machine with an NVIDIA GPU" if gpu else " (could not tell whether this machine has an NVIDIA GPU)"),
         evidence=evidence,
         fix=Fix(tuple(cmds), why),
@@ -304,11 +304,14 @@ def cpu_only_torch(fx: Facts) -> Iterator[Finding]:
 
 def _cpu_by_packages(fx: Facts) -> bool:
     """The package lists name a CPU build: torch (pytorch, pytorch-nightly) listed as +cpu, or conda's selector
-    package that pins CPU builds (cpuonly; cpu-only for the 2019 nightlies) installed."""
+    package that pins CPU builds (cpuonly; cpu-only for the 2019 nightlies; Anaconda's defaults channel
+    _pytorch_select in its cpu build, 0.1-cpu_0 / 1.0-cpu_2 beside 0.2-gpu_0 / 2.0-cuda_2) installed."""
     for name in ("torch", "pytorch", "pytorch-nightly"):
         v = (fx.distribution(name) or {}).get("version")
         if isinstance(v, str) and variant_of_tag(v) == "cpu":
             return True
+    if str((fx.distribution("_pytorch_select") or {}).get("build") or "").lower().startswith("cpu"):
+        return True
     return bool(fx.distribution("cpuonly") or fx.distribution("cpu-only") or fx.get("packages.conda.cpuonly"))
 
 

@@ -28,7 +28,8 @@ def _pip_line(rest: str) -> Optional[Dict[str, Any]]:
 
 def _conda_line(rest: str) -> Optional[Dict[str, Any]]:
     parts = rest.split()
-    if len(parts) < 2 or not re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]*$", parts[0]) or not re.match(r"^\d", parts[1]):
+    # A leading underscore: conda's metapackages (_libgcc_mutex, _openmp_mutex, _pytorch_select).
+    if len(parts) < 2 or not re.match(r"^_?[A-Za-z0-9][A-Za-z0-9._-]*$", parts[0]) or not re.match(r"^\d", parts[1]):
         return None
     name = parts[0]
     d: Dict[str, Any] = {"name": name, "version": parts[1], "installer": "conda", "listed_by": "conda"}
