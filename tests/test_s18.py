@@ -144,3 +144,50 @@ def test_dgl_graphbolt_that_cannot_be_loaded_is_dgl_built_for_another_torch(tmp_
         '    raise ImportError("Cannot load Graphbolt C++ library")\n'
     )
     assert "extension-abi-mismatch" in codes(paste_findings(tmp_path, text))
+
+
+# --- containers: the toolkit too old for a Windows 555+ driver; compute missing, inferred (checks/wslctk18.py, cont13) --
+
+ERR_500 = (
+    "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling "
+    "NumCudaDevices() that might have already set an error? Error 500: named symbol not found"
+)
+
+
+def test_error_500_at_cuda_start_in_docker_on_windows_is_the_container_toolkit(tmp_path):
+    # NVIDIA/nvidia-container-toolkit#520: Windows drivers 555+ need libnvdxgdmal.so.1 mapped into the container
+    text = "ComfyUI in Docker Desktop on Windows 11\n```\n" + ERR_500 + "\n```\nnvidia-smi works on Windows.\n"
+    got = paste_findings(tmp_path, text)
+    assert severities(got).get("container-toolkit-too-old-for-wsl-driver") == "error", got
+    f = next(f for f in got if f["code"] == "container-toolkit-too-old-for-wsl-driver")
+    assert any("4.31" in c for c in f["fix"]["commands"]) and any("nvidia-container-toolkit" in c for c in f["fix"]["commands"])
+    # ollama's form of the same failure, WSL named, no container word: a warning
+    ollama = "time=... level=INFO msg=\"cuda driver library init failure: 500\"\nrunning ollama under WSL2\n"
+    assert severities(paste_findings(tmp_path, ollama)).get("container-toolkit-too-old-for-wsl-driver") == "warning"
+
+
+def test_error_500_with_nothing_pointing_at_wsl_or_a_container_is_not_this(tmp_path):
+    assert "container-toolkit-too-old-for-wsl-driver" not in codes(paste_findings(tmp_path, ERR_500 + "\n"))
+
+
+def test_nvidia_smi_showing_cuda_na_in_a_container_is_compute_left_out(tmp_path):
+    text = (
+        "torch in my container\nnvidia-smi works inside the docker container but shows CUDA Version: N/A, and "
+        "torch.cuda.is_available() returns False.\n"
+    )
+    got = paste_findings(tmp_path, text)
+    assert severities(got).get("container-gpu-capabilities-lack-compute") == "warning", got
+    assert "container-gpu-capabilities-lack-compute" not in codes(paste_findings(tmp_path, text.replace("N/A", "12.2")))
+
+
+def test_nvidia_docker_2_without_driver_capabilities_is_utility_only(tmp_path):
+    # nvidia-container-runtime: NVIDIA_DRIVER_CAPABILITIES "empty or unset: use default driver capability: utility"
+    text = (
+        "Found no NVIDIA driver on your system\nnvidia-smi seems to show everything fine inside the container.\n"
+        "`docker run --runtime=nvidia -e NVIDIA_VISIBLE_DEVICES=all -it --rm allennlp/allennlp`\n"
+        "AssertionError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed "
+        "a driver from http://www.nvidia.com/Download/index.aspx\n"
+    )
+    assert "container-gpu-capabilities-lack-compute" in codes(paste_findings(tmp_path, text))
+    with_gpus = text.replace("--runtime=nvidia -e NVIDIA_VISIBLE_DEVICES=all", "--gpus all")
+    assert "container-gpu-capabilities-lack-compute" not in codes(paste_findings(tmp_path, with_gpus))

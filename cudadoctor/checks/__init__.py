@@ -38,4 +38,5 @@ BUILTIN_MODULES = (
     "trt16",
     "fp16_17",
     "cufft18",
+    "wslctk18",
 )

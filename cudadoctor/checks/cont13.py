@@ -57,7 +57,7 @@ _COMPOSE_LIST = re.compile(r"capabilities\s*:\s*\n(?P<v>(?:[ \t#]*-\s*[\"']?\w+[
 #: What shows the CUDA driver library missing (as opposed to any other failure).
 _NO_LIBCUDA = re.compile(
     r"libcuda\.so(?:\.1)?[^\n]{0,60}(?:cannot open|not found|no such file)|(?:cannot|could not|unable to|failed to) "
-    r"(?:load|find|open)[^\n]{0,20}libcuda|Found no NVIDIA driver|no CUDA-capable device|is_available\(\)\W+False",
+    r"(?:load|find|open)[^\n]{0,20}libcuda|Found no NVIDIA driver|no CUDA-capable device|is_available\(\)[^\n]{0,24}?\bFalse\b",
     re.I,
 )
 
@@ -86,11 +86,49 @@ def _stated(fx: Facts, text: str) -> Optional[Tuple[str, List[str]]]:
     return None
 
 
+#: nvidia-smi's banner "CUDA Version: N/A", or the reporter saying so: nvidia-smi ran but could not load libcuda.
+_CUDA_NA = re.compile(
+    r"CUDA Version:?\s*N/?A\b|\bcuda version (?:was|is|shows?|showed|says|said|reads?|displays?)\s+(?:as\s+)?[`'\"]?n/?a\b",
+    re.I,
+)
+#: The reporter saying nvidia-smi works in the container (it needs only the utility capability).
+_SMI_WORKS = re.compile(
+    r"nvidia-smi[^.\n]{0,60}?\b(?:works?|working|worked|runs? fine|ran fine|(?:seems to )?shows? everything fine|displays)\b"
+    r"|\b(?:able to|can|could|managed to)\s+(?:open|run|use|get)\s+nvidia-smi",
+    re.I,
+)
+#: A docker run that asks for the GPUs through the runtime's environment (nvidia-docker 2's --runtime=nvidia, or
+#: NVIDIA_VISIBLE_DEVICES) rather than --gpus: the toolkit then mounts the capabilities NVIDIA_DRIVER_CAPABILITIES
+#: names, and with it unset only "utility" (nvidia-container-runtime's README: "empty or unset: use default driver
+#: capability: utility"); NVIDIA's CUDA images set it, other images often do not.
+_ENV_PATH_RUN = re.compile(r"--runtime[= ]\s*nvidia\b|NVIDIA_VISIBLE_DEVICES\s*=", re.I)
+
+
+def _inferred(fx: Facts, text: str) -> Optional[Tuple[str, str]]:
+    """(what shows it, the line) when no capability list is stated but the container's state says compute is missing:
+    in a container, CUDA finds no driver while nvidia-smi works and either shows "CUDA Version: N/A" or the container
+    was started through the runtime's environment without NVIDIA_DRIVER_CAPABILITIES."""
+    if not fx.str("system.container") or not _NO_LIBCUDA.search(text):
+        return None
+    na = _CUDA_NA.search(text)
+    if na:
+        return "nvidia-smi in the container shows no CUDA version", na.group(0)
+    run = str((fx.dict("pasted.container") or {}).get("text") or "")
+    if (
+        _SMI_WORKS.search(text)
+        and _ENV_PATH_RUN.search(run)
+        and not re.search(r"--gpus\b|NVIDIA_DRIVER_CAPABILITIES", run + "\n" + text, re.I)
+    ):
+        return "started through the NVIDIA runtime without NVIDIA_DRIVER_CAPABILITIES (default: utility)", run.strip("` ")
+    return None
+
+
 @check(CONTAINER_GPU_CAPABILITIES_LACK_COMPUTE)
 def container_gpu_capabilities_lack_compute(fx: Facts) -> Iterator[Finding]:
     text = text_of(fx)
     got = _stated(fx, text)
     if not got:
+        yield from _likely(fx, text)
         return
     where, caps = got
     symptom = _NO_LIBCUDA.search(text)
@@ -109,6 +147,27 @@ def container_gpu_capabilities_lack_compute(fx: Facts) -> Iterator[Finding]:
         evidence=evidence,
         fix=Fix(cmds, "The NVIDIA Container Toolkit mounts libcuda only for the compute capability."),
         severity=None if symptom else "warning",
+    )
+
+
+def _likely(fx: Facts, text: str) -> Iterator[Finding]:
+    got = _inferred(fx, text)
+    if not got:
+        return
+    symptom = _NO_LIBCUDA.search(text)
+    yield CONTAINER_GPU_CAPABILITIES_LACK_COMPUTE.finding(
+        title="Likely: the container has the GPU without the compute capability (nvidia-smi works, CUDA finds no "
+        "driver): libcuda.so.1 is not mounted",
+        evidence={got[0]: got[1], "error text": symptom.group(0) if symptom else None},
+        fix=Fix(
+            (
+                "ldconfig -p | grep libcuda  # in the container: nothing listed confirms it",
+                "docker inspect CONTAINER | grep -i -A3 -E 'Capabilities|NVIDIA_DRIVER_CAPABILITIES'  # what it was given",
+                "docker run --gpus all -e NVIDIA_DRIVER_CAPABILITIES=compute,utility ...  # or =all; or an nvidia/cuda base image, which sets it",
+            ),
+            "The NVIDIA Container Toolkit mounts libcuda only for the compute capability; nvidia-smi needs only utility.",
+        ),
+        severity="warning",
     )
 
 
