@@ -191,3 +191,27 @@ def test_nvidia_docker_2_without_driver_capabilities_is_utility_only(tmp_path):
     assert "container-gpu-capabilities-lack-compute" in codes(paste_findings(tmp_path, text))
     with_gpus = text.replace("--runtime=nvidia -e NVIDIA_VISIBLE_DEVICES=all", "--gpus all")
     assert "container-gpu-capabilities-lack-compute" not in codes(paste_findings(tmp_path, with_gpus))
+
+
+# --- kb/errors/b18.json: ptxas refusing bf16 below sm_80; bitsandbytes 0.38-0.42 without a binary for its CUDA -------
+
+
+def test_ptxas_refusing_bf16_is_a_gpu_without_bf16(tmp_path):
+    # InternLM/lmdeploy#1266 (Triton on a pre-Ampere GPU)
+    text = (
+        "RuntimeError: Internal Triton PTX codegen error: \n"
+        "ptxas /tmp/compile-ptx-src-74ccbe, line 344; error   : Feature '.bf16' requires .target sm_80 or higher\n"
+    )
+    assert "gpu-lacks-bf16" in codes(paste_findings(tmp_path, text))
+    # an extension's Ampere-only MMA shape is not bf16 (llm-awq's kernels on a T4)
+    mma = "ptxas /tmp/tmpxft_0000f5ba-6_gemm_cuda_gen.ptx, line 709; error   : Feature '.m16n8k16' requires .target sm_80 or higher\n"
+    assert "gpu-lacks-bf16" not in codes(paste_findings(tmp_path, mma))
+
+
+def test_bitsandbytes_without_a_binary_for_its_cuda_runs_its_cpu_library(tmp_path):
+    text = (
+        "CUDA SETUP: PyTorch settings found: CUDA_VERSION=117, Highest Compute Capability: 3.7.\n"
+        "CUDA SETUP: Required library version not found: libbitsandbytes_cuda117_nocublaslt.so. Maybe you need to "
+        "compile it from source?\nCUDA SETUP: Defaulting to libbitsandbytes_cpu.so...\n"
+    )
+    assert "companion-cpu-only-build" in codes(paste_findings(tmp_path, text))
