@@ -215,3 +215,57 @@ def test_bitsandbytes_without_a_binary_for_its_cuda_runs_its_cpu_library(tmp_pat
         "compile it from source?\nCUDA SETUP: Defaulting to libbitsandbytes_cpu.so...\n"
     )
     assert "companion-cpu-only-build" in codes(paste_findings(tmp_path, text))
+
+
+# --- distributed: no NCCL on Windows, all ranks on one GPU, a job across machines (checks/dist18.py) -----------------
+
+
+def test_no_nccl_built_in_is_windows_torch_without_nccl(tmp_path):
+    text = 'File "...\\\\torch\\\\distributed\\\\distributed_c10d.py", line 1003\nRuntimeError: Distributed package doesn\'t have NCCL built in\n'
+    got = paste_findings(tmp_path, text)
+    assert severities(got).get("nccl-unavailable-on-windows") == "error", got
+    assert any("gloo" in c for f in got if f["code"] == "nccl-unavailable-on-windows" for c in f["fix"]["commands"])
+
+
+def test_duplicate_gpu_is_every_rank_on_one_gpu(tmp_path):
+    # NCCL's init.cc: "Duplicate GPU detected : rank %d and rank %d both on CUDA device %lx"
+    text = "torch.distributed.DistBackendError: NCCL error ... invalid usage\nLast error:\nDuplicate GPU detected : rank 1 and rank 0 both on CUDA device 1a000\n"
+    assert "program-pins-all-ranks-to-one-gpu" in codes(paste_findings(tmp_path, text))
+
+
+def test_a_two_node_job_that_fails_in_nccl_is_the_network_interface(tmp_path):
+    run = (
+        "torchrun --nproc_per_node=8 --nnodes=2 --node_rank=1 --master_addr=10.1.1.20 --master_port=29500 train.py\n"
+    )
+    err = "RuntimeError: NCCL error in: /pytorch/torch/lib/c10d/ProcessGroupNCCL.cpp:825, unhandled system error, NCCL version 2.7.8\n"
+    got = paste_findings(tmp_path, "DDP training fails\n```\n" + run + "```\n```\n" + err + "```\n")
+    assert severities(got).get("nccl-wrong-network-interface") == "warning", got
+    single = run.replace("--nnodes=2 --node_rank=1", "--nnodes=1 --node_rank=0")
+    assert "nccl-wrong-network-interface" not in codes(
+        paste_findings(tmp_path, "DDP training fails\n```\n" + single + "```\n```\n" + err + "```\n")
+    )
+
+
+# --- Jetson: a container without the host's CUDA; numpy's OpenBLAS illegal instruction (checks/jetson18.py) -----------
+
+
+def test_libcurand_missing_in_an_l4t_container_on_a_jetson_is_the_container_release(tmp_path):
+    # dusty-nv/jetson-containers#126 (AGX Xavier, host L4T R32.3.1, image for r32.5.0)
+    text = (
+        "dustynv/ros:foxy-pytorch-l4t-r32.5.0 is missing libcurand.so.10 etc\n"
+        "docker run --gpus all --runtime nvidia -it --rm dustynv/ros:foxy-pytorch-l4t-r32.5.0\n"
+        '  File "/usr/local/lib/python3.6/dist-packages/torch/__init__.py", line 188, in <module>\n'
+        "OSError: libcurand.so.10: cannot open shared object file: No such file or directory\n"
+    )
+    assert "jetpack-container-mismatch" in codes(paste_findings(tmp_path, text))
+    x86 = "OSError: libcurand.so.10: cannot open shared object file: No such file or directory\nin my docker container\n"
+    assert "jetpack-container-mismatch" not in codes(paste_findings(tmp_path, x86))
+
+
+def test_illegal_instruction_on_a_jetson_is_numpys_openblas(tmp_path):
+    # numpy/numpy#18175 (Jetson Xavier NX, pip's numpy 1.19.5)
+    text = "Illegal instruction\nI'm working on a Jetson Xavier NX (arm64) device\n>>> import numpy\nIllegal instruction (core dumped)\n"
+    assert severities(paste_findings(tmp_path, text)).get("numpy-openblas-illegal-instruction-on-jetson") == "warning"
+    assert "numpy-openblas-illegal-instruction-on-jetson" not in codes(
+        paste_findings(tmp_path, ">>> import torch\nIllegal instruction (core dumped)\non my Ryzen desktop\n")
+    )

@@ -39,4 +39,6 @@ BUILTIN_MODULES = (
     "fp16_17",
     "cufft18",
     "wslctk18",
+    "dist18",
+    "jetson18",
 )

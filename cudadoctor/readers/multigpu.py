@@ -11,7 +11,7 @@ deadlock, freeze, NaN, wrong results) or the P2P workaround, a PCIe path (PCIe, 
 "no NVLink", P2P), and sometimes the evidence itself (ACSCtl, pci=noacs, IOMMU, VT-d). An NVLink path (NV# in
 `nvidia-smi topo -m`, SXM boards, NVSwitch) is recorded too: there, P2P does not cross PCIe bridges.
 
-:func:`read` returns ``{collective, symptom, p2p, pcie, acs, nvlink, workaround}`` (each ``{line, text}`` or
+:func:`read` returns ``{collective, symptom, p2p, pcie, acs, nvlink, workaround, multinode}`` (each ``{line, text}`` or
 absent) or None. Pure function of the text: no I/O.
 """
 
@@ -52,6 +52,14 @@ _NVLINK = re.compile(
     r"(?<![\w-])NV(?:[1-9]|1[0-8])(?![\w-])|\bNVSwitch\b|\bSXM\d?\b|(?<!no )(?<!without )\bNVLink\b(?! bridge not)", re.I
 )
 _NO_NVLINK = re.compile(r"\b(?:no|without|not using|not)\s+(?:an?\s+)?NVLink", re.I)
+#: Several machines in one job (session 18): torchrun's / torch.distributed.launch's node count and rank, or the
+#: reporter's words ("two nodes", "multi-node", "across machines"). NCCL then talks over the network between nodes.
+_MULTINODE = re.compile(
+    r"--nnodes[= ]\s*(?:[2-9]|[1-9]\d+)\b|--nnodes[= ]\s*\d+:\d+|--node[_-]rank[= ]\s*[1-9]|"
+    r"\b(?:two|three|four|several|multiple|[2-9])\s+(?:gpu\s+)?(?:nodes?|machines|servers|hosts)\b|"
+    r"\bmulti[- ]?(?:nodes?|machines?|hosts?)\b|\bacross\s+(?:\w+\s+)?(?:nodes|machines|servers|hosts)\b",
+    re.I,
+)
 
 
 def read(lines: Iterable[str]) -> Optional[Dict[str, Any]]:
@@ -64,6 +72,7 @@ def read(lines: Iterable[str]) -> Optional[Dict[str, Any]]:
         ("p2p", _P2P),
         ("pcie", _PCIE),
         ("acs", _ACS),
+        ("multinode", _MULTINODE),
     )
     for n, raw in enumerate(lines, 1):
         line = raw[:MAX_LINE]
