@@ -269,3 +269,9 @@ def test_illegal_instruction_on_a_jetson_is_numpys_openblas(tmp_path):
     assert "numpy-openblas-illegal-instruction-on-jetson" not in codes(
         paste_findings(tmp_path, ">>> import torch\nIllegal instruction (core dumped)\non my Ryzen desktop\n")
     )
+
+
+def test_windows_status_dll_not_found_before_main_is_a_dll_load_failure(tmp_path):
+    # LaurentMazare/tch-rs#128: a Rust program linked against libtorch, its DLLs not on PATH
+    text = "error: process didn't exit successfully: `target\\\\debug\\\\main.exe` (exit code: 0xc0000135, STATUS_DLL_NOT_FOUND)\n"
+    assert "dll-load-failure" in codes(paste_findings(tmp_path, text))
