@@ -66,11 +66,17 @@ def diff(before: str, after: str) -> None:
 
 
 if __name__ == "__main__":
-    args = sys.argv[1:]
-    if args[:1] == ["--diff"] and len(args) == 3:
-        diff(args[1], args[2])
-    elif args and not args[0].startswith("-"):
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("out", nargs="?", help="write every result here (JSON)")
+    ap.add_argument("batches", nargs="*", help="batch folders to score (default: all of tests/data/blind)")
+    ap.add_argument("--diff", nargs=2, metavar=("BEFORE", "AFTER"), help="list the cases whose result changed")
+    a = ap.parse_args()
+    if a.diff:
+        diff(*a.diff)
+    elif a.out:
         os.environ.setdefault("NO_COLOR", "1")
-        score(args[0], args[1:])
+        score(a.out, a.batches)
     else:
-        raise SystemExit(__doc__)
+        ap.error("give OUT.json to score, or --diff BEFORE AFTER")
