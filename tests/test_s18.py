@@ -275,3 +275,9 @@ def test_windows_status_dll_not_found_before_main_is_a_dll_load_failure(tmp_path
     # LaurentMazare/tch-rs#128: a Rust program linked against libtorch, its DLLs not on PATH
     text = "error: process didn't exit successfully: `target\\\\debug\\\\main.exe` (exit code: 0xc0000135, STATUS_DLL_NOT_FOUND)\n"
     assert "dll-load-failure" in codes(paste_findings(tmp_path, text))
+
+
+def test_docker_without_the_nvidia_runtime_is_the_container_toolkit_missing(tmp_path):
+    # NVIDIA/nvidia-docker#838 (daemon.json written, dockerd not reloaded)
+    text = "$ docker run --runtime=nvidia --rm nvidia/cuda nvidia-smi\ndocker: Error response from daemon: Unknown runtime specified nvidia.\n"
+    assert "container-toolkit-missing" in codes(paste_findings(tmp_path, text))
