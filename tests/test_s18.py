@@ -281,3 +281,19 @@ def test_docker_without_the_nvidia_runtime_is_the_container_toolkit_missing(tmp_
     # NVIDIA/nvidia-docker#838 (daemon.json written, dockerd not reloaded)
     text = "$ docker run --runtime=nvidia --rm nvidia/cuda nvidia-smi\ndocker: Error response from daemon: Unknown runtime specified nvidia.\n"
     assert "container-toolkit-missing" in codes(paste_findings(tmp_path, text))
+
+
+def test_apt_without_the_toolkits_repository_is_the_container_toolkit_missing(tmp_path):
+    # NVIDIA/nvidia-container-toolkit#97 (WSL Ubuntu 22.04): the APT repository was never configured
+    text = "sudo apt install nvidia-container-toolkit\nReading package lists... Done\nE: Unable to locate package nvidia-container-toolkit\n"
+    assert "container-toolkit-missing" in codes(paste_findings(tmp_path, text))
+
+
+def test_the_driver_installer_without_kernel_headers_is_no_kernel_module(tmp_path):
+    text = (
+        "ERROR: Unable to find the kernel source tree for the currently running kernel.  Please make sure you have "
+        "installed the kernel source files for your kernel and that they are properly configured\n"
+    )
+    got = paste_findings(tmp_path, text)
+    assert "kernel-module-missing" in codes(got)
+    assert any("linux-headers" in c for f in got if f["code"] == "kernel-module-missing" for c in f["fix"]["commands"])
