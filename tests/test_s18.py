@@ -297,3 +297,12 @@ def test_the_driver_installer_without_kernel_headers_is_no_kernel_module(tmp_pat
     got = paste_findings(tmp_path, text)
     assert "kernel-module-missing" in codes(got)
     assert any("linux-headers" in c for f in got if f["code"] == "kernel-module-missing" for c in f["fix"]["commands"])
+
+
+def test_a_build_missing_cusparse_h_is_cuda_home_at_no_full_toolkit(tmp_path):
+    # facebookresearch/maskrcnn-benchmark#685 (apex's build)
+    text = (
+        "/usr/local/lib/python3.6/dist-packages/torch/include/ATen/cuda/CUDAContext.h:6:22: fatal error: cusparse.h: "
+        "No such file or directory\ncompilation terminated.\nerror: command '/usr/local/cuda/bin/nvcc' failed with exit status 1\n"
+    )
+    assert "cuda-home-not-set" in codes(paste_findings(tmp_path, text))
