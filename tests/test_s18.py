@@ -306,3 +306,23 @@ def test_a_build_missing_cusparse_h_is_cuda_home_at_no_full_toolkit(tmp_path):
         "No such file or directory\ncompilation terminated.\nerror: command '/usr/local/cuda/bin/nvcc' failed with exit status 1\n"
     )
     assert "cuda-home-not-set" in codes(paste_findings(tmp_path, text))
+
+
+def test_torch_compile_refused_on_windows(tmp_path):
+    # Stability-AI/StableCascade#33 and tloen/alpaca-lora#80
+    text = (
+        'File ~\\anaconda3\\envs\\casada\\lib\\site-packages\\torch\\_dynamo\\eval_frame.py:375, in check_if_dynamo_supported\n'
+        'raise RuntimeError("Windows not yet supported for torch.compile")\nRuntimeError: Windows not yet supported for torch.compile\n'
+    )
+    assert "torch-compile-unsupported-on-windows" in codes(paste_findings(tmp_path, text))
+
+
+def test_ninja_missing_for_a_jit_extension(tmp_path):
+    # zhanghang1989/PyTorch-Encoding#167
+    text = (
+        '  File "/home/u/.local/lib/python3.5/site-packages/torch/utils/cpp_extension.py", line 875, in verify_ninja_availability\n'
+        '    raise RuntimeError("Ninja is required to load C++ extensions")\nRuntimeError: Ninja is required to load C++ extensions\n'
+    )
+    got = paste_findings(tmp_path, text)
+    assert "ninja-missing" in codes(got)
+    assert not any(c in codes(got) for c in ("cuda-home-not-set", "extension-abi-mismatch")), got

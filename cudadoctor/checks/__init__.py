@@ -41,4 +41,5 @@ BUILTIN_MODULES = (
     "wslctk18",
     "dist18",
     "jetson18",
+    "build18",
 )
