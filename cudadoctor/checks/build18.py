@@ -15,9 +15,9 @@ from __future__ import annotations
 from typing import Iterator
 
 from cudadoctor.facts import Facts
-from cudadoctor.model import Code, Finding, Fix, check
+from cudadoctor.model import Code, Finding, check
 
-from ._common import PIP, search
+from ._common import PIP, text_finding
 
 TORCH_COMPILE_UNSUPPORTED_ON_WINDOWS = Code(
     code="torch-compile-unsupported-on-windows",
@@ -62,34 +62,26 @@ NINJA_MISSING = Code(
 
 @check(TORCH_COMPILE_UNSUPPORTED_ON_WINDOWS)
 def torch_compile_unsupported_on_windows(fx: Facts) -> Iterator[Finding]:
-    said = search(fx, r"Windows not yet supported for torch\.compile")
-    if not said:
-        return
-    yield TORCH_COMPILE_UNSUPPORTED_ON_WINDOWS.finding(
-        title="This torch refuses torch.compile on Windows: turn the program's compile option off",
-        evidence={said[0]: said[1]},
-        fix=Fix(
-            (
-                "# turn the program's compile option off (e.g. --compile=False), or remove its torch.compile(...) call",
-                "# or run the program under WSL 2 or Linux",
-            ),
-            "torch 2.0's TorchDynamo does not run on Windows; the model runs uncompiled, only slower.",
+    yield from text_finding(
+        TORCH_COMPILE_UNSUPPORTED_ON_WINDOWS,
+        fx,
+        "This torch refuses torch.compile on Windows: turn the program's compile option off",
+        (
+            "# turn the program's compile option off (e.g. --compile=False), or remove its torch.compile(...) call",
+            "# or run the program under WSL 2 or Linux",
         ),
+        "torch 2.0's TorchDynamo does not run on Windows; the model runs uncompiled, only slower.",
     )
 
 
 @check(NINJA_MISSING)
 def ninja_missing(fx: Facts) -> Iterator[Finding]:
-    said = search(fx, r"Ninja is required to load C\+\+ extensions")
-    if not said:
-        return
-    yield NINJA_MISSING.finding(
-        title="torch needs ninja to build this extension, and none is installed",
-        evidence={said[0]: said[1]},
-        fix=Fix(
-            (f"{PIP} install ninja  # in the environment that runs the program", "ninja --version"),
-            "torch.utils.cpp_extension builds JIT extensions with ninja.",
-        ),
+    yield from text_finding(
+        NINJA_MISSING,
+        fx,
+        "torch needs ninja to build this extension, and none is installed",
+        (f"{PIP} install ninja  # in the environment that runs the program", "ninja --version"),
+        "torch.utils.cpp_extension builds JIT extensions with ninja.",
     )
 
 

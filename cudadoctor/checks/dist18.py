@@ -21,7 +21,7 @@ from typing import Iterator
 from cudadoctor.facts import Facts
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import search
+from ._common import search, text_finding
 
 NCCL_UNAVAILABLE_ON_WINDOWS = Code(
     code="nccl-unavailable-on-windows",
@@ -87,8 +87,6 @@ NCCL_WRONG_NETWORK_INTERFACE = Code(
     ),
 )
 
-_NO_NCCL = r"Distributed package doesn'?t have NCCL"
-_DUPLICATE = r"Duplicate GPU detected\s*:\s*rank \d+ and rank \d+ both on CUDA device"
 _NCCL_NET_FAIL = (
     r"unhandled system error|ncclSystemError|NCCL WARN (?:NET/Socket|Net ?:|Bootstrap|socket)|Connection (?:refused|timed out)"
 )
@@ -96,38 +94,30 @@ _NCCL_NET_FAIL = (
 
 @check(NCCL_UNAVAILABLE_ON_WINDOWS)
 def nccl_unavailable_on_windows(fx: Facts) -> Iterator[Finding]:
-    said = search(fx, _NO_NCCL)
-    if not said:
-        return
-    yield NCCL_UNAVAILABLE_ON_WINDOWS.finding(
-        title="This torch has no NCCL (Windows and macOS builds ship none): use the gloo backend",
-        evidence={said[0]: said[1], "os": fx.str("system.os")},
-        fix=Fix(
-            (
-                'python -c "import torch.distributed as d; print(d.is_nccl_available(), d.is_gloo_available())"',
-                'torch.distributed.init_process_group(backend="gloo")  # Lightning: DDPStrategy(process_group_backend="gloo")',
-                "# or train on Linux / WSL 2, where torch has NCCL",
-            ),
-            "PyTorch builds NCCL only on Linux; on Windows and macOS the gloo backend is the one there.",
+    yield from text_finding(
+        NCCL_UNAVAILABLE_ON_WINDOWS,
+        fx,
+        "This torch has no NCCL (Windows and macOS builds ship none): use the gloo backend",
+        (
+            'python -c "import torch.distributed as d; print(d.is_nccl_available(), d.is_gloo_available())"',
+            'torch.distributed.init_process_group(backend="gloo")  # Lightning: DDPStrategy(process_group_backend="gloo")',
+            "# or train on Linux / WSL 2, where torch has NCCL",
         ),
+        "PyTorch builds NCCL only on Linux; on Windows and macOS the gloo backend is the one there.",
     )
 
 
 @check(PROGRAM_PINS_ALL_RANKS_TO_ONE_GPU)
 def program_pins_all_ranks_to_one_gpu(fx: Facts) -> Iterator[Finding]:
-    said = search(fx, _DUPLICATE)
-    if not said:
-        return
-    yield PROGRAM_PINS_ALL_RANKS_TO_ONE_GPU.finding(
-        title="Two ranks of the job are on the same GPU: the program does not choose the GPU from the rank",
-        evidence={said[0]: said[1]},
-        fix=Fix(
-            (
-                'torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))  # before init_process_group, in every process',
-                "# remove a fixed device (cuda:0, a default GPU id) or a single CUDA_VISIBLE_DEVICES set for all ranks",
-            ),
-            "NCCL needs one GPU per rank.",
+    yield from text_finding(
+        PROGRAM_PINS_ALL_RANKS_TO_ONE_GPU,
+        fx,
+        "Two ranks of the job are on the same GPU: the program does not choose the GPU from the rank",
+        (
+            'torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))  # before init_process_group, in every process',
+            "# remove a fixed device (cuda:0, a default GPU id) or a single CUDA_VISIBLE_DEVICES set for all ranks",
         ),
+        "NCCL needs one GPU per rank.",
     )
 
 
