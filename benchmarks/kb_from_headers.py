@@ -51,6 +51,11 @@ MAP = {
         "no kernel image suitable for the device: the code was not compiled for its architecture",
     ),
     "CUDA_ERROR_ECC_UNCORRECTABLE": ("gpu-ecc-errors", "high", "an uncorrectable ECC error was detected during execution"),
+    "CUDA_ERROR_LAUNCH_TIMEOUT": (
+        "display-gpu-watchdog-timeout",
+        "high",
+        "a kernel ran longer than the device's run-time limit allows, which only a display watchdog (Windows TDR, X) sets",
+    ),
     "CUDA_ERROR_UNSUPPORTED_PTX_VERSION": (
         "driver-too-old",
         "medium",
@@ -93,6 +98,11 @@ MAP = {
     "cudaErrorInvalidDevice": ("device-ordinal-invalid", "high", "the device ordinal does not correspond to a valid CUDA device"),
     "cudaErrorNoKernelImageForDevice": ("gpu-arch-unsupported", "high", "no kernel image suitable for the device"),
     "cudaErrorECCUncorrectable": ("gpu-ecc-errors", "high", "an uncorrectable ECC error was detected"),
+    "cudaErrorLaunchTimeout": (
+        "display-gpu-watchdog-timeout",
+        "high",
+        "a kernel ran longer than the device's run-time limit allows, which only a display watchdog (Windows TDR, X) sets",
+    ),
     "cudaErrorUnsupportedPtxVersion": (
         "driver-too-old",
         "medium",

@@ -42,4 +42,5 @@ BUILTIN_MODULES = (
     "dist18",
     "jetson18",
     "build18",
+    "watchdog19",
 )

@@ -12,12 +12,16 @@ Pure: no I/O.
 
 from __future__ import annotations
 
+import re
 from typing import Iterator
 
 from cudadoctor.facts import Facts
-from cudadoctor.model import Code, Finding, check
+from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import PIP, text_finding
+from ._common import PIP, error_match, text_finding
+
+#: torch.compile's inductor finding no Triton (torch._inductor.exc.TritonMissing), as opposed to Dynamo's own refusal.
+_TRITON_MISSING = re.compile(r"working triton installation", re.I)
 
 TORCH_COMPILE_UNSUPPORTED_ON_WINDOWS = Code(
     code="torch-compile-unsupported-on-windows",
@@ -60,17 +64,42 @@ NINJA_MISSING = Code(
 )
 
 
+_COMPILE_OFF = (
+    "# turn the program's compile option off (e.g. --compile=False), or remove its torch.compile(...) call",
+    "# or run the program under WSL 2 or Linux",
+)
+
+
 @check(TORCH_COMPILE_UNSUPPORTED_ON_WINDOWS)
 def torch_compile_unsupported_on_windows(fx: Facts) -> Iterator[Finding]:
-    yield from text_finding(
-        TORCH_COMPILE_UNSUPPORTED_ON_WINDOWS,
-        fx,
-        "This torch refuses torch.compile on Windows: turn the program's compile option off",
-        (
-            "# turn the program's compile option off (e.g. --compile=False), or remove its torch.compile(...) call",
-            "# or run the program under WSL 2 or Linux",
+    said = error_match(fx, TORCH_COMPILE_UNSUPPORTED_ON_WINDOWS)
+    if not said:
+        return
+    if not _TRITON_MISSING.search(said[1]):
+        yield TORCH_COMPILE_UNSUPPORTED_ON_WINDOWS.finding(
+            title="This torch refuses torch.compile on Windows: turn the program's compile option off",
+            evidence={said[0]: said[1]},
+            fix=Fix(_COMPILE_OFF, "torch 2.0's TorchDynamo does not run on Windows; the model runs uncompiled, only slower."),
+        )
+        return
+    # torch.compile's inductor found no Triton: Windows has none (no wheels); on Linux torch's own dependency is missing.
+    system = fx.str("system.os") or ""
+    if system and "windows" not in system.lower():
+        return
+    evidence = {said[0]: said[1]}
+    if system:
+        evidence["os"] = system
+    yield TORCH_COMPILE_UNSUPPORTED_ON_WINDOWS.finding(
+        title=("" if system else "Likely (if this is native Windows): ")
+        + "torch.compile needs Triton, which has no Windows build: turn the program's compile option off",
+        evidence=evidence,
+        fix=Fix(
+            _COMPILE_OFF
+            + (() if system else (f"{PIP} install -U triton  # on Linux instead: the triton release this torch depends on",)),
+            "torch.compile's inductor backend generates Triton kernels, and Triton publishes no Windows wheels "
+            "(pytorch#136361); the model runs uncompiled, only slower.",
         ),
-        "torch 2.0's TorchDynamo does not run on Windows; the model runs uncompiled, only slower.",
+        severity=None if system else "warning",
     )
 
 

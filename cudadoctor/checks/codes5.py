@@ -245,7 +245,8 @@ def gpu_lacks_bf16(fx: Facts) -> Iterator[Finding]:
     high = [(n, c) for n, c in cards if isinstance(c, str) and (cap_number(c) or 0) >= 80]
     if high and not low:
         return  # every GPU shown has bfloat16: the text is not about this machine's GPU
-    guess = not low and ("bf16/gpu" in said[1] or "a supported device" in said[1])  # transformers', Accelerate's
+    # transformers', Accelerate's, and cuBLAS refusing a CUDA_R_16BF GEMM: none names the GPU
+    guess = not low and ("bf16/gpu" in said[1] or "a supported device" in said[1] or "CUBLAS_STATUS_NOT_SUPPORTED" in said[1])
     if guess and (build_kind(fx) == "cpu" or fx.bool("torch.cuda_available") is False):
         return  # transformers says the same with no CUDA at all (a CPU torch, no driver): other checks tell which
     evidence: Dict[str, Any] = {said[0]: said[1]}
