@@ -131,3 +131,106 @@ def test_no_triton_with_the_os_unknown_is_a_likely_windows_limit(tmp_path):
 def test_dynamos_own_windows_refusal_still_needs_no_os(tmp_path):
     got = paste_findings(tmp_path, "RuntimeError: Windows not yet supported for torch.compile\n")
     assert severities(got).get("torch-compile-unsupported-on-windows") == "error"
+
+
+# --- the package tools' words for "no wheel" (kb/errors/b19.json (4)-(6)) --------------------------------------------
+
+# astral-sh/uv#15932: uv's error and its hint for a Python the release has no wheels for.
+UV_CP38 = """\u276f uv add torch --exclude-newer 2025-05-01
+Using CPython 3.8.20
+Creating virtual environment at: .venv
+Resolved 46 packages in 659ms
+error: Distribution `torch==2.5.1 @ registry+https://pypi.org/simple` can't be installed because it doesn't have a source distribution or wheel for the current platform
+
+hint: You're using CPython 3.8 (`cp38`), but `torch` (v2.5.1) only has wheels with the following Python implementation tags: `cp39`, `cp310`, `cp311`, `cp312`, `cp313`
+"""
+# drmingler/docling-api#10: Poetry's chooser finding no file for torch.
+POETRY = """error poetry
+  RuntimeError
+
+  Unable to find installation candidates for torch (2.5.1)
+
+  at ~/.local/pipx/venvs/poetry/lib/python3.13/site-packages/poetry/installation/chooser.py:74 in choose_for
+       70\u2502
+       71\u2502             links.append(link)
+       72\u2502
+       73\u2502         if not links:
+    \u2192  74\u2502             raise RuntimeError(f"Unable to find installation candidates for {package}")
+
+Cannot install torch.
+"""
+
+
+def test_uvs_no_wheel_for_this_python_is_python_unsupported_with_its_version(tmp_path):
+    got = paste_findings(tmp_path, UV_CP38)
+    f = next(x for x in got if x["code"] == "python-unsupported")
+    assert f["severity"] == "error"
+    assert f["evidence"]["python.version"] == "3.8" and f["evidence"]["requested"] == "2.5.1"
+
+
+def test_the_version_uv_could_not_install_is_not_read_as_the_installed_torch(tmp_path):
+    from cudadoctor.readers import prose
+
+    assert "torch.version" not in prose.read(UV_CP38.splitlines())
+
+
+def test_uvs_other_platform_hint_is_neither_this_python_nor_the_glibc(tmp_path):
+    # astral-sh/uv#1497: the lock chose a build for macOS arm64; the Linux host's glibc is not the question.
+    other = (
+        "error: Distribution `torch==2.6.0 @ registry+https://download.pytorch.org/whl/cpu` can't be installed because it "
+        "doesn't have a source distribution or wheel for the current platform\n\nhint: You're on Linux "
+        "(`manylinux_2_35_x86_64`), but `torch` (v2.6.0) only has wheels for the following platform: `macosx_11_0_arm64`\n"
+    )
+    found = codes(paste_findings(tmp_path, other))
+    assert "glibc-too-old" not in found and "python-unsupported" not in found
+
+
+def test_poetrys_no_candidates_for_torch_is_python_unsupported(tmp_path):
+    assert severities(paste_findings(tmp_path, POETRY)).get("python-unsupported") == "error"
+
+
+# ArtLabss/tennis-tracking#16's pip answer, as pip prints it for a requirements file (ai-forever/ghost#13's form).
+PIP_REQUIREMENTS = (
+    "ERROR: Could not find a version that satisfies the requirement torch==1.9.0+cu102 (from -r requirements.txt (line 3)) "
+    "(from versions: 1.4.0, 1.5.0, 1.5.1, 1.6.0, 1.7.0, 1.7.1, 1.8.0, 1.8.1, 1.9.0, 1.9.1, 1.10.0, 1.10.1, 1.10.2, 1.11.0)\n"
+    "ERROR: No matching distribution found for torch==1.9.0+cu102 (from -r requirements.txt (line 3))\n"
+)
+
+
+def test_a_requirements_files_line_does_not_hide_pips_candidate_list(tmp_path):
+    got = paste_findings(tmp_path, PIP_REQUIREMENTS)
+    f = next(x for x in got if x["code"] == "install-command-names-missing-wheel")
+    assert f["severity"] == "error" and "torch 1.9.0 itself is there" in f["title"]
+
+
+# Jeremy-Harper/chatterboxPro#2 (uv's resolver, wrapped as uv prints it) with a pin the PyTorch index publishes.
+UV_UNSATISFIABLE = """  \u00d7 No solution found when resolving dependencies:
+  \u2570\u2500\u25b6 Because there is no version of torch==2.4.0+cu121 and you require torch==2.4.0+cu121, we can conclude that your requirements are
+      unsatisfiable.
+"""
+
+
+def test_uvs_resolver_output_is_error_text_and_a_local_pin_it_misses_is_read(tmp_path):
+    got = paste_findings(tmp_path, UV_UNSATISFIABLE)
+    assert "install-command-names-missing-wheel" in codes(got), got
+
+
+# astral-sh/uv#7015: uv builds flash-attn in isolation; its first build step fails (the traceback cut before its end).
+UV_FLASH_ATTN = """# uv pip install --system flash-attn==2.6.1
+Resolved 24 packages in 799ms
+error: Failed to prepare distributions
+  Caused by: Failed to fetch wheel: flash-attn==2.6.1
+  Caused by: Build backend failed to determine extra requires with `build_wheel()` with exit status: 1
+--- stdout:
+
+--- stderr:
+Traceback (most recent call last):
+  File "<string>", line 14, in <module>
+  File "/root/.cache/uv/builds-v0/.tmpAjfIR6/lib/python3.10/site-packages/setuptools/build_meta.py", line 332, in get_requires_for_build_wheel
+    return self._get_build_requires(config_settings, requirements=[])
+"""
+
+
+def test_uvs_isolated_build_of_flash_attn_is_extension_build_isolation(tmp_path):
+    f = next(x for x in paste_findings(tmp_path, UV_FLASH_ATTN) if x["code"] == "extension-build-isolation")
+    assert f["evidence"]["package"] == "flash-attn" and "uv builds it" in f["title"]

@@ -398,7 +398,8 @@ def _other_cuda_runtime(fx: Facts, said: Tuple[str, str], cudart: Tuple[str, str
 
 
 _BUILDING = re.compile(
-    r"(?:Collecting|Building wheel for|Failed to build|Downloading|Using cached|Preparing metadata \(\w+\) for)\s+([A-Za-z][\w.-]*?)(?:-\d[\w.]*\.tar\.gz|[=<>~ (\n]|$)",
+    r"(?:Collecting|Building wheel for|Failed to (?:download and )?build|Downloading|Using cached|Preparing metadata \(\w+\) for"
+    r"|Failed to fetch wheel:|Failed to prepare metadata for)\s+`?([A-Za-z][\w.-]*?)(?:-\d[\w.]*\.tar\.gz|[=<>~ (\n`@]|$)",
     re.M,
 )
 
@@ -429,7 +430,7 @@ def extension_build_isolation(fx: Facts) -> Iterator[Finding]:
     if uv:
         cmds.append(f'# or in pyproject.toml: [tool.uv] no-build-isolation-package = ["{pkg}"]')
     yield EXTENSION_BUILD_ISOLATION.finding(
-        title=f"Building {pkg} cannot see the installed torch: pip builds it in an isolated environment",
+        title=f"Building {pkg} cannot see the installed torch: {'uv' if uv else 'pip'} builds it in an isolated environment",
         evidence={said[0]: said[1], "package": pkg, "torch.version": torch, "torch installed here": True if torch else "unknown"},
         fix=Fix(tuple(cmds), "--no-build-isolation builds the package in this environment, against the torch already installed."),
     )

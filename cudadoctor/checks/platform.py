@@ -114,7 +114,11 @@ def _requested(fx: Facts, said: Optional[Tuple[str, str]]) -> Optional[str]:
     if not said:
         return None
     m = re.search(r"requirement torch\s*(?:==|~=|>=|<=|<|>)?\s*([0-9][\w.+]*)?", said[1])
-    req = m.group(1) if m else None
+    # uv: "Distribution `torch==2.8.0 @ ...`", its hint "`torch` (v2.8.0)"; Poetry: "candidates for torch (2.5.1+cu124)"
+    m = m or re.search(
+        r"Distribution `?torch==([0-9][\w.+]*)|\btorch`? \(v([0-9][\w.+]*)\)|candidates for torch \(([0-9][\w.+]*)\)", said[1]
+    )
+    req = next((g for g in m.groups() if g), None) if m else None
     if "torch" in said[1] and req is None:
         m = re.search(r"torch==([0-9][\w.+]*)", fx.user_error())
         req = m.group(1) if m else None
@@ -171,7 +175,9 @@ def _python_reasons(py: Optional[str], bits: Optional[int], arch: str, plat: str
 #: pip saw other versions of, the line names the pin: torch==1.4.0).
 _NO_CANDIDATE = re.compile(
     r"from versions: (?:none|0\.1\.2)|is not a supported wheel on this platform|"
-    r"(?:No matching distribution found for|Could not find a version that satisfies the requirement) torch[ \t\r]*(?:$|\n)",
+    r"(?:No matching distribution found for|Could not find a version that satisfies the requirement) torch[ \t\r]*(?:$|\n)|"
+    r"doesn't have a source distribution or wheel for the current platform|only has wheels with the following Python|"
+    r"Unable to find installation candidates for torch",
     re.IGNORECASE | re.MULTILINE,
 )
 
@@ -192,6 +198,9 @@ def _python_unsupported(fx: Facts) -> Iterator[Finding]:
     if torch_runs and not said:
         return  # a torch imports in this interpreter, so wheels exist for it
     py, bits, arch, plat = fx.str("python.version"), fx.int("python.bits"), fx.str("system.arch") or "", platform_key(fx)
+    if not py and said:  # uv's hint names the interpreter: "You're using CPython 3.14 (`cp314`)"
+        m = re.search(r"You're using C?Python (\d+\.\d+(?:\.\d+)?)", said[1] + "\n" + fx.user_error())
+        py = m.group(1) if m else None
     req = _requested(fx, said)
     reasons = _python_reasons(py, bits, arch, plat, req)
     era = None if (torch_runs or reasons) else _before_wheels(fx, py, plat)

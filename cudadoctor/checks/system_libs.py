@@ -109,6 +109,8 @@ _CONDA_GLIBC = re.compile(r"__glibc\s*>=\s*(?P<ver>2\.\d+)")
 #: uv's platform tag for this Linux ("e.g., `manylinux_2_27_x86_64`", "You're on Linux (`manylinux_2_27_x86_64`)"): its glibc.
 _UV_HERE = re.compile(r"(?:matching platform tag \(e\.g\.,?|You're on Linux \()\s*`?manylinux_(\d+)_(\d+)_(\w+?)`?\)")
 _TAG = re.compile(r"manylinux_(\d+)_(\d+)_(x86_64|aarch64|ppc64le|s390x|i686|armv7l)")
+#: A wheel platform tag of another operating system, in uv's list of the platforms a release has wheels for.
+_OTHER_OS_TAG = re.compile(r"\bmacosx_\d+_\d+_\w+|\bwin_(?:amd64|arm64)\b|\bwin32\b")
 
 
 def _uv_tags(text: str) -> Optional[Tuple[str, Optional[str]]]:
@@ -121,7 +123,8 @@ def _uv_tags(text: str) -> Optional[Tuple[str, Optional[str]]]:
     listed = _TAG.findall(text[m.end() :])
     avail = [f"{a}.{b}" for a, b, c in listed if c == arch]
     if not avail:
-        return None if listed else (here, None)  # wheels only for other CPU architectures: not the glibc
+        # wheels only for other CPU architectures or other systems (macosx_11_0_arm64, win_amd64): not the glibc
+        return None if listed or _OTHER_OS_TAG.search(text[m.end() :]) else (here, None)
     top = _vmax(avail)
     return (here, top) if (vtuple(top) or ()) > (vtuple(here) or ()) else None
 

@@ -669,10 +669,13 @@ INSTALL_COMMAND_NAMES_MISSING_WHEEL = Code(
 
 #: pip's two sentences (pip/_internal/index/package_finder.py) for a torch-family requirement pinned to a local
 #: version, with the candidate list pip saw when it printed one.
+#: uv's resolver says it as "Because there is no version of torch==2.4.0+cu124 and ...". pip names a requirements
+#: file's line before its list: "(from -r requirements.txt (line 1)) (from versions: ...)".
 _PIP_LOCAL_PIN = re.compile(
-    r"(?:satisfies the requirement|No matching distribution found for)\s+(?P<pkg>torch|torchvision|torchaudio)"
+    r"(?:satisfies the requirement|No matching distribution found for|there is no version of)\s+"
+    r"(?P<pkg>torch|torchvision|torchaudio)"
     r"\s*===?\s*(?P<rel>\d+(?:\.\d+){1,2})\+(?P<tag>cu\d{2,3}|cpu|rocm[\d.]+)\b"
-    r"(?:[^\n(]{0,40}\(from versions:\s*(?P<list>[^)]*)\))?",
+    r"(?:[^\n(]{0,40}(?:\(from -r [^\n()]*(?:\(line \d+\))?\)\s*)?\(from versions:\s*(?P<list>[^)]*)\))?",
     re.IGNORECASE,
 )
 

@@ -131,6 +131,14 @@ _ERROR_PHRASES = (
     "time out",
     "secure boot",
     "kernel driver in use",
+    # package resolvers' refusals (uv's "× No solution found when resolving dependencies:", "...we can conclude that
+    # your project's requirements are unsatisfiable"; pip's "ResolutionImpossible"; Poetry's "version solving failed")
+    "no solution found",
+    "unsatisfiable",
+    "there is no version of",
+    "we can conclude that",
+    "resolutionimpossible",
+    "version solving failed",
     # the same words in the other languages reporters write in (a title "import fluid提示找不到libcudart.so.9.0")
     "报错",
     "錯誤",
@@ -191,7 +199,10 @@ _NARRATIVE = re.compile(
 _QUOTED_ERROR = re.compile(
     r"\b[A-Z]\w*(?:Error|Exception)\b|\b(?:error|fatal|E)\s*:\s|\berror\s*(?:code\s*)?[:=]?\s*-?\d+|"
     r"undefined symbol|cannot open shared object|no kernel image|\.so(?:\.\d+)*:|\w\.dll\b|"
-    r"[`'\"][^`'\"]{0,200}(?:error|fail|not found|cannot)[^`'\"]{0,200}[`'\"]",
+    r"[`'\"][^`'\"]{0,200}(?:error|fail|not found|cannot)[^`'\"]{0,200}[`'\"]|"
+    # a resolver's explanation (uv's PubGrub: "╰─▶ Because there is no version of torch==X and your project depends on
+    # torch==X, we can conclude that your project's requirements are unsatisfiable"): its "we" and "your" are not a reporter's
+    r"\bwe can conclude that\b|^\s*(?:[×╰├│]|\u2570\u2500\u25b6)",
     re.I,
 )
 #: A build tool's echo of the command it runs ("[1/2] /usr/local/cuda/bin/nvcc -DTORCH_EXTENSION_NAME=... -gencode=...",

@@ -32,7 +32,10 @@ _TEMPLATE_HINT = re.compile(r"\((?:e\.\s?g\.?|eg|z\.\s?b\.|例如|如)[^)]*\)", 
 _INSTALL = re.compile(
     r"\b(?:pip3?|conda|mamba|uv\s+pip|poetry)\s+(?:install|add|create)\b|\binstall(?:ing)?\s+(?:torch|pytorch)==|"
     r"\brequirements?\b|matching distribution|^\s*(?:Collecting|Downloading|Looking in|Obtaining)\b|\.whl\b|"
-    r"^\W*(?:Found existing installation|Attempting uninstall|Uninstalling|Successfully uninstalled)\b",
+    r"^\W*(?:Found existing installation|Attempting uninstall|Uninstalling|Successfully uninstalled)\b|"
+    # what an installer could not install: uv's "Distribution `torch==X @ ...` can't be installed", its hint "`torch` (vX)
+    # only has wheels ...", Poetry's "Installing torch (X): Failed" / "Unable to find installation candidates for torch (X)"
+    r"\b(?:can't|cannot) be installed\b|\bonly has wheels\b|\binstallation candidates\b|\bInstalling\s+[\w.-]+\s+\([^)]*\):\s*Failed",
     re.I,
 )
 
