@@ -234,3 +234,51 @@ Traceback (most recent call last):
 def test_uvs_isolated_build_of_flash_attn_is_extension_build_isolation(tmp_path):
     f = next(x for x in paste_findings(tmp_path, UV_FLASH_ATTN) if x["code"] == "extension-build-isolation")
     assert f["evidence"]["package"] == "flash-attn" and "uv builds it" in f["title"]
+
+
+# --- a pasted script's messages are not what it printed (readers/issue.py, "code" parts) -----------------------------
+
+# pytorch/pytorch (b68-08's thread): a debug script pasted under the report; its except branch would print nvidia-smi
+# missing, which never happened (the report's error is the MIG INTERNAL ASSERT in its title).
+DEBUG_SCRIPT = """"device >= 0 && device < num_gpus INTERNAL ASSERT FAILED" with torch 2.5.0.dev20240705+cu121 on 2 GPU NVIDIA-A100-SXM4-80GB-MIG-3g.40gb
+
+Debug script which mostly prints out version info:
+
+```python
+import subprocess
+
+def print_nvidia_smi_output():
+    try:
+        result = subprocess.run(['nvidia-smi'], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if result.returncode != 0:
+            print("Error running nvidia-smi:", result.stderr)
+        else:
+            print(result.stdout)
+    except FileNotFoundError:
+        print("nvidia-smi command not found. Please make sure NVIDIA drivers are installed and nvidia-smi is in your PATH.")
+```
+"""
+
+
+def test_a_scripts_print_of_a_failure_is_not_the_failure(tmp_path):
+    from cudadoctor.readers import issue
+
+    got = issue.read(DEBUG_SCRIPT)
+    assert "nvidia-smi command not found" not in got["error_text"]
+    assert any(p["kind"] == "code" and not p["used"] for p in got["parts"])
+    assert "no-nvidia-driver" not in codes(paste_findings(tmp_path, DEBUG_SCRIPT))
+
+
+def test_the_same_message_printed_by_the_program_is_still_error_text():
+    from cudadoctor.readers import issue
+
+    printed = "$ python debug.py\nnvidia-smi command not found. Please make sure NVIDIA drivers are installed.\n"
+    assert "nvidia-smi command not found" in issue.read(printed)["error_text"]
+
+
+def test_a_raise_line_of_a_cut_traceback_stays_error_text():
+    # the source line of torch's frame, pasted without its message line (whisper-vits-svc's Windows NCCL report)
+    from cudadoctor.readers import issue
+
+    cut = 'raise RuntimeError("Distributed package doesn' + "'" + 't have NCCL " "built in")\n'
+    assert "NCCL" in issue.read(cut)["error_text"]

@@ -331,6 +331,9 @@ def _segment(lines: List[str]) -> List[Optional[str]]:
             # Inside a code block "# ..." is a script's comment, often its printed result ("# RuntimeError: CUDA
             # error: ..." under the call that raised it), not a Markdown heading.
             boiler = _BOILERPLATE.match(line) and not (fenced and _CODE_COMMENT.match(line))
+            if _message_in_source(line) and not (i and _FRAME_LINE.match(lines[i - 1])):
+                kinds[i] = "code"  # a script's own message, to print if it ever fails: not what was printed
+                continue
             kinds[i] = "error" if _errorish(line) and not boiler and not _aside(line) else "ignored"
     _error_paragraphs(lines, kinds)
     return kinds
@@ -338,6 +341,27 @@ def _segment(lines: List[str]) -> List[Optional[str]]:
 
 #: A comment line of a script in a code block: "# " then text (Markdown headings outside fences are boilerplate).
 _CODE_COMMENT = re.compile(r"^\s*#\s")
+#: A line of a pasted script that hands a message literal to print / a logger / warn: print("nvidia-smi command not
+#: found. Please make sure NVIDIA drivers are installed") in a debug script is what the script would say, not an error
+#: it printed. (``raise X("...")`` is not one: pasted alone it is nearly always a library's frame of a traceback whose
+#: message line was cut, e.g. torch's raise RuntimeError("Distributed package doesn't have NCCL built in").)
+_MESSAGE_IN_SOURCE = re.compile(
+    r"^\s*(?:print|(?:self\.)?(?:logger|logging|log|LOGGER)\.(?:debug|info|warning|warn|error|exception|critical)|"
+    r"warnings\.warn|sys\.exit|console\.(?:log|error|warn))"
+    r"\s*\(\s*(?:[fFrRbBuU]{0,2}(?:\"|')|`)"
+)
+
+
+#: A Python handler's first line ("except FileNotFoundError:", "except (OSError, RuntimeError) as e:"): source, not an error.
+_EXCEPT_CLAUSE = re.compile(r"^\s*except\b[\w\s.,()]*(?:\bas\s+\w+)?\s*:\s*(?:#.*)?$")
+
+
+#: A traceback frame's location line: the source line under it is the library's, shown because it ran.
+_FRAME_LINE = re.compile(r'^\s*File "[^"]*", line \d+')
+
+
+def _message_in_source(line: str) -> bool:
+    return bool(_MESSAGE_IN_SOURCE.match(line[:2000]) or _EXCEPT_CLAUSE.match(line[:2000]))
 
 
 def _norm_line(line: str) -> str:
@@ -823,6 +847,8 @@ def _facts(lines: List[str], parts: List[Dict[str, Any]]) -> Tuple[Dict[str, Any
             p["why"] = "no known output and no error line in the text: read as error text as a whole"
         elif kind == "ignored":
             p["used"], p["why"] = False, "prose or issue-template text with no error in it"
+        elif kind == "code":
+            p["used"], p["why"] = False, "a script's source: the messages it would print are not ones it printed"
     named = {packages._norm(d["name"]) for d in dists if d.get("name")}
     dists.extend(d for d in packages.read_pip_conflicts(lines) if packages._norm(d["name"]) not in named)
     # All nvidia-smi parts are read together: the reader prefers -q's full names to the banner's cut ones.
