@@ -282,3 +282,75 @@ def test_a_raise_line_of_a_cut_traceback_stays_error_text():
 
     cut = 'raise RuntimeError("Distributed package doesn' + "'" + 't have NCCL " "built in")\n'
     assert "NCCL" in issue.read(cut)["error_text"]
+
+
+# --- WSL in its own words (readers/prose.py kernel releases, checks/wsl.py, checks/wslctk18.py) -----------------------
+
+# microsoft/DirectML#18: /proc/version under WSL 1, then TensorFlow failing to find libcuda.
+WSL1_PROC_VERSION = """Linux version 4.4.0-20150-Microsoft (Microsoft@Microsoft.com) (gcc version 5.4.0 (GCC) ) #1000-Microsoft Thu Jun 12 17:34:00 PST 2020
+Could not load dynamic library 'libcuda.so.1'; dlerror: libcuda.so.1: cannot open shared object file: No such file or directory
+failed call to cuInit: UNKNOWN ERROR (303)
+"""
+# microsoft/WSL#2363: installing a Linux driver inside WSL 1 asks for the headers of a kernel that does not exist.
+WSL1_HEADERS = "E: Unable to locate package linux-headers-4.4.0-43-Microsoft\n"
+
+
+def test_a_wsl1_kernel_named_anywhere_is_wsl1(tmp_path):
+    f = next(x for x in paste_findings(tmp_path, WSL1_PROC_VERSION) if x["code"] == "wsl-gpu-unsupported")
+    assert f["severity"] == "error" and "Windows build 20150" in f["title"]
+    f = next(x for x in paste_findings(tmp_path, WSL1_HEADERS) if x["code"] == "wsl-gpu-unsupported")
+    assert "kernel 4.4.0-43-Microsoft" in f["title"]  # the first WSL 1 kernels named no Windows build
+
+
+# NVIDIA/nvidia-docker#1400: nvidia-container-cli's debug log under WSL 2 on a Windows without WSL GPU support.
+DXCORE = """I want to run docker TensorFlow on the WSL 2 environment and these errors occur:
+I1016 13:14:28.960528 24446 nvc.c:299] attempting to load dxcore to see if we are running under Windows Subsystem for Linux (WSL)
+I1016 13:14:28.960625 24446 nvc.c:301] dxcore initialization failed, continuing assuming a non-WSL environment
+nvidia-container-cli: initialization error: driver error: failed to process request
+"""
+
+
+def test_dxcore_missing_under_wsl2_is_the_missing_gpu_bridge(tmp_path):
+    assert severities(paste_findings(tmp_path, DXCORE)).get("wsl-gpu-unsupported") == "error"
+
+
+def test_the_dxcore_line_on_a_plain_linux_host_is_not_wsl(tmp_path):
+    plain = DXCORE.replace(
+        "I want to run docker TensorFlow on the WSL 2 environment and these errors occur:\n", "OS: Ubuntu 22.04.4 LTS (x86_64)\n"
+    )
+    plain = plain.replace(" to see if we are running under Windows Subsystem for Linux (WSL)", "")
+    assert "wsl-gpu-unsupported" not in codes(paste_findings(tmp_path, plain))
+
+
+def test_dev_dxg_missing_in_wsl2_is_the_missing_gpu_bridge(tmp_path):
+    # microsoft/WSL#6617 / #6809: an Insider build whose WSL 2 had no /dev/dxg
+    text = "Cannot use GPU support in Windows 10 preview build 21327\nThe /dev/dxg device is not available in WSL2 distros.\n"
+    f = next(x for x in paste_findings(tmp_path, text) if x["code"] == "wsl-gpu-unsupported")
+    assert "/dev/dxg" in f["title"]
+
+
+def test_tensorflows_cuinit_500_in_docker_desktop_is_the_old_container_toolkit(tmp_path):
+    # tensorflow/tensorflow#68711: Docker Desktop (WSL 2 backend) after a 555 Windows driver
+    text = (
+        "tensorflow/tensorflow:latest-gpu on Docker Desktop, Windows 11 + WSL2\n"
+        "E external/local_xla/xla/stream_executor/cuda/cuda_driver.cc:282] failed call to cuInit: CUDA_ERROR_NOT_FOUND: named symbol not found\n"
+    )
+    assert severities(paste_findings(tmp_path, text)).get("container-toolkit-too-old-for-wsl-driver") == "error"
+
+
+# --- the GSP firmware of another driver version (kb/errors/b19.json (8)); a black screen is no black image ------------
+
+GSP_MISMATCH = """NVRM: GPU0 _kgspFwContainerVerifyVersion: GSP firmware image version mismatch:
+got version 595.71.05, expected version 595.58.03
+NVRM: GPU0 kgspInitRm_IMPL: Error preparing GSP-RM image
+NVRM: GPU0 RmInitAdapter: Cannot initialize GSP firmware RM
+"""
+
+
+def test_a_gsp_firmware_of_another_version_is_a_driver_version_mismatch(tmp_path):
+    assert "nvml-driver-mismatch" in codes(paste_findings(tmp_path, GSP_MISMATCH))
+
+
+def test_a_black_screen_on_a_gtx_1660_is_not_its_fp16_nan(tmp_path):
+    text = "Black screen after kernel update 6.14.0-123037-tuxedo due to broken NVIDIA DKMS state\nGPU: NVIDIA GeForce GTX 1660\n"
+    assert "gtx16-fp16-cudnn-nan" not in codes(paste_findings(tmp_path, text))

@@ -13,6 +13,8 @@ from cudadoctor.facts import Facts
 from cudadoctor.interpret import is_wsl, vtuple, wsl1_build
 from cudadoctor.model import Code, Finding, Fix, check
 
+from ._common import error_match
+
 WSL_GPU_UNSUPPORTED = Code(
     code="wsl-gpu-unsupported",
     title="This WSL cannot reach the GPU: WSL 1, or WSL 2 without GPU support from Windows",
@@ -107,7 +109,9 @@ def wsl_gpu_unsupported(fx: Facts) -> Iterator[Finding]:
     stated = fx.get("system.wsl_version")  # "WSL1" in prose, `wsl -l -v`'s VERSION column (readers/prose.py)
     old_windows = _windows_without_wsl_gpu(fx)
     if build:
-        title = f"This is WSL 1 (Windows build {build}): WSL 1 has no GPU access; CUDA needs WSL 2"
+        # WSL 1's kernel release names the Windows build (4.4.0-19041-Microsoft); the first ones did not (4.4.0-43-Microsoft)
+        shown = f"Windows build {build}" if len(build) == 5 else f"kernel {fx.str('system.kernel')}"
+        title = f"This is WSL 1 ({shown}): WSL 1 has no GPU access; CUDA needs WSL 2"
         why = "WSL 1 has no GPU device; WSL 2 reaches the GPU through the Windows NVIDIA driver."
     elif stated == 1 and fx.bool("torch.cuda_available") is not True:
         title = "This distribution runs under WSL 1 (as the text states): WSL 1 has no GPU access; CUDA needs WSL 2"
@@ -120,6 +124,14 @@ def wsl_gpu_unsupported(fx: Facts) -> Iterator[Finding]:
         )
         why = "Windows maps its NVIDIA driver into WSL 2 only from Windows 10 21H2 (19044) / Windows 11 on."
         build = old_windows
+    elif bridge is None and error_match(fx, WSL_GPU_UNSUPPORTED) and fx.bool("torch.cuda_available") is not True:
+        said = error_match(fx, WSL_GPU_UNSUPPORTED)
+        title = (
+            "WSL 2 without the GPU bridge: "
+            + ("/dev/dxg is missing" if said and "dxg" in said[1] else "nvidia-container-cli found no dxcore (/usr/lib/wsl/lib)")
+            + " (Windows, WSL or the Windows driver lacks GPU support for WSL)"
+        )
+        why = "Windows maps its NVIDIA driver into WSL 2 as /dev/dxg and /usr/lib/wsl/lib only on Windows 11 / 10 21H2+ with a current WSL."
     elif bridge is False:
         title = (
             "WSL 2 without the GPU bridge: /usr/lib/wsl/lib is missing (Windows, WSL or the Windows driver predates GPU support)"

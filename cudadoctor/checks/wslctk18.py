@@ -51,7 +51,7 @@ CONTAINER_TOOLKIT_TOO_OLD_FOR_WSL_DRIVER = Code(
 #: cudaGetDeviceCount message, cuInit's name, ollama's "cuda driver library init failure: 500".
 _INIT_500 = re.compile(
     r"cudaGetDeviceCount\(\)[^\n]{0,200}?Error 500: named symbol not found"
-    r"|cuInit\(0?\)[^\n]{0,40}?(?:500|CUDA_ERROR_NOT_FOUND)"
+    r"|cuInit(?:\(0?\)|:)[^\n]{0,40}?(?:\b500\b|CUDA_ERROR_NOT_FOUND)"
     r"|cuda driver library init failure:\s*500\b",
     re.I,
 )

@@ -23,7 +23,7 @@ TENSORFLOW_VERSION = re.compile(
 WRONG_NUMBERS = re.compile(
     r"\b(?:are|is|be|become|becomes|became|gives?|returns?|produces?|outputs?|all|got|get|=|:)\s*(?:all\s+)?nans?\b|"
     r"\bloss(?:es)?\W{0,3}nans?\b|\bnan\s+(?:values?|loss(?:es)?|outputs?|tensors?|errors?)\b|NansException|"
-    r"tensor with all NaNs|\b(?:black|green)\s+(?:images?|outputs?|pictures?|results?|squares?|screens?)\b|"
+    r"tensor with all NaNs|\b(?:black|green)\s+(?:images?|outputs?|pictures?|results?|squares?)\b|"
     r"(?:\b(?:no|not|without)|n't)\s+(?:\w+\s+){0,4}training\s+(?:advance|progress)\b",
     re.I,
 )

@@ -69,11 +69,17 @@ def is_wsl(fx: Facts) -> Optional[bool]:
 #: WSL 1 reports the Windows build in its kernel release ("4.4.0-19041-Microsoft"); WSL 2 kernels say
 #: "microsoft-standard" ("5.15.153.1-microsoft-standard-WSL2", "4.19.128-microsoft-standard").
 _WSL1_KERNEL = re.compile(r"^\d+\.\d+\.\d+-(\d+)-Microsoft\b")
+_WSL1_KERNEL_IN = re.compile(r"\b\d+\.\d+\.\d+-(\d+)-Microsoft\b")
 
 
 def wsl1_build(fx: Facts) -> Optional[str]:
     """The Windows build a WSL 1 kernel release names ("17763"), or None when this is not WSL 1."""
     m = _WSL1_KERNEL.search(fx.str("system.kernel") or "")
+    for where in ("system.os", "system.distro") if not m else ():
+        # a report's OS line may carry it: "Ubuntu on WSL (kernel 4.4.0-43-Microsoft)"
+        m = _WSL1_KERNEL_IN.search(fx.str(where) or "")
+        if m:
+            break
     return m.group(1) if m and is_wsl(fx) is not False else None
 
 

@@ -142,6 +142,10 @@ _WSL_LIST_ROW = re.compile(
 )
 #: The Windows build a text names: `ver` ("Microsoft Windows [Version 10.0.21343.1000]"), winver / Settings
 #: ("OS build 19044.1288", "Build 22631"), or a Windows label and a build number ("windows：20231.1005").
+#: A WSL kernel release, in /proc/version, `uname -r` or a package named after it: WSL 1's names the Windows build with a
+#: capital M ("4.4.0-19041-Microsoft", "linux-headers-4.4.0-43-Microsoft"), WSL 2's says "microsoft-standard"
+#: ("5.15.153.1-microsoft-standard-WSL2", "4.19.128-microsoft-standard").
+_WSL_KERNEL = re.compile(r"\b\d+\.\d+\.\d+-\d+-Microsoft\b|\b\d+\.\d+\.\d+(?:\.\d+)?-microsoft-standard(?:-WSL2)?\b")
 _WINDOWS_BUILD = re.compile(
     r"\[Version\s+10\.0\.(?P<a>\d{5})(?:\.\d+)?\]|\bOS\s*build\s*[:#]?\s*(?P<b>\d{5})(?:\.\d+)?\b|"
     r"\bwindows(?:\s*(?:10|11))?(?:\s*(?:insider|version|build|preview))*\s*(?:[:=]|\bbuild\b)\s*(?:10\.0\.)?(?P<c>[12]\d{4})(?:\.\d+)?\b|"
@@ -578,6 +582,9 @@ def read(lines: Iterable[str]) -> Dict[str, Any]:
             wsl_rows = []
             wsl_tables.append(wsl_rows)
             continue
+        if "icrosoft" in raw:
+            for wk in _WSL_KERNEL.finditer(raw[:MAX_LINE]):
+                add("kernel", wk.group(0), n, raw)  # /proc/version, uname -r, a headers package: WSL's own kernel
         if "build" in line.lower() or "version" in line.lower() or "windows" in line.lower():
             for wb in _WINDOWS_BUILD.finditer(line):
                 add("windows_build", wb.group("a") or wb.group("b") or wb.group("c") or wb.group("d"), n, raw)
@@ -871,6 +878,11 @@ def fill(facts: Dict[str, Any], got: Dict[str, Any]) -> List[str]:
         put("system", "arch", val("arch"))
     if val("windows_build") and not (facts.get("system") or {}).get("windows_build"):
         put("system", "windows_build", val("windows_build"))
+    kernel = val("kernel")
+    if kernel and not (facts.get("system") or {}).get("kernel"):
+        put("system", "kernel", kernel)
+        if (facts.get("system") or {}).get("wsl") is None:
+            put("system", "wsl", True)  # a WSL kernel's name: this ran under WSL (1 or 2: the kernel says which)
     nan = got.get("nan_symptom") or (got.get("conflicts") or {}).get("nan_symptom")
     if nan:
         said = nan["value"] if isinstance(nan, dict) else nan[0]
