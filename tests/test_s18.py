@@ -50,7 +50,14 @@ def test_the_same_log_without_the_symptom_names_no_cause(tmp_path):
 def test_the_rows_read_as_stated_symptoms_are_the_statement_rows():
     """Only statements of the symptom are marked (not the Windows or pip-command rows the checks also read)."""
     names = {n for _f, doc in kb_documents() for n, r in (doc.get("symptoms") or {}).items() if r.get("stated_symptom")}
-    assert names == {"runs_on_cpu", "no_gpu_fallback", "torch_sees_no_cuda", "cpu_build_named", "cpu_build_said"}
+    assert names == {
+        "runs_on_cpu",
+        "no_gpu_fallback",
+        "torch_sees_no_cuda",
+        "cpu_build_named",
+        "cpu_build_said",
+        "tensorflow_lists_no_gpu",  # session 19: TensorFlow's own printed answer
+    }
 
 
 # --- cuFFT of torch's CUDA <= 11.7 builds on Ada / Hopper (checks/cufft18.py) ----------------------------------------
@@ -106,7 +113,9 @@ def test_lightnings_empty_gpu_list_is_torch_seeing_no_cuda(tmp_path):
     """Lightning's "You requested GPUs: [0] But your machine only has: []" is torch.cuda.device_count() == 0: on
     Windows with no build shown, PyPI's CPU wheel is the likely cause (as for is_available() False); elsewhere the
     line alone does not tell a CPU build from a driver problem, and nothing is claimed."""
-    where = '  File "C:\\Users\\me\\miniconda3\\envs\\ln2\\lib\\site-packages\\pytorch_lightning\\trainer\\trainer.py", line 530\n'
+    where = (
+        '  File "C:\\Users\\me\\miniconda3\\envs\\ln2\\lib\\site-packages\\pytorch_lightning\\trainer\\trainer.py", line 530\n'
+    )
     for msg in (  # pytorch_lightning 0.7's form (quoted in many threads), and the newer "gpu" form
         "pytorch_lightning.utilities.debugging.MisconfigurationException: \n            You requested GPUs: [0]\n"
         "            But your machine only has: []\n",
@@ -162,7 +171,7 @@ def test_error_500_at_cuda_start_in_docker_on_windows_is_the_container_toolkit(t
     f = next(f for f in got if f["code"] == "container-toolkit-too-old-for-wsl-driver")
     assert any("4.31" in c for c in f["fix"]["commands"]) and any("nvidia-container-toolkit" in c for c in f["fix"]["commands"])
     # ollama's form of the same failure, WSL named, no container word: a warning
-    ollama = "time=... level=INFO msg=\"cuda driver library init failure: 500\"\nrunning ollama under WSL2\n"
+    ollama = 'time=... level=INFO msg="cuda driver library init failure: 500"\nrunning ollama under WSL2\n'
     assert severities(paste_findings(tmp_path, ollama)).get("container-toolkit-too-old-for-wsl-driver") == "warning"
 
 
@@ -234,9 +243,7 @@ def test_duplicate_gpu_is_every_rank_on_one_gpu(tmp_path):
 
 
 def test_a_two_node_job_that_fails_in_nccl_is_the_network_interface(tmp_path):
-    run = (
-        "torchrun --nproc_per_node=8 --nnodes=2 --node_rank=1 --master_addr=10.1.1.20 --master_port=29500 train.py\n"
-    )
+    run = "torchrun --nproc_per_node=8 --nnodes=2 --node_rank=1 --master_addr=10.1.1.20 --master_port=29500 train.py\n"
     err = "RuntimeError: NCCL error in: /pytorch/torch/lib/c10d/ProcessGroupNCCL.cpp:825, unhandled system error, NCCL version 2.7.8\n"
     got = paste_findings(tmp_path, "DDP training fails\n```\n" + run + "```\n```\n" + err + "```\n")
     assert severities(got).get("nccl-wrong-network-interface") == "warning", got
@@ -273,7 +280,9 @@ def test_illegal_instruction_on_a_jetson_is_numpys_openblas(tmp_path):
 
 def test_windows_status_dll_not_found_before_main_is_a_dll_load_failure(tmp_path):
     # LaurentMazare/tch-rs#128: a Rust program linked against libtorch, its DLLs not on PATH
-    text = "error: process didn't exit successfully: `target\\\\debug\\\\main.exe` (exit code: 0xc0000135, STATUS_DLL_NOT_FOUND)\n"
+    text = (
+        "error: process didn't exit successfully: `target\\\\debug\\\\main.exe` (exit code: 0xc0000135, STATUS_DLL_NOT_FOUND)\n"
+    )
     assert "dll-load-failure" in codes(paste_findings(tmp_path, text))
 
 
@@ -311,7 +320,7 @@ def test_a_build_missing_cusparse_h_is_cuda_home_at_no_full_toolkit(tmp_path):
 def test_torch_compile_refused_on_windows(tmp_path):
     # Stability-AI/StableCascade#33 and tloen/alpaca-lora#80
     text = (
-        'File ~\\anaconda3\\envs\\casada\\lib\\site-packages\\torch\\_dynamo\\eval_frame.py:375, in check_if_dynamo_supported\n'
+        "File ~\\anaconda3\\envs\\casada\\lib\\site-packages\\torch\\_dynamo\\eval_frame.py:375, in check_if_dynamo_supported\n"
         'raise RuntimeError("Windows not yet supported for torch.compile")\nRuntimeError: Windows not yet supported for torch.compile\n'
     )
     assert "torch-compile-unsupported-on-windows" in codes(paste_findings(tmp_path, text))

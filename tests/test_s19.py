@@ -354,3 +354,47 @@ def test_a_gsp_firmware_of_another_version_is_a_driver_version_mismatch(tmp_path
 def test_a_black_screen_on_a_gtx_1660_is_not_its_fp16_nan(tmp_path):
     text = "Black screen after kernel update 6.14.0-123037-tuxedo due to broken NVIDIA DKMS state\nGPU: NVIDIA GeForce GTX 1660\n"
     assert "gtx16-fp16-cudnn-nan" not in codes(paste_findings(tmp_path, text))
+
+
+# --- LibTorch's C++ side (checks/libtorch19.py) and CMake without nvcc ----------------------------------------------
+
+# pytorch/pytorch#133293: torch's CMake before 2.5 with a CUDA 12.6 toolkit on Windows.
+NVTOOLSEXT = """-- Found CUDAToolkit: C:/Program Files/NVIDIA GPU Computing Toolkit/CUDA/v12.6/include (found version "12.6.20")
+CMake Error at cmake/public/cuda.cmake:70 (message):
+  Failed to find nvToolsExt
+Call Stack (most recent call first):
+  cmake/Dependencies.cmake:43 (include)
+"""
+# LaurentMazare/tch-rs#806: a tch-rs binary started without LibTorch's lib/ on the loader path.
+TCH_LOADER = """     Running `target/debug/table-extractor`
+target/debug/table-extractor: error while loading shared libraries: libtorch_cpu.so: cannot open shared object file: No such file or directory
+"""
+# CMake's own message when no nvcc is found (Modules/CMakeDetermineCUDACompiler.cmake).
+CMAKE_NO_NVCC = """CMake Error at CMakeLists.txt:2 (project):
+  No CMAKE_CUDA_COMPILER could be found.
+
+  Tell CMake where to find the compiler by setting either the environment
+  variable "CUDACXX" or the CMake cache entry CMAKE_CUDA_COMPILER to the full
+  path to the compiler, or to the compiler name if it is in the PATH.
+"""
+
+
+def test_torch_cmake_without_nvtoolsext_is_named(tmp_path):
+    got = paste_findings(tmp_path, NVTOOLSEXT)
+    assert codes(got)[0] == "libtorch-cmake-nvtoolsext-missing", got
+
+
+def test_a_libtorch_program_started_without_its_lib_dir_is_the_loader_path_not_an_extension(tmp_path):
+    got = codes(paste_findings(tmp_path, TCH_LOADER))
+    assert got[0] == "torch-lib-dir-not-on-loader-path" and "extension-abi-mismatch" not in got
+
+
+def test_python_importing_an_extension_without_libtorch_is_not_the_loader_path(tmp_path):
+    # timy90022/One-Shot-Object-Detection#15: the same library missing under Python is an extension's problem
+    text = 'File "lib/model/roi_layers/nms.py", line 3, in <module>\n    from model import _C\nImportError: libtorch.so: cannot open shared object file: No such file or directory\n'
+    assert "torch-lib-dir-not-on-loader-path" not in codes(paste_findings(tmp_path, text))
+
+
+def test_cmake_finding_no_nvcc_is_cuda_home_not_set(tmp_path):
+    f = next(x for x in paste_findings(tmp_path, CMAKE_NO_NVCC) if x["code"] == "cuda-home-not-set")
+    assert f["severity"] == "error" and any("CUDACXX" in c for c in f["fix"]["commands"])

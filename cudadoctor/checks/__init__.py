@@ -43,4 +43,5 @@ BUILTIN_MODULES = (
     "jetson18",
     "build18",
     "watchdog19",
+    "libtorch19",
 )

@@ -543,6 +543,8 @@ def cuda_home_not_set(fx: Facts) -> Iterator[Finding]:
         f"# or: conda install -c nvidia cuda-nvcc={ver}",
         "# in a container: build FROM an nvidia/cuda:<version>-devel-* image (the -runtime ones have no nvcc)",
     ]
+    if search(fx, r"CMAKE_CUDA_COMPILER|CMake Error|Could NOT find CUDA|CUDAToolkit_ROOT"):
+        cmds.append("# CMake: export CUDACXX=$CUDA_HOME/bin/nvcc (or cmake -DCMAKE_CUDA_COMPILER=$CUDA_HOME/bin/nvcc)")
     yield from text_finding(
         CUDA_HOME_NOT_SET,
         fx,
