@@ -398,3 +398,45 @@ def test_python_importing_an_extension_without_libtorch_is_not_the_loader_path(t
 def test_cmake_finding_no_nvcc_is_cuda_home_not_set(tmp_path):
     f = next(x for x in paste_findings(tmp_path, CMAKE_NO_NVCC) if x["code"] == "cuda-home-not-set")
     assert f["severity"] == "error" and any("CUDACXX" in c for c in f["fix"]["commands"])
+
+
+# --- who has the GPU and whose kernels (kb/errors/b19.json (12), (13)) ------------------------------------------------
+
+# AUTOMATIC1111/stable-diffusion-webui (b73-13's thread): lspci shows the NVIDIA dGPU beside an AMD iGPU.
+LSPCI_BOTH = """`lspci 2>/dev/null | grep VGA`:
+```
+01:00.0 VGA compatible controller: NVIDIA Corporation Device 2684 (rev a1)
+12:00.0 VGA compatible controller: Advanced Micro Devices, Inc. [AMD/ATI] Device 164e (rev c1)
+```
+AssertionError: Torch is not able to use GPU; add --skip-torch-cuda-test to COMMANDLINE_ARGS variable to disable this check
+"""
+
+
+def test_lspcis_nvidia_line_means_the_amd_igpu_beside_it_is_not_the_gpu(tmp_path):
+    assert "non-nvidia-gpu" not in codes(paste_findings(tmp_path, LSPCI_BOTH))
+
+
+def test_an_apple_m_chip_in_chinese_is_a_mac(tmp_path):
+    # GLM-TTS (b73-05's thread): "I use an Apple M1 chip"
+    text = "Inference failed: Torch not compiled with CUDA enabled\n我用的是苹果M1芯片，已经将前面问题都跑通了。\n"
+    assert "non-nvidia-gpu" in codes(paste_findings(tmp_path, text))
+
+
+# tensorflow/tensorflow#42467: TensorFlow 2.3 on a GTX 960M (compute capability 5.0); torch is named nowhere.
+TF_NO_KERNEL = """no kernel image is available for execution on the device
+I've installed TensorFlow 2.3.0 on windows 10 but cant run any python scrips contain TensorFlow codes!
+GPU card : NVIDIA 960m
+2020-08-18 21:20:00.194181: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1716] Found device 0 with properties:
+pciBusID: 0000:01:00.0 name: GeForce GTX 960M computeCapability: 5.0
+"""
+
+
+def test_no_kernel_image_in_a_tensorflow_report_is_tensorflows_build_not_torchs(tmp_path):
+    got = codes(paste_findings(tmp_path, TF_NO_KERNEL))
+    assert "companion-arch-unsupported" in got and "gpu-arch-unsupported" not in got
+
+
+def test_the_same_with_torchs_own_warning_is_still_torchs(tmp_path):
+    warn = "UserWarning: GeForce GTX 960M with CUDA capability sm_50 is not compatible with the current PyTorch installation.\n"
+    text = warn + TF_NO_KERNEL
+    assert "gpu-arch-unsupported" in codes(paste_findings(tmp_path, text))

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
+from cudadoctor.errortext import kb_document
 from cudadoctor.facts import Facts
 from cudadoctor.interpret import (
     arch_bound,
@@ -135,7 +136,17 @@ def _other_raised(fx: Facts, text: str, line: str, at: int) -> Optional[str]:
         name = str(d.get("name") or "")
         if name and pkgs.fullmatch(name):
             return f"{name} (a package with its own CUDA kernels) is installed"
-    return None
+    fw = kb_document("b19.json")["other_frameworks"]
+    listed = [str(d.get("name") or "") for d in fx.dicts("packages.distributions") + fx.dicts("packages.stated")]
+    if (
+        not torch_unknown(fx)
+        or re.search(fw["torch_named"], text, re.I)
+        or any(re.fullmatch(r"torch|pytorch", n, re.I) for n in listed)
+    ):
+        return None
+    m = re.search(fw["regex"], text, re.I)
+    prog = m.group(0) if m else next((n for n in listed if re.fullmatch(fw["regex"], n, re.I)), None)
+    return f"the program is {prog}, which has its own CUDA kernels; torch is named nowhere" if prog else None
 
 
 def _release_lists(fx: Facts) -> List[List[str]]:
