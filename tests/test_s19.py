@@ -440,3 +440,30 @@ def test_the_same_with_torchs_own_warning_is_still_torchs(tmp_path):
     warn = "UserWarning: GeForce GTX 960M with CUDA capability sm_50 is not compatible with the current PyTorch installation.\n"
     text = warn + TF_NO_KERNEL
     assert "gpu-arch-unsupported" in codes(paste_findings(tmp_path, text))
+
+
+# --- a Blackwell GPU the report shows served (checks/kernel_driver.py) ------------------------------------------------
+
+# isaac-sim/IsaacSim (b75-03's thread): the reporter's open flavour named as the installed package.
+ISAAC_OPEN = """Isaac Sim 5.0 crashes after app ready on RTX 5070 Blackwell with nvidia-driver-580-open
+Ubuntu 24.04.4 LTS Kernel: 6.17.0-29-generic
+NVIDIA GeForce RTX 5070 Blackwell / sm_120  VRAM: 12227 MiB
+NVIDIA driver package: nvidia-driver-580-open NVIDIA driver version: 580.159.03 CUDA version shown by nvidia-smi: 13.0 Graphics API: Vulkan
+createDLSSContext error: unable to initialize context. Optional DLSS feature is disabled.
+"""
+COLLECT_ENV_5070 = """Collecting environment information...
+OS: Ubuntu 24.04.4 LTS (x86_64)
+GPU models and configuration: GPU 0: NVIDIA GeForce RTX 5070
+Nvidia driver version: 580.159.03
+"""
+
+
+def test_a_blackwell_report_naming_the_open_package_installed_is_not_told_to_install_it(tmp_path):
+    assert "open-kernel-module-required" not in codes(paste_findings(tmp_path, ISAAC_OPEN))
+
+
+def test_a_collect_env_listing_the_blackwell_gpu_and_driver_shows_the_driver_serving_it(tmp_path):
+    got = paste_findings(tmp_path, COLLECT_ENV_5070, source="--from-collect-env")
+    assert "open-kernel-module-required" not in codes(got)
+    stated = COLLECT_ENV_5070.replace("580.159.03", "575")  # a branch a person typed is not nvidia-smi's banner
+    assert "open-kernel-module-required" in codes(paste_findings(tmp_path, stated, source="--from-collect-env"))

@@ -542,7 +542,8 @@ _FLAVOUR = re.compile(r"nvidia-open|nvidia-driver-\d+-open|open[- ]dkms|open ker
 #: ... unless the text says the open flavour is what runs: its NVRM banner, the open modules' issue template, or
 #: the reporter having installed it (then another cause: the BIOS's Resizable BAR, a GSP failure, a new device id).
 _OPEN_RUNS = re.compile(
-    r"NVIDIA UNIX Open Kernel Module|Open GPU Kernel Modules Version|\b(?:installed|using|with|from)\s+(?:the\s+)?[`'\"]?nvidia-open",
+    r"NVIDIA UNIX Open Kernel Module|Open GPU Kernel Modules Version|"
+    r"\b(?:installed|using|with|from|package\s*:?)\s+(?:the\s+)?[`'\"]?nvidia-(?:driver-\d+-)?open\b",
     re.I,
 )
 
@@ -587,6 +588,15 @@ def _blackwell_not_served(fx: Facts) -> Optional[Tuple[str, str]]:
         and any(d.get(k) is not None for k in ("memory", "utilization", "temperature_c"))
     ]
     if (served and fx.str("nvml.status") in (None, "ok")) or fx.dicts("torch.devices"):
+        return None
+    if (
+        fx.origin == "collect_env"
+        and re.fullmatch(r"\d{3}\.\d{2,3}(?:\.\d{2})?", fx.str("nvml.driver_version") or "")
+        and fx.int("nvml.device_count") != 0
+    ):
+        # collect_env reads the driver version from nvidia-smi's banner (always a full version, 580.159.03) and, without
+        # torch's CUDA, the GPU list from nvidia-smi -L: both printed means the driver served the GPU (nvidia-smi prints
+        # only "No devices were found" otherwise). A bare branch ("575") is a person's words, not nvidia-smi's.
         return None
     if fx.int("nvml.device_count") == 0:
         return "nvml.device_count", f"0 (nvidia-smi: No devices were found) with {blackwell[0]}"
