@@ -467,3 +467,42 @@ def test_a_collect_env_listing_the_blackwell_gpu_and_driver_shows_the_driver_ser
     assert "open-kernel-module-required" not in codes(got)
     stated = COLLECT_ENV_5070.replace("580.159.03", "575")  # a branch a person typed is not nvidia-smi's banner
     assert "open-kernel-module-required" in codes(paste_findings(tmp_path, stated, source="--from-collect-env"))
+
+
+# --- CUDA IPC on Windows (checks/windows19.py); NCCL's watchdog across machines (checks/dist18.py) -------------------
+
+# pytorch/pytorch#36037 and vietnh1009/Super-mario-bros-A3C-pytorch#18: the two wordings of the same refusal.
+IPC_801 = (
+    "Runtime Error(801) operation not supported at C:\\w\\1\\s\\windows\\pytorch\\torch/csrc/generic/StorageSharing.cpp:245\n"
+)
+IPC_THC = """THCudaCheck FAIL file=..\\torch/csrc/generic/StorageSharing.cpp line=253 error=801 : operation not supported
+  File "C:\\Users\\Aarush\\Documents\\env38\\lib\\site-packages\\torch\\multiprocessing\\reductions.py", line 240, in reduce_tensor
+    event_sync_required) = storage._share_cuda_()
+RuntimeError: cuda runtime error (801) : operation not supported at ..\\torch/csrc/generic/StorageSharing.cpp:253
+"""
+
+
+def test_sharing_a_cuda_tensor_between_processes_on_windows_is_named(tmp_path):
+    for text in (IPC_801, IPC_THC):
+        f = next(x for x in paste_findings(tmp_path, text) if x["code"] == "windows-cuda-ipc-unsupported")
+        assert f["severity"] == "error" and any("num_workers=0" in c for c in f["fix"]["commands"])
+
+
+# karpathy/nanoGPT (b76-13's thread): two nodes, each fine alone; NCCL's watchdog ends the job.
+MULTINODE_TIMEOUT = """DDP on multinode [not yet working]
+Everything works fine on an individual node, but multinode crashing immediately before the training is about to start.
+$ torchrun --nproc_per_node=8 --nnodes=2 --node_rank=0 --master_addr=10.0.0.1 --master_port=1234 train.py
+[E ProcessGroupNCCL.cpp:455] Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.
+"""
+
+
+def test_nccls_watchdog_timeout_across_machines_is_the_network_interface(tmp_path):
+    assert "nccl-wrong-network-interface" in codes(paste_findings(tmp_path, MULTINODE_TIMEOUT))
+
+
+def test_the_same_timeout_on_one_machine_is_not_read_as_the_network(tmp_path):
+    one = MULTINODE_TIMEOUT.replace(" --nnodes=2 --node_rank=0 --master_addr=10.0.0.1 --master_port=1234", "").replace(
+        "multinode", "training"
+    )
+    one = one.replace("DDP on training [not yet working]", "DDP [not yet working]").replace("on an individual node, but ", "")
+    assert "nccl-wrong-network-interface" not in codes(paste_findings(tmp_path, one))

@@ -44,4 +44,5 @@ BUILTIN_MODULES = (
     "build18",
     "watchdog19",
     "libtorch19",
+    "windows19",
 )

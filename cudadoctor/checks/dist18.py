@@ -88,7 +88,10 @@ NCCL_WRONG_NETWORK_INTERFACE = Code(
 )
 
 _NCCL_NET_FAIL = (
-    r"unhandled system error|ncclSystemError|NCCL WARN (?:NET/Socket|Net ?:|Bootstrap|socket)|Connection (?:refused|timed out)"
+    r"unhandled system error|ncclSystemError|NCCL WARN (?:NET/Socket|Net ?:|Bootstrap|socket)|Connection (?:refused|timed out)|"
+    # ProcessGroupNCCL's watchdog when a collective never completes: across machines, the hang's wording (session 19)
+    r"Some NCCL operations have failed or timed out|Watchdog caught collective operation timeout|"
+    r"WorkNCCL\([^)]{0,200}\) ran for \d+ milliseconds before timing out"
 )
 
 
