@@ -506,3 +506,50 @@ def test_the_same_timeout_on_one_machine_is_not_read_as_the_network(tmp_path):
     )
     one = one.replace("DDP on training [not yet working]", "DDP [not yet working]").replace("on an individual node, but ", "")
     assert "nccl-wrong-network-interface" not in codes(paste_findings(tmp_path, one))
+
+
+# --- builds without CUDA in other words (kb/errors/b19.json (15); checks/torch_install.py) ----------------------------
+
+# mlverse/torch#272: R's torch with its CPU lantern asked for a CUDA tensor.
+R_TORCH_CPU = """> torch_tensor(1, device = "cuda")
+Error in cpp_torch_tensor(data, rev(dimension), options$ptr, requires_grad,  :
+  PyTorch is not linked with support for cuda devices (getDeviceGuardImpl at ../c10/core/impl/DeviceGuardImplInterface.h:216)
+"""
+# microsoft/onnxruntime#21769: onnxruntime-gpu 1.19 without the CUDA 12 / cuDNN 9 it was built for.
+ORT_PROVIDER = (
+    "[W:onnxruntime:Default, onnxruntime_pybind_state.cc:965 onnxruntime::python::CreateExecutionProviderInstance] "
+    "Failed to create CUDAExecutionProvider. Require cuDNN 9.* and CUDA 12.*, and the latest MSVC runtime. Please install "
+    "all dependencies as mentioned in the GPU requirements page\n"
+)
+ROCM_ON_NVIDIA = """Collecting environment information...
+PyTorch version: 2.3.0+rocm6.0
+Is debug build: False
+CUDA used to build PyTorch: N/A
+ROCM used to build PyTorch: 6.0.32830-d62f6a171
+
+OS: Ubuntu 22.04.4 LTS (x86_64)
+Is CUDA available: False
+GPU models and configuration: GPU 0: NVIDIA GeForce RTX 4090
+Nvidia driver version: 550.54.14
+"""
+
+
+def test_a_libtorch_without_a_cuda_backend_is_a_cpu_build(tmp_path):
+    assert "cpu-only-torch" in codes(paste_findings(tmp_path, R_TORCH_CPU))
+
+
+def test_onnxruntimes_failed_cuda_provider_is_its_missing_cuda_libraries(tmp_path):
+    assert "cuda-library-missing" in codes(paste_findings(tmp_path, ORT_PROVIDER))
+
+
+def test_a_rocm_torch_on_an_nvidia_machine_is_a_build_without_cuda(tmp_path):
+    got = paste_findings(tmp_path, ROCM_ON_NVIDIA, source="--from-collect-env")
+    f = next(x for x in got if x["code"] == "cpu-only-torch")
+    assert "ROCm" in f["title"] and any("download.pytorch.org/whl/cu" in c for c in f["fix"]["commands"])
+
+
+def test_a_rocm_torch_on_an_amd_machine_is_not_called_wrong(tmp_path):
+    amd = ROCM_ON_NVIDIA.replace("GPU 0: NVIDIA GeForce RTX 4090", "GPU 0: AMD Radeon RX 7900 XTX").replace(
+        "Nvidia driver version: 550.54.14\n", ""
+    )
+    assert "cpu-only-torch" not in codes(paste_findings(tmp_path, amd, source="--from-collect-env"))

@@ -226,6 +226,35 @@ def torch_import_failed(fx: Facts) -> Iterator[Finding]:
     )
 
 
+def _rocm_build_on_nvidia(fx: Facts) -> Iterator[Finding]:
+    """A ROCm (AMD) build of torch on a machine with an NVIDIA GPU: it has no CUDA code, as a CPU build has none
+    (an installer that saw an AMD iGPU and chose the ROCm wheel, a requirements file pinning +rocm)."""
+    names = [str(d.get("name") or "") for d in fx.dicts("nvml.devices") + fx.dicts("torch.devices")]
+    nvidia = nvidia_gpu_present(fx) is True or any(re.search(r"\bNVIDIA\b|GeForce|Quadro|Tesla|\bRTX\b", n) for n in names)
+    if not nvidia or (not fx.str("nvml.driver_version") and not any("NVIDIA" in n for n in names)):
+        return  # an NVIDIA GPU and its driver shown: a ROCm torch's devices alone could be AMD ones
+    version = fx.str("torch.version") or ""
+    release = release_of(version)
+    variant = newest_variant_for_driver(release, driver_version(fx), os_family(fx))
+    idx = f" --index-url {INDEX}{variant}" if variant else f" --index-url {INDEX}<cuXYZ for your driver>"
+    yield CPU_ONLY_TORCH.finding(
+        title=f"torch {version} is a ROCm (AMD) build, without CUDA, on a machine with an NVIDIA GPU",
+        evidence={
+            "torch.version": version,
+            "torch.hip": fx.str("torch.hip"),
+            "gpus": [d.get("name") for d in fx.dicts("nvml.devices")] or None,
+        },
+        fix=Fix(
+            (
+                f"{PIP} uninstall -y torch torchvision torchaudio",
+                f"{PIP} install {'torch==' + release if release else 'torch'} torchvision{idx}",
+            ),
+            "ROCm builds run on AMD GPUs only; an NVIDIA GPU needs a CUDA build (an installer that saw an AMD iGPU may "
+            "have chosen the ROCm wheel).",
+        ),
+    )
+
+
 @check(CPU_ONLY_TORCH)
 def cpu_only_torch(fx: Facts) -> Iterator[Finding]:
     if only_other_gpus(fx):
@@ -234,6 +263,9 @@ def cpu_only_torch(fx: Facts) -> Iterator[Finding]:
     build = build_kind(fx)
     if build is None and _cpu_by_packages(fx):
         build = "cpu"  # the package lists show it: a +cpu torch, or conda's cpuonly / cpu-only selector installed
+    if build == "rocm" and not said:
+        yield from _rocm_build_on_nvidia(fx)
+        return
     if build != "cpu":
         if said and build is None:
             # The program that failed imported a CPU build; the facts cannot say which torch that was.
