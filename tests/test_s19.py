@@ -553,3 +553,27 @@ def test_a_rocm_torch_on_an_amd_machine_is_not_called_wrong(tmp_path):
         "Nvidia driver version: 550.54.14\n", ""
     )
     assert "cpu-only-torch" not in codes(paste_findings(tmp_path, amd, source="--from-collect-env"))
+
+
+# --- FP8 below Ada (checks/fp8_19.py) ----------------------------------------------------------------------------------
+
+SCALED_MM = (
+    "RuntimeError: torch._scaled_mm is only supported on CUDA devices with compute capability >= 9.0 or 8.9, or ROCm MI300+\n"
+)
+# woct0rdho/triton-windows#3: torch.compile of fp8 weights on an RTX 30xx.
+TRITON_FP8 = """  File "C:\\NeuroAI\\ComfyUI_windows_portable\\python_embeded\\Lib\\site-packages\\triton\\language\\semantic.py", line 759, in cast
+    assert builder.options.allow_fp8e4nv, "fp8e4nv data type is not supported on CUDA arch < 89"
+AssertionError: fp8e4nv data type is not supported on CUDA arch < 89
+"""
+
+
+def test_fp8_on_a_gpu_before_ada_is_named_with_the_gpu(tmp_path):
+    text = "GPU: NVIDIA GeForce RTX 3090 Ti\n" + SCALED_MM
+    f = next(x for x in paste_findings(tmp_path, text) if x["code"] == "gpu-lacks-fp8")
+    assert f["severity"] == "error" and "8.6" in f["title"]
+    assert severities(paste_findings(tmp_path, TRITON_FP8)).get("gpu-lacks-fp8") == "error"
+
+
+def test_the_fp8_refusal_beside_an_h100_is_not_this(tmp_path):
+    text = "GPU models and configuration: GPU 0: NVIDIA H100 80GB HBM3\n" + SCALED_MM
+    assert "gpu-lacks-fp8" not in codes(paste_findings(tmp_path, text))

@@ -45,4 +45,5 @@ BUILTIN_MODULES = (
     "watchdog19",
     "libtorch19",
     "windows19",
+    "fp8_19",
 )
