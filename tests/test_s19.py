@@ -577,3 +577,15 @@ def test_fp8_on_a_gpu_before_ada_is_named_with_the_gpu(tmp_path):
 def test_the_fp8_refusal_beside_an_h100_is_not_this(tmp_path):
     text = "GPU models and configuration: GPU 0: NVIDIA H100 80GB HBM3\n" + SCALED_MM
     assert "gpu-lacks-fp8" not in codes(paste_findings(tmp_path, text))
+
+
+# thu-ml/SageAttention#173 / woct0rdho/SageAttention#97: SageAttention's build without this GPU's kernels.
+SAGE = """  File "/home/user/anaconda3/envs/ComfyUI-Env/lib/python3.12/site-packages/sageattention/core.py", line 666, in sageattn_qk_int8_pv_fp8_cuda
+    assert SM89_ENABLED, "SM89 kernel is not available. Make sure you GPUs with compute capability 8.9."
+AssertionError: SM89 kernel is not available. Make sure you GPUs with compute capability 8.9.
+"""
+
+
+def test_sageattentions_missing_kernel_is_its_own_build(tmp_path):
+    f = next(x for x in paste_findings(tmp_path, SAGE) if x["code"] == "companion-arch-unsupported")
+    assert "sageattention" in f["title"] and any("sageattention" in c for c in f["fix"]["commands"])
