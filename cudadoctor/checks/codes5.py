@@ -16,7 +16,7 @@ from typing import Any, Dict, Iterator, List, Optional
 from cudadoctor.errortext import gpu_vendors
 from cudadoctor.facts import Facts
 from cudadoctor.interpret import build_kind, os_key
-from cudadoctor.interpret.gpus import cap_number, gpus
+from cudadoctor.interpret.gpus import gpus, split_by_capability
 from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import PIP, error_match, search, text_of
@@ -241,8 +241,7 @@ def gpu_lacks_bf16(fx: Facts) -> Iterator[Finding]:
     cards = [(str(g.get("name") or "GPU"), g.get("capability")) for g in gpus(fx)]
     if m:
         cards.insert(0, ((m.group("name") or "GPU").strip(), m.group("cap")))
-    low = [(n, c) for n, c in cards if isinstance(c, str) and (cap_number(c) or 0) < 80]
-    high = [(n, c) for n, c in cards if isinstance(c, str) and (cap_number(c) or 0) >= 80]
+    low, high = split_by_capability(cards, 80)
     if high and not low:
         return  # every GPU shown has bfloat16: the text is not about this machine's GPU
     # transformers', Accelerate's, and cuBLAS refusing a CUDA_R_16BF GEMM: none names the GPU

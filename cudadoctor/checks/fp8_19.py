@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from cudadoctor.facts import Facts
-from cudadoctor.interpret.gpus import cap_number, gpus
+from cudadoctor.interpret.gpus import gpus, split_by_capability
 from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import error_match
@@ -49,8 +49,7 @@ def gpu_lacks_fp8(fx: Facts) -> Iterator[Finding]:
     if not said:
         return
     cards = [(str(g.get("name") or "GPU"), g.get("capability")) for g in gpus(fx)]
-    low = [(n, c) for n, c in cards if isinstance(c, str) and (cap_number(c) or 0) < 89]
-    high = [(n, c) for n, c in cards if isinstance(c, str) and (cap_number(c) or 0) >= 89]
+    low, high = split_by_capability(cards, 89)
     if high and not low:
         return  # every GPU shown has FP8: the message is about another device (or a ROCm part)
     gpu = f"{low[0][0]} (compute capability {low[0][1]})" if low else "this GPU"

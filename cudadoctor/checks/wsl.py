@@ -108,6 +108,7 @@ def wsl_gpu_unsupported(fx: Facts) -> Iterator[Finding]:
     bridge = fx.get("system.wsl_lib_dir")
     stated = fx.get("system.wsl_version")  # "WSL1" in prose, `wsl -l -v`'s VERSION column (readers/prose.py)
     old_windows = _windows_without_wsl_gpu(fx)
+    said = error_match(fx, WSL_GPU_UNSUPPORTED)  # the bridge missing in WSL's own words (dxcore, /dev/dxg)
     if build:
         # WSL 1's kernel release names the Windows build (4.4.0-19041-Microsoft); the first ones did not (4.4.0-43-Microsoft)
         shown = f"Windows build {build}" if len(build) == 5 else f"kernel {fx.str('system.kernel')}"
@@ -124,11 +125,10 @@ def wsl_gpu_unsupported(fx: Facts) -> Iterator[Finding]:
         )
         why = "Windows maps its NVIDIA driver into WSL 2 only from Windows 10 21H2 (19044) / Windows 11 on."
         build = old_windows
-    elif bridge is None and error_match(fx, WSL_GPU_UNSUPPORTED) and fx.bool("torch.cuda_available") is not True:
-        said = error_match(fx, WSL_GPU_UNSUPPORTED)
+    elif bridge is None and said and fx.bool("torch.cuda_available") is not True:
         title = (
             "WSL 2 without the GPU bridge: "
-            + ("/dev/dxg is missing" if said and "dxg" in said[1] else "nvidia-container-cli found no dxcore (/usr/lib/wsl/lib)")
+            + ("/dev/dxg is missing" if "dxg" in said[1] else "nvidia-container-cli found no dxcore (/usr/lib/wsl/lib)")
             + " (Windows, WSL or the Windows driver lacks GPU support for WSL)"
         )
         why = "Windows maps its NVIDIA driver into WSL 2 as /dev/dxg and /usr/lib/wsl/lib only on Windows 11 / 10 21H2+ with a current WSL."

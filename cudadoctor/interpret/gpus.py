@@ -39,6 +39,13 @@ def cap_number(cap: Optional[str]) -> Optional[int]:
     return int(m.group(1)) * 10 + int(m.group(2)) if m else None
 
 
+def split_by_capability(cards: List[Tuple[str, Any]], floor: int) -> Tuple[List[Tuple[str, str]], List[Tuple[str, str]]]:
+    """(below, at_or_above) of (name, capability) pairs against ``floor`` (80 for 8.0); a card without a capability
+    string is in neither."""
+    known = [(n, c) for n, c in cards if isinstance(c, str)]
+    return [x for x in known if (cap_number(x[1]) or 0) < floor], [x for x in known if (cap_number(x[1]) or 0) >= floor]
+
+
 def _name(v: Any) -> Optional[str]:
     return v.strip() if isinstance(v, str) and v.strip() else None
 
