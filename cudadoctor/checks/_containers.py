@@ -102,13 +102,33 @@ def driver_hidden_by_container(fx: Facts, said: Optional[Tuple[str, str]]) -> Op
 INSUFFICIENT = r"CUDA driver version is insufficient for CUDA runtime version|cudaErrorInsufficientDriver"
 
 
+def host_driver_runs(fx: Facts) -> Optional[str]:
+    """The CUDA release the driver the facts show runs (kb/cuda_drivers.json, minor-version compatibility counted) when
+    it runs the program's: torch's CUDA where a torch build is known, else CUDA 12 (what a program that names no CUDA
+    was most likely built with). None when the driver is unknown or does not run it."""
+    from cudadoctor.interpret import driver_os, torch_cuda
+
+    from ._common import kb
+
+    driver = driver_version(fx)
+    if not driver:
+        return None
+    need = torch_cuda(fx) or "12.0"
+    if kb().driver_supports_cuda(driver, need, driver_os(fx)) is not True:
+        return None
+    return kb().max_cuda_for_driver(driver, driver_os(fx)) or need
+
+
 def insufficient_in_container(fx: Facts) -> Optional[Tuple[str, str, str]]:
     """(kind, where, line) when the CUDA runtime says "driver insufficient" (error 35) inside a container whose start
-    is not shown asking for GPUs and whose driver version is not known: without GPU access there is no libcuda.so.1
-    at all, and cudart reports that as error 35 (https://github.com/NVIDIA/nvidia-docker/issues/24). The host's
-    driver being older than the image's CUDA gives the same error: both are possible."""
+    is not shown asking for GPUs and whose driver is not known, or is known to run the program's CUDA (the host's
+    driver, read outside the container): without GPU access there is no libcuda.so.1 at all, and cudart reports that
+    as error 35 (https://github.com/NVIDIA/nvidia-docker/issues/24). With the driver unknown, the host's driver being
+    older than the image's CUDA gives the same error: both are possible."""
     kind = container_kind(fx)
-    if not kind or gpus_requested(fx) is True or driver_version(fx) or kernel_module(fx) is False:
+    if not kind or gpus_requested(fx) is True or kernel_module(fx) is False:
+        return None
+    if driver_version(fx) and not host_driver_runs(fx):
         return None
     hit = next((e for e in extract.errors(text_of(fx)) if e.name == "cudaErrorInsufficientDriver"), None)
     return (kind, "cuda_error", f"{hit.name} (35): {hit.text}") if hit else None

@@ -341,10 +341,22 @@ def _container_insufficient(fx: Facts, evidence: Dict[str, Any]) -> Optional[Fin
     evidence.update(_containers.evidence_of(fx, kind))
     evidence[where] = line
     cmds, why, _how = _containers.start_with_gpus(kind, None, _containers.compose(fx), _containers.devices_only(fx))
+    driver, runs = driver_version(fx), _containers.host_driver_runs(fx)
+    if driver and runs:
+        evidence["nvml.driver_version"], evidence["driver_cuda"] = driver, runs
+        title = (
+            f"CUDA says the driver is insufficient (error 35) inside this {kind} container, but driver {driver} runs CUDA "
+            f"{runs}: the container was most likely started without GPU access (then it has no libcuda.so.1, which cudart "
+            "reports as error 35)"
+        )
+    else:
+        title = (
+            f"CUDA says the driver is insufficient (error 35) inside this {kind} container: if it was started without GPU "
+            "access there is no libcuda.so.1 in it at all (cudart reports that as error 35); otherwise the host's driver "
+            "is older than the image's CUDA"
+        )
     return NO_GPU_VISIBLE.finding(
-        title=f"CUDA says the driver is insufficient (error 35) inside this {kind} container: if it was started without GPU "
-        "access there is no libcuda.so.1 in it at all (cudart reports that as error 35); otherwise the host's driver is "
-        "older than the image's CUDA",
+        title=title,
         evidence=evidence,
         fix=Fix(
             ("ls /dev/nvidia* ; nvidia-smi  # inside the container: both missing when it has no GPU access",)

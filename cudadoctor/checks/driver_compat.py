@@ -759,6 +759,8 @@ def driver_too_old(fx: Facts) -> Iterator[Finding]:
         return  # under WSL this text usually means a Linux driver inside the guest (wsl-driver-in-guest)
     if said and verdict is not False and _containers.started_without_gpus(fx):
         return  # a container started without GPUs has no libcuda at all: no-gpu-visible (driver.py)
+    if said and driver and verdict is not False and _containers.insufficient_in_container(fx):
+        return  # error 35 in a container whose host driver runs the program's CUDA: no libcuda there (no-gpu-visible)
     if verdict is None and not said:
         unknown = _unknown_driver_finding(fx, cuda, driver)
         if unknown:

@@ -608,6 +608,22 @@ def gpu_init_failed(fx: Facts) -> Iterator[Finding]:
         "# install a driver branch that supports this GPU; for a GSP error also try the other flavour (open / proprietary)",
         "sudo reboot  # a cold boot",
     ]
+    if not error_match(fx, GPU_INIT_FAILED):
+        bound = _bound_but_no_devices(fx)
+        if bound:
+            yield GPU_INIT_FAILED.finding(
+                title="Likely: the NVIDIA driver is bound to the GPU but cannot initialise it (nvidia-smi: No devices were "
+                "found, lspci: Kernel driver in use: nvidia)",
+                evidence={"nvml.device_count": 0, "lspci": bound},
+                fix=Fix(
+                    tuple(cmds),
+                    "The kernel module owns the GPU on the PCI bus yet NVML finds no device: bringing the GPU up failed "
+                    "(the kernel log's RmInitAdapter line says which step); a revision of ff means the GPU does not "
+                    "answer on the bus at all (powered off, not seated, or failing).",
+                ),
+                severity="warning",
+            )
+        return
     yield from text_finding(
         GPU_INIT_FAILED,
         fx,
@@ -615,6 +631,29 @@ def gpu_init_failed(fx: Facts) -> Iterator[Finding]:
         cmds,
         "The driver sees the GPU but could not bring it up: firmware, power, slot, firmware settings or a failing GPU.",
     )
+
+
+#: lspci -k's entry for an NVIDIA display device (kb/errors/codes5.json nvidia_named names the same line) and, within its
+#: block, the driver that owns it: "01:00.0 VGA compatible controller: NVIDIA Corporation Device 249d (rev ff)" ...
+#: "Kernel driver in use: nvidia".
+_LSPCI_NVIDIA_BOUND = re.compile(
+    r"^(?P<line>[0-9a-f]{2,4}:[0-9a-f]{2}\.[0-7]\s+(?:VGA compatible controller|3D controller|Display controller)"
+    r"(?:\s*\[[0-9a-f]{4}\])?:\s*NVIDIA Corporation[^\n]*)\n(?:[ \t][^\n]*\n){0,3}?[ \t]+Kernel driver in use:\s*nvidia\s*$",
+    re.I | re.M,
+)
+
+
+def _bound_but_no_devices(fx: Facts) -> Optional[str]:
+    """lspci's NVIDIA line when the text shows the nvidia module bound to the GPU (lspci -k) while nvidia-smi found no
+    device: the driver probed the GPU and failed to bring it up (what RmInitAdapter's line says in the kernel log)."""
+    from .kernel_driver import _BLACKWELL
+
+    if fx.int("nvml.device_count") != 0 or fx.bool("torch.cuda_available") is True:
+        return None
+    m = _LSPCI_NVIDIA_BOUND.search(fx.user_error() or "")
+    if not m or any(_BLACKWELL.search(str(g.get("name") or "")) for g in gpus(fx)):
+        return None  # a Blackwell GPU the driver binds but cannot start: the open-module question first (kernel_driver)
+    return m.group("line").strip()
 
 
 _LEGACY = re.compile(
