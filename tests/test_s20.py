@@ -89,3 +89,122 @@ def test_lspci_bound_to_nouveau_or_nvidia_smi_working_is_not_an_init_failure(tmp
 def test_a_blackwell_gpu_bound_but_not_started_is_left_to_the_open_module_question(tmp_path):
     blackwell = CLEVO.replace("NVIDIA Corporation Device 249d", "NVIDIA Corporation GB202 [GeForce RTX 5090]")
     assert "gpu-init-failed" not in codes(paste_findings(tmp_path, blackwell))
+
+
+# --- "no kernel image" from a program with its own kernels, torch named nowhere (kb/errors/b20.json own_kernel_programs)
+
+# nanoporetech/dorado#59: dorado (a bundled libtorch of its own), named only in the reporter's sentence.
+DORADO = """Error when basecalling
+Hello,
+
+when basecalling with dorado I get this error:
+no kernel image is available for execution on the device
+
+I really do not know what to do, I've tried to compile it with no luck.
+Ubuntu 22.04, 1050gtx ti
+"""
+
+# NVIDIA/DIGITS#2146: Caffe in NGC's 19.01 container on a Tesla K80.
+CAFFE_K80 = """19.01-caffe container doesn't support Tesla K80
+Environment:
+OS: CentOS
+Driver: 410.79
+CUDA Version: 10.0
+
+Trivial Object Detection model training start results in:
+`Caffe: Check failed: error == cudaSuccess (48 vs. 0) no kernel image is available for execution on the device`
+"""
+
+# ollama/ollama#12341 (trimmed): ollama 0.11 on a Quadro P2000, the error and the GPUs in the log block.
+OLLAMA_P2000 = """With v0.11.x "CUDA error: no kernel image is available for execution on the device" shows up; w/ v0.10.1 not
+### Relevant log output
+```shell
+OS is openSUSE Tumbleweed, ollama is installed from website.
+  Model: "nVidia GP106GL [Quadro P2000]"
+  Model: "nVidia GA102GL [RTX A5000]"
+```
+"""
+
+
+def test_no_kernel_image_from_a_program_with_its_own_kernels_is_that_programs_build(tmp_path):
+    for text in (DORADO, CAFFE_K80, OLLAMA_P2000):
+        got = paste_findings(tmp_path, text)
+        assert "companion-arch-unsupported" in codes(got), got
+        assert "gpu-arch-unsupported" not in codes(got)[:1], got
+
+
+def test_the_same_error_in_a_torch_report_stays_torchs(tmp_path):
+    torch_report = OLLAMA_P2000.replace("ollama is installed from website", "torch 2.8.0+cu128 is installed from pip")
+    torch_report = torch_report.replace("v0.11.x", "torch 2.8").replace("v0.10.1", "torch 2.7")
+    assert codes(paste_findings(tmp_path, torch_report))[0] == "gpu-arch-unsupported"
+
+
+# ollama/ollama#9124: a Tesla K80 (3.7) under Ollama, which supports compute capability 5.0 and newer.
+OLLAMA_K80 = """can i use nvidia tesla k80 gpu run a model?
+my server have 4 nvidia tesla k80 24gb gpu and 256gb mem, can i only use gpu run a model? ollama can't find my gpu and use cpu
+### OS
+Linux
+### Ollama version
+0.5.11
+"""
+
+
+def test_ollama_on_a_gpu_below_its_documented_minimum(tmp_path):
+    f = next(x for x in paste_findings(tmp_path, OLLAMA_K80) if x["code"] == "companion-arch-unsupported")
+    assert "ollama" in f["title"] and "5.0" in f["title"]
+    newer = OLLAMA_K80.replace("tesla k80 24gb", "rtx 3060 12gb").replace("tesla k80", "rtx 3060")
+    assert "companion-arch-unsupported" not in codes(paste_findings(tmp_path, newer))
+
+
+# --- the CPU builds of Paddle and onnxruntime (kb/errors/b20.json (1), (2); checks/companions.cpu_build_alone) -----
+
+# PaddlePaddle/Paddle#44531 and PaddlePaddle/PaddleGAN#243: Paddle's own refusals.
+PADDLE_PYBIND = """E0721 22:36:11.350354 24760 pybind.cc:2342] Cannot use GPU because you have installed CPU version PaddlePaddle.
+If you want to use GPU, please try to install GPU version PaddlePaddle by: pip install paddlepaddle-gpu
+If you only have CPU, please change CUDAPlace(0) to be CPUPlace().
+"""
+PADDLE_SET_DEVICE = """  File "/Users/ming/.virtualenvs/padganvenv/lib/python3.8/site-packages/paddle/device.py", line 131, in set_device
+    raise ValueError(
+ValueError: The device should not be 'gpu', since PaddlePaddle is not compiled with CUDA
+"""
+# YaoFANGUK/video-subtitle-extractor#207: the inference API's log line.
+PADDLE_ENABLE_GPU = """(videoEnv) D:\\repos>python gui.py
+Your Paddle Fluid is installed successfully! Let's start deep Learning with Paddle Fluid now
+E0419 01:11:52.367136 14576 analysis_config.cc:91] Please compile with gpu to EnableGpu()
+"""
+
+
+def test_paddles_own_words_for_its_cpu_package(tmp_path):
+    for text in (PADDLE_PYBIND, PADDLE_SET_DEVICE, PADDLE_ENABLE_GPU):
+        assert "companion-cpu-only-build" in codes(paste_findings(tmp_path, text)), text
+
+
+# facefusion/facefusion#118: the CUDA provider gone from the application's list.
+FACEFUSION = """Can't find cuda or tensorrt in the execution provider tab
+Cuda or Tensorrt are no more available as the execution providers after the latest update. I do have pytorch compiled with cuda 11.8 installed.
+"""
+
+
+def test_the_cuda_execution_provider_missing_in_the_reporters_words(tmp_path):
+    assert codes(paste_findings(tmp_path, FACEFUSION))[0] == "companion-cpu-only-build"
+
+
+# PaddlePaddle/PaddleOCR#16093 (trimmed): the CPU package pinned, a V100, inference on the CPU.
+PADDLEOCR_CPU = """why paddleocr_v5 does not use gpu to inference???
+paddleocr==3.1.0
+paddlepaddle==3.1.0
+use cpu for inference , has someone same problem? how to solve it?
+Driver Version: 525.60.13
+V100/16GB
+"""
+
+
+def test_the_cpu_package_alone_and_the_gpu_unused_is_the_cpu_build(tmp_path):
+    f = next(x for x in paste_findings(tmp_path, PADDLEOCR_CPU) if x["code"] == "companion-cpu-only-build")
+    assert f["severity"] == "warning" and "paddlepaddle-gpu" in f["title"]
+    gpu = PADDLEOCR_CPU.replace("paddlepaddle==3.1.0", "paddlepaddle-gpu==3.1.0")
+    assert "companion-cpu-only-build" not in codes(paste_findings(tmp_path, gpu))
+    quiet = PADDLEOCR_CPU.replace("why paddleocr_v5 does not use gpu to inference???", "PaddleOCR versions").replace(
+        "use cpu for inference , has someone same problem? how to solve it?", "inference is slow on long pages"
+    )
+    assert "companion-cpu-only-build" not in codes(paste_findings(tmp_path, quiet))

@@ -138,14 +138,22 @@ def _other_raised(fx: Facts, text: str, line: str, at: int) -> Optional[str]:
             return f"{name} (a package with its own CUDA kernels) is installed"
     fw = kb_document("b19.json")["other_frameworks"]
     listed = [str(d.get("name") or "") for d in fx.dicts("packages.distributions") + fx.dicts("packages.stated")]
+    named = fx.dict("pasted.programs") or {}  # the paste's programs, its title and prose included (readers/issue.py)
     if (
         not torch_unknown(fx)
         or re.search(fw["torch_named"], text, re.I)
+        or named.get("torch")
         or any(re.fullmatch(r"torch|pytorch", n, re.I) for n in listed)
     ):
         return None
-    m = re.search(fw["regex"], text, re.I)
-    prog = m.group(0) if m else next((n for n in listed if re.fullmatch(fw["regex"], n, re.I)), None)
+    # other frameworks (b19.json) and programs that ship their own kernels or their own libtorch (b20.json)
+    either = f"{fw['regex']}|{kb_document('b20.json')['own_kernel_programs']['regex']}"
+    m = re.search(either, text, re.I)
+    prog = (
+        m.group(0)
+        if m
+        else next((n for n in listed if re.fullmatch(either, n, re.I)), None) or next(iter(named.get("names") or []), None)
+    )
     return f"the program is {prog}, which has its own CUDA kernels; torch is named nowhere" if prog else None
 
 

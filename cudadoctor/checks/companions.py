@@ -448,6 +448,39 @@ def cpu_gpu_twins(fx: Facts) -> Optional[Dict[str, Any]]:
     return None
 
 
+#: The reporter's words for "it runs on the CPU, not the GPU" (kb/errors/torch-builds.json symptoms.runs_on_cpu).
+def _runs_on_cpu(fx: Facts) -> Optional[str]:
+    from cudadoctor.errortext import kb_document
+
+    row = kb_document("torch-builds.json").get("symptoms", {}).get("runs_on_cpu") or {}
+    m = re.search(str(row.get("regex") or r"(?!)"), fx.user_error() or "", re.I)
+    return m.group(0) if m else None
+
+
+def cpu_build_alone(fx: Facts) -> Optional[Dict[str, Any]]:
+    """A package with separate CPU and CUDA distributions (kb/cpu_gpu_twins.json, the rows whose CPU distribution never
+    had GPU code) installed only in its CPU build (package list or a `name==version` line of the text), no CUDA build
+    named anywhere, and the reporter saying it runs on the CPU or the GPU path missing: {"module", "cpu", "gpu",
+    "where", "symptom"} or None."""
+    text = fx.user_error() or ""
+    for row in _kb_tables._load("cpu_gpu_twins")["modules"]:
+        if row.get("cpu_only_to"):
+            continue  # a later CPU distribution is the full build (tensorflow after 1.15)
+        cpu, gpus = row["cpu"], list(row["gpu"])
+        if any(fx.distribution(g) or re.search(_dist_rx(g), text, re.I) for g in gpus):
+            continue
+        d_cpu = fx.distribution(cpu)
+        line = re.search(r"^\s*(?:\[(?:pip\d?|conda)\]\s*)?" + _dist_rx(cpu) + r"\s*(?:==|\s)\s*v?\d+\.\d+\S*", text, re.I | re.M)
+        where = f"packages: {cpu} {d_cpu.get('version') or ''}".strip() if d_cpu else (line.group(0).strip() if line else None)
+        if not where:
+            continue
+        missing = _GPU_PATH_MISSING.search(text)
+        symptom = (missing.group(0) if missing else None) or _runs_on_cpu(fx)
+        if symptom:
+            return {"module": row["module"], "cpu": cpu, "gpu": gpus[0], "where": where, "symptom": symptom}
+    return None
+
+
 @check(TORCHVISION_MISMATCH)
 def torchvision_mismatch(fx: Facts) -> Iterator[Finding]:
     said = error_match(fx, TORCHVISION_MISMATCH)

@@ -22,6 +22,7 @@ from cudadoctor.model import Code, Finding, Fix, check
 from ._common import PIP, error_match, search, text_finding
 from .builds import host_compiler_stated
 from .companions import (
+    cpu_build_alone,
     TF_WINDOWS_DOCS,
     companion_library_hypothesis,
     cpu_build_of,
@@ -870,6 +871,24 @@ def companion_cpu_only_build(fx: Facts) -> Iterator[Finding]:
                     f"TensorFlow 2.10 was the last release with GPU support on native Windows ({TF_WINDOWS_DOCS}).",
                 ),
                 severity=None if tfw["no_gpu"] else "warning",  # installed, no failure shown: what will happen
+            )
+            return
+        alone = cpu_build_alone(fx)
+        if alone:
+            cpu, gpu = alone["cpu"], alone["gpu"]
+            yield COMPANION_CPU_ONLY_BUILD.finding(
+                title=f"Likely: {cpu} is the CPU-only build of {alone['module']} ({gpu} is its CUDA build), and the text "
+                "says the GPU is not used",
+                evidence={"installed": alone["where"], "symptom": alone["symptom"]},
+                fix=Fix(
+                    (
+                        f"{PIP} uninstall -y {cpu}",
+                        f"{PIP} install {gpu}  # the CUDA build, for the CUDA version its install page names; it runs on "
+                        "the CPU too",
+                    ),
+                    f"pip's {cpu} has no GPU code; {gpu} is the distribution with CUDA support.",
+                ),
+                severity="warning",
             )
         return
     lib, cmds = cpu_build_of(said[1], fx.user_error())  # which package (checks/companions.py)

@@ -225,6 +225,26 @@ _FACT_LABELS = (
 _VERSION_FIELDS = ("torch", "driver", "cuda", "nvcc", "cudnn", "python", "gcc", "os", "distro", "wsl")
 
 
+def _programs_named(lines: List[str]) -> Dict[str, Any]:
+    """The GPU programs the paste names anywhere, the title and prose included (kb/errors/b19.json other_frameworks,
+    b20.json own_kernel_programs), and whether it names torch at all: {"names": [...], "torch": line or None}. Only the
+    names are kept, not the sentences. Read by checks/arch.py: whose kernel lacked the GPU's architecture."""
+    from ..errortext import kb_document
+
+    fw, own = kb_document("b19.json")["other_frameworks"], kb_document("b20.json")["own_kernel_programs"]
+    either = re.compile(f"{fw['regex']}|{own['regex']}", re.I)
+    torch_rx = re.compile(fw["torch_named"], re.I)
+    names: List[str] = []
+    torch_line = None
+    for n, ln in enumerate(lines, 1):
+        for m in either.finditer(ln):
+            if m.group(0).lower() not in (x.lower() for x in names):
+                names.append(m.group(0))
+        if torch_line is None and torch_rx.search(ln):
+            torch_line = n
+    return {"names": names, "torch": torch_line} if names else {}
+
+
 def read(text: str) -> Dict[str, Any]:
     """The whole pasted text -> ``{"facts", "error_text", "parts"}``.
 
@@ -909,6 +929,9 @@ def _prose_facts(facts: Dict[str, Any], lines: List[str], parts: List[Dict[str, 
     cpu = _cpu_build_line(lines)
     if cpu:
         facts["pasted"]["cpu_build"] = {"line": cpu[0], "text": cpu[1]}
+    named = _programs_named(lines)
+    if named:
+        facts["pasted"]["programs"] = named
     env = prose.env_assignments(lines)
     if env:
         # Variables the paste assigns (a shell line, a Dockerfile, a script's printout): the values the checks read. Only
