@@ -208,3 +208,52 @@ def test_the_cpu_package_alone_and_the_gpu_unused_is_the_cpu_build(tmp_path):
         "use cpu for inference , has someone same problem? how to solve it?", "inference is slow on long pages"
     )
     assert "companion-cpu-only-build" not in codes(paste_findings(tmp_path, quiet))
+
+
+# --- NVRTC of another program's toolkit; GROMACS's own architecture check --------------------------------------------
+
+# openmm/openmm#3756 (trimmed): OpenMM 7.7 from conda on a Quadro K2000 (Kepler), CUDA 11.4.
+OPENMM_NVRTC = """CUDA platform error
+Hi! Im trying to install openmm using conda in ubuntu 20.04 with nvidia graphic card Quadro K2000. Have installed cuda 11.4.
+OpenMM Version: 7.7
+3 CUDA - Error computing forces with CUDA platform
+CUDA platform error: Error compiling program: nvrtc: error: invalid value for --gpu-architecture (-arch)
+nvidia-smi gives the following:
+NVIDIA-SMI 470.141.03   Driver Version: 470.141.03   CUDA Version: 11.4
+"""
+
+# gromacs/gromacs#4132: mdrun's message on a compute capability 3.0 GPU.
+GROMACS = """Mdrun message about cuda compute capability
+The gmx mdrun binary does not include support for the CUDA architecture of the GPU ID #0 (compute capability 3.0) detected during detection. By default, GROMACS supports all architectures of compute capability >= 3.0, so your GPU might be rare, or some architectures were disabled in the build.
+"""
+
+
+def test_nvrtc_refusing_the_gpu_in_a_program_other_than_torch_is_its_toolkits(tmp_path):
+    got = paste_findings(tmp_path, OPENMM_NVRTC)
+    assert codes(got)[0] == "toolkit-arch-unsupported", got
+    assert "gpu-arch-unsupported" not in codes(got)
+    f = got[0]
+    assert "openmm" in f["title"].lower() and "NVRTC" in f["title"]
+
+
+def test_the_same_nvrtc_line_in_a_torch_report_stays_torchs_build(tmp_path):
+    torch_report = OPENMM_NVRTC.replace("OpenMM Version: 7.7", "torch 1.10.0+cu113").replace("openmm", "pytorch")
+    assert codes(paste_findings(tmp_path, torch_report))[0] == "gpu-arch-unsupported"
+
+
+def test_gromacs_own_architecture_check_names_gromacs_not_torch(tmp_path):
+    f = paste_findings(tmp_path, GROMACS)[0]
+    assert f["code"] == "companion-arch-unsupported" and f["title"].startswith("GROMACS")
+    assert "3.0" in f["title"] and not any("TORCH_CUDA_ARCH_LIST" in c for c in f["fix"]["commands"])
+
+
+def test_a_programs_own_libtorch_is_named_by_the_program(tmp_path):
+    # nanoporetech/dorado#215 (trimmed): dorado 0.3.0's bundled libtorch on a Quadro P4000
+    dorado = """CUDA error: no kernel image is available for execution on the device using Quadro P4000
+dorado basecaller -b 64 -x cuda:all --min-qscore 7 --emit-fastq dna_r9.4.1_e8_hac@v3.3 pod5
+[2023-05-31 20:49:50.930] [error] CUDA error: no kernel image is available for execution on the device
+Exception raised from c10_cuda_check_implementation at ../c10/cuda/CUDAException.cpp:44 (most recent call first):
+frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x57 (0x7f31868a34d7 in /home/david/sources/dorado-0.3.0-linux-x64/bin/../lib/libc10.so)
+"""
+    f = next(x for x in paste_findings(tmp_path, dorado) if x["code"] == "companion-arch-unsupported")
+    assert f["title"].startswith("dorado's build")

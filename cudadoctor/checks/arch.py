@@ -667,12 +667,32 @@ _KERNEL_RAN = re.compile(
 )
 
 
+_NVRTC_ARCH = re.compile(r"nvrtc: error: invalid value for --gpu-architecture \(-arch\)")
+
+
+def nvrtc_of_other_program(fx: Facts) -> Optional[Tuple[str, str]]:
+    """(program, line) when NVRTC refused the GPU's architecture in a report that names a program with its own CUDA code
+    (OpenMM, CuPy...: kb/errors/b19.json other_frameworks, b20.json own_kernel_programs) and never torch: the NVRTC
+    is that program's CUDA toolkit's, too new (or too old) for the GPU (toolkit-arch-unsupported), not torch's build."""
+    said = error_match(fx, GPU_ARCH_UNSUPPORTED)
+    if not said or not _NVRTC_ARCH.search(said[1]) or not torch_unknown(fx):
+        return None
+    named = fx.dict("pasted.programs") or {}
+    fw = kb_document("b19.json")["other_frameworks"]
+    if named.get("torch") or re.search(fw["torch_named"], text_of(fx), re.I):
+        return None
+    names = named.get("names") or []
+    return (str(names[0]), said[1]) if names else None
+
+
 @check(GPU_ARCH_UNSUPPORTED)
 def gpu_arch_unsupported(fx: Facts) -> Iterator[Finding]:
     """Each GPU's capability against the build's arch list (live list first, else the kb's)."""
     if is_cuda_build(fx) is False:
         return
     said = error_match(fx, GPU_ARCH_UNSUPPORTED)
+    if said and nvrtc_of_other_program(fx):
+        return  # another program's NVRTC, its CUDA toolkit's (toolkit-arch-unsupported, checks/text_classes.py)
     ngc = _NGC_REFUSES.search(said[1]) if said else None
     if said and ngc:
         yield _ngc_finding(fx, said, ngc)

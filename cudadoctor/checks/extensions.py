@@ -564,6 +564,12 @@ def companion_arch_unsupported(fx: Facts) -> Iterator[Finding]:
         return  # torch itself lacks the architecture: gpu-arch-unsupported
     if _NOT_LOADED.search(text):
         return  # the extension did not load at all (extension-abi-mismatch); a capability line is one backend's aside
+    found = _package(said[1]) or _package(text) or _kernel_package(fx)
+    # a program's own libtorch (dorado's libc10.so in its lib/ directory) is the program's build, not a package's
+    program = _program_named(fx, text) if not found or re.match(r"lib(?:c10|torch)", found) else None
+    if program:
+        yield _program_lacks_arch(fx, program, said, owner)
+        return
     pkg = _package(said[1]) or _package(text) or _kernel_package(fx) or "<the package in the traceback>"
     caps = [g["capability"] for g in gpus(fx) if g.get("capability")]
     names = [g["name"] for g in gpus(fx) if g.get("name")]
@@ -635,6 +641,48 @@ def companion_arch_unsupported(fx: Facts) -> Iterator[Finding]:
             "The package's own kernels must be compiled for this GPU's architecture (or the GPU must meet its minimum).",
         ),
         severity="warning" if inferred or unknown else None,
+    )
+
+
+def _program_named(fx: Facts, text: str) -> Optional[str]:
+    """A program with its own CUDA code (kb/errors/b20.json own_kernel_programs) the report names (its title and prose
+    too: readers/issue.py pasted.programs), when it names no torch."""
+    named = fx.dict("pasted.programs") or {}
+    if named.get("torch") or re.search(r"\b(?:py)?torch\b", text, re.I):
+        return None
+    rx = re.compile(kb_document("b20.json")["own_kernel_programs"]["regex"], re.I)
+    m = rx.search(text)
+    return m.group(0) if m else next((str(n) for n in named.get("names") or [] if rx.fullmatch(str(n))), None)
+
+
+def _program_lacks_arch(fx: Facts, program: str, said: Tuple[str, str], owner: Optional[Tuple[str, str, Any]]) -> Finding:
+    """A standalone program (Ollama, dorado, Caffe, GROMACS, a miner...) whose build has no kernels for this GPU."""
+    caps = [g["capability"] for g in gpus(fx) if g.get("capability")]
+    stated = re.search(r"compute capability (\d{1,2}\.\d)", said[1])
+    caps = caps or ([stated.group(1)] if stated else [])
+    names = [g["name"] for g in gpus(fx) if g.get("name")]
+    gpu = (
+        f" ({names[0]}, compute capability {caps[0]})" if names and caps else (f" (compute capability {caps[0]})" if caps else "")
+    )
+    cap = caps[0] if caps else "<X.Y: nvidia-smi --query-gpu=compute_cap --format=csv>"
+    return COMPANION_ARCH_UNSUPPORTED.finding(
+        title=f"{program}'s build has no kernels for this GPU{gpu}: the program's own CUDA code, not torch's",
+        evidence={
+            said[0]: said[1],
+            "program": program,
+            "gpus": names or None,
+            "capabilities": caps or None,
+            **({"why": owner[1]} if owner else {}),
+        },
+        fix=Fix(
+            (
+                f"# {program}'s release notes or hardware page list the GPUs each release supports: install one that "
+                f"covers compute capability {cap} (often an older release, for a GPU a new one dropped)",
+                f"# or build {program} from source for this GPU (its build's CUDA architecture list: {cap})",
+            ),
+            f"{program} ships kernels compiled for a list of GPU architectures; this GPU's is not in the list of the "
+            "release installed.",
+        ),
     )
 
 

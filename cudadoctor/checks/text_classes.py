@@ -462,7 +462,29 @@ def host_compiler_unsupported(fx: Facts) -> Iterator[Finding]:
 
 @check(TOOLKIT_ARCH_UNSUPPORTED)
 def toolkit_arch_unsupported(fx: Facts) -> Iterator[Finding]:
+    from .arch import nvrtc_of_other_program
+
     said = error_match(fx, TOOLKIT_ARCH_UNSUPPORTED)
+    other = nvrtc_of_other_program(fx) if not said else None
+    if other:
+        prog, line = other
+        gpu = next((g for g in gpus(fx) if g.get("name")), None)
+        on = f" ({gpu['name']}" + (f", compute capability {gpu['capability']})" if gpu.get("capability") else ")") if gpu else ""
+        yield TOOLKIT_ARCH_UNSUPPORTED.finding(
+            title=f"The run-time compiler (NVRTC) of the CUDA toolkit {prog} uses cannot compile for this GPU{on}",
+            evidence={"error": line, "program": prog},
+            fix=Fix(
+                (
+                    "nvidia-smi --query-gpu=name,compute_cap --format=csv  # the GPU's architecture",
+                    f"# install the {prog} build for a CUDA toolkit that still supports this GPU (CUDA 11 dropped compute "
+                    "capability 3.0 and older, CUDA 12 dropped 3.5 and 3.7, CUDA 13 dropped 5.x-7.0); or, for a GPU newer "
+                    "than the toolkit, one for a newer CUDA",
+                ),
+                f"{prog} compiles its kernels at run time with the NVRTC of its CUDA toolkit, for this GPU's architecture; "
+                "that NVRTC does not know the architecture.",
+            ),
+        )
+        return
     m = re.search(r"compute_(\d+)", said[1]) if said else None
     arch = m.group(1) if m else None
     span = kb.nvcc_target_releases(f"compute_{arch}") if arch else None  # kb/nvcc_archs.json (ptxas --help)
