@@ -257,3 +257,51 @@ frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x57 (0x7f31868a
 """
     f = next(x for x in paste_findings(tmp_path, dorado) if x["code"] == "companion-arch-unsupported")
     assert f["title"].startswith("dorado's build")
+
+
+# --- GFPGAN's RealESRGAN warning (kb/errors/cpu8.json program_on_cpu; readers/issue.py keeps the warning's source line) --
+
+# sczhou/CodeFormer#34: the warning and the source line Python's warnings module prints under it.
+CODEFORMER = """RuntimeWarning: The unoptimized RealESRGAN is slow on CPU
+When running codeformer I get this error. Not sure how to fix it.
+
+inference_codeformer.py:22: RuntimeWarning: The unoptimized RealESRGAN is slow on CPU. We do not use it. If you really want to use it, please modify the corresponding codes.
+  warnings.warn('The unoptimized RealESRGAN is slow on CPU. We do not use it. '
+"""
+
+
+def test_gfpgans_cpu_warning_is_torch_without_cuda(tmp_path):
+    f = next(x for x in paste_findings(tmp_path, CODEFORMER) if x["code"] == "cpu-only-torch")
+    assert f["severity"] == "warning"
+
+
+def test_a_scripts_own_warn_call_is_still_not_a_printed_warning(tmp_path):
+    script = """my script
+```python
+import warnings
+warnings.warn('The unoptimized RealESRGAN is slow on CPU. We do not use it. ')
+```
+"""
+    assert "cpu-only-torch" not in codes(paste_findings(tmp_path, script))
+
+
+# --- XLA without libdevice (checks/xla20.py) ---------------------------------------------------------------------------
+
+# jax-ml/jax#4452 (trimmed): jaxlib's XLA on its first compilation.
+JAX_LIBDEVICE = """RuntimeError: Internal: libdevice not found at ./libdevice.10.bc
+2020-10-05 16:30:40.039587: W external/org_tensorflow/tensorflow/compiler/xla/service/gpu/nvptx_compiler.cc:70] Can't find libdevice directory ${CUDA_DIR}/nvvm/libdevice. This may result in compilation or runtime failures, if the program we try to run uses routines from libdevice.
+2020-10-05 16:30:40.039604: W external/org_tensorflow/tensorflow/compiler/xla/service/gpu/nvptx_compiler.cc:71] Searched for CUDA in the following directories:
+2020-10-05 16:30:40.039611: W external/org_tensorflow/tensorflow/compiler/xla/service/gpu/nvptx_compiler.cc:74]   /usr/local/cuda-10.1
+"""
+# tensorflow/tensorflow#60790 (trimmed): TensorFlow 2.12's wording.
+TF_LIBDEVICE = """could not run GPU on jupyter
+2023-06-06 21:40:11.673259: W tensorflow/compiler/xla/service/gpu/llvm_gpu_backend/gpu_backend_lib.cc:274] libdevice is required by this HLO module but was not found at ./libdevice.10.bc
+2023-06-06 21:40:11.673658: W tensorflow/core/framework/op_kernel.cc:1830] OP_REQUIRES failed at xla_ops.cc:362 : INTERNAL: libdevice not found at ./libdevice.10.bc
+"""
+
+
+def test_xla_without_libdevice_is_its_own_cause_with_the_xla_flags_fix(tmp_path):
+    for text in (JAX_LIBDEVICE, TF_LIBDEVICE):
+        got = paste_findings(tmp_path, text)
+        assert codes(got)[0] == "xla-libdevice-not-found", got
+        assert any("xla_gpu_cuda_data_dir" in c for c in got[0]["fix"]["commands"])

@@ -43,6 +43,7 @@ BUILTIN_MODULES = (
     "jetson18",
     "build18",
     "watchdog19",
+    "xla20",
     "libtorch19",
     "windows19",
     "fp8_19",

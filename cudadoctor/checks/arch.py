@@ -83,7 +83,10 @@ def torch_op_failed(text: str) -> bool:
 
 
 _NO_KERNEL_LINE = re.compile(
-    r"no kernel image is available|cudaErrorNoKernelImageForDevice|CUDA_ERROR_NO_BINARY_FOR_GPU|invalid device function", re.I
+    r"no kernel image is available|cudaErrorNoKernelImageForDevice|CUDA_ERROR_NO_BINARY_FOR_GPU|invalid device function"
+    # the same by number (cudaErrorNoKernelImageForDevice = 209, CUDA_ERROR_NO_BINARY_FOR_GPU = 209: kb/cuda_errors.json)
+    r"|\bcuda\s*error\s*[:=(]?\s*209\b|\berror\s*(?:code\s*)?[:=(]?\s*209\b",
+    re.I,
 )
 _FRAME_PATH = re.compile(r'File "([^"]+)", line \d+')
 

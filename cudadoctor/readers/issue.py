@@ -351,7 +351,8 @@ def _segment(lines: List[str]) -> List[Optional[str]]:
             # Inside a code block "# ..." is a script's comment, often its printed result ("# RuntimeError: CUDA
             # error: ..." under the call that raised it), not a Markdown heading.
             boiler = _BOILERPLATE.match(line) and not (fenced and _CODE_COMMENT.match(line))
-            if _message_in_source(line) and not (i and _FRAME_LINE.match(lines[i - 1])):
+            # ... unless it is the source line Python's warnings module prints under "file.py:62: UserWarning: ..."
+            if _message_in_source(line) and not (i and (_FRAME_LINE.match(lines[i - 1]) or _WARNING_HEAD.search(lines[i - 1]))):
                 kinds[i] = "code"  # a script's own message, to print if it ever fails: not what was printed
                 continue
             kinds[i] = "error" if _errorish(line) and not boiler and not _aside(line) else "ignored"
@@ -361,6 +362,9 @@ def _segment(lines: List[str]) -> List[Optional[str]]:
 
 #: A comment line of a script in a code block: "# " then text (Markdown headings outside fences are boilerplate).
 _CODE_COMMENT = re.compile(r"^\s*#\s")
+#: The first line of a warning Python's warnings module printed ("inference_gfpgan.py:62: UserWarning: The unoptimized
+#: RealESRGAN is slow on CPU..."): the indented line under it is the warn() call's source, shown by the module.
+_WARNING_HEAD = re.compile(r"(?:^|:\s)[A-Z]\w*Warning:\s")
 #: A line of a pasted script that hands a message literal to print / a logger / warn: print("nvidia-smi command not
 #: found. Please make sure NVIDIA drivers are installed") in a debug script is what the script would say, not an error
 #: it printed. (``raise X("...")`` is not one: pasted alone it is nearly always a library's frame of a traceback whose
