@@ -305,3 +305,30 @@ def test_xla_without_libdevice_is_its_own_cause_with_the_xla_flags_fix(tmp_path)
         got = paste_findings(tmp_path, text)
         assert codes(got)[0] == "xla-libdevice-not-found", got
         assert any("xla_gpu_cuda_data_dir" in c for c in got[0]["fix"]["commands"])
+
+
+# --- NVML's error 18 in pynvml's words; RAPIDS's own generation check (kb/errors/b20.json (6)) ------------------------
+
+# rapidsai/dask-cuda#962 (trimmed): pynvml under dask-cuda on Summit.
+PYNVML_18 = """pynvml.nvml.NVMLError_LibRmVersionMismatch: RM has detected an NVML/RM version mismatch.
+  File "/sw/summit/.../site-packages/pynvml/nvml.py", line 719, in _nvmlCheckReturn
+    raise NVMLError(ret)
+pynvml.nvml.NVMLError_LibRmVersionMismatch: RM has detected an NVML/RM version mismatch.
+"""
+
+# rapidsai/cudf (its docs' example): cuDF's import-time warning on a Kepler GPU.
+CUDF_KEPLER = """>>> import cudf
+/scratch/miniconda3/lib/python3.8/site-packages/cudf/utils/gpu_utils.py:92: UserWarning: You will need a GPU with NVIDIA Pascal™ or newer architecture
+Detected GPU 0: Tesla K20m
+Detected Compute Capability: 3.5
+"""
+
+
+def test_pynvml_rm_version_mismatch_is_the_driver_mismatch(tmp_path):
+    assert codes(paste_findings(tmp_path, PYNVML_18))[0] == "nvml-driver-mismatch"
+
+
+def test_rapids_generation_check_is_its_own_kernels_not_torchs(tmp_path):
+    got = paste_findings(tmp_path, CUDF_KEPLER)
+    assert codes(got)[0] == "companion-arch-unsupported", got
+    assert not any("TORCH_CUDA_ARCH_LIST" in c for c in got[0]["fix"]["commands"])  # no rebuild makes RAPIDS run on Kepler

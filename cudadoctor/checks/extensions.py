@@ -579,7 +579,8 @@ def companion_arch_unsupported(fx: Facts) -> Iterator[Finding]:
     ]
     too_old = re.search(
         r"only supports|\(too old\)|at least \d|capability [\d.]+(?: \([A-Za-z ]+\))? or (?:higher|newer|above) is required"
-        r"|capability (?:< ?[\d.]+|\d+ \d+) (?:are|is) not supported",
+        r"|capability (?:< ?[\d.]+|\d+ \d+) (?:are|is) not supported"
+        r"|GPU with NV\w+ \w+\W{0,4} (?:or newer architecture|architecture or better)",  # RAPIDS's generation check
         said[1],
         re.I,
     )
@@ -589,6 +590,12 @@ def companion_arch_unsupported(fx: Facts) -> Iterator[Finding]:
         cmds.append('# or do without it: model = AutoModel.from_pretrained(..., attn_implementation="sdpa")')
     elif too_old and pkg == "xformers":
         cmds.append(f"{PIP} uninstall -y xformers  # applications fall back to PyTorch's own attention (sdpa)")
+    elif too_old and not pkg.startswith("<"):
+        cmds = [
+            f"# {pkg} supports no GPU this old: rebuilding it will not help",
+            f"# run it on a GPU of the generation its message names, or use an older {pkg} release whose requirements still "
+            "list this GPU",
+        ]
     if re.search(r"Bfloat16", said[1], re.I):
         cmds = ["# run the model in float16: vllm serve <model> --dtype float16  (or torch_dtype=torch.float16)"]
     gpu = f" ({names[0]}, compute capability {caps[0]})" if names and caps else ""
@@ -622,8 +629,10 @@ def companion_arch_unsupported(fx: Facts) -> Iterator[Finding]:
         title = (
             f"A separately compiled package's or program's kernels (not torch's) lack this GPU's architecture{gpu}: {owner[1]}"
         )
-    elif pkg.startswith("<"):
+    elif pkg.startswith("<") and _no_kernel_beside_torch(fx):
         title = "A package with its own CUDA kernels (not torch, whose build covers this GPU) has none for it" + gpu
+    elif pkg.startswith("<"):
+        title = "A package with its own CUDA kernels (not torch) has none for this GPU" + gpu
     else:
         title = f"{pkg} has no kernels for this GPU" + gpu
     yield COMPANION_ARCH_UNSUPPORTED.finding(
