@@ -332,3 +332,25 @@ def test_rapids_generation_check_is_its_own_kernels_not_torchs(tmp_path):
     got = paste_findings(tmp_path, CUDF_KEPLER)
     assert codes(got)[0] == "companion-arch-unsupported", got
     assert not any("TORCH_CUDA_ARCH_LIST" in c for c in got[0]["fix"]["commands"])  # no rebuild makes RAPIDS run on Kepler
+
+
+# --- TensorRT's own libraries (kb/errors/b20.json (7)) ------------------------------------------------------------------
+
+
+def test_a_loader_failing_on_tensorrt_is_tensorrt_missing(tmp_path):
+    # pytorch/TensorRT#2319 (the import line)
+    got = paste_findings(tmp_path, "ImportError: libnvinfer.so.8: cannot open shared object file: No such file or directory\n")
+    assert codes(got)[0] == "cuda-library-missing" and "TensorRT 8" in got[0]["title"]
+    win = (
+        "FileNotFoundError: Could not find module 'C:\\\\TensorRT-10.0\\\\lib\\\\nvinfer_10.dll' (or one of its dependencies).\n"
+    )
+    assert "TensorRT 10" in paste_findings(tmp_path, win)[0]["title"]
+
+
+def test_tensorflows_notice_that_tf_trt_is_unavailable_is_not_a_fault(tmp_path):
+    tf = (
+        "2023-01-01 12:00:00.000000: W tensorflow/compiler/xla/stream_executor/platform/default/dso_loader.cc:64] Could not "
+        "load dynamic library 'libnvinfer.so.7'; dlerror: libnvinfer.so.7: cannot open shared object file: No such file or "
+        "directory\n"
+    )
+    assert "cuda-library-missing" not in codes(paste_findings(tmp_path, tf))

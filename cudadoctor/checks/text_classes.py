@@ -821,7 +821,37 @@ def cuda_library_missing(fx: Facts) -> Iterator[Finding]:
     yield from _cuda_library_missing(fx, said)
 
 
+def _tensorrt_missing(said: Tuple[str, str]) -> Optional[Finding]:
+    """TensorRT's own library (libnvinfer.so.N, nvinfer_N.dll) could not be loaded: TensorRT of that major is missing."""
+    trt = next((e for e in missing_libraries(said[1]) if e.family == "tensorrt"), None)
+    m = re.search(r"nv(?:infer\w*|onnxparser|parsers)(?:\.so\.|_)(\d+)", said[1])
+    if not trt and not m:
+        return None
+    major = (trt.number if trt and trt.number else None) or (m.group(1) if m else None)
+    name = trt.name if trt else m.group(0) if m else "libnvinfer"
+    wheel = f"tensorrt-cu12=={major}.*" if major else "tensorrt-cu12"
+    return CUDA_LIBRARY_MISSING.finding(
+        title=f"A program linked against TensorRT{' ' + major if major else ''} cannot load TensorRT's {name} (TensorRT is "
+        "not installed, or its lib folder is not searched)",
+        evidence={said[0]: said[1], "library": name, "tensorrt_major": major},
+        fix=Fix(
+            (
+                f"{PIP} install {wheel}  # TensorRT{' ' + major if major else ''} as wheels (tensorrt_libs holds the "
+                "libraries); or NVIDIA's apt/zip packages",
+                'export LD_LIBRARY_PATH=$(python -c "import os, tensorrt_libs as m; print(m.__path__[0])"):$LD_LIBRARY_PATH'
+                "  # Windows: add TensorRT's lib folder to PATH",
+                "# the TensorRT major must be the one the program was built with (the number in the library's name)",
+            ),
+            "TensorRT is a separate NVIDIA library: neither the driver, the CUDA toolkit nor torch's wheels include it.",
+        ),
+    )
+
+
 def _cuda_library_missing(fx: Facts, said: Tuple[str, str]) -> Iterator[Finding]:
+    trt = _tensorrt_missing(said) if re.search(r"nvinfer|nvonnxparser|nvparsers", said[1], re.I) else None
+    if trt:
+        yield trt
+        return
     ents = [e for e in missing_libraries(said[1]) if e.kind == "cuda"]
     if ents and not _CUDA_LIB.search(said[1]) or ents and wanted_cuda(ents[0])["release"] != ents[0].number:
         yield _missing_by_entity(fx, said, ents[0])  # a name the table decodes (a DLL's 80, cuSOLVER's 10, prose)
