@@ -354,3 +354,24 @@ def test_tensorflows_notice_that_tf_trt_is_unavailable_is_not_a_fault(tmp_path):
         "directory\n"
     )
     assert "cuda-library-missing" not in codes(paste_findings(tmp_path, tf))
+
+
+# --- the report's words that a GPU is unsupported, about another program (checks/arch.program_not_torch) ---------------
+
+# lmstudio-ai/lmstudio-bug-tracker#2316 (trimmed): LM Studio's CUDA backend dropped sm_61.
+LMSTUDIO = """Recent LM Studio versions no longer support NVIDIA Quadro P4000 (sm_61)
+LM Studio 0.4.21
+On Windows 11
+The NVIDIA Quadro P4000 is no longer usable with recent versions of LM Studio.
+The P4000 is based on the Pascal architecture and has CUDA Compute Capability 6.1 (sm_61).
+The error reported is similar to: "No supported CUDA GPUs found on device."
+"""
+
+
+def test_a_program_said_to_drop_the_gpu_is_not_torchs_build(tmp_path):
+    got = paste_findings(tmp_path, LMSTUDIO)
+    assert "gpu-arch-unsupported" not in codes(got), got
+    f = next(x for x in got if x["code"] == "companion-arch-unsupported")
+    assert f["severity"] == "warning" and "LM Studio" in f["title"]
+    torch_said = LMSTUDIO.replace("LM Studio", "PyTorch")
+    assert "gpu-arch-unsupported" in codes(paste_findings(tmp_path, torch_said))

@@ -516,8 +516,8 @@ def _user_says_finding(fx: Facts, devices: List[Dict[str, Any]], archs: Optional
     if any(ev.first(code) for code in _OTHER_ARCH_CODES):
         return None  # the text shows another architecture class's own error: that code answers it
     said = user_says_unsupported(text_of(fx))
-    if not said:
-        return None
+    if not said or program_not_torch(fx):
+        return None  # no such words, or they are about another program (LM Studio, Ollama...): not torch's build
     quote, text_cap = said
     g = next((d for d in devices if d.get("capability")), None)
     if g is None and _TORCH_NOT_FOR_CARD.fullmatch(quote):
@@ -678,14 +678,24 @@ def nvrtc_of_other_program(fx: Facts) -> Optional[Tuple[str, str]]:
     (OpenMM, CuPy...: kb/errors/b19.json other_frameworks, b20.json own_kernel_programs) and never torch: the NVRTC
     is that program's CUDA toolkit's, too new (or too old) for the GPU (toolkit-arch-unsupported), not torch's build."""
     said = error_match(fx, GPU_ARCH_UNSUPPORTED)
-    if not said or not _NVRTC_ARCH.search(said[1]) or not torch_unknown(fx):
+    if not said or not _NVRTC_ARCH.search(said[1]):
+        return None
+    prog = program_not_torch(fx)
+    return (prog, said[1]) if prog else None
+
+
+def program_not_torch(fx: Facts) -> Optional[str]:
+    """The program a pasted report is about when it names one with its own CUDA code or framework (readers/issue.py
+    pasted.programs: kb/errors/b19.json other_frameworks, b20.json own_kernel_programs) and names torch nowhere, and
+    nothing about a torch build is known: an architecture the report says is unsupported is that program's."""
+    if not torch_unknown(fx):
         return None
     named = fx.dict("pasted.programs") or {}
     fw = kb_document("b19.json")["other_frameworks"]
     if named.get("torch") or re.search(fw["torch_named"], text_of(fx), re.I):
         return None
     names = named.get("names") or []
-    return (str(names[0]), said[1]) if names else None
+    return str(names[0]) if names else None
 
 
 @check(GPU_ARCH_UNSUPPORTED)

@@ -7,6 +7,8 @@ and take the package, versions and GPU from the text and the facts.
 
 from __future__ import annotations
 
+import dataclasses
+
 import re
 from typing import Any, Dict, Iterator, Optional, Tuple
 
@@ -16,7 +18,7 @@ from cudadoctor.interpret import arch_runs, build_arch_list, cap_number, gpus, t
 from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import INDEX, PIP, error_match, search, text_of
-from .arch import any_build_gpu, kernel_owner, torch_op_failed
+from .arch import any_build_gpu, kernel_owner, program_not_torch, torch_op_failed, user_says_unsupported
 
 EXTENSION_ABI_MISMATCH = Code(
     code="extension-abi-mismatch",
@@ -558,6 +560,12 @@ def companion_arch_unsupported(fx: Facts) -> Iterator[Finding]:
         low = _below_minimum(fx)
         if low:
             yield _below_minimum_finding(*low)
+            return
+        prog = program_not_torch(fx)
+        words = user_says_unsupported(_all_text(fx)) if prog else None
+        if prog and words:  # "recent LM Studio versions no longer support the P4000 (sm_61)": the program's own build
+            found = _program_lacks_arch(fx, prog, ("text_says", words[0]), None)
+            yield dataclasses.replace(found, title="Likely: " + found.title, severity="warning")
         return
     text = _all_text(fx)
     if _TORCH_OWN_ARCH.search(text):
@@ -687,7 +695,7 @@ def _program_lacks_arch(fx: Facts, program: str, said: Tuple[str, str], owner: O
             (
                 f"# {program}'s release notes or hardware page list the GPUs each release supports: install one that "
                 f"covers compute capability {cap} (often an older release, for a GPU a new one dropped)",
-                f"# or build {program} from source for this GPU (its build's CUDA architecture list: {cap})",
+                f"# or, where {program} can be built from source, build it with {cap} in its CUDA architecture list",
             ),
             f"{program} ships kernels compiled for a list of GPU architectures; this GPU's is not in the list of the "
             "release installed.",
