@@ -564,8 +564,8 @@ def companion_arch_unsupported(fx: Facts) -> Iterator[Finding]:
         prog = program_not_torch(fx)
         words = user_says_unsupported(_all_text(fx)) if prog else None
         if prog and words:  # "recent LM Studio versions no longer support the P4000 (sm_61)": the program's own build
-            found = _program_lacks_arch(fx, prog, ("text_says", words[0]), None)
-            yield dataclasses.replace(found, title="Likely: " + found.title, severity="warning")
+            likely = _program_lacks_arch(fx, prog, ("text_says", words[0]), None)
+            yield dataclasses.replace(likely, title="Likely: " + likely.title, severity="warning")
         return
     text = _all_text(fx)
     if _TORCH_OWN_ARCH.search(text):
