@@ -375,3 +375,15 @@ def test_a_program_said_to_drop_the_gpu_is_not_torchs_build(tmp_path):
     assert f["severity"] == "warning" and "LM Studio" in f["title"]
     torch_said = LMSTUDIO.replace("LM Studio", "PyTorch")
     assert "gpu-arch-unsupported" in codes(paste_findings(tmp_path, torch_said))
+
+
+# --- the shell's nvcc at the default /usr/local/cuda (kb/errors/b20.json (8)) -------------------------------------------
+
+
+def test_nvcc_missing_at_the_default_cuda_home_is_cuda_home_not_set(tmp_path):
+    # tianzhi0549/FCOS#21: `python setup.py build develop` on a CUDA 9.0 machine whose toolkit is not at /usr/local/cuda
+    got = paste_findings(tmp_path, "something wrong when install\n/usr/local/cuda/bin/nvcc: no such file or directory\n")
+    assert codes(got)[0] == "cuda-home-not-set"
+    # apex#368's colon-joined CUDA_HOME is the malformed variable, not a missing toolkit
+    colon = "unable to execute ':/usr/local/cuda:/usr/local/cuda-10.1/bin/nvcc': No such file or directory\n"
+    assert codes(paste_findings(tmp_path, colon))[0] == "cuda-home-malformed"
