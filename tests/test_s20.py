@@ -387,3 +387,33 @@ def test_nvcc_missing_at_the_default_cuda_home_is_cuda_home_not_set(tmp_path):
     # apex#368's colon-joined CUDA_HOME is the malformed variable, not a missing toolkit
     colon = "unable to execute ':/usr/local/cuda:/usr/local/cuda-10.1/bin/nvcc': No such file or directory\n"
     assert codes(paste_findings(tmp_path, colon))[0] == "cuda-home-malformed"
+
+
+# --- works in the terminal, not in the notebook / IDE (checks/ide20.py) --------------------------------------------------
+
+# pytorch/pytorch#6989: PyCharm's project interpreter.
+PYCHARM = """Pytorch4.0 in win10
+My system is win10, python3.5.2,  cuda8.0, cudnn6.0
+Just install the newest pytorch4.0
+I use pycharm to import torch, cannot use it.
+But I use cmd to import torch, it can work.
+What happened?
+"""
+# tensorflow/tensorflow#60790 (trimmed): JupyterLab's kernel without the shell's environment.
+JUPYTER = """could not run GPU on jupyter
+### Current Behaviour?
+I could not get Tensorflow to run on GPUs.
+TF sees the GPUs on terminal, but not on jupyter lab.
+"""
+
+
+def test_works_in_the_terminal_not_in_the_ide_names_the_other_environment(tmp_path):
+    for text in (PYCHARM, JUPYTER):
+        f = next(x for x in paste_findings(tmp_path, text) if x["code"] == "ide-uses-another-environment")
+        assert f["severity"] == "warning"
+        assert any("sys.executable" in c for c in f["fix"]["commands"])
+
+
+def test_working_in_both_is_no_contrast(tmp_path):
+    both = "GPU question\nIt works in the terminal and in jupyter, but training is slow.\n"
+    assert "ide-uses-another-environment" not in codes(paste_findings(tmp_path, both))

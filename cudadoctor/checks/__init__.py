@@ -44,6 +44,7 @@ BUILTIN_MODULES = (
     "build18",
     "watchdog19",
     "xla20",
+    "ide20",
     "libtorch19",
     "windows19",
     "fp8_19",

@@ -225,6 +225,19 @@ _FACT_LABELS = (
 _VERSION_FIELDS = ("torch", "driver", "cuda", "nvcc", "cudnn", "python", "gcc", "os", "distro", "wsl")
 
 
+def _terminal_vs_ide(lines: List[str]) -> Dict[str, Any]:
+    """The reporter's sentence that it works in a terminal but not in Jupyter / PyCharm / VS Code (or the reverse), from
+    the prose too (kb/errors/b20.json symptoms.terminal_vs_ide): {"line": n, "text": the words}. Read by checks/ide20.py."""
+    from ..errortext import kb_document
+
+    rx = re.compile(kb_document("b20.json")["symptoms"]["terminal_vs_ide"]["regex"], re.I)
+    text = "\n".join(lines)
+    m = rx.search(text)
+    if not m:
+        return {}
+    return {"line": text.count("\n", 0, m.start()) + 1, "text": " ".join(m.group(0).split())[:240]}
+
+
 def _programs_named(lines: List[str]) -> Dict[str, Any]:
     """The GPU programs the paste names anywhere, the title and prose included (kb/errors/b19.json other_frameworks,
     b20.json own_kernel_programs), and whether it names torch at all: {"names": [...], "torch": line or None}. Only the
@@ -936,6 +949,9 @@ def _prose_facts(facts: Dict[str, Any], lines: List[str], parts: List[Dict[str, 
     named = _programs_named(lines)
     if named:
         facts["pasted"]["programs"] = named
+    contrast = _terminal_vs_ide(lines)
+    if contrast:
+        facts["pasted"]["terminal_vs_ide"] = contrast
     env = prose.env_assignments(lines)
     if env:
         # Variables the paste assigns (a shell line, a Dockerfile, a script's printout): the values the checks read. Only
