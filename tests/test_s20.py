@@ -417,3 +417,19 @@ def test_works_in_the_terminal_not_in_the_ide_names_the_other_environment(tmp_pa
 def test_working_in_both_is_no_contrast(tmp_path):
     both = "GPU question\nIt works in the terminal and in jupyter, but training is slow.\n"
     assert "ide-uses-another-environment" not in codes(paste_findings(tmp_path, both))
+
+
+# --- error 803 under an NGC image's CUDA check (checks/drv10.NGC_BANNER) ------------------------------------------------
+
+
+def test_error_803_under_the_ngc_banner_is_the_images_compat_libraries(tmp_path):
+    # NVIDIA/NeMo#9334 (NVIDIA-NeMo/Speech): nvcr.io/nvidia/nemo:24.03.01.framework on an RTX A6000
+    ngc = """Nvidia GPU is Not accessing in my Docker Container
+ERROR: The NVIDIA Driver is present, but CUDA failed to initialize. GPU functionality will not be available.
+   [[ System has unsupported display driver / cuda driver combination (error 803) ]]
+"""
+    got = paste_findings(tmp_path, ngc)
+    assert codes(got)[0] == "cuda-compat-driver-mismatch", got
+    assert "nvml-driver-mismatch" not in codes(got)
+    bare = "RuntimeError: CUDA error: system has unsupported display driver / cuda driver combination (error 803)\n"
+    assert "cuda-compat-driver-mismatch" not in codes(paste_findings(tmp_path, bare))

@@ -120,6 +120,14 @@ COMPAT_TEXT = re.compile(
 )
 
 
+#: The banner of NVIDIA's NGC container images (nvcr.io/nvidia/...: their entrypoint's CUDA check), which ship the CUDA
+#: forward-compatibility libraries and put them on the path when the host driver is older than the image's CUDA: with
+#: error 803 under it, those libraries are what does not fit the host driver (NVIDIA/NeMo#9334: nvcr.io NeMo 24.03 on an
+#: RTX A6000, solved with another image tag).
+NGC_BANNER = re.compile(r"The NVIDIA Driver (?:is|was) present, but CUDA failed to initiali[sz]e", re.I)
+
+
 def compat_named(text: str) -> bool:
-    """Whether the text names a forward-compatibility libcuda (see COMPAT_TEXT)."""
-    return bool(COMPAT_TEXT.search(text))
+    """Whether the text names a forward-compatibility libcuda (see COMPAT_TEXT), or shows an NGC image's CUDA check
+    (NGC_BANNER), whose images carry those libraries."""
+    return bool(COMPAT_TEXT.search(text) or NGC_BANNER.search(text))
