@@ -433,3 +433,19 @@ ERROR: The NVIDIA Driver is present, but CUDA failed to initialize. GPU function
     assert "nvml-driver-mismatch" not in codes(got)
     bare = "RuntimeError: CUDA error: system has unsupported display driver / cuda driver combination (error 803)\n"
     assert "cuda-compat-driver-mismatch" not in codes(paste_findings(tmp_path, bare))
+
+
+# --- the reporter's "runs on the CPU" on Windows with an untagged torch version (checks/torch_install) ------------------
+
+
+def test_runs_on_cpu_on_windows_with_an_untagged_torch_is_pypis_cpu_wheel(tmp_path):
+    # SWivid/F5-TTS#140 (trimmed): Windows 10, an RTX 2070, torch==2.3.0, inference 45 minutes
+    f5 = """Inference takes 45 minutes on a 2070 RTX GPU
+I've run TTS inference several times and it consistently takes about 45 minutes to generate output. Is there a way to check if the app is running on CPU instead of GPU? My setup: Windows 10, NVidia RTX 2070, CUDA 11.8, torch==2.3.0.
+"""
+    f = next(x for x in paste_findings(tmp_path, f5) if x["code"] == "cpu-only-torch")
+    assert f["severity"] == "warning" and f["title"].startswith("The program runs on the CPU on Windows")
+    tagged = f5.replace("torch==2.3.0", "torch==2.3.0+cu118")
+    assert "cpu-only-torch" not in codes(paste_findings(tmp_path, tagged))
+    linux = f5.replace("Windows 10", "Ubuntu 22.04")
+    assert "PyPI's torch" not in " ".join(x["title"] for x in paste_findings(tmp_path, linux))

@@ -436,6 +436,14 @@ _CUDA_NOT_SEEN = re.compile(
 )
 
 
+def _stated_on_cpu(fx: Facts) -> Optional[Tuple[str, str]]:
+    """The reporter's words that the program runs on the CPU (kb/errors/torch-builds.json symptoms.runs_on_cpu), when the
+    text is not about another GPU runtime (its "unless" list)."""
+    row = kb_document("torch-builds.json").get("symptoms", {}).get("runs_on_cpu") or {}
+    said = search(fx, row["regex"]) if row.get("regex") else None
+    return None if not said or _other_runtime_only(fx) else said
+
+
 def _other_runtime_only(fx: Facts) -> bool:
     """The text names another GPU runtime (kb/errors/torch-builds.json's runs_on_cpu "unless": ollama, TensorFlow,
     llama.cpp, onnxruntime...) and never torch: a "fell back to the CPU" there is not torch's."""
@@ -459,7 +467,7 @@ def _windows_pypi_wheel(fx: Facts) -> Iterator[Finding]:
     ):
         return  # not Windows, or no OS stated and no Windows path / .bat launcher / win_amd64 wheel / "Windows" in the text
     seen = fx.get("torch.cuda_available") is None and (
-        _CUDA_NOT_SEEN.search(fx.user_error() or "") or _said_row(fx, "no_gpu_fallback") or no_cuda
+        _CUDA_NOT_SEEN.search(fx.user_error() or "") or _said_row(fx, "no_gpu_fallback") or no_cuda or _stated_on_cpu(fx)
     )
     if fx.get("torch.cuda_available") is not False and not seen and not (command and nvidia_gpu_present(fx)):
         return
@@ -479,8 +487,12 @@ def _windows_pypi_wheel(fx: Facts) -> Iterator[Finding]:
         title=(
             f'Likely: on Windows, "{command[1][:80]}" installs PyPI\'s torch, a CPU-only build (no wheel index given)'
             if command
-            else "torch says CUDA is not available on Windows and its build is not shown: most often PyPI's torch, "
-            "which is a CPU-only build on Windows"
+            else (
+                "The program runs on the CPU on Windows"
+                if said and said == _stated_on_cpu(fx)
+                else "torch says CUDA is not available on Windows"
+            )
+            + " and torch's build is not shown: most often PyPI's torch, which is a CPU-only build on Windows"
         ),
         evidence={
             "os": fx.str("system.os"),
