@@ -470,15 +470,23 @@ def toolkit_arch_unsupported(fx: Facts) -> Iterator[Finding]:
         prog, line = other
         gpu = next((g for g in gpus(fx) if g.get("name")), None)
         on = f" ({gpu['name']}" + (f", compute capability {gpu['capability']})" if gpu.get("capability") else ")") if gpu else ""
+        cap = str(gpu.get("capability") or "") if gpu else ""
+        span = kb.nvcc_target_releases("compute_" + cap.replace(".", "")) if cap else None
+        known = kb.nvcc_releases()
+        if span:
+            which = f"# compute_{cap.replace('.', '')} is known to the CUDA toolkits {span[0]} to {span[1]} (kb/nvcc_archs.json)"
+        elif cap:
+            which = f"# no CUDA toolkit from {known[0]} on knows compute capability {cap}: an older toolkit's build is needed"
+        else:
+            which = "nvidia-smi --query-gpu=name,compute_cap --format=csv  # the GPU's architecture"
         yield TOOLKIT_ARCH_UNSUPPORTED.finding(
             title=f"The run-time compiler (NVRTC) of the CUDA toolkit {prog} uses cannot compile for this GPU{on}",
             evidence={"error": line, "program": prog},
             fix=Fix(
                 (
-                    "nvidia-smi --query-gpu=name,compute_cap --format=csv  # the GPU's architecture",
-                    f"# install the {prog} build for a CUDA toolkit that still supports this GPU (CUDA 11 dropped compute "
-                    "capability 3.0 and older, CUDA 12 dropped 3.5 and 3.7, CUDA 13 dropped 5.x-7.0); or, for a GPU newer "
-                    "than the toolkit, one for a newer CUDA",
+                    which,
+                    f"# install the {prog} build made for a CUDA toolkit that knows this GPU (an older one for an old GPU, a "
+                    "newer one for a new GPU)",
                 ),
                 f"{prog} compiles its kernels at run time with the NVRTC of its CUDA toolkit, for this GPU's architecture; "
                 "that NVRTC does not know the architecture.",
