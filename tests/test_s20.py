@@ -449,3 +449,19 @@ I've run TTS inference several times and it consistently takes about 45 minutes 
     assert "cpu-only-torch" not in codes(paste_findings(tmp_path, tagged))
     linux = f5.replace("Windows 10", "Ubuntu 22.04")
     assert "PyPI's torch" not in " ".join(x["title"] for x in paste_findings(tmp_path, linux))
+
+
+# --- torch's "not compiled with CUDA" in the reporter's words (kb/errors/b20.json (10)) ---------------------------------
+
+
+def test_the_reporters_words_for_torchs_cpu_build_assertion(tmp_path):
+    # Comfy-Org/ComfyUI#4845: the title and the reporter's sentence (the traceback's last line was cut off)
+    said = (
+        "Torch not being compiled with CUDA enabled\nErrors-out with something about Torch not being compiled with CUDA enabled\n"
+    )
+    assert codes(paste_findings(tmp_path, said))[0] == "cpu-only-torch"
+    got = codes(paste_findings(tmp_path, "torch is not compiled with CUDA enabled\n"))
+    assert got[0] == "cpu-only-torch" and "extension-built-without-cuda" not in got
+    # a CUDA version after the words is another statement (which CUDA it was built with), not a CPU build
+    version = codes(paste_findings(tmp_path, "my torch is not compiled with CUDA 11.8 but with 12.1\n"))
+    assert "cpu-only-torch" not in version and "extension-built-without-cuda" not in version
