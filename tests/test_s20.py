@@ -465,3 +465,24 @@ def test_the_reporters_words_for_torchs_cpu_build_assertion(tmp_path):
     # a CUDA version after the words is another statement (which CUDA it was built with), not a CPU build
     version = codes(paste_findings(tmp_path, "my torch is not compiled with CUDA 11.8 but with 12.1\n"))
     assert "cpu-only-torch" not in version and "extension-built-without-cuda" not in version
+
+
+# --- "no kernel image" on an older GPU, torch's build not shown (checks/arch._dropped_by_some_current_builds) ----------
+
+
+def test_no_kernel_image_on_an_older_gpu_with_torch_unknown_names_both_hypotheses(tmp_path):
+    # TheLastBen/fast-stable-diffusion#2628 (trimmed): a Colab notebook on a V100 (its prebuilt xformers wheel was made
+    # for T4/A100)
+    v100 = """CUDA error
+RuntimeError: CUDA error: no kernel image is available for execution on the device
+CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.
+---
+I only tried with V100... it's the GPU I usually use.
+"""
+    got = paste_findings(tmp_path, v100)
+    sev = severities(got)
+    assert sev.get("gpu-arch-unsupported") == "warning" and sev.get("companion-arch-unsupported") == "warning", got
+    assert "V100" in next(x["title"] for x in got if x["code"] == "gpu-arch-unsupported")
+    # a GPU newer than old builds (an RTX 5090) stays torch's build without question
+    new = v100.replace("V100", "RTX 5090")
+    assert severities(paste_findings(tmp_path, new)).get("gpu-arch-unsupported") == "error"

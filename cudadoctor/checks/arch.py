@@ -216,7 +216,32 @@ def kernel_owner(fx: Facts) -> Optional[Tuple[str, str, Tuple[str, str]]]:
         return "other", other, said
     if torch_unknown(fx) and not any(_candidates(g) for g in devices):
         return "unknown", "neither the torch build nor the GPU's capability is known, and the text names no other kernel", said
+    torch_named = bool((fx.dict("pasted.programs") or {}).get("torch")) or bool(
+        re.search(kb_document("b19.json")["other_frameworks"]["torch_named"], text, re.I)
+    )
+    if torch_unknown(fx) and not torch_named and any(_dropped_by_some_current_builds(c) for c in caps_here):
+        return (
+            "unknown",
+            "the torch build is not shown, and the newest torch release still has kernels for this GPU in some of its CUDA "
+            "variants (only the newer-CUDA ones dropped it): a package's kernels are as likely",
+            said,
+        )
     return None
+
+
+def _dropped_by_some_current_builds(cap: str) -> bool:
+    """An older GPU that official torch builds have covered and later builds dropped as too old (Kepler, Maxwell, Pascal,
+    Volta: kb/torch_arch_lists.json): without the torch build shown, 'no kernel image' on it is not known to be torch's,
+    since the torch in use may be one that covers it. Not a GPU newer than some builds (those lack it as too new: an old
+    torch is the usual cause there)."""
+    builds = kb()._load("torch_arch_lists")["builds"]
+    lists = [list(a) for rows in builds.values() for a in rows.values() if a]
+    runs = [bool(arch_runs(cap, a)) for a in lists]
+    if not (any(runs) and not all(runs)):
+        return False
+    number = cap_number(cap) or 0
+    lacking = [a for a, r in zip(lists, runs) if not r]
+    return all(number < min((arch_number(x) or 999) for x in a) for a in lacking)  # dropped as too old, not too new
 
 
 def _text_cap(text: str) -> Optional[str]:
@@ -784,11 +809,18 @@ def gpu_arch_unsupported(fx: Facts) -> Iterator[Finding]:
         if str(g.get("capability_source") or "").startswith("the text"):  # the GPU's arch only as the text names it
             f = GPU_ARCH_UNSUPPORTED.finding(title=f.title, evidence=f.evidence, fix=f.fix, severity="warning")
         if owner and owner[0] == "unknown":  # a hypothesis: which kernel lacked the image is not shown
+            cap = g.get("capability")
+            known = f"{g.get('name') or 'this GPU'}" + (f" (sm_{str(cap).replace('.', '')})" if cap else "")
             f = _likely(
                 f,
-                "Likely: this torch build has no kernels for the GPU's architecture (unknown: the torch "
-                "build and the GPU; a separately compiled package's kernels are the other possibility)",
-                {"torch.version": None, "gpu": None, "why_likely": owner[1]},
+                (
+                    f"Likely: the torch in use has no kernels for {known}: its build is not shown and later official "
+                    "builds dropped this GPU (a separately compiled package's kernels are the other possibility)"
+                    if cap
+                    else "Likely: this torch build has no kernels for the GPU's architecture (unknown: the torch "
+                    "build and the GPU; a separately compiled package's kernels are the other possibility)"
+                ),
+                {"torch.version": None, "gpu": g.get("name") if cap else None, "why_likely": owner[1]},
                 'python -c "import torch; print(torch.__version__, torch.cuda.get_arch_list(), '
                 "torch.cuda.get_device_capability())\"  # the GPU's sm_XY must be in the list",
                 "python -c \"import torch; print(torch.ones(1, device='cuda') + 1)\"  # works: the failing kernel is "

@@ -255,7 +255,7 @@ def _programs_named(lines: List[str]) -> Dict[str, Any]:
                 names.append(m.group(0))
         if torch_line is None and torch_rx.search(ln):
             torch_line = n
-    return {"names": names, "torch": torch_line} if names else {}
+    return {"names": names, "torch": torch_line} if names or torch_line else {}
 
 
 def read(text: str) -> Dict[str, Any]:
