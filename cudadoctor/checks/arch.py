@@ -5,10 +5,11 @@ Code: gpu-arch-unsupported.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
-from cudadoctor.errortext import kb_document
+from cudadoctor.errortext import program_patterns
 from cudadoctor.facts import Facts
 from cudadoctor.interpret import (
     arch_bound,
@@ -139,23 +140,15 @@ def _other_raised(fx: Facts, text: str, line: str, at: int) -> Optional[str]:
         name = str(d.get("name") or "")
         if name and pkgs.fullmatch(name):
             return f"{name} (a package with its own CUDA kernels) is installed"
-    fw = kb_document("b19.json")["other_frameworks"]
     listed = [str(d.get("name") or "") for d in fx.dicts("packages.distributions") + fx.dicts("packages.stated")]
     named = fx.dict("pasted.programs") or {}  # the paste's programs, its title and prose included (readers/issue.py)
-    if (
-        not torch_unknown(fx)
-        or re.search(fw["torch_named"], text, re.I)
-        or named.get("torch")
-        or any(re.fullmatch(r"torch|pytorch", n, re.I) for n in listed)
-    ):
+    if not torch_unknown(fx) or torch_named(fx, text) or any(re.fullmatch(r"torch|pytorch", n, re.I) for n in listed):
         return None
     # other frameworks (b19.json) and programs that ship their own kernels or their own libtorch (b20.json)
-    either = f"{fw['regex']}|{kb_document('b20.json')['own_kernel_programs']['regex']}"
-    m = re.search(either, text, re.I)
+    either = program_patterns()[0]
+    m = either.search(text)
     prog = (
-        m.group(0)
-        if m
-        else next((n for n in listed if re.fullmatch(either, n, re.I)), None) or next(iter(named.get("names") or []), None)
+        m.group(0) if m else next((n for n in listed if either.fullmatch(n)), None) or next(iter(named.get("names") or []), None)
     )
     return f"the program is {prog}, which has its own CUDA kernels; torch is named nowhere" if prog else None
 
@@ -216,10 +209,7 @@ def kernel_owner(fx: Facts) -> Optional[Tuple[str, str, Tuple[str, str]]]:
         return "other", other, said
     if torch_unknown(fx) and not any(_candidates(g) for g in devices):
         return "unknown", "neither the torch build nor the GPU's capability is known, and the text names no other kernel", said
-    torch_named = bool((fx.dict("pasted.programs") or {}).get("torch")) or bool(
-        re.search(kb_document("b19.json")["other_frameworks"]["torch_named"], text, re.I)
-    )
-    if torch_unknown(fx) and not torch_named and any(_dropped_by_some_current_builds(c) for c in caps_here):
+    if torch_unknown(fx) and not torch_named(fx, text) and any(_dropped_by_some_current_builds(c) for c in caps_here):
         return (
             "unknown",
             "the torch build is not shown, and the newest torch release still has kernels for this GPU in some of its CUDA "
@@ -229,6 +219,13 @@ def kernel_owner(fx: Facts) -> Optional[Tuple[str, str, Tuple[str, str]]]:
     return None
 
 
+def torch_named(fx: Facts, text: str) -> bool:
+    """Whether the report names torch at all: in ``text`` (its error text) or anywhere in the paste, title and prose
+    included (readers/issue.py pasted.programs)."""
+    return bool((fx.dict("pasted.programs") or {}).get("torch")) or bool(program_patterns()[2].search(text))
+
+
+@functools.lru_cache(maxsize=64)
 def _dropped_by_some_current_builds(cap: str) -> bool:
     """An older GPU that official torch builds have covered and later builds dropped as too old (Kepler, Maxwell, Pascal,
     Volta: kb/torch_arch_lists.json): without the torch build shown, 'no kernel image' on it is not known to be torch's,
@@ -713,13 +710,9 @@ def program_not_torch(fx: Facts) -> Optional[str]:
     """The program a pasted report is about when it names one with its own CUDA code or framework (readers/issue.py
     pasted.programs: kb/errors/b19.json other_frameworks, b20.json own_kernel_programs) and names torch nowhere, and
     nothing about a torch build is known: an architecture the report says is unsupported is that program's."""
-    if not torch_unknown(fx):
+    if not torch_unknown(fx) or torch_named(fx, text_of(fx)):
         return None
-    named = fx.dict("pasted.programs") or {}
-    fw = kb_document("b19.json")["other_frameworks"]
-    if named.get("torch") or re.search(fw["torch_named"], text_of(fx), re.I):
-        return None
-    names = named.get("names") or []
+    names = (fx.dict("pasted.programs") or {}).get("names") or []
     return str(names[0]) if names else None
 
 

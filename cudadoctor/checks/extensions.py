@@ -12,13 +12,13 @@ import dataclasses
 import re
 from typing import Any, Dict, Iterator, Optional, Tuple
 
-from cudadoctor.errortext import kb_document
+from cudadoctor.errortext import kb_document, program_patterns
 from cudadoctor.facts import Facts
 from cudadoctor.interpret import arch_runs, build_arch_list, cap_number, gpus, torch_cuda, torch_version
 from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import INDEX, PIP, error_match, search, text_of
-from .arch import any_build_gpu, kernel_owner, program_not_torch, torch_op_failed, user_says_unsupported
+from .arch import any_build_gpu, kernel_owner, program_not_torch, torch_named, torch_op_failed, user_says_unsupported
 
 EXTENSION_ABI_MISMATCH = Code(
     code="extension-abi-mismatch",
@@ -664,12 +664,12 @@ def companion_arch_unsupported(fx: Facts) -> Iterator[Finding]:
 def _program_named(fx: Facts, text: str) -> Optional[str]:
     """A program with its own CUDA code (kb/errors/b20.json own_kernel_programs) the report names (its title and prose
     too: readers/issue.py pasted.programs), when it names no torch."""
-    named = fx.dict("pasted.programs") or {}
-    if named.get("torch") or re.search(r"\b(?:py)?torch\b", text, re.I):
+    if torch_named(fx, text):
         return None
-    rx = re.compile(kb_document("b20.json")["own_kernel_programs"]["regex"], re.I)
-    m = rx.search(text)
-    return m.group(0) if m else next((str(n) for n in named.get("names") or [] if rx.fullmatch(str(n))), None)
+    own = program_patterns()[1]
+    m = own.search(text)
+    names = (fx.dict("pasted.programs") or {}).get("names") or []
+    return m.group(0) if m else next((str(n) for n in names if own.fullmatch(str(n))), None)
 
 
 def _program_lacks_arch(fx: Facts, program: str, said: Tuple[str, str], owner: Optional[Tuple[str, str, Any]]) -> Finding:

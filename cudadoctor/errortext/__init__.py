@@ -27,7 +27,7 @@ from .stated import TENSORFLOW_VERSION, WRONG_NUMBERS
 from .evidence import PROVIDERS, Evidence, of_facts, of_texts, said, search, text_of
 from .match import Match, code_matches, code_pattern, find_matches, for_codes, of_code, specificity
 from .normalize import MAX_LINE_CHARS, MAX_TEXT, ROLE_WEIGHT, clean_lines, decode, is_fence, line_roles, normalize, stripped_lines
-from .signatures import Signature, compiled, kb_document, kb_documents, kb_signatures
+from .signatures import Signature, compiled, kb_document, kb_documents, kb_signatures, program_patterns
 from .sources import error_texts
 
 __all__ = [
@@ -69,6 +69,7 @@ __all__ = [
     "of_code",
     "kb_document",
     "kb_documents",
+    "program_patterns",
     "ROLE_WEIGHT",
     "line_roles",
     "normalize",

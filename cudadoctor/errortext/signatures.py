@@ -130,6 +130,20 @@ def kb_document(name: str = "error_signatures.json") -> Dict[str, Any]:
 
 
 @functools.lru_cache(maxsize=None)
+def program_patterns() -> Tuple["re.Pattern[str]", "re.Pattern[str]", "re.Pattern[str]"]:
+    """(any program with its own CUDA code, a program that ships its own kernels, torch named): the other frameworks
+    (b19.json other_frameworks: TensorFlow, JAX, Paddle, MXNet) and the programs with their own kernels or libtorch
+    (b20.json own_kernel_programs: Ollama, dorado, Caffe, OpenMM...), and how a text names torch. Compiled once; the
+    issue reader and the architecture checks read reports with them."""
+    fw, own = kb_document("b19.json")["other_frameworks"], kb_document("b20.json")["own_kernel_programs"]
+    return (
+        re.compile(f"{fw['regex']}|{own['regex']}", re.I),
+        re.compile(own["regex"], re.I),
+        re.compile(fw["torch_named"], re.I),
+    )
+
+
+@functools.lru_cache(maxsize=None)
 def kb_signatures() -> Tuple[Signature, ...]:
     """The signatures of every kb/errors/*.json, file by file in sorted order."""
     out: List[Signature] = []

@@ -225,12 +225,17 @@ _FACT_LABELS = (
 _VERSION_FIELDS = ("torch", "driver", "cuda", "nvcc", "cudnn", "python", "gcc", "os", "distro", "wsl")
 
 
+@functools.lru_cache(maxsize=1)
+def _terminal_vs_ide_rx() -> "re.Pattern[str]":
+    from ..errortext import kb_document
+
+    return re.compile(kb_document("b20.json")["symptoms"]["terminal_vs_ide"]["regex"], re.I)
+
+
 def _terminal_vs_ide(lines: List[str]) -> Dict[str, Any]:
     """The reporter's sentence that it works in a terminal but not in Jupyter / PyCharm / VS Code (or the reverse), from
     the prose too (kb/errors/b20.json symptoms.terminal_vs_ide): {"line": n, "text": the words}. Read by checks/ide20.py."""
-    from ..errortext import kb_document
-
-    rx = re.compile(kb_document("b20.json")["symptoms"]["terminal_vs_ide"]["regex"], re.I)
+    rx = _terminal_vs_ide_rx()
     text = "\n".join(lines)
     m = rx.search(text)
     if not m:
@@ -242,11 +247,9 @@ def _programs_named(lines: List[str]) -> Dict[str, Any]:
     """The GPU programs the paste names anywhere, the title and prose included (kb/errors/b19.json other_frameworks,
     b20.json own_kernel_programs), and whether it names torch at all: {"names": [...], "torch": line or None}. Only the
     names are kept, not the sentences. Read by checks/arch.py: whose kernel lacked the GPU's architecture."""
-    from ..errortext import kb_document
+    from ..errortext import program_patterns
 
-    fw, own = kb_document("b19.json")["other_frameworks"], kb_document("b20.json")["own_kernel_programs"]
-    either = re.compile(f"{fw['regex']}|{own['regex']}", re.I)
-    torch_rx = re.compile(fw["torch_named"], re.I)
+    either, _own, torch_rx = program_patterns()
     names: List[str] = []
     torch_line = None
     for n, ln in enumerate(lines, 1):
