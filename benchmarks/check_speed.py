@@ -47,8 +47,13 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--python", default=None, help="interpreter whose torch to measure (default: this one)")
     ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--compare", action="append", default=[], metavar="NAME=CHECKOUT",
-                    help="also run `python -m cudadoctor check` from CHECKOUT (repeatable)")
+    ap.add_argument(
+        "--compare",
+        action="append",
+        default=[],
+        metavar="NAME=CHECKOUT",
+        help="also run `python -m cudadoctor check` from CHECKOUT (repeatable)",
+    )
     args = ap.parse_args()
     env = dict(os.environ, NO_COLOR="1")
     envs = {}
@@ -69,7 +74,11 @@ def main() -> int:
     print("cudadoctor:", " ".join(me), "| torch from:", python)
     for name, argv in cmds.items():  # warm the page cache once, and make sure each command works
         r = subprocess.run(argv, capture_output=True, text=True, env=envs.get(name, env), check=False)
-        ok = r.returncode in (0, 1) and ("PyTorch" in r.stdout) if name not in ("import torch", "collect_env") else r.returncode == 0
+        ok = (
+            r.returncode in (0, 1) and ("PyTorch" in r.stdout)
+            if name not in ("import torch", "collect_env")
+            else r.returncode == 0
+        )
         if not ok:
             tail = (r.stderr or r.stdout).strip().splitlines()[-1:] or ["no output"]
             print(f"{name} does not work here (exit {r.returncode}): {tail[0]}", file=sys.stderr)
@@ -85,7 +94,10 @@ def main() -> int:
     med = {k: statistics.median(v) for k, v in times.items()}
     for k, v in med.items():
         lo, hi = _quartiles(times[k])
-        print(f"{k:<26} median {v:6.3f} s   (quartiles {lo:.3f}-{hi:.3f}, min {min(times[k]):.3f}, max {max(times[k]):.3f}, n={len(times[k])})")
+        print(
+            f"{k:<26} median {v:6.3f} s   (quartiles {lo:.3f}-{hi:.3f}, min {min(times[k]):.3f}, max {max(times[k]):.3f}, n={len(times[k])})"
+        )
+
     def spread(other: str) -> str:
         """The same ratio round by round (each round runs the commands within seconds of each other,
         so a load that drifts over minutes cancels out) and from the fastest runs (least noise)."""
@@ -102,8 +114,10 @@ def main() -> int:
     for name in envs:
         d = [o - c for o, c in zip(times[name], times["cudadoctor check"])]
         lo, hi = _quartiles(d)
-        print(f"{name} - this check      = median {statistics.median(d) * 1000:+.0f} ms per round "
-              f"(quartiles {lo * 1000:+.0f} to {hi * 1000:+.0f}; fastest runs {(min(times[name]) - min(times['cudadoctor check'])) * 1000:+.0f} ms)")
+        print(
+            f"{name} - this check      = median {statistics.median(d) * 1000:+.0f} ms per round "
+            f"(quartiles {lo * 1000:+.0f} to {hi * 1000:+.0f}; fastest runs {(min(times[name]) - min(times['cudadoctor check'])) * 1000:+.0f} ms)"
+        )
     print(f"load average (1 min) during the rounds: {min(load):.2f} to {max(load):.2f} on {os.cpu_count()} CPUs")
     return 0
 

@@ -37,29 +37,66 @@ WHEN = "@@WHEN@@"
 
 
 def _gpus(name: str, cc: str, n: int, mem: int, sms: int) -> Tuple[List[Dict[str, Any]], List[Dict[str, Any]]]:
-    nvml = [{"index": i, "name": name, "uuid": f"GPU-{i:08x}-0000-0000-0000-{HOST}", "pci_bus_id": f"00000000:{0x18 + i:02X}:00.0",
-             "compute_capability": cc, "memory": {"total_bytes": mem, "free_bytes": mem - 2**29, "used_bytes": 2**29},
-             "mig_mode": {"current": 0, "pending": 0}, "persistence_mode": 1, "compute_mode": "Default", "errors": {}}
-            for i in range(n)]
+    nvml = [
+        {
+            "index": i,
+            "name": name,
+            "uuid": f"GPU-{i:08x}-0000-0000-0000-{HOST}",
+            "pci_bus_id": f"00000000:{0x18 + i:02X}:00.0",
+            "compute_capability": cc,
+            "memory": {"total_bytes": mem, "free_bytes": mem - 2**29, "used_bytes": 2**29},
+            "mig_mode": {"current": 0, "pending": 0},
+            "persistence_mode": 1,
+            "compute_mode": "Default",
+            "errors": {},
+        }
+        for i in range(n)
+    ]
     major, minor = (int(x) for x in cc.split("."))
-    torch = [{"index": i, "name": name, "capability": [major, minor], "total_memory": mem, "multi_processor_count": sms,
-              "kernel_ok": True, "kernel_s": 0.02} for i in range(n)]
+    torch = [
+        {
+            "index": i,
+            "name": name,
+            "capability": [major, minor],
+            "total_memory": mem,
+            "multi_processor_count": sms,
+            "kernel_ok": True,
+            "kernel_s": 0.02,
+        }
+        for i in range(n)
+    ]
     return nvml, torch
 
 
-def with_driver(facts: Dict[str, Any], driver: str = "580.95.05", cuda: str = "13.0", gpu: str = "NVIDIA H100 80GB HBM3",
-                cc: str = "9.0", n: int = 8, mem: int = 85520809984, sms: int = 132) -> Dict[str, Any]:
+def with_driver(
+    facts: Dict[str, Any],
+    driver: str = "580.95.05",
+    cuda: str = "13.0",
+    gpu: str = "NVIDIA H100 80GB HBM3",
+    cc: str = "9.0",
+    n: int = 8,
+    mem: int = 85520809984,
+    sms: int = 132,
+) -> Dict[str, Any]:
     """The recorded facts as a node with a loaded driver and ``n`` GPUs that torch can use."""
     f = copy.deepcopy(facts)
     nvml, tdev = _gpus(gpu, cc, n, mem, sms)
-    f["nvml"] = {"status": "ok", "driver_version": driver, "cuda_driver_version": cuda, "device_count": n,
-                 "devices": nvml, "bindings_version": "13.580.82", "elapsed_s": 0.05}
+    f["nvml"] = {
+        "status": "ok",
+        "driver_version": driver,
+        "cuda_driver_version": cuda,
+        "device_count": n,
+        "devices": nvml,
+        "bindings_version": "13.580.82",
+        "elapsed_s": 0.05,
+    }
     s = f["system"]
     s["container"] = None
     s["nvidia_kernel_driver"] = driver
     s["kernel_modules"] = {"nvidia": True, "nvidia_uvm": True, "nvidia_drm": True, "nvidia_modeset": True, "nouveau": False}
-    s["pci_nvidia_devices"] = [{"address": g["pci_bus_id"][4:].lower(), "device_id": "0x2330", "class": "0x030200",
-                                "driver": "nvidia"} for g in nvml]
+    s["pci_nvidia_devices"] = [
+        {"address": g["pci_bus_id"][4:].lower(), "device_id": "0x2330", "class": "0x030200", "driver": "nvidia"} for g in nvml
+    ]
     s["dev_nvidia"] = ["/dev/nvidiactl", "/dev/nvidia-uvm"] + [f"/dev/nvidia{i}" for i in range(n)]
     t = f["torch"]
     t.pop("cuda_init_error", None)
@@ -74,8 +111,19 @@ def cpu_torch(facts: Dict[str, Any]) -> Dict[str, Any]:
     """The CPU build of the same torch release installed on a node with GPUs."""
     f = with_driver(facts)
     t = f["torch"]
-    t.update({"version": "2.14.1+cpu", "cuda": None, "cuda_compiled": False, "cuda_available": False, "device_count": 0,
-              "devices": [], "arch_list": [], "cudnn_version": None, "cudnn_compiled": None})
+    t.update(
+        {
+            "version": "2.14.1+cpu",
+            "cuda": None,
+            "cuda_compiled": False,
+            "cuda_available": False,
+            "device_count": 0,
+            "devices": [],
+            "arch_list": [],
+            "cudnn_version": None,
+            "cudnn_compiled": None,
+        }
+    )
     for d in f["packages"].get("distributions", []):
         if d.get("name") == "torch":
             d["version"] = "2.14.1+cpu"
@@ -172,12 +220,16 @@ def main() -> int:
         print(f"$ python -m cudadoctor fleet DIR --format {args.format}   (exit {r.returncode})")
         if args.format == "json" and r.returncode in (0, 1):
             s = json.loads(r.stdout)["summary"]
-            print(f"  nodes {s['nodes']:,}, configurations {s['configurations']}, deviating {s['deviating']}, "
-                  f"with errors {s['with_errors']}, unreadable {s['unreadable']}")
+            print(
+                f"  nodes {s['nodes']:,}, configurations {s['configurations']}, deviating {s['deviating']}, "
+                f"with errors {s['with_errors']}, unreadable {s['unreadable']}"
+            )
         elif r.stderr:
             print(r.stderr.strip())
-        print(f"fleet: {secs:.2f} s wall for {args.nodes + 2:,} files = {(args.nodes + 2) / secs:,.0f} reports/s "
-              f"({os.cpu_count()} CPUs)")
+        print(
+            f"fleet: {secs:.2f} s wall for {args.nodes + 2:,} files = {(args.nodes + 2) / secs:,.0f} reports/s "
+            f"({os.cpu_count()} CPUs)"
+        )
         # CPU time: what the machine's other work does not change (fleet is one process); with the wall time
         # and the load, a figure measured on a shared machine says what it means
         load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")

@@ -58,14 +58,25 @@ class Validator:
         self.data_dir = data_dir
         self.deadline = time.monotonic() + budget_s
         self.steps: List[Step] = []
-        self.env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p),
-                        NO_COLOR="1", PYTHONUNBUFFERED="1")
+        self.env = dict(
+            os.environ,
+            PYTHONPATH=os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p),
+            NO_COLOR="1",
+            PYTHONUNBUFFERED="1",
+        )
         (out / "recordings").mkdir(parents=True, exist_ok=True)
 
     # -- running ------------------------------------------------------------------------------
-    def run(self, name: str, args: List[str], timeout: float = 120, env: Optional[Dict[str, str]] = None,
-            cwd: Optional[str] = None, judge: Optional[Callable[[subprocess.CompletedProcess], "tuple[str, str]"]] = None,
-            cudadoctor: bool = True) -> Step:
+    def run(
+        self,
+        name: str,
+        args: List[str],
+        timeout: float = 120,
+        env: Optional[Dict[str, str]] = None,
+        cwd: Optional[str] = None,
+        judge: Optional[Callable[[subprocess.CompletedProcess], "tuple[str, str]"]] = None,
+        cudadoctor: bool = True,
+    ) -> Step:
         cmd = [self.python, "-m", "cudadoctor", *args] if cudadoctor else args
         step = Step(name, cmd)
         self.steps.append(step)
@@ -75,12 +86,15 @@ class Validator:
             return step
         t0 = time.monotonic()
         try:
-            p = subprocess.run(cmd, capture_output=True, text=True, timeout=min(timeout, left), env=env or self.env,
-                               cwd=cwd or str(REPO))
+            p = subprocess.run(
+                cmd, capture_output=True, text=True, timeout=min(timeout, left), env=env or self.env, cwd=cwd or str(REPO)
+            )
         except subprocess.TimeoutExpired as e:
             step.seconds = time.monotonic() - t0
             step.verdict, step.note = "fail", f"timed out after {step.seconds:.0f} s"
-            (self.out / f"{name}.out").write_text((e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or ""))
+            (self.out / f"{name}.out").write_text(
+                (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
+            )
             return step
         except OSError as e:
             step.verdict, step.note = "fail", f"could not start: {e}"
@@ -110,16 +124,22 @@ class Validator:
     def machine(self) -> None:
         self.run("nvidia-smi", ["nvidia-smi"], cudadoctor=False, timeout=30)
         self.run("nvidia-smi-q", ["nvidia-smi", "-q"], cudadoctor=False, timeout=30)
-        props = ("import json, torch; print(json.dumps({'torch': torch.__version__, 'cuda': torch.version.cuda, "
-                 "'cudnn': torch.backends.cudnn.version(), 'available': torch.cuda.is_available(), "
-                 "'devices': [dict(name=p.name, total_memory=p.total_memory, major=p.major, minor=p.minor, "
-                 "multi_processor_count=p.multi_processor_count) for p in "
-                 "(torch.cuda.get_device_properties(i) for i in range(torch.cuda.device_count()))]}))")
+        props = (
+            "import json, torch; print(json.dumps({'torch': torch.__version__, 'cuda': torch.version.cuda, "
+            "'cudnn': torch.backends.cudnn.version(), 'available': torch.cuda.is_available(), "
+            "'devices': [dict(name=p.name, total_memory=p.total_memory, major=p.major, minor=p.minor, "
+            "multi_processor_count=p.multi_processor_count) for p in "
+            "(torch.cuda.get_device_properties(i) for i in range(torch.cuda.device_count()))]}))"
+        )
         self.run("torch-properties", [self.python, "-c", props], cudadoctor=False, timeout=120)
 
     def diagnosis(self) -> None:
         self.run("check-text", ["check", "-v"], judge=_no_error_finding_text)
-        self.run("check-json", ["check", "--format", "json", "-o", str(self.out / "check.json")], judge=self._no_errors_json("check.json"))
+        self.run(
+            "check-json",
+            ["check", "--format", "json", "-o", str(self.out / "check.json")],
+            judge=self._no_errors_json("check.json"),
+        )
         self.record("check.json", "check.json")
         self.run("collect", ["collect", "-o", str(self.out / "collect.json")])
         self.record("collect.json", "collect.json")
@@ -155,7 +175,9 @@ class Validator:
         if not props.get("devices"):
             step.verdict, step.note = "skip", "torch sees no GPU: nothing to compare"
             return
-        step.verdict, step.note = ("fail", "; ".join(problems)) if problems else ("pass", f"{len(props.get('devices', []))} GPU(s) agree")
+        step.verdict, step.note = (
+            ("fail", "; ".join(problems)) if problems else ("pass", f"{len(props.get('devices', []))} GPU(s) agree")
+        )
 
     def smoke(self) -> None:
         data = ["--data-dir", self.data_dir] if self.data_dir else ["--synthetic"]
@@ -164,20 +186,73 @@ class Validator:
         self.run("smoke-json", ["smoke", "--format", "json", "-o", str(self.out / "smoke.json"), *data], timeout=180)
         self.record("smoke.json", "smoke.json")
         torchrun = [self.python, "-m", "torch.distributed.run", "--standalone"]
-        self.run("smoke-distributed-nccl-1", [*torchrun, "--nproc-per-node", "1", "-m", "cudadoctor", "smoke", "--distributed",
-                                              "-o", str(self.out / "smoke-job.json"), *data], cudadoctor=False, timeout=240)
+        self.run(
+            "smoke-distributed-nccl-1",
+            [
+                *torchrun,
+                "--nproc-per-node",
+                "1",
+                "-m",
+                "cudadoctor",
+                "smoke",
+                "--distributed",
+                "-o",
+                str(self.out / "smoke-job.json"),
+                *data,
+            ],
+            cudadoctor=False,
+            timeout=240,
+        )
         self.record("smoke-job.json", "smoke-job.json")
         # two ranks over Gloo with CUDA tensors: on a one-GPU machine both ranks share cuda:0
         gloo_job = self.out / "smoke-job-gloo-2.json"
-        self.run("smoke-distributed-gloo-2", [*torchrun, "--nproc-per-node", "2", "-m", "cudadoctor", "smoke", "--distributed",
-                                              "--backend", "gloo", "--format", "json", "-o", str(gloo_job), *data],
-                 cudadoctor=False, timeout=240, judge=_gloo_job_judge(gloo_job))
+        self.run(
+            "smoke-distributed-gloo-2",
+            [
+                *torchrun,
+                "--nproc-per-node",
+                "2",
+                "-m",
+                "cudadoctor",
+                "smoke",
+                "--distributed",
+                "--backend",
+                "gloo",
+                "--format",
+                "json",
+                "-o",
+                str(gloo_job),
+                *data,
+            ],
+            cudadoctor=False,
+            timeout=240,
+            judge=_gloo_job_judge(gloo_job),
+        )
         self.record("smoke-job-gloo-2.json", "smoke-job-gloo-2.json")
         # NCCL with more ranks than GPUs must fail at once, naming the counts (with 2+ GPUs it simply passes)
         nccl_job = self.out / "smoke-job-nccl-2.json"
-        self.run("smoke-distributed-nccl-2", [*torchrun, "--nproc-per-node", "2", "-m", "cudadoctor", "smoke", "--distributed",
-                                              "--backend", "nccl", "--format", "json", "-o", str(nccl_job), *data],
-                 cudadoctor=False, timeout=240, judge=_nccl_two_ranks_judge(nccl_job))
+        self.run(
+            "smoke-distributed-nccl-2",
+            [
+                *torchrun,
+                "--nproc-per-node",
+                "2",
+                "-m",
+                "cudadoctor",
+                "smoke",
+                "--distributed",
+                "--backend",
+                "nccl",
+                "--format",
+                "json",
+                "-o",
+                str(nccl_job),
+                *data,
+            ],
+            cudadoctor=False,
+            timeout=240,
+            judge=_nccl_two_ranks_judge(nccl_job),
+        )
 
     def speed(self) -> None:
         if not self.data_dir:
@@ -187,32 +262,54 @@ class Validator:
 
         gpu_tutorial = self.out / "tutorial_gpu.py"
         gpu_tutorial.write_text(TUTORIAL.replace('torch.device("cpu")', 'torch.device("cuda")'))
-        self.run("tutorial-gpu", [self.python, str(gpu_tutorial), self.data_dir], cudadoctor=False, timeout=300,
-                 judge=_tutorial_judge)
+        self.run(
+            "tutorial-gpu", [self.python, str(gpu_tutorial), self.data_dir], cudadoctor=False, timeout=300, judge=_tutorial_judge
+        )
         t0 = time.monotonic()
-        smoke = self.run("smoke-timed", ["smoke", "--format", "json", "--data-dir", self.data_dir], timeout=180,
-                         judge=_smoke_json_judge)
+        smoke = self.run(
+            "smoke-timed", ["smoke", "--format", "json", "--data-dir", self.data_dir], timeout=180, judge=_smoke_json_judge
+        )
         smoke.extra["wall_s"] = round(time.monotonic() - t0, 2)
 
     def broken_states(self) -> None:
-        cases = [("cvd-empty", {"CUDA_VISIBLE_DEVICES": ""}, "no-gpu-visible"),
-                 ("cvd-out-of-range", {"CUDA_VISIBLE_DEVICES": "7"}, "no-gpu-visible"),
-                 ("cvd-unknown-uuid", {"CUDA_VISIBLE_DEVICES": "GPU-00000000-0000-0000-0000-000000000000"}, "no-gpu-visible")]
+        cases = [
+            ("cvd-empty", {"CUDA_VISIBLE_DEVICES": ""}, "no-gpu-visible"),
+            ("cvd-out-of-range", {"CUDA_VISIBLE_DEVICES": "7"}, "no-gpu-visible"),
+            ("cvd-unknown-uuid", {"CUDA_VISIBLE_DEVICES": "GPU-00000000-0000-0000-0000-000000000000"}, "no-gpu-visible"),
+        ]
         for name, extra, code in cases:
             self.run(f"broken-{name}", ["check", "--format", "json"], env=dict(self.env, **extra), judge=_expect_code(code))
         with tempfile.TemporaryDirectory() as tmp:
             Path(tmp, "torch.py").write_text("# a user's own script named torch.py\nprint('hello')\n")
-            self.run("broken-local-torch-py", ["check", "--format", "json"], cwd=tmp, judge=_expect_code("shadowed-by-local-file"))
+            self.run(
+                "broken-local-torch-py", ["check", "--format", "json"], cwd=tmp, judge=_expect_code("shadowed-by-local-file")
+            )
         copies = self._second_cudart()
         if copies:
-            self.run("broken-ld-preload-cudart", ["check", "--format", "json"], env=dict(self.env, LD_PRELOAD=copies),
-                     judge=_expect_code("library-shadowing"))
+            self.run(
+                "broken-ld-preload-cudart",
+                ["check", "--format", "json"],
+                env=dict(self.env, LD_PRELOAD=copies),
+                judge=_expect_code("library-shadowing"),
+            )
         else:
             self.steps.append(Step("broken-ld-preload-cudart", [], verdict="skip", note="no libcudart.so.* found to copy"))
 
     def _second_cudart(self) -> str:
-        found = sorted(glob.glob(str(Path(self.python).resolve().parents[1] / "lib" / "python3*" / "site-packages" / "nvidia" /
-                                     "**" / "libcudart.so.*"), recursive=True))
+        found = sorted(
+            glob.glob(
+                str(
+                    Path(self.python).resolve().parents[1]
+                    / "lib"
+                    / "python3*"
+                    / "site-packages"
+                    / "nvidia"
+                    / "**"
+                    / "libcudart.so.*"
+                ),
+                recursive=True,
+            )
+        )
         found += sorted(glob.glob("/usr/local/cuda*/lib64/libcudart.so.*"))
         if not found:
             return ""
@@ -223,15 +320,23 @@ class Validator:
         return str(target)
 
     def gpu_tests(self) -> None:
-        self.run("pytest-gpu", [self.python, "-m", "pytest", "-q", "-m", "gpu", "-p", "no:cacheprovider", str(REPO / "tests")],
-                 cudadoctor=False, timeout=300, judge=_pytest_judge)
+        self.run(
+            "pytest-gpu",
+            [self.python, "-m", "pytest", "-q", "-m", "gpu", "-p", "no:cacheprovider", str(REPO / "tests")],
+            cudadoctor=False,
+            timeout=300,
+            judge=_pytest_judge,
+        )
 
     # -- results ------------------------------------------------------------------------------
     def _no_errors_json(self, file: str) -> Callable[[subprocess.CompletedProcess], "tuple[str, str]"]:
         def judge(p: subprocess.CompletedProcess) -> "tuple[str, str]":
             report = json.loads((self.out / file).read_text())
             errors = [f["code"] for f in report.get("findings", []) if f.get("severity") == "error"]
-            return ("fail", "error findings: " + ", ".join(errors)) if errors else ("pass", f"exit {p.returncode}, no error finding")
+            return (
+                ("fail", "error findings: " + ", ".join(errors)) if errors else ("pass", f"exit {p.returncode}, no error finding")
+            )
+
         return judge
 
     def write(self) -> str:
@@ -261,6 +366,7 @@ def _expect_code(code: str) -> Callable[[subprocess.CompletedProcess], "tuple[st
         report = json.loads(p.stdout)
         codes = sorted({f["code"] for f in report.get("findings", [])})
         return ("pass" if code in codes else "fail", f"expected {code}; got {', '.join(codes) or 'none'}")
+
     return judge
 
 
@@ -277,8 +383,10 @@ def _smoke_json_judge(p: subprocess.CompletedProcess) -> "tuple[str, str]":
     for stage in doc.get("stages", []):
         if stage.get("name") == "training":
             ev = stage.get("evidence", {})
-            return (("pass" if stage.get("verdict") == "pass" else "fail"),
-                    f"accuracy {ev.get('test_accuracy')}, {ev.get('process_time_to_target_s')} s from process start to the bar")
+            return (
+                ("pass" if stage.get("verdict") == "pass" else "fail"),
+                f"accuracy {ev.get('test_accuracy')}, {ev.get('process_time_to_target_s')} s from process start to the bar",
+            )
     return "fail", "no training stage in the smoke output"
 
 
@@ -289,6 +397,7 @@ def _gloo_job_judge(path: Path) -> Callable[[subprocess.CompletedProcess], "tupl
         ok = p.returncode == 0 and rep.get("status") == "pass" and rep.get("backend") == "gloo"
         ok = ok and len(devices) == 2 and all(str(d).startswith("cuda:") for d in devices)
         return ("pass" if ok else "fail"), f"exit {p.returncode}, {rep.get('status')}, {rep.get('backend')} on {devices}"
+
     return judge
 
 
@@ -301,6 +410,7 @@ def _nccl_two_ranks_judge(path: Path) -> Callable[[subprocess.CompletedProcess],
         reasons = " ".join(c.get("reason", "") for c in rep.get("culprits", []))
         ok = p.returncode == 1 and "NCCL cannot share a GPU between ranks" in reasons and rep.get("elapsed_s", 1e9) < 120
         return ("pass" if ok else "fail"), f"exit {p.returncode}: {reasons[:200]}"
+
     return judge
 
 
@@ -312,7 +422,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True, help="results folder (created)")
     ap.add_argument("--python", default=sys.executable, help="interpreter with torch (default: this one)")
-    ap.add_argument("--data-dir", default=None, help="root holding MNIST/raw (default: ../shared/data if present, else --synthetic)")
+    ap.add_argument(
+        "--data-dir", default=None, help="root holding MNIST/raw (default: ../shared/data if present, else --synthetic)"
+    )
     ap.add_argument("--budget-s", type=float, default=460.0, help="stop starting steps after this many seconds (default 460)")
     ap.add_argument("--only", default="", help="comma-separated step groups: machine,diagnosis,smoke,speed,broken,tests")
     a = ap.parse_args(argv)
@@ -322,8 +434,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     v = Validator(out, a.python, data_dir, a.budget_s)
-    groups = {"machine": v.machine, "diagnosis": v.diagnosis, "smoke": v.smoke, "speed": v.speed,
-              "broken": v.broken_states, "tests": v.gpu_tests}
+    groups = {
+        "machine": v.machine,
+        "diagnosis": v.diagnosis,
+        "smoke": v.smoke,
+        "speed": v.speed,
+        "broken": v.broken_states,
+        "tests": v.gpu_tests,
+    }
     chosen = [g for g in a.only.split(",") if g] or list(groups)
     unknown = [g for g in chosen if g not in groups]
     if unknown:
@@ -333,8 +451,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         groups[g]()
     print(v.write(), end="")
     failed = [s.name for s in v.steps if s.verdict == "fail"]
-    print(f"\n{len(v.steps)} steps: {sum(s.verdict == 'pass' for s in v.steps)} passed, {len(failed)} failed, "
-          f"{sum(s.verdict == 'skip' for s in v.steps)} skipped; results in {out}")
+    print(
+        f"\n{len(v.steps)} steps: {sum(s.verdict == 'pass' for s in v.steps)} passed, {len(failed)} failed, "
+        f"{sum(s.verdict == 'skip' for s in v.steps)} skipped; results in {out}"
+    )
     return 1 if failed else 0
 
 

@@ -32,7 +32,9 @@ def score(out: str, batches: list) -> None:
 
     def findings(**kw):
         try:
-            facts = gather(None, None, False, None, None, kw.get("error_file"), from_collect_env=kw.get("ce"), from_text=kw.get("text"))
+            facts = gather(
+                None, None, False, None, None, kw.get("error_file"), from_collect_env=kw.get("ce"), from_text=kw.get("text")
+            )
             rep = shareable(diagnose(facts, reg), False, live=True)
             return [{"severity": f.severity, "code": f.code} for f in rep.findings]
         except (BadInput, SystemExit):
@@ -52,7 +54,9 @@ def score(out: str, batches: list) -> None:
                 r["paste_right"], r["paste_top"], r["paste_got"] = sb._judge(label, findings(text=str(paste)))
             rows.append(r)
     Path(out).write_text(json.dumps(rows, indent=0) + "\n", encoding="utf-8")
-    print(f"{len(rows)} threads: facts {sum(r['facts_right'] for r in rows)}, paste {sum(bool(r.get('paste_right')) for r in rows)}")
+    print(
+        f"{len(rows)} threads: facts {sum(r['facts_right'] for r in rows)}, paste {sum(bool(r.get('paste_right')) for r in rows)}"
+    )
 
 
 def diff(before: str, after: str) -> None:
@@ -62,7 +66,9 @@ def diff(before: str, after: str) -> None:
         for cid in sorted(set(a) & set(b)):
             was, now = bool(a[cid].get(f"{form}_right")), bool(b[cid].get(f"{form}_right"))
             if was != now:
-                print(f"{form} {'GAIN' if now else 'LOSS'} {cid} {a[cid]['label']}: {a[cid].get(f'{form}_got')} -> {b[cid].get(f'{form}_got')}")
+                print(
+                    f"{form} {'GAIN' if now else 'LOSS'} {cid} {a[cid]['label']}: {a[cid].get(f'{form}_got')} -> {b[cid].get(f'{form}_got')}"
+                )
 
 
 if __name__ == "__main__":

@@ -10,8 +10,9 @@ Form "paste": `check --from-text X.paste.txt --format json` (a refusal, exit 2, 
 Right: the label is the code of an error or warning finding; a healthy case is right with no error finding.
 "Top": the label is the first error finding's code (or, with no error, the first warning's).
 A label `uncatalogued:NAME` (a confirmed cause without a code when the batch was frozen) is matched by a
-finding with code NAME once the catalogue has a code NAME; such cases are listed in a note, since the
-batch's frozen first-sight figure did not count them.
+finding with code NAME once the catalogue has a code NAME, or the code tests/data/blind/label_aliases.json names
+for NAME (the cause got a code under another name); such cases are listed in a note, since the batch's frozen
+first-sight figure did not count them.
 """
 
 from __future__ import annotations
@@ -50,13 +51,25 @@ def _codes() -> frozenset:
     return frozenset(registry.load(plugins=False).codes)
 
 
+@functools.lru_cache(maxsize=1)
+def _aliases() -> dict:
+    """tests/data/blind/label_aliases.json: uncatalogued NAME -> the code its cause got under another name."""
+    doc = json.loads((REPO / "tests" / "data" / "blind" / "label_aliases.json").read_text(encoding="utf-8"))
+    return {name: a["code"] for name, a in doc["aliases"].items()}
+
+
 def effective_label(label: str, codes=None) -> str:
     """The label a finding must carry: `uncatalogued:NAME` is NAME once the catalogue has a code NAME
-    (the cause got a code after the batch was frozen); any other label is itself."""
+    (the cause got a code after the batch was frozen), or the code label_aliases.json names for NAME when
+    the catalogue has it; any other label is itself."""
     if label.startswith("uncatalogued:"):
         name = label.partition(":")[2].strip()
-        if name in (_codes() if codes is None else codes):
+        have = _codes() if codes is None else codes
+        if name in have:
             return name
+        alias = _aliases().get(name)
+        if alias in have:
+            return alias
     return label
 
 

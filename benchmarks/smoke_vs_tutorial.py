@@ -7,6 +7,7 @@ Both run as fresh child processes with the same interpreter on the same data; th
 number compared is "process start -> test accuracy >= 97%" (imports, data loading
 and everything else included). The training-loop-only times are printed too.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -24,7 +25,7 @@ WORKLOAD = REPO / "cudadoctor" / "smoke" / "workload.py"
 # The program people copy, written faithfully: torchvision dataset, per-sample
 # ToTensor + Normalize through a DataLoader, batch 64, SGD(lr=0.1, momentum=0.5),
 # test accuracy printed after every epoch, 3 epochs.
-TUTORIAL = r'''
+TUTORIAL = r"""
 import time, json, sys
 T0 = time.perf_counter()
 import torch
@@ -85,7 +86,7 @@ for epoch in range(1, 4):
         reached = {"epoch": epoch, "accuracy": acc, "process_s": now - T0, "data_train_s": now - TI, "train_s": now - T1}
 end = time.perf_counter()
 print(json.dumps({"reached": reached, "final_accuracy": acc, "process_s": end - T0, "data_train_s": end - TI, "train_s": end - T1}))
-'''
+"""
 
 
 def run_tutorial(python: str, data_dir: str) -> dict:
@@ -109,8 +110,9 @@ def run_smoke(python: str, data_dir: str) -> dict:
         out = os.path.join(tmp, "r.json")
         cfg = {"device": "cpu", "data_dir": data_dir}
         t0 = time.perf_counter()
-        p = subprocess.run([python, str(WORKLOAD), "--config", json.dumps(cfg), "--out", out],
-                           capture_output=True, text=True, timeout=900)
+        p = subprocess.run(
+            [python, str(WORKLOAD), "--config", json.dumps(cfg), "--out", out], capture_output=True, text=True, timeout=900
+        )
         wall = time.perf_counter() - t0
         r = json.load(open(out))
     if r.get("error"):
@@ -119,30 +121,45 @@ def run_smoke(python: str, data_dir: str) -> dict:
     if tr["verdict"] != "pass":
         sys.exit(f"smoke training did not pass: {tr['message']}\n{p.stderr[-2000:]}")
     ev = tr["evidence"]
-    return {"accuracy": ev["test_accuracy"], "epochs": ev["epochs"], "process_s": ev["process_time_to_target_s"],
-            "train_s": ev["time_to_target_s"], "wall_s": wall, "status": r["status"],
-            # data on disk -> accuracy: load + normalise/move to the device + training (imports excluded)
-            "data_train_s": r["data"]["load_s"] + ev["setup_s"] + ev["time_to_target_s"]}
+    return {
+        "accuracy": ev["test_accuracy"],
+        "epochs": ev["epochs"],
+        "process_s": ev["process_time_to_target_s"],
+        "train_s": ev["time_to_target_s"],
+        "wall_s": wall,
+        "status": r["status"],
+        # data on disk -> accuracy: load + normalise/move to the device + training (imports excluded)
+        "data_train_s": r["data"]["load_s"] + ev["setup_s"] + ev["time_to_target_s"],
+    }
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--python", default=os.environ.get("CUDADOCTOR_TEST_TORCH_PYTHON") or sys.executable)
-    ap.add_argument("--data-dir", default=os.environ.get("CUDADOCTOR_TEST_MNIST_ROOT") or str(REPO.parent / "shared" / "data"),
-                    help="root holding MNIST/raw (default: ../shared/data beside the repo)")
+    ap.add_argument(
+        "--data-dir",
+        default=os.environ.get("CUDADOCTOR_TEST_MNIST_ROOT") or str(REPO.parent / "shared" / "data"),
+        help="root holding MNIST/raw (default: ../shared/data beside the repo)",
+    )
     ap.add_argument("--json", action="store_true", help="print the numbers as JSON too")
     a = ap.parse_args()
     print(f"interpreter: {a.python}\ndata: {a.data_dir}\nrunning the smoke workload (--device cpu) ...", flush=True)
     smoke = run_smoke(a.python, a.data_dir)
-    print(f"  test accuracy {smoke['accuracy']:.4f} after {smoke['epochs']} epochs: "
-          f"{smoke['process_s']:.2f} s from process start ({smoke['train_s']:.2f} s of training); "
-          f"whole smoke {smoke['wall_s']:.1f} s", flush=True)
+    print(
+        f"  test accuracy {smoke['accuracy']:.4f} after {smoke['epochs']} epochs: "
+        f"{smoke['process_s']:.2f} s from process start ({smoke['train_s']:.2f} s of training); "
+        f"whole smoke {smoke['wall_s']:.1f} s",
+        flush=True,
+    )
     print("running the tutorial-style program (3 epochs) ...", flush=True)
     tut = run_tutorial(a.python, a.data_dir)
     if tut["reached"]:
         rt = tut["reached"]
-        print(f"  test accuracy {rt['accuracy']:.4f} after epoch {rt['epoch']}: {rt['process_s']:.2f} s from process "
-              f"start ({rt['train_s']:.2f} s of training); 3 epochs {tut['process_s']:.1f} s", flush=True)
+        print(
+            f"  test accuracy {rt['accuracy']:.4f} after epoch {rt['epoch']}: {rt['process_s']:.2f} s from process "
+            f"start ({rt['train_s']:.2f} s of training); 3 epochs {tut['process_s']:.1f} s",
+            flush=True,
+        )
         t_proc, t_data, t_train, note = rt["process_s"], rt["data_train_s"], rt["train_s"], ""
     else:
         t_proc, t_data, t_train = tut["process_s"], tut["data_train_s"], tut["train_s"]
@@ -151,17 +168,34 @@ def main() -> int:
     ratio = smoke["process_s"] / t_proc
     ratio_train = smoke["train_s"] / t_train
     ratio_data = smoke["data_train_s"] / t_data
-    print(f"\ntime to >=97% test accuracy, process start included: smoke {smoke['process_s']:.2f} s vs tutorial "
-          f"{t_proc:.2f} s -> ratio {ratio:.3f} (1/{1 / ratio:.1f}){note}")
-    print(f"data load + training (imports excluded):             smoke {smoke['data_train_s']:.2f} s vs tutorial "
-          f"{t_data:.2f} s -> ratio {ratio_data:.3f} (1/{1 / ratio_data:.1f})  <- the goal's measure")
-    print(f"training loop only:                                  smoke {smoke['train_s']:.2f} s vs tutorial "
-          f"{t_train:.2f} s -> ratio {ratio_train:.3f} (1/{1 / ratio_train:.1f})")
-    print(f"goal (data load + training) <= 0.1: {'MET' if ratio_data <= 0.1 else 'NOT met'}; "
-          f"with interpreter + torch import included: {'MET' if ratio <= 0.1 else 'NOT met'}")
+    print(
+        f"\ntime to >=97% test accuracy, process start included: smoke {smoke['process_s']:.2f} s vs tutorial "
+        f"{t_proc:.2f} s -> ratio {ratio:.3f} (1/{1 / ratio:.1f}){note}"
+    )
+    print(
+        f"data load + training (imports excluded):             smoke {smoke['data_train_s']:.2f} s vs tutorial "
+        f"{t_data:.2f} s -> ratio {ratio_data:.3f} (1/{1 / ratio_data:.1f})  <- the goal's measure"
+    )
+    print(
+        f"training loop only:                                  smoke {smoke['train_s']:.2f} s vs tutorial "
+        f"{t_train:.2f} s -> ratio {ratio_train:.3f} (1/{1 / ratio_train:.1f})"
+    )
+    print(
+        f"goal (data load + training) <= 0.1: {'MET' if ratio_data <= 0.1 else 'NOT met'}; "
+        f"with interpreter + torch import included: {'MET' if ratio <= 0.1 else 'NOT met'}"
+    )
     if a.json:
-        print(json.dumps({"smoke": smoke, "tutorial": tut, "ratio_process": ratio, "ratio_data_train": ratio_data,
-                          "ratio_train": ratio_train}))
+        print(
+            json.dumps(
+                {
+                    "smoke": smoke,
+                    "tutorial": tut,
+                    "ratio_process": ratio,
+                    "ratio_data_train": ratio_data,
+                    "ratio_train": ratio_train,
+                }
+            )
+        )
     return 0 if ratio_data <= 0.1 else 1
 
 

@@ -41,3 +41,23 @@ def test_the_batch_score_counts_it_and_says_so(tmp_path, capsys, monkeypatch):
     (row,) = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
     assert row["catalogued_since"] == "companion-cpu-only-build"
     assert row["facts_right"] and row["paste_right"], row
+
+
+def test_an_alias_maps_an_uncatalogued_name_to_the_code_its_cause_got():
+    """tests/data/blind/label_aliases.json: a name frozen as uncatalogued whose cause later got a code under another
+    name is scored against that code; every alias points at a catalogue code and is used by some frozen label."""
+    doc = json.loads((REPO / "tests" / "data" / "blind" / "label_aliases.json").read_text(encoding="utf-8"))
+    codes = score_blind._codes()
+    docs = [json.loads(p.read_text(encoding="utf-8")) for p in (REPO / "tests" / "data" / "blind").glob("b*/*.json")]
+    labels = {d["label"] for d in docs if isinstance(d, dict) and "label" in d}
+    for name, a in doc["aliases"].items():
+        assert a["code"] in codes and name not in codes and a["why"], name
+        assert f"uncatalogued:{name}" in labels, name
+        assert score_blind.effective_label(f"uncatalogued:{name}") == a["code"]
+    assert score_blind._judge("uncatalogued:system-libstdcxx-too-old", [{"severity": "error", "code": "libstdcxx-too-old"}])[
+        :2
+    ] == (True, True)
+    # without the code in the catalogue the alias does not apply
+    assert score_blind.effective_label("uncatalogued:system-libstdcxx-too-old", codes=frozenset()) == (
+        "uncatalogued:system-libstdcxx-too-old"
+    )

@@ -86,10 +86,14 @@ def pcie_acs_blocks_p2p(fx: Facts) -> Iterator[Finding]:
         return  # the GPUs talk over NVLink: P2P does not cross PCIe bridges
     trouble = mg.get("symptom") or mg.get("workaround")
     pcie = mg.get("pcie") or mg.get("p2p") or acs
+    if not pcie and not mg.get("multinode"):
+        # one machine, several GPUs that hang together while the same work runs on one GPU (or over gloo), or
+        # GPUs sold only as PCIe boards: the peer-to-peer path NCCL's guide names first (session 21)
+        pcie = (mg.get("contrast") or mg.get("pcie_board")) if mg.get("symptom") else None
     if not (trouble and pcie):
         return
     evidence: Dict[str, Any] = {}
-    for name in ("collective", "symptom", "workaround", "pcie", "p2p", "acs"):
+    for name in ("collective", "symptom", "workaround", "contrast", "pcie", "pcie_board", "p2p", "acs"):
         got = mg.get(name)
         if isinstance(got, dict) and got.get("text"):
             evidence[f"pasted text, line {got.get('line')} ({name})"] = got["text"]

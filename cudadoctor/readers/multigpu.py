@@ -11,8 +11,9 @@ deadlock, freeze, NaN, wrong results) or the P2P workaround, a PCIe path (PCIe, 
 "no NVLink", P2P), and sometimes the evidence itself (ACSCtl, pci=noacs, IOMMU, VT-d). An NVLink path (NV# in
 `nvidia-smi topo -m`, SXM boards, NVSwitch) is recorded too: there, P2P does not cross PCIe bridges.
 
-:func:`read` returns ``{collective, symptom, p2p, pcie, acs, nvlink, workaround, multinode}`` (each ``{line, text}`` or
-absent) or None. Pure function of the text: no I/O.
+:func:`read` returns ``{collective, symptom, p2p, pcie, acs, nvlink, workaround, multinode, contrast, pcie_board}``
+(each ``{line, text}`` or absent) or None: contrast is the same work running on one GPU or over gloo, pcie_board a
+GPU sold only as a PCIe board. Pure function of the text: no I/O.
 """
 
 from __future__ import annotations
@@ -27,14 +28,32 @@ _COLLECTIVE = re.compile(
     r"\bNCCL\b|\bnccl(?:AllReduce|Broadcast|AllGather|ReduceScatter|CommInitRank)\b|all[_ -]?reduce|all[_ -]?gather|"
     r"\bDDP\b|DistributedDataParallel|MirroredStrategy|nccl-tests|\bHorovod\b|"
     r"\bmulti[- ]?gpus?\b|\bmultiple[- ](?:\w+[- ])?gpus?\b|\b(?:[2-9]|1[0-6])\s*(?:or more\s+)?(?:\w+\s+){0,2}GPUs\b|"
-    r"\b[2-9]\s*x\s*(?:NVIDIA\s+)?(?:GeForce\s+)?(?:RTX|GTX|Tesla|Quadro|A\d{2,4}|L\d{1,2}|V100|P100|T4)\b",
+    r"\b[2-9]\s*x\s*(?:NVIDIA\s+)?(?:GeForce\s+)?(?:RTX|GTX|Tesla|Quadro|A\d{2,4}|L\d{1,2}|V100|P100|T4)\b|"
+    r"多\s*(?:GPU|卡|显卡|张(?:显)?卡)|マルチ\s*GPU|複数\s*(?:の)?\s*GPU",
     re.I,
 )
 #: What goes wrong when P2P traffic is redirected: no progress, or corrupt data.
 _SYMPTOM = re.compile(
     r"\b(?:hangs?|hanging|hung|stuck|freez\w*|froze|deadlock\w*|stall\w*|spin-wait\w*|no forward progress|"
     r"never (?:finish|complete|return)\w*|wrong results?|incorrect results?|garbage|(?:is|are|got|get|have|has)\s+`?nan`?s?\b|"
-    r"`?nan`?\s+(?:in|loss|errors?|values?)|loss (?:becomes|is|goes to) nan)",
+    r"`?nan`?\s+(?:in|loss|errors?|values?)|loss (?:becomes|is|goes to) nan)|挂起|卡住|卡死|停止响应|フリーズ|止まる",
+    re.I,
+)
+#: The same work running on one GPU, or over gloo (sockets, no P2P), in the reporter's words (session 21): the
+#: contrast that points at GPU-to-GPU traffic rather than at the program ("stuck with multi-GPUs, but works with a
+#: single GPU", "stuck with backend nccl, but works with gloo", "单GPU时则没有问题").
+_CONTRAST = re.compile(
+    r"\b(?:works?|working|worked|runs?|running|fine|ok(?:ay)?|no (?:problems?|issues?))\b[^\n]{0,40}?"
+    r"\b(?:(?:a|one|1)\s+(?:single\s+)?(?:gpu|card)|single[- ](?:gpu|card)|(?:with|on|using)\s+`?gloo)\b|"
+    r"\bsingle[- ]gpu\b[^\n]{0,30}?\b(?:works?|fine|ok(?:ay)?|no (?:problems?|issues?))\b|"
+    r"单\s*(?:GPU|卡|显卡)[^\n]{0,12}?(?:没有问题|没问题|正常|可以)|非并行方式",
+    re.I,
+)
+#: A GPU sold only as a PCIe board (GeForce, TITAN, Quadro and RTX workstation cards, T4/L4/L40/A10/A40): several
+#: of them talk over PCIe unless an NVLink bridge is named (recorded as nvlink).
+_PCIE_BOARD = re.compile(
+    r"\b(?:GeForce|TITAN\s+(?:X|V|RTX|Xp)|Quadro|RTX\s*(?:[2-5]0[5-9]0|A[2-6]000|[4-6]000(?:\s+Ada)?|PRO\s+\d{4})|"
+    r"GTX\s*\d{3,4}|(?:Tesla\s+|NVIDIA\s+)?(?:T4|L4|L40S?|A10|A40|A16|A2)(?![\w-]))\b",
     re.I,
 )
 #: The P2P workaround NCCL's guide gives: disabling P2P (or limiting it to NVLink) makes it work.
@@ -73,6 +92,8 @@ def read(lines: Iterable[str]) -> Optional[Dict[str, Any]]:
         ("pcie", _PCIE),
         ("acs", _ACS),
         ("multinode", _MULTINODE),
+        ("contrast", _CONTRAST),
+        ("pcie_board", _PCIE_BOARD),
     )
     for n, raw in enumerate(lines, 1):
         line = raw[:MAX_LINE]
