@@ -59,7 +59,8 @@ def test_it_stays_silent_without_a_failure_with_an_nvidia_gpu_named_or_when_anot
     assert CODE not in codes(paste_findings(tmp_path, "Since I don't have a GPU I don't need CUDA.\n"))
     named = "CUDA is not available, exiting!\nI don't have a GPU driver yet for my GeForce RTX 3060.\n"
     assert CODE not in codes(paste_findings(tmp_path, named))
-    # neuralrgbd#24 itself: the CPU build is the cause found; the fallback stays out
+    # neuralrgbd#24 itself: a CPU build on a machine the report says has no GPU is the right build (session 21): a
+    # warning to run the program on the CPU, not an error asking for a CUDA build; the fallback stays out
     cpu = "AssertionError: Torch not compiled with CUDA enabled\nSince I don't have a GPU I don't need CUDA.\n"
     found = paste_findings(tmp_path, cpu)
-    assert severities(found).get("cpu-only-torch") == "error" and CODE not in codes(found)
+    assert severities(found).get("cpu-only-torch") == "warning" and CODE not in codes(found)

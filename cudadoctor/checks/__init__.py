@@ -45,6 +45,7 @@ BUILTIN_MODULES = (
     "watchdog19",
     "xla20",
     "ide20",
+    "triton21",
     "libtorch19",
     "windows19",
     "fp8_19",

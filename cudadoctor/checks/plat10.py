@@ -17,9 +17,9 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, Iterator, Optional, Tuple
 
-from cudadoctor.errortext import gpu_vendors, kb_document
+from cudadoctor.errortext import kb_document
 from cudadoctor.facts import Facts
-from cudadoctor.interpret.gpus import driver_version, gpus
+from cudadoctor.interpret.gpus import no_gpu_stated
 from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import search, text_of
@@ -177,15 +177,9 @@ def uvm_not_loaded_entities(fx: Facts, code: Code) -> Iterator[Finding]:
 def _no_gpu_said(fx: Facts, text: str) -> Optional[Tuple[str, str]]:
     """(the person's words, CUDA's failure line) when a person says the machine has no GPU at all (kb/errors/
     plat11.json no_gpu_said), CUDA was asked for and is unavailable, and nothing shows an NVIDIA GPU or driver."""
-    said = fx.dict("pasted.no_gpu_said") or {}  # readers/nogpu.py, from every line of the paste
     failed = re.search(kb_document("gpuid9.json")["cpu_notebooks"]["cuda_unavailable"], text)
-    if not (said.get("text") and failed) or fx.int("nvml.device_count") or fx.int("torch.device_count") or driver_version(fx):
-        return None
-    if fx.list("system.pci_nvidia_devices") or fx.get("pasted.nvidia_named") or (fx.get("pasted.prose") or {}).get("gpus"):
-        return None
-    if any(g.get("name") for g in gpus(fx)) or gpu_vendors.nvidia_named(text.splitlines()):
-        return None
-    return str(said["text"]), failed.group(0)
+    said = no_gpu_stated(fx, text) if failed else None  # readers/nogpu.py, from every line of the paste
+    return (said, failed.group(0)) if said and failed else None
 
 
 @check(NO_NVIDIA_DRIVER, name="no-gpu-said", fallback=True)  # driver.py owns the code

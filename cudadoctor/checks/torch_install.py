@@ -12,6 +12,7 @@ from cudadoctor.interpret import (
     driver_version,
     environment,
     installer,
+    no_gpu_stated,
     nvidia_gpu_present,
     os_family,
     os_key,
@@ -21,7 +22,7 @@ from cudadoctor.interpret import (
 )
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import INDEX, PIP, error_match, kb, search
+from ._common import INDEX, PIP, error_match, kb, search, text_of
 from .codes5 import only_other_gpus
 from .torch_package import said_row as _said_row
 from ._fixes import companion_pins, install_commands, newest_variant_for_driver
@@ -270,6 +271,10 @@ def cpu_only_torch(fx: Facts) -> Iterator[Finding]:
         if said and build is None:
             # The program that failed imported a CPU build; the facts cannot say which torch that was.
             shown = said[1] if len(said[1]) <= 100 else said[1][:97] + "..."
+            no_gpu = no_gpu_stated(fx, text_of(fx))
+            if no_gpu:
+                yield _cpu_build_on_gpu_less_machine(said, shown, no_gpu)
+                return
             yield CPU_ONLY_TORCH.finding(
                 title=f'The torch in use is a CPU-only build (the text shows it: "{shown}")',
                 evidence={said[0]: said[1], "torch.version": fx.str("torch.version")},
@@ -331,6 +336,26 @@ def cpu_only_torch(fx: Facts) -> Iterator[Finding]:
         evidence=evidence,
         fix=Fix(tuple(cmds), why),
         severity="error" if gpu else "warning",
+    )
+
+
+def _cpu_build_on_gpu_less_machine(said: Tuple[str, str], shown: str, no_gpu: str) -> Finding:
+    """A CPU torch that refused CUDA on a machine the report says has no GPU (session 21, detectron2#1416): the build is
+    the right one there; the program asked for CUDA (its default device). A warning: run it on the CPU."""
+    return CPU_ONLY_TORCH.finding(
+        title=f'The torch in use is a CPU-only build ("{shown}"), and the report says this machine has no GPU: '
+        "the program asked for CUDA; run it on the CPU",
+        evidence={said[0]: said[1], "the report says": no_gpu},
+        fix=Fix(
+            (
+                "# run the program on its CPU path: device='cpu' (detectron2: cfg.MODEL.DEVICE = 'cpu'; "
+                "mmdet/mmpose demos: --device cpu; torch.load(..., map_location='cpu'))",
+                "nvidia-smi -L  # an NVIDIA GPU listed here after all: then install a CUDA build of torch",
+            ),
+            "A CPU build of torch is the right one on a machine without an NVIDIA GPU; the program's default device is "
+            "CUDA, which needs an NVIDIA GPU and a CUDA build.",
+        ),
+        severity="warning",
     )
 
 

@@ -48,7 +48,17 @@ from .environment import (
     split_path_var,
     wanted_companions,
 )
-from .gpus import arch_runs, cap_number, cap_str, cores_per_sm, driver_version, gpus, kernel_module, nvidia_gpu_present
+from .gpus import (
+    arch_runs,
+    cap_number,
+    cap_str,
+    cores_per_sm,
+    driver_version,
+    gpus,
+    kernel_module,
+    no_gpu_stated,
+    nvidia_gpu_present,
+)
 from .versions import (
     cuda_of_variant,
     decode_cudnn,
@@ -103,6 +113,7 @@ __all__ = [
     "driver_version",
     "gpus",
     "kernel_module",
+    "no_gpu_stated",
     "nvidia_gpu_present",
     "cuda_of_variant",
     "decode_cudnn",

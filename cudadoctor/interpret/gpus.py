@@ -108,6 +108,22 @@ def nvidia_gpu_present(fx: Facts) -> Optional[bool]:
     return None
 
 
+def no_gpu_stated(fx: Facts, text: str) -> Optional[str]:
+    """The person's words when a report says the machine has no GPU at all (readers/nogpu.py: ``pasted.no_gpu_said``)
+    and nothing shows an NVIDIA GPU or driver (NVML, torch, lspci, a GPU named in the prose or in ``text``); else None.
+    Read by checks/plat10.py (no-nvidia-driver's fallback) and checks/torch_install.py (a CPU torch is then expected)."""
+    from cudadoctor.errortext import gpu_vendors
+
+    said = fx.dict("pasted.no_gpu_said") or {}
+    if not said.get("text") or nvidia_gpu_present(fx) or driver_version(fx):
+        return None
+    if fx.list("system.pci_nvidia_devices") or fx.get("pasted.nvidia_named") or (fx.get("pasted.prose") or {}).get("gpus"):
+        return None
+    if any(g.get("name") for g in gpus(fx)) or gpu_vendors.nvidia_named(text.splitlines()):
+        return None
+    return str(said["text"])
+
+
 def driver_version(fx: Facts) -> Optional[str]:
     """The NVIDIA driver version NVML (or nvidia-smi) reported."""
     return fx.str("nvml.driver_version")

@@ -1,0 +1,122 @@
+"""Session 21 (issue 21), classes found in blind batches (b34, b63, b68, b79, b100-b106) after their first sight was
+frozen, each with real thread texts (sources beside them; wordings in kb/errors/b21.json): the reporter's own words for
+a driver too old; multi-GPU work that hangs while one GPU (or gloo) works; a CPU torch on a machine the report says has
+no GPU; Triton's shared-memory refusal; a ptxas (or a Triton release) from another CUDA than the PTX."""
+
+from __future__ import annotations
+
+from checkcli import codes, paste_findings, severities
+
+# NVIDIA/TensorRT-LLM#331: the cluster's driver 470.82; the reporter's paraphrase of the message.
+TRTLLM_470 = """Build Sucess，But build model error
+In my case，build tensorrtt-llm source code success，but my image runs in a cloud cluster, and the cluster GPU driver is version 470.82. When compiling the model, it prompts that the driver version is too low. I would like to ask, is there any way to make TensorRT-LLM use this version of the driver?
+"""
+
+# vllm-project/vllm#14608 (trimmed): driver 510 shown; the reporter's words for the mismatch.
+VLLM_510 = """vllm 0.7.3 for cuda 11.8
+| NVIDIA-SMI 510.108.03   Driver Version: 510.108.03   CUDA Version: 11.6     |
+But if I will install
+`vllm==0.7.3`
+This installation will install cuda 12 and all will not work anymore due to mismatch between old nvidia drivers and cuda.
+"""
+
+
+def test_the_reporters_words_for_a_driver_too_old_are_read_as_driver_too_old(tmp_path):
+    for text in (TRTLLM_470, VLLM_510):
+        assert "driver-too-old" in codes(paste_findings(tmp_path, text)), text[:40]
+
+
+def test_a_driver_named_as_old_in_passing_is_not_a_diagnosis(tmp_path):
+    # ollama/ollama (b45-01's class, reworded): the old driver is gone after an upgrade; nothing says CUDA refused it
+    text = "GPU not used after driver upgrade\nSo I guess Ollama used the old driver with the GPU until I rebooted.\n"
+    assert "driver-too-old" not in codes(paste_findings(tmp_path, text))
+
+
+# haotian-liu/LLaVA via huggingface/transformers (b63-07, trimmed): 2 or 4 A6000, stuck with nccl, works with gloo.
+LLAVA_A6000 = """Struk during training on multi-GPUs with deepspeed, but work with single GPU
+- PyTorch version (GPU?): 2.0.1+cu117 (True)
+During the training with the offical LLaVA code, it stucks with multi-GPUs (2 or 4 A6000), but works with a single GPU.
+tried to run the following code, stuck with backend `nccl`, but works with `gloo`:
+"""
+
+# PaddlePaddle/models (b68-07): multi-GPU runs hang, the single-GPU run does not (Chinese).
+PADDLE_HANG = """多GPU执行问题，多GPU执行时任务挂起无法完成
+
+以/models-develop/fluid/language_model为例，默认执行fluid train.py，任务长时间挂起，GPU的状态也很奇怪：内存和使用率都满的，但是从功率看，GPU芯片又几乎没有工作。如果改为非并行方式，单GPU时则没有问题。
+paddle版本1.0.2
+"""
+
+# The same hang on an NVLink (SXM) machine: peer-to-peer does not cross PCIe bridges there.
+SXM_HANG = """Training hangs with 8 GPUs
+DDP training on 8x A100 SXM4 hangs at the first all_reduce, but works with a single GPU.
+"""
+
+
+def test_multi_gpu_work_that_hangs_while_one_gpu_works_is_the_acs_class(tmp_path):
+    for text in (LLAVA_A6000, PADDLE_HANG):
+        got = paste_findings(tmp_path, text)
+        assert severities(got).get("pcie-acs-blocks-p2p") == "warning", text[:40]
+    assert "pcie-acs-blocks-p2p" not in codes(paste_findings(tmp_path, SXM_HANG))
+
+
+# facebookresearch/detectron2#1416 (trimmed): detectron2 set up on purpose on a machine without a GPU.
+DETECTRON2_NO_GPU = """Detectron2 performed on the CPU with a "Torch not compiled with CUDA enabled" error
+Configure Detectron2 environment on a computer without GPU graphics card. After the configuration is OK, run the following code.
+"""
+
+
+def test_a_cpu_torch_on_a_machine_the_report_says_has_no_gpu_is_a_warning_to_run_on_the_cpu(tmp_path):
+    got = paste_findings(tmp_path, DETECTRON2_NO_GPU)
+    assert severities(got) == {"cpu-only-torch": "warning"}
+    (f,) = [f for f in got if f["code"] == "cpu-only-torch"]
+    assert "cfg.MODEL.DEVICE" in " ".join(f["fix"]["commands"])
+    # the same error with an NVIDIA GPU named: the CPU build is the fault again
+    text = DETECTRON2_NO_GPU.replace("on a computer without GPU graphics card", "on my RTX 3060 machine")
+    assert severities(paste_findings(tmp_path, text)).get("cpu-only-torch") == "error"
+
+
+# alipay/PainlessInferenceAcceleration#35, FreeToken#246, triton-lang/triton#384: Triton's OutOfResources.
+SHARED_MEMORY = (
+    "triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 163842, Hardware limitation: "
+    "101376. reducing the block size or `num_stages` may help.",
+    "triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 98304, Hardware limit: 65536. "
+    "Reducing block sizes or `num_stages` may help.",
+    "triton.code_gen.OutOfResources: out of resource: shared memoryRequired: 110592Hardware limit: 101376",
+)
+
+
+def test_tritons_shared_memory_refusal_is_the_kernels_configuration_against_the_gpu(tmp_path):
+    for text in SHARED_MEMORY:
+        got = paste_findings(tmp_path, "Kernel fails on my GPU\n" + text + "\n")
+        assert severities(got) == {"kernel-shared-memory-exceeds-gpu": "error"}, text
+        (f,) = got if len(got) == 1 else [x for x in got if x["code"] == "kernel-shared-memory-exceeds-gpu"]
+        assert "allowed per block" in f["title"]
+    # other resources (registers) are not this code
+    text = "triton.runtime.errors.OutOfResources: out of resource: registers, Required: 300, Hardware limit: 255"
+    assert "kernel-shared-memory-exceeds-gpu" not in codes(paste_findings(tmp_path, text))
+
+
+# triton-lang/triton#4576 (trimmed): Triton wrote PTX 8.6 (CUDA 12.7, kb/ptx_isa.json) for the ptxas of CUDA 12.6 (PTX 8.5).
+TRITON_126 = """PTX version error with CUDA 12.6
+While using Triton with CUDA 12.6, I receive the following error.
+E                   RuntimeError: Internal Triton PTX codegen error:
+E                   ptxas /tmp/tmpqgu1f9dk.ptx, line 5; fatal   : Unsupported .version 8.6; current version is '8.5'
+E                   ptxas fatal   : Ptx assembly aborted due to errors
+"""
+# triton-lang/triton#5737: Triton 3.2 with CUDA 12.8 present.
+TRITON_128 = "RuntimeError: Triton only support CUDA 10.0 or higher, but got CUDA version: 12.8\n"
+# numba via the driver's JIT (b38-13's form): the driver is the old reader, not a toolkit's ptxas.
+DRIVER_JIT = (
+    "numba.cuda.cudadrv.driver.LinkerError: [222] Call to cuLinkAddData results in CUDA_ERROR_UNSUPPORTED_PTX_VERSION\n"
+    "ptxas application ptx input, line 9; fatal   : Unsupported .version 8.1; current version is '7.8'\n"
+)
+
+
+def test_a_ptxas_from_another_cuda_than_the_ptx_is_not_the_driver(tmp_path):
+    got = paste_findings(tmp_path, TRITON_126)
+    assert severities(got) == {"ptxas-ptx-version-mismatch": "error"}
+    (f,) = got if len(got) == 1 else [x for x in got if x["code"] == "ptxas-ptx-version-mismatch"]
+    assert f["evidence"]["ptxas reads PTX up to"] == "8.5" and f["evidence"]["ptx needs CUDA"] == "12.7"
+    assert codes(paste_findings(tmp_path, TRITON_128)) == ["ptxas-ptx-version-mismatch"]
+    got = codes(paste_findings(tmp_path, DRIVER_JIT))
+    assert "driver-too-old" in got and "ptxas-ptx-version-mismatch" not in got
