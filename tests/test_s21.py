@@ -5,7 +5,7 @@ no GPU; Triton's shared-memory refusal; a ptxas (or a Triton release) from anoth
 
 from __future__ import annotations
 
-from checkcli import codes, paste_findings, severities
+from checkcli import codes, paste_findings, run_check, severities, write
 
 # NVIDIA/TensorRT-LLM#331: the cluster's driver 470.82; the reporter's paraphrase of the message.
 TRTLLM_470 = """Build Sucess，But build model error
@@ -120,3 +120,51 @@ def test_a_ptxas_from_another_cuda_than_the_ptx_is_not_the_driver(tmp_path):
     assert codes(paste_findings(tmp_path, TRITON_128)) == ["ptxas-ptx-version-mismatch"]
     got = codes(paste_findings(tmp_path, DRIVER_JIT))
     assert "driver-too-old" in got and "ptxas-ptx-version-mismatch" not in got
+
+
+# pyg-team/pytorch_geometric#1958 (trimmed): no torch-scatter wheel for torch 1.7.1 yet; pip built it with MSVC.
+SCATTER_C1083 = """Torch-scatter installation error: fatal error C1083: Cannot open compiler generated file: '': Invalid argument
+pip install torch-scatter -f https://pytorch-geometric.com/whl/torch-1.7.1+cu110.html
+... segment_coo_cpu.cpp : fatal error C1083: Cannot open compiler generated file: '': Invalid argument
+... cl.exe' failed with exit status 1
+  ERROR: Failed building wheel for torch-scatter
+* PyTorch version: 1.7.1
+"""
+# pyg-team/pyg-lib#676: no pyg-lib wheels for torch 2.12 yet.
+PYG_LIB = """pyg-lib wheels not available
+Wheels for `pyg-lib` not available for `torch-2.12.0` for any cuda runtime version from 12.6 to 13.2
+"""
+
+
+def test_a_pyg_extension_built_from_source_or_without_a_wheel_points_at_pygs_index(tmp_path):
+    got = paste_findings(tmp_path, SCATTER_C1083)
+    assert severities(got) == {"pyg-wheel-missing": "error"}
+    (f,) = [x for x in got if x["code"] == "pyg-wheel-missing"]
+    assert "torch-scatter" in f["title"] and "data.pyg.org/whl/" in " ".join(f["fix"]["commands"])
+    assert codes(paste_findings(tmp_path, PYG_LIB)) == ["pyg-wheel-missing"]
+    # a collect_env with torch 2.5.1+cu124 names the page to use
+    env = run_check(
+        "--from-collect-env",
+        str(write(tmp_path, "PyTorch version: 2.5.1+cu124\nCUDA used to build PyTorch: 12.4\nOS: Ubuntu 22.04\n", "env.txt")),
+        "--error-file",
+        str(write(tmp_path, "ERROR: Failed building wheel for torch-sparse\n", "err.txt")),
+    )
+    (f,) = [x for x in env if x["code"] == "pyg-wheel-missing"]
+    assert f["evidence"]["pyg_index_page"] == "https://data.pyg.org/whl/torch-2.5.0+cu124.html"
+    # torch-scatter imported fine and something else failed: not this code
+    assert "pyg-wheel-missing" not in codes(paste_findings(tmp_path, "import torch_scatter\nRuntimeError: CUDA out of memory.\n"))
+
+
+# Comfy-Org/ComfyUI#4539: ComfyUI --fast on Windows with torch 2.3.0.
+SCALED_MM = """--fast: _scaled_mm_out_cuda is not compiled for this platform.
+torch 2.3.0+cu121 on Windows 11
+RuntimeError: _scaled_mm_out_cuda is not compiled for this platform.
+"""
+
+
+def test_scaled_mm_not_compiled_is_a_windows_torch_before_2_4(tmp_path):
+    got = paste_findings(tmp_path, SCALED_MM)
+    assert severities(got).get("torch-windows-lacks-scaled-mm") == "error"
+    # with torch 2.5 the message has another cause: no claim about the build
+    newer = SCALED_MM.replace("torch 2.3.0+cu121", "torch 2.5.1+cu124")
+    assert "torch-windows-lacks-scaled-mm" not in codes(paste_findings(tmp_path, newer))

@@ -46,6 +46,8 @@ BUILTIN_MODULES = (
     "xla20",
     "ide20",
     "triton21",
+    "pyg21",
+    "torch21",
     "libtorch19",
     "windows19",
     "fp8_19",
