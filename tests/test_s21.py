@@ -168,3 +168,20 @@ def test_scaled_mm_not_compiled_is_a_windows_torch_before_2_4(tmp_path):
     # with torch 2.5 the message has another cause: no claim about the build
     newer = SCALED_MM.replace("torch 2.3.0+cu121", "torch 2.5.1+cu124")
     assert "torch-windows-lacks-scaled-mm" not in codes(paste_findings(tmp_path, newer))
+
+
+# Nerogar/OneTrainer (b102-18, trimmed): the GPUs named are a comparison, not the reporter's.
+ONETRAINER_FP8 = """Z-Image LoRA presets fail on pre-Ada/Hopper GPUs: FLOAT_8 transformer weight dtype incompatible with torch.compile
+The presets crash on GPUs older than Ada Lovelace (RTX 4000) / Hopper (H100) when `compile=true` is set.
+triton.compiler.errors.CompilationError: at 1:0:
+ValueError("type fp8e4nv not supported in this architecture. The supported fp8 dtypes are ('fp8e4b15', 'fp8e5')")
+"""
+
+
+def test_gpus_named_as_a_comparison_are_not_the_reporters(tmp_path):
+    from cudadoctor.readers import prose
+
+    got = prose.read(ONETRAINER_FP8.splitlines())
+    assert not got.get("gpus")
+    assert [g["name"] for g in prose.read(["I have an RTX 3060, slower than a 4090."])["gpus"]] == ["RTX 3060"]
+    assert severities(paste_findings(tmp_path, ONETRAINER_FP8)).get("gpu-lacks-fp8") == "error"

@@ -390,6 +390,17 @@ def _numbered(toks: List[str], i: int) -> Optional[Tuple[str, int]]:
     return (caps.pop(), n) if len(caps) == 1 else None
 
 
+#: GPUs named as a comparison, not as the reporter's ("crash on GPUs older than Ada Lovelace (RTX 4000) / Hopper (H100)",
+#: "works on cards such as the A100", "unlike the 4090"): from the comparative word to the end of the sentence
+#: (session 21, OneTrainer's fp8 report read as an H100).
+_COMPARISON = re.compile(
+    r"\b(?:(?:older|newer|slower|faster|smaller|larger|bigger|better|worse|less|more|other)\s+than|such\s+as|e\.g\.|"
+    r"unlike|compared\s+(?:to|with)|instead\s+of|except(?:\s+for)?|rather\s+than)\b[^.;!?\n]*",
+    re.I,
+)
+_COMPARATIVES = ("than", "such as", "e.g.", "unlike", "compared", "instead of", "except")
+
+
 def _gpus_in(line: str, labelled: bool) -> List[Tuple[str, str]]:
     """(name as written, compute capability) of each NVIDIA GPU named in the line."""
     toks = _tokens(line)
@@ -714,7 +725,8 @@ def read(lines: Iterable[str]) -> Dict[str, Any]:
         if ("aarch64" in low or "arm64" in low or "sbsa" in low) and _ARM64.search(line):
             add("arch", "aarch64", n, raw)  # "Linux aarch64", "manylinux_2_28_aarch64.whl", "arm64 server"
         if re.search(r"\d", low) or any(f in low for f in ("titan", "quadro", "tesla", "jetson", "geforce", "orin", "xavier")):
-            for name, cap in _gpus_in(line, bool(_GPU_LABELS.search(line))):
+            said = _COMPARISON.sub(" ", line) if any(w in low for w in _COMPARATIVES) else line
+            for name, cap in _gpus_in(said, bool(_GPU_LABELS.search(line))):
                 gpus.append((name, cap, n))
     for rows in wsl_tables:
         # the default distribution (marked *), else the only one listed: the one `wsl` opens
