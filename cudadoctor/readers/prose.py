@@ -725,8 +725,8 @@ def read(lines: Iterable[str]) -> Dict[str, Any]:
         if ("aarch64" in low or "arm64" in low or "sbsa" in low) and _ARM64.search(line):
             add("arch", "aarch64", n, raw)  # "Linux aarch64", "manylinux_2_28_aarch64.whl", "arm64 server"
         if re.search(r"\d", low) or any(f in low for f in ("titan", "quadro", "tesla", "jetson", "geforce", "orin", "xavier")):
-            said = _COMPARISON.sub(" ", line) if any(w in low for w in _COMPARATIVES) else line
-            for name, cap in _gpus_in(said, bool(_GPU_LABELS.search(line))):
+            own = _COMPARISON.sub(" ", line) if any(w in low for w in _COMPARATIVES) else line
+            for name, cap in _gpus_in(own, bool(_GPU_LABELS.search(line))):
                 gpus.append((name, cap, n))
     for rows in wsl_tables:
         # the default distribution (marked *), else the only one listed: the one `wsl` opens
