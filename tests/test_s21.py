@@ -185,3 +185,10 @@ def test_gpus_named_as_a_comparison_are_not_the_reporters(tmp_path):
     assert not got.get("gpus")
     assert [g["name"] for g in prose.read(["I have an RTX 3060, slower than a 4090."])["gpus"]] == ["RTX 3060"]
     assert severities(paste_findings(tmp_path, ONETRAINER_FP8)).get("gpu-lacks-fp8") == "error"
+
+
+def test_a_non_cuda_torch_in_the_reporters_words_is_the_cpu_build(tmp_path):
+    # zhongpei/Comfyui_image2prompt#79: a custom node's requirements replaced the CUDA torch
+    text = "Forcing Downgrade to Non-CUDA Torch\nHey, I had an issue today where after adding this to ComfyUI, it broke my installation\n"
+    assert "cpu-only-torch" in codes(paste_findings(tmp_path, text))
+    assert "cpu-only-torch" not in codes(paste_findings(tmp_path, "The non-CUDA parts of the model run fine.\n"))
