@@ -192,3 +192,14 @@ def test_a_non_cuda_torch_in_the_reporters_words_is_the_cpu_build(tmp_path):
     text = "Forcing Downgrade to Non-CUDA Torch\nHey, I had an issue today where after adding this to ComfyUI, it broke my installation\n"
     assert "cpu-only-torch" in codes(paste_findings(tmp_path, text))
     assert "cpu-only-torch" not in codes(paste_findings(tmp_path, "The non-CUDA parts of the model run fine.\n"))
+
+
+def test_an_engine_whose_version_reads_0_0_0_is_not_one_built_by_another_tensorrt(tmp_path):
+    # NVIDIA/TensorRT#574: a plan written and read back at once on Windows without std::ios::binary
+    zero = (
+        "ERROR: The engine plan file is not compatible with this version of TensorRT, expecting library version 5.1.5 "
+        "got 0.0.0, please rebuild.\n"
+    )
+    assert "tensorrt-engine-built-with-other-version" not in codes(paste_findings(tmp_path, zero))
+    other = zero.replace("got 0.0.0", "got 5.0.6")  # jetson-inference#426: an upgraded JetPack reading an older engine
+    assert severities(paste_findings(tmp_path, other)).get("tensorrt-engine-built-with-other-version") == "error"

@@ -57,6 +57,10 @@ def tensorrt_engine_built_with_other_version(fx: Facts) -> Iterator[Finding]:
     evidence: Dict[str, object] = {said[0]: said[1]}
     dev = _DEVICE.search(said[1])
     m = _VERSIONS.search(said[1])
+    if m and m.group(2) and not m.group(2).strip("0."):
+        # "got 0.0.0": the file's header holds no version at all — not an engine as TensorRT wrote it (truncated,
+        # written in text mode on Windows: TensorRT#574: its own plan read back at once), so no other release is shown
+        return
     if dev:
         title = f"The TensorRT engine was built on a GPU of compute capability {dev.group(1)}; this GPU is {dev.group(2)}"
     elif m and m.group(1):
