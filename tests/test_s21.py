@@ -203,3 +203,19 @@ def test_an_engine_whose_version_reads_0_0_0_is_not_one_built_by_another_tensorr
     assert "tensorrt-engine-built-with-other-version" not in codes(paste_findings(tmp_path, zero))
     other = zero.replace("got 0.0.0", "got 5.0.6")  # jetson-inference#426: an upgraded JetPack reading an older engine
     assert severities(paste_findings(tmp_path, other)).get("tensorrt-engine-built-with-other-version") == "error"
+
+
+def test_a_programs_own_kernels_missing_the_gpu_are_the_programs_build(tmp_path):
+    # LostRuins/koboldcpp#610: ggml's device-side bad_arch() after an update dropped Pascal
+    kobold = "Koboldcpp 1.55: ERROR: ggml-cuda was compiled without support for the current GPU architecture.\n"
+    assert severities(paste_findings(tmp_path, kobold)).get("companion-arch-unsupported") == "error"
+    # mit-han-lab/llm-awq#204: the AWQ kernels use mma.m16n8k16, built on a Tesla T4 (sm_75)
+    awq = (
+        "ptxas /tmp/tmpxft_0000f5ba_00000000-6_gemm_cuda_gen.ptx, line 709; error   : Feature '.m16n8k16' requires "
+        ".target sm_80 or higher\n"
+    )
+    assert "companion-arch-unsupported" in codes(paste_findings(tmp_path, awq))
+    # unslothai/unsloth#501: the bf16 form is the GPU lacking bf16, not the package's kernels
+    bf16 = "ptxas /tmp/compile-ptx-src-38292b, line 336; error   : Feature '.bf16' requires .target sm_80 or higher\n"
+    got = codes(paste_findings(tmp_path, bf16))
+    assert "gpu-lacks-bf16" in got and "companion-arch-unsupported" not in got
