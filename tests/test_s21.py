@@ -88,7 +88,7 @@ SHARED_MEMORY = (
 def test_tritons_shared_memory_refusal_is_the_kernels_configuration_against_the_gpu(tmp_path):
     for text in SHARED_MEMORY:
         got = paste_findings(tmp_path, "Kernel fails on my GPU\n" + text + "\n")
-        assert severities(got) == {"kernel-shared-memory-exceeds-gpu": "error"}, text
+        assert severities(got) == {"kernel-shared-memory-exceeds-gpu": "warning"}, text
         (f,) = got if len(got) == 1 else [x for x in got if x["code"] == "kernel-shared-memory-exceeds-gpu"]
         assert "allowed per block" in f["title"]
     # other resources (registers) are not this code

@@ -32,7 +32,7 @@ KERNEL_SHARED_MEMORY_EXCEEDS_GPU = Code(
     code="kernel-shared-memory-exceeds-gpu",
     title="A Triton kernel's configuration needs more shared memory per block than this GPU has",
     area="gpu",
-    severity="error",
+    severity="warning",
     explanation={
         "what": "A program's Triton kernel fails to launch with \"triton.runtime.errors.OutOfResources: out of resource: "
         'shared memory, Required: 163842, Hardware limit: 101376. Reducing block sizes or `num_stages` may help." '
@@ -45,9 +45,11 @@ KERNEL_SHARED_MEMORY_EXCEEDS_GPU = Code(
         'per block (`python -c "import torch; print(torch.cuda.get_device_properties(0))"` names the GPU). The '
         "program's kernel (its triton.Config / num_stages / BLOCK sizes) is in the traceback.",
         "fix": "Use a configuration that fits: lower num_stages (often 2 or 1) or the block sizes in the program's "
-        "kernel, or an option the program offers for smaller GPUs; update the program (maintainers add configurations "
-        "for consumer GPUs after such reports); or run on a GPU with more shared memory per block (A100, H100). "
-        "Reinstalling torch, Triton or the driver does not change it.",
+        "kernel, or an option the program offers for smaller GPUs; smaller model settings where they size the kernel's "
+        "tiles (a head dimension of 512 fits no GPU's shared memory in some kernels); update the program (maintainers "
+        "add configurations for consumer GPUs after such reports); or run on a GPU with more shared memory per block "
+        "(A100, H100). Reinstalling torch, Triton or the driver does not change it. A warning: the install works; the "
+        "program's kernel (or the model's settings) must change.",
     },
     links=(
         "https://github.com/triton-lang/triton/blob/main/python/triton/runtime/errors.py",
@@ -102,8 +104,8 @@ def kernel_shared_memory_exceeds_gpu(fx: Facts) -> Iterator[Finding]:
         fix=Fix(
             (
                 "# in the program's Triton kernel: lower num_stages (2, then 1) or the BLOCK sizes of its triton.Config",
-                "# or update the program / use its option for smaller GPUs; or run on a GPU with more shared memory "
-                "per block (A100, H100)",
+                "# or the model settings that size the kernel's tiles (head dimension, block size); update the program / "
+                "use its option for smaller GPUs; or run on a GPU with more shared memory per block (A100, H100)",
             ),
             "The kernel's configuration was tuned for GPUs with more shared memory per block; reinstalling does not change it.",
         ),
