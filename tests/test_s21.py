@@ -219,3 +219,34 @@ def test_a_programs_own_kernels_missing_the_gpu_are_the_programs_build(tmp_path)
     bf16 = "ptxas /tmp/compile-ptx-src-38292b, line 336; error   : Feature '.bf16' requires .target sm_80 or higher\n"
     got = codes(paste_findings(tmp_path, bf16))
     assert "gpu-lacks-bf16" in got and "companion-arch-unsupported" not in got
+
+
+def test_further_wordings_of_known_classes(tmp_path):
+    cases = {
+        # open-mmlab/mmdetection#10841: mmcv compiled on a GPU-less login node
+        "RuntimeError: ms_deform_attn_impl_forward: implementation for device cuda:0 not found.": "extension-built-without-cuda",
+        # dmlc/dgl#7809: DGL 2.2.1 on Windows with torch 2.4.1
+        "There is no such file `graphbolt_pytorch_2.4.1.dll`.": "extension-abi-mismatch",
+        # NVIDIA/TransformerEngine#1159: fp8_autocast on an RTX 3090
+        "AssertionError: Device compute capability 8.9 or higher required for FP8 execution.": "gpu-lacks-fp8",
+        # kohya-ss/sd-scripts#362: a third-party xformers wheel whose ops did not load
+        "NotImplementedError: No such operator xformers::efficient_attention_forward_cutlass - did you forget to build "
+        "xformers with `python setup.py develop`?": "extension-abi-mismatch",
+    }
+    for line, code in cases.items():
+        assert code in codes(paste_findings(tmp_path, line + "\n")), line
+
+
+# A Debian write-up (b106-02, trimmed): a Fermi GT 620 beside the distribution's 560 driver.
+FERMI_560 = """debian 12 安装 NVIDIA 390驱动记录
+问题:老显卡 GT620 新驱动不支持
+我的显卡是 04:00.0 VGA compatible controller: NVIDIA Corporation GF119 [GeForce GT 620 OEM] (rev a1)
+飞牛默认安装 nvidia-560版本并不支持该型号,nvidia-smi 提示失败
+"""
+
+
+def test_a_legacy_gpu_named_in_prose_beside_a_current_driver_needs_the_legacy_branch(tmp_path):
+    got = paste_findings(tmp_path, FERMI_560)
+    assert severities(got).get("gpu-needs-legacy-driver") == "error"
+    (f,) = [x for x in got if x["code"] == "gpu-needs-legacy-driver"]
+    assert str(f["evidence"]["legacy_branch"]) == "390"
