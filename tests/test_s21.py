@@ -250,3 +250,21 @@ def test_a_legacy_gpu_named_in_prose_beside_a_current_driver_needs_the_legacy_br
     assert severities(got).get("gpu-needs-legacy-driver") == "error"
     (f,) = [x for x in got if x["code"] == "gpu-needs-legacy-driver"]
     assert str(f["evidence"]["legacy_branch"]) == "390"
+
+
+def test_nvcc_without_arch_native_names_the_gpus_architecture(tmp_path):
+    # ggml-org/whisper.cpp#876: Pop!_OS's nvcc 11.5 and a Makefile passing -arch=native, on a GTX 1080
+    text = (
+        "whisper.cpp WHISPER_CUBLAS=1 make fails on my GTX 1080\n"
+        "nvcc fatal   : Value 'native' is not defined for option 'gpu-architecture'\n"
+    )
+    got = paste_findings(tmp_path, text)
+    (f,) = [x for x in got if x["code"] == "toolkit-arch-unsupported"]
+    assert f["severity"] == "error" and "-arch=native" in f["title"]
+    assert "sm_61" in " ".join(f["fix"]["commands"])
+
+
+def test_open3ds_torch_version_check_is_an_extension_built_for_another_torch(tmp_path):
+    # isl-org/Open3D-ML#430
+    text = "Exception: Version mismatch: Open3D needs PyTorch version 1.7.*, but version 1.8.2 is installed!\n"
+    assert severities(paste_findings(tmp_path, text)).get("extension-abi-mismatch") == "error"

@@ -460,6 +460,28 @@ def host_compiler_unsupported(fx: Facts) -> Iterator[Finding]:
     )
 
 
+def _nvcc_without_native(fx: Facts, said: Tuple[str, str]) -> Finding:
+    """nvcc refusing -arch=native (kb/errors/b21.json (9)): the option exists from CUDA 11.5 Update 1 on (NVIDIA's CUDA
+    Features Archive); an older nvcc needs the GPU's architecture named."""
+    gpu = next((g for g in gpus(fx) if g.get("capability")), None)
+    sm = str(gpu["capability"]).replace(".", "") if gpu else None
+    nvcc = fx.str("toolkit.nvcc_version")
+    return TOOLKIT_ARCH_UNSUPPORTED.finding(
+        title=f"This nvcc{(' ' + nvcc) if nvcc else ''} does not know -arch=native (added in CUDA 11.5 Update 1): "
+        "name the GPU's architecture, or use a newer CUDA toolkit",
+        evidence={said[0]: said[1], "nvcc": nvcc, "gpu": gpu.get("name") if gpu else None},
+        fix=Fix(
+            (
+                "nvidia-smi --query-gpu=name,compute_cap --format=csv  # e.g. 6.1 -> sm_61",
+                f"# in the build (Makefile NVCCFLAGS, CMAKE_CUDA_ARCHITECTURES): -arch=sm_{sm or 'XY'} instead of -arch=native"
+                + (f" (CMAKE_CUDA_ARCHITECTURES={sm})" if sm else ""),
+                "nvcc --version  # or install CUDA 11.6 or newer, whose nvcc accepts -arch=native",
+            ),
+            "-arch=native asks nvcc to compile for the GPUs it finds; nvcc accepts it from CUDA 11.5 Update 1 on.",
+        ),
+    )
+
+
 @check(TOOLKIT_ARCH_UNSUPPORTED)
 def toolkit_arch_unsupported(fx: Facts) -> Iterator[Finding]:
     from .arch import nvrtc_of_other_program
@@ -492,6 +514,9 @@ def toolkit_arch_unsupported(fx: Facts) -> Iterator[Finding]:
                 "that NVRTC does not know the architecture.",
             ),
         )
+        return
+    if said and "'native'" in said[1]:
+        yield _nvcc_without_native(fx, said)
         return
     m = re.search(r"compute_(\d+)", said[1]) if said else None
     arch = m.group(1) if m else None
