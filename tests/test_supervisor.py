@@ -46,12 +46,15 @@ def _pid_from(path, within: float = 10.0) -> int:
     raise AssertionError(f"no pid in {path}")
 
 
-@pytest.mark.parametrize("body, status, returncode, sig", [
-    ("pass", "ok", 0, None),
-    ("import sys; sys.exit(4)", "exited", 4, None),
-    ("import os, signal; os.kill(os.getpid(), signal.SIGSEGV)", "killed", -11, 11),
-    ("import os; os.abort()", "killed", -6, 6),
-])
+@pytest.mark.parametrize(
+    "body, status, returncode, sig",
+    [
+        ("pass", "ok", 0, None),
+        ("import sys; sys.exit(4)", "exited", 4, None),
+        ("import os, signal; os.kill(os.getpid(), signal.SIGSEGV)", "killed", -11, 11),
+        ("import os; os.abort()", "killed", -6, 6),
+    ],
+)
 @posix_only
 def test_exit_codes_and_signals_are_recorded(body, status, returncode, sig):
     r = proc.run([PY, "-c", body], timeout=30)
@@ -162,9 +165,33 @@ def test_stop_terminates_a_running_child_and_collects_it():
 def test_kill_running_leaves_no_child_behind():
     children = [proc.start([PY, "-c", "import time; time.sleep(60)"]) for _ in range(2)]
     pids = [c.popen.pid for c in children]
-    proc.kill_running()
-    assert all(_gone(pid) for pid in pids)
-    assert not proc._RUNNING
+    try:
+        proc.kill_running()
+        assert all(_gone(pid) for pid in pids)
+        assert not proc._RUNNING
+    finally:
+        proc._STOPPING.clear()  # this test process goes on starting children
+
+
+@posix_only
+def test_a_probe_starting_while_ctrl_c_is_handled_leaves_nothing_behind():
+    """The race behind a flaky Ctrl-C test: a probe thread between creating its Child and starting its process while
+    the main thread runs kill_running. After it, start() starts nothing; a process that came up meanwhile goes at once."""
+    try:
+        proc.kill_running()
+        ch = proc.start([PY, "-c", "import time; time.sleep(60)"])
+        assert ch.popen is None and "stopping" in ch.error and not proc._RUNNING
+        assert ch.wait(5).status == "error"
+    finally:
+        proc._STOPPING.clear()
+    ch = proc.start([PY, "-c", "import time; time.sleep(60)"])
+    pid = ch.popen.pid
+    try:
+        proc._STOPPING.set()  # kill_running ran after this child was created, before its process was seen
+        proc._started(ch)
+        assert _gone(pid) and not proc._RUNNING
+    finally:
+        proc._STOPPING.clear()
 
 
 @posix_only
@@ -189,13 +216,16 @@ def test_an_exception_while_waiting_leaves_the_child_to_the_caller():
 
 
 def test_result_file_is_read_even_after_a_crash():
-    body = ("import json, os, signal, sys\njson.dump({'stage': 'import'}, open(sys.argv[-1], 'w'))\n"
-            "os.kill(os.getpid(), signal.SIGKILL)\n")
+    body = (
+        "import json, os, signal, sys\njson.dump({'stage': 'import'}, open(sys.argv[-1], 'w'))\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
     r = proc.run([PY, "-c", body], timeout=30, result_file=True)
     assert r.status == "killed" and r.data == {"stage": "import"}
 
 
 # -- smoke's watchdog (smoke/runner.py's run_watched) is the same supervisor ----------------------
+
 
 def test_run_watched_reports_exit_code_and_the_tail_of_stderr():
     from cudadoctor.smoke.runner import Watched, run_watched
@@ -212,8 +242,7 @@ def test_run_watched_reports_exit_code_and_the_tail_of_stderr():
 def test_run_watched_timeout_is_bounded_and_says_how_the_child_was_stopped(ignore_term, how):
     from cudadoctor.smoke.runner import run_watched
 
-    body = ("import signal, time\n" + ("signal.signal(signal.SIGTERM, signal.SIG_IGN)\n" if ignore_term else "")
-            + "time.sleep(60)")
+    body = "import signal, time\n" + ("signal.signal(signal.SIGTERM, signal.SIG_IGN)\n" if ignore_term else "") + "time.sleep(60)"
     limit = 4 if ignore_term else 1  # time to start and ignore SIGTERM, even on a busy machine
     w = run_watched([PY, "-c", body], dict(os.environ), False, limit)
     assert w.timed_out and w.killed == how and w.rc in (-signal.SIGTERM, -signal.SIGKILL)

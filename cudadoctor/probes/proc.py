@@ -164,11 +164,26 @@ class StderrPump(threading.Thread):
         return "\n".join(line.split("\r")[-1] for line in text.split("\n")).strip()  # not splitlines(), which splits at CR too
 
 
+_STOPPING = threading.Event()  # set by kill_running: no child may start (or outlive us) after it
+
+
 def kill_running() -> None:
     """Kill every child still running (the process is ending: Ctrl-C, an error). Children run in
-    their own process group, so the terminal's Ctrl-C does not reach them; this does."""
+    their own process group, so the terminal's Ctrl-C does not reach them; this does. A probe thread
+    still inside :func:`start` then starts nothing, or kills what it just started (:func:`_started`)."""
+    _STOPPING.set()
     for ch in list(_RUNNING):
         ch.kill()
+
+
+def _started(ch: "Child") -> "Child":
+    """A child whose process came up after :func:`kill_running` (or after its own :meth:`Child.kill`) goes at once:
+    the race in which a probe thread was between creating its Child and starting its process while Ctrl-C was handled."""
+    if ch.popen is not None and (_STOPPING.is_set() or ch.done):
+        _signal_group(ch.popen, _SIGKILL)
+        threading.Thread(target=ch.popen.wait, daemon=True).start()
+        ch.cleanup()
+    return ch
 
 
 class Child:
@@ -319,6 +334,10 @@ def start(
     import subprocess
 
     ch = Child(argv, env, result_file, tail_bytes)
+    if _STOPPING.is_set():
+        ch.error = f"not started: cudadoctor is stopping ({ch.full_argv[0]})"
+        ch.cleanup()
+        return ch
     notify_w = None
     kwargs: dict[str, Any] = {}
     if notify and os.name == "posix":
@@ -356,7 +375,7 @@ def start(
     finally:
         if notify_w is not None:
             os.close(notify_w)
-    return ch
+    return _started(ch)
 
 
 def run(
@@ -409,7 +428,7 @@ def fork_start(argv: Sequence[str], env: dict[str, str], result_file: bool = Fal
     if notify_w is not None:
         os.close(notify_w)
     ch.popen = Forked(pid, list(argv))
-    return ch
+    return _started(ch)
 
 
 def _notified_before_exit(p: subprocess.Popen | Forked, notify_fd: int, timeout: float) -> bool:
