@@ -268,3 +268,35 @@ def test_open3ds_torch_version_check_is_an_extension_built_for_another_torch(tmp
     # isl-org/Open3D-ML#430
     text = "Exception: Version mismatch: Open3D needs PyTorch version 1.7.*, but version 1.8.2 is installed!\n"
     assert severities(paste_findings(tmp_path, text)).get("extension-abi-mismatch") == "error"
+
+
+# rusty1s/pytorch_scatter (b101-07, trimmed): torch printed CUDA tensors, then torch_scatter's scatter_mul failed and the
+# asynchronous error surfaced in the next torch call.
+SCATTER_MUL = """Error when use scatter_mul on cuda
+I install the torch_scatter 2.0.6 and I meet this error when I use scatter_mul on cuda. Here is my test script:
+```
+import torch
+from torch_scatter import scatter
+print(torch.arange(4, device=device))
+scatter(src, index, reduce='mul')
+print(torch.arange(4, device=device))
+```
+Here is the output:
+```
+cuda:0
+tensor([0, 1, 2, 3], device='cuda:0')
+tensor([0, 1, 2, 3], device='cuda:0')
+Traceback (most recent call last):
+  File "test.py", line 11, in <module>
+    print(torch.arange(4, device=device))
+RuntimeError: CUDA error: invalid device function
+```
+"""
+
+
+def test_a_kernel_failing_after_torch_printed_cuda_tensors_is_another_packages(tmp_path):
+    got = codes(paste_findings(tmp_path, SCATTER_MUL))
+    assert "companion-arch-unsupported" in got and "gpu-arch-unsupported" not in got
+    # without the printed tensors the failing call is torch's own: torch's build
+    alone = "\n".join(line for line in SCATTER_MUL.splitlines() if "device='cuda:0')" not in line)
+    assert "gpu-arch-unsupported" in codes(paste_findings(tmp_path, alone))

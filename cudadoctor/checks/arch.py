@@ -169,6 +169,10 @@ def _candidates(g: Dict[str, Any]) -> List[str]:
     return list(g.get("capability_candidates") or [])
 
 
+#: A CUDA tensor as torch prints it ("tensor([0, 1, 2, 3], device='cuda:0')"): torch ran kernels on the device to print it.
+_CUDA_TENSOR_PRINTED = re.compile(r"\btensor\(\[[^\n]{0,400}?device='cuda(?::\d+)?'")
+
+
 def kernel_owner(fx: Facts) -> Optional[Tuple[str, str, Tuple[str, str]]]:
     """Who raised 'no kernel image' (or 'invalid device function'): ("torch" | "other" | "unknown", why, said).
 
@@ -182,6 +186,15 @@ def kernel_owner(fx: Facts) -> Optional[Tuple[str, str, Tuple[str, str]]]:
         return None
     text = text_of(fx) or said[1]
     at = max(0, text.find(said[1][:60]))
+    printed = (fx.dict("pasted.cuda_tensor_printed") or {}).get("text") or (
+        m.group(0) if (m := _CUDA_TENSOR_PRINTED.search(text[:at])) else None
+    )
+    if printed and not _TORCH_SAYS.search(text):
+        # printing a CUDA tensor runs torch's kernels on the device (its formatter's isfinite/ne/masked_select): torch's
+        # build has this GPU's code, so the kernel that failed beside it is another package's, whatever torch call the
+        # asynchronous error surfaced in (b101-07: torch.arange printed, then torch_scatter's scatter_mul failed and the
+        # next torch.arange reported it); readers/issue.py pasted.cuda_tensor_printed
+        return "other", f"torch's own kernels ran on this GPU (the report prints a CUDA tensor: {printed[:120]})", said
     why = _torch_raised(text, at)
     if why:
         return "torch", why, said

@@ -243,6 +243,20 @@ def _terminal_vs_ide(lines: List[str]) -> Dict[str, Any]:
     return {"line": text.count("\n", 0, m.start()) + 1, "text": " ".join(m.group(0).split())[:240]}
 
 
+#: A CUDA tensor as torch prints it ("tensor([0, 1, 2, 3], device='cuda:0')"): printing it runs torch's kernels on the
+#: device (its formatter's isfinite / ne / masked_select), so torch's build has code for that GPU.
+_CUDA_TENSOR = re.compile(r"\btensor\(\[?[^\n]{0,400}?device='cuda(?::\d+)?'")
+
+
+def _cuda_tensor_printed(lines: List[str]) -> Dict[str, Any]:
+    """The first line of the paste where torch printed a CUDA tensor: {"line": n, "text": ...}, or {}. Read by
+    checks/arch.kernel_owner: a kernel that fails after that is not for want of torch's own kernels."""
+    for n, line in enumerate(lines, 1):
+        if _CUDA_TENSOR.search(line[:2000]):
+            return {"line": n, "text": line.strip()[:300]}
+    return {}
+
+
 def _programs_named(lines: List[str]) -> Dict[str, Any]:
     """The GPU programs the paste names anywhere, the title and prose included (kb/errors/b19.json other_frameworks,
     b20.json own_kernel_programs), and whether it names torch at all: {"names": [...], "torch": line or None}. Only the
@@ -952,6 +966,9 @@ def _prose_facts(facts: Dict[str, Any], lines: List[str], parts: List[Dict[str, 
     named = _programs_named(lines)
     if named:
         facts["pasted"]["programs"] = named
+    printed = _cuda_tensor_printed(lines)
+    if printed:
+        facts["pasted"]["cuda_tensor_printed"] = printed
     contrast = _terminal_vs_ide(lines)
     if contrast:
         facts["pasted"]["terminal_vs_ide"] = contrast
