@@ -300,3 +300,38 @@ def test_a_kernel_failing_after_torch_printed_cuda_tensors_is_another_packages(t
     # without the printed tensors the failing call is torch's own: torch's build
     alone = "\n".join(line for line in SCATTER_MUL.splitlines() if "device='cuda:0')" not in line)
     assert "gpu-arch-unsupported" in codes(paste_findings(tmp_path, alone))
+
+
+# NixOS/nixpkgs#127146: the hook's own message on a cgroup v2 host.
+CGROUP_MSG = (
+    "docker: Error response from daemon: failed to create shim: OCI runtime create failed: container_linux.go:380: "
+    "starting container process caused: process_linux.go:545: container init caused: Running hook #1:: error running "
+    "hook: exit status 1, stdout: , stderr: nvidia-container-cli: container error: cgroup subsystem devices not found: "
+    "unknown.\n"
+)
+# NVIDIA/nvidia-docker#1486 (trimmed): libnvidia-container 1.3.3 on Arch, the hook's message cut off.
+CLI_133 = """Error response from daemon: OCI runtime create failed: container_linux.go:367
+
+nvidia-container-cli -V
+```
+version: 1.3.3
+build date: 2021-04-09T17:24+00:00
+```
+"""
+# NVIDIA/k8s-device-plugin#235 (trimmed): the device plugin's pod after the node moved to cgroups v2.
+K3S = """Nvidia pod does not run when using cgroupsv2
+I have been using kubernetes on a debian system with nvidia k8s device plugin just fine. I was testing changes to use cgroups v2, and saw that nvidia pod fails to deploy.
+  Warning  Failed   kubelet   Error: failed to start container "nvidia-device-plugin-ctr": Error response from daemon: OCI runtime create failed: container_linux.go:367: starting container process caused: process_linux.go:495: container init caused: Running hook #0:: error running hook: exit status 1, stdout: , stderr: nvidia-container-cli: container error:
+"""
+
+
+def test_the_nvidia_container_library_before_1_8_on_a_cgroup_v2_host(tmp_path):
+    assert severities(paste_findings(tmp_path, CGROUP_MSG)) == {"container-toolkit-cgroupv2-unsupported": "error"}
+    for text in (CLI_133, K3S):
+        assert severities(paste_findings(tmp_path, text)).get("container-toolkit-cgroupv2-unsupported") == "warning", text[:40]
+    # the same message with libnvidia-container 1.11 (cgroup v2 supported): another cause, no claim (nvidia-docker#1660)
+    newer = CGROUP_MSG + "cli-version: 1.11.0\nlib-version: 1.11.0\n"
+    assert "container-toolkit-cgroupv2-unsupported" not in codes(paste_findings(tmp_path, "nvidia-container-cli -V\n" + newer))
+    # an old library with a container that started fine: nothing
+    fine = CLI_133.replace("Error response from daemon: OCI runtime create failed: container_linux.go:367", "GPU works")
+    assert "container-toolkit-cgroupv2-unsupported" not in codes(paste_findings(tmp_path, fine))

@@ -48,6 +48,7 @@ BUILTIN_MODULES = (
     "triton21",
     "pyg21",
     "torch21",
+    "cgroup21",
     "libtorch19",
     "windows19",
     "fp8_19",

@@ -243,6 +243,33 @@ def _terminal_vs_ide(lines: List[str]) -> Dict[str, Any]:
     return {"line": text.count("\n", 0, m.start()) + 1, "text": " ".join(m.group(0).split())[:240]}
 
 
+#: The NVIDIA container library's version as `nvidia-container-cli -V` prints it ("version: 1.3.3", "cli-version: 1.11.0")
+#: or a package listing names it ("libnvidia-container1 1.3.3-1", "libnvidia-container-tools-1.3.3"); and cgroup v2 named
+#: ("cgroups v2", "cgroupv2", "systemd.unified_cgroup_hierarchy", "cgroup2fs"). Read by checks/cgroup21.py.
+_CTK_VERSION = re.compile(r"^\s*(?:cli-|lib-)?version:\s*(\d+\.\d+\.\d+)\b", re.I)
+_CTK_PACKAGE = re.compile(r"\blibnvidia-container(?:1|-tools)?(?::\w+)?[\s=_-]+v?(\d+\.\d+\.\d+)\b", re.I)
+_CGROUP_V2 = re.compile(r"\bcgroups?\s*v2\b|\bcgroupv2\b|unified_cgroup_hierarchy|\bcgroup2fs\b|\bcgroup2\b", re.I)
+
+
+def _container_library(lines: List[str]) -> Dict[str, Any]:
+    """What the paste shows of the NVIDIA container library: {"version": "1.3.3", "line": n} (from nvidia-container-cli -V
+    within a few lines of the command, or a package row) and {"cgroup_v2": {"line", "text"}}; {} when neither."""
+    out: Dict[str, Any] = {}
+    cli_at = -10
+    for n, line in enumerate(lines, 1):
+        low = line[:2000]
+        if "nvidia-container-cli" in low.lower():
+            cli_at = n
+        if "version" not in out:
+            m = _CTK_VERSION.search(low) if n - cli_at <= 4 else None
+            m = m or _CTK_PACKAGE.search(low)
+            if m:
+                out["version"], out["line"] = m.group(1), n
+        if "cgroup_v2" not in out and _CGROUP_V2.search(low):
+            out["cgroup_v2"] = {"line": n, "text": line.strip()[:300]}
+    return out
+
+
 #: A CUDA tensor as torch prints it ("tensor([0, 1, 2, 3], device='cuda:0')"): printing it runs torch's kernels on the
 #: device (its formatter's isfinite / ne / masked_select), so torch's build has code for that GPU.
 _CUDA_TENSOR = re.compile(r"\btensor\(\[?[^\n]{0,400}?device='cuda(?::\d+)?'")
@@ -966,6 +993,9 @@ def _prose_facts(facts: Dict[str, Any], lines: List[str], parts: List[Dict[str, 
     named = _programs_named(lines)
     if named:
         facts["pasted"]["programs"] = named
+    ctk = _container_library(lines)
+    if ctk:
+        facts["pasted"]["container_library"] = ctk
     printed = _cuda_tensor_printed(lines)
     if printed:
         facts["pasted"]["cuda_tensor_printed"] = printed
