@@ -335,3 +335,15 @@ def test_the_nvidia_container_library_before_1_8_on_a_cgroup_v2_host(tmp_path):
     # an old library with a container that started fine: nothing
     fine = CLI_133.replace("Error response from daemon: OCI runtime create failed: container_linux.go:367", "GPU works")
     assert "container-toolkit-cgroupv2-unsupported" not in codes(paste_findings(tmp_path, fine))
+
+
+def test_barks_no_gpu_warning_is_the_program_on_the_cpu(tmp_path):
+    # suno-ai/bark#173 and JonathanFly/bark#14: Bark logs it when torch.cuda.is_available() is False
+    fork = "I can't get it to run on the GPU\nLoading Bark models...\nNo GPU being used. Careful, Inference might be extremely slow!\nI have a 2080 TI\n"
+    win = (
+        "Windows: No GPU being used. Careful, inference might be very slow!\nI installed torch 2.0.0 and CUDA 11.7 from "
+        "PyTorch website. But Bark displays a `Windows: No GPU being used. Careful, inference might be very slow!` message.\n"
+        "I'm on Windows 10.\n"
+    )
+    for text in (fork, win):
+        assert severities(paste_findings(tmp_path, text)).get("cpu-only-torch") == "warning", text[:40]

@@ -466,6 +466,7 @@ def _stated_on_cpu(fx: Facts) -> Optional[Tuple[str, str]]:
     text is not about another GPU runtime (its "unless" list)."""
     row = kb_document("torch-builds.json").get("symptoms", {}).get("runs_on_cpu") or {}
     said = search(fx, row["regex"]) if row.get("regex") else None
+    said = said or _said_row(fx, "program_on_cpu")  # or the program's own log (kb/errors/cpu8.json: Bark, SD.Next...)
     return None if not said or _other_runtime_only(fx) else said
 
 
