@@ -347,3 +347,18 @@ def test_barks_no_gpu_warning_is_the_program_on_the_cpu(tmp_path):
     )
     for text in (fork, win):
         assert severities(paste_findings(tmp_path, text)).get("cpu-only-torch") == "warning", text[:40]
+
+
+def test_a_programs_nvml_query_the_gpu_does_not_support_is_the_programs_to_tolerate(tmp_path):
+    # jwohlwend/boltz#355 (trimmed): cuequivariance_ops asks NVML for the power limit
+    text = """boltz predict crashes: pynvml.NVMLError_NotSupported
+  File ".../cuequivariance_ops/triton/cache_manager.py", line 40, in get_gpu_information
+    power_limit = pynvml.nvmlDeviceGetPowerManagementLimit(handle)
+  File ".../pynvml.py", line 1061, in _nvmlCheckReturn
+    raise NVMLError(ret)
+pynvml.NVMLError_NotSupported: Not Supported
+"""
+    assert severities(paste_findings(tmp_path, text)) == {"nvml-query-not-supported": "warning"}
+    # pynvml's other errors are other causes (error 18: nvml-driver-mismatch)
+    got = codes(paste_findings(tmp_path, "pynvml.NVMLError_LibRmVersionMismatch: RM has detected an NVML/RM version mismatch.\n"))
+    assert "nvml-query-not-supported" not in got and "nvml-driver-mismatch" in got

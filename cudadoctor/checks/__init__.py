@@ -49,6 +49,7 @@ BUILTIN_MODULES = (
     "pyg21",
     "torch21",
     "cgroup21",
+    "nvml21",
     "libtorch19",
     "windows19",
     "fp8_19",
