@@ -362,3 +362,33 @@ pynvml.NVMLError_NotSupported: Not Supported
     # pynvml's other errors are other causes (error 18: nvml-driver-mismatch)
     got = codes(paste_findings(tmp_path, "pynvml.NVMLError_LibRmVersionMismatch: RM has detected an NVML/RM version mismatch.\n"))
     assert "nvml-query-not-supported" not in got and "nvml-driver-mismatch" in got
+
+
+def test_a_source_build_linking_without_cudnn(tmp_path):
+    # facebookarchive/caffe2#549, NVIDIA/caffe#25, davisking/dlib#786
+    for line, symbol in (
+        ("../lib/libCaffe2_GPU.so: undefined reference to `cudnnSetLRNDescriptor'", "cudnnSetLRNDescriptor"),
+        (
+            ".build_release/lib/libcaffe-nv.so: undefined reference to `cudnnConvolutionBackwardData_v3'",
+            "cudnnConvolutionBackwardData_v3",
+        ),
+        ("cudnn_dlibapi.cpp:-1: error: undefined reference to `cudnnDestroyTensorDescriptor'", "cudnnDestroyTensorDescriptor"),
+    ):
+        got = paste_findings(tmp_path, "Build fails at link time\n" + line + "\ncollect2: error: ld returned 1 exit status\n")
+        (f,) = [x for x in got if x["code"] == "build-cudnn-not-linked"]
+        assert f["severity"] == "error" and f["evidence"]["symbol"] == symbol
+    # a runtime loader failure for libcudnn is a missing library, not a link step
+    got = codes(paste_findings(tmp_path, "OSError: libcudnn.so.8: cannot open shared object file: No such file or directory\n"))
+    assert "build-cudnn-not-linked" not in got
+
+
+def test_operation_not_supported_with_the_async_allocator(tmp_path):
+    # lllyasviel/Fooocus#96: Fooocus switched torch to cudaMallocAsync (the reporter asks for --disable-cuda-malloc)
+    text = (
+        "Is it possible to support --disable-cuda-malloc?\n`RuntimeError: CUDA error: operation not supported\n"
+        "CUDA kernel errors might be asynchronously reported at some other API call\n"
+    )
+    assert severities(paste_findings(tmp_path, text)) == {"cuda-malloc-async-unsupported": "warning"}
+    # the same error with no sign of the allocator (ComfyUI-LTXVideo#108's paste): no claim
+    bare = "CUDA error: operation not supported\npytorch version: 2.4.0+cu124\n"
+    assert "cuda-malloc-async-unsupported" not in codes(paste_findings(tmp_path, bare))

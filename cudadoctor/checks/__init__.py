@@ -50,6 +50,8 @@ BUILTIN_MODULES = (
     "torch21",
     "cgroup21",
     "nvml21",
+    "alloc21",
+    "link21",
     "libtorch19",
     "windows19",
     "fp8_19",
