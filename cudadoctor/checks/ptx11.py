@@ -40,32 +40,29 @@ def _cuda_of(ptx: str) -> Optional[str]:
     return str(got) if got else None
 
 
-def driver_jit_too_old(text: str) -> Optional[PtxTooNew]:
-    """The driver's JIT refusing PTX newer than it reads, with both CUDA releases (None for a ptxas binary run on a file,
-    for nvJitLink/nvPTXCompiler, or a PTX version the table does not know)."""
+def _too_new(text: str, jit: bool) -> Optional[PtxTooNew]:
+    """The first "Unsupported .version" refusal of the driver's JIT (``jit``) or of a ptxas binary run on a file, with
+    both CUDA releases; None for nvJitLink/nvPTXCompiler or a PTX version the table does not know."""
     if _EMBEDDED.search(text):
         return None
     for m in _UNSUPPORTED.finditer(text):
-        if m.group("src").lower() != "application ptx input":
+        if (m.group("src").lower() == "application ptx input") != jit:
             continue
         want, have = _cuda_of(m.group("want")), _cuda_of(m.group("have"))
         if want and have:
             line = text[text.rfind("\n", 0, m.start()) + 1 : m.end()].strip()[:400]
             return PtxTooNew(m.group("want"), want, m.group("have"), have, line)
     return None
+
+
+def driver_jit_too_old(text: str) -> Optional[PtxTooNew]:
+    """The driver's JIT refusing PTX newer than it reads, with both CUDA releases (None for a ptxas binary run on a file,
+    for nvJitLink/nvPTXCompiler, or a PTX version the table does not know)."""
+    return _too_new(text, jit=True)
 
 
 def ptxas_file_too_old(text: str) -> Optional[PtxTooNew]:
     """A ptxas binary run on a .ptx file (Triton's, XLA's, a toolkit's) refusing PTX newer than it reads, with both CUDA
     releases: the toolkit of that ptxas is older than the compiler that wrote the PTX (checks/triton21.py). None for the
     driver's JIT (driver_jit_too_old), for nvJitLink/nvPTXCompiler, or a PTX version the table does not know."""
-    if _EMBEDDED.search(text):
-        return None
-    for m in _UNSUPPORTED.finditer(text):
-        if m.group("src").lower() == "application ptx input":
-            continue
-        want, have = _cuda_of(m.group("want")), _cuda_of(m.group("have"))
-        if want and have:
-            line = text[text.rfind("\n", 0, m.start()) + 1 : m.end()].strip()[:400]
-            return PtxTooNew(m.group("want"), want, m.group("have"), have, line)
-    return None
+    return _too_new(text, jit=False)
