@@ -392,3 +392,17 @@ def test_operation_not_supported_with_the_async_allocator(tmp_path):
     # the same error with no sign of the allocator (ComfyUI-LTXVideo#108's paste): no claim
     bare = "CUDA error: operation not supported\npytorch version: 2.4.0+cu124\n"
     assert "cuda-malloc-async-unsupported" not in codes(paste_findings(tmp_path, bare))
+
+
+def test_ctranslate2s_cublas_failure_on_a_blackwell_gpu_is_its_build(tmp_path):
+    # Purfview/whisper-standalone-win#542: Faster-Whisper-XXL on an RTX 5080, fixed by --compute_type float16
+    text = (
+        "RTX 50 series fix\nI recently got this Error since I bought an RTX 5080:\n"
+        "RuntimeError: cuBLAS failed with status CUBLAS_STATUS_NOT_SUPPORTED\n"
+        "this Is getting fixed by adding the argument\n--compute_type float16\n"
+    )
+    got = paste_findings(tmp_path, text)
+    assert severities(got).get("companion-arch-unsupported") == "warning"
+    # the same failure on an RTX 3090: not this class
+    older = text.replace("RTX 5080", "RTX 3090")
+    assert "companion-arch-unsupported" not in codes(paste_findings(tmp_path, older))

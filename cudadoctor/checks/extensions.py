@@ -566,6 +566,12 @@ def companion_arch_unsupported(fx: Facts) -> Iterator[Finding]:
         if prog and words:  # "recent LM Studio versions no longer support the P4000 (sm_61)": the program's own build
             likely = _program_lacks_arch(fx, prog, ("text_says", words[0]), None)
             yield dataclasses.replace(likely, title="Likely: " + likely.title, severity="warning")
+            return
+        from .ct2_21 import ctranslate2_on_blackwell  # CTranslate2's "cuBLAS failed" on an RTX 50 (session 21)
+
+        ct2 = ctranslate2_on_blackwell(fx, COMPANION_ARCH_UNSUPPORTED)
+        if ct2 is not None:
+            yield ct2
         return
     text = _all_text(fx)
     if _TORCH_OWN_ARCH.search(text):
