@@ -406,3 +406,9 @@ def test_ctranslate2s_cublas_failure_on_a_blackwell_gpu_is_its_build(tmp_path):
     # the same failure on an RTX 3090: not this class
     older = text.replace("RTX 5080", "RTX 3090")
     assert "companion-arch-unsupported" not in codes(paste_findings(tmp_path, older))
+
+
+def test_mmcvs_ext_loader_missing_an_op_is_mmcv_without_its_compiled_ops(tmp_path):
+    # open-mmlab/mmpretrain#748: 'pip install mmcv' (lite) over mmcv-full 1.3.17
+    text = "AssertionError: active_rotated_filter_forward miss in module _ext\n"
+    assert "mmcv-without-compiled-ops" in codes(paste_findings(tmp_path, text))
