@@ -412,3 +412,19 @@ def test_mmcvs_ext_loader_missing_an_op_is_mmcv_without_its_compiled_ops(tmp_pat
     # open-mmlab/mmpretrain#748: 'pip install mmcv' (lite) over mmcv-full 1.3.17
     text = "AssertionError: active_rotated_filter_forward miss in module _ext\n"
     assert "mmcv-without-compiled-ops" in codes(paste_findings(tmp_path, text))
+
+
+def test_cuda_home_not_set_while_the_report_says_it_is_set_is_the_isolated_build(tmp_path):
+    # facebookresearch/sam2 (b103-07, trimmed): CUDA_HOME set, `pip install -e .` says it is not
+    text = (
+        "CUDA_PATH error despite having it set up\n"
+        "`OSError: CUDA_HOME environment variable is not set. Please set it to your CUDA install root.`\n"
+        "Not sure if this is a windows-specific issue or something, but CUDA_HOME is definitely in my environment variables.\n"
+    )
+    got = paste_findings(tmp_path, text)
+    assert severities(got).get("extension-build-isolation") == "warning"
+    (f,) = [x for x in got if x["code"] == "extension-build-isolation"]
+    assert "--no-build-isolation" in " ".join(f["fix"]["commands"])
+    # the same error with nothing said about CUDA_HOME: cuda-home-not-set alone
+    bare = "OSError: CUDA_HOME environment variable is not set. Please set it to your CUDA install root.\n"
+    assert "extension-build-isolation" not in codes(paste_findings(tmp_path, bare))

@@ -420,6 +420,7 @@ def extension_build_isolation(fx: Facts) -> Iterator[Finding]:
             yield _bare_no_torch(fx, bare)
         elif not bare:
             yield from _one_step_with_torch(fx)
+            yield from _cuda_home_set_yet_unset(fx)
         return
     text = _all_text(fx)
     names = [m.group(1) for m in _BUILDING.finditer(text) if m.group(1).lower() not in ("torch", "pip", "setuptools", "wheel")]
@@ -450,6 +451,30 @@ _BUILDS_AGAINST_TORCH = (
     r"\b(?:flash[-_]attn|mamba[-_]ssm|causal[-_]conv1d|apex|detectron2|pytorch3d|gptqmodel|auto[-_]gptq|"
     r"torch[-_](?:scatter|sparse|cluster)|natten|sageattention|gsplat)\b"
 )
+
+
+def _cuda_home_set_yet_unset(fx: Facts) -> Iterator[Finding]:
+    """torch's "CUDA_HOME environment variable is not set" from a pip install of a source package while the reporter says
+    CUDA_HOME / CUDA_PATH is set (readers/issue.py pasted.cuda_home_said_set): the build ran in pip's isolated environment
+    (a torch of its own, without CUDA), not in the reporter's (sam2#19's class: b26-16, b61-09, b103-07). A warning."""
+    said = search(fx, r"CUDA_HOME environment variable is not set")
+    home = fx.dict("pasted.cuda_home_said_set") or {}
+    if not (said and home.get("text")):
+        return
+    yield EXTENSION_BUILD_ISOLATION.finding(
+        title="Likely: the package is built in pip's isolated environment, which does not see this CUDA setup (the "
+        "report says CUDA_HOME is set)",
+        evidence={said[0]: said[1], "the report says": home["text"]},
+        fix=Fix(
+            (
+                f"{PIP} install setuptools wheel ninja  # the build tools the isolated environment provided",
+                f"{PIP} install --no-build-isolation -e .  # build against this environment's torch and CUDA_HOME",
+            ),
+            "pip builds a source package in a fresh environment with a torch of its own; --no-build-isolation builds it "
+            "here, where torch has CUDA and CUDA_HOME is set.",
+        ),
+        severity="warning",
+    )
 
 
 def _one_step_with_torch(fx: Facts) -> Iterator[Finding]:

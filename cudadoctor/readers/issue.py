@@ -243,6 +243,28 @@ def _terminal_vs_ide(lines: List[str]) -> Dict[str, Any]:
     return {"line": text.count("\n", 0, m.start()) + 1, "text": " ".join(m.group(0).split())[:240]}
 
 
+#: The reporter saying CUDA_HOME / CUDA_PATH (or "the CUDA environment variables") are set, beside a build that says they
+#: are not ("CUDA_PATH error despite having it set up", "CUDA_HOME is definitely in my environment variables", "regardless
+#: if you actually have CUDA_HOME or CUDA_PATH set", "all environment variables related to CUDA are set correctly"): the
+#: build runs where they do not reach (pip's isolated build, checks/extensions.py). Session 21.
+_CUDA_HOME_SET = re.compile(
+    r"\b(?:CUDA_HOME|CUDA_PATH)\b[^\n]{0,60}?\b(?:is|are)\s+(?:definitely\s+|correctly\s+|already\s+|properly\s+)?"
+    r"(?:set|in my (?:system\s+)?(?:environment|env|path))|"
+    r"\bdespite\s+(?:having\s+)?(?:it|them|CUDA_HOME|CUDA_PATH)\s+(?:being\s+)?set\b|"
+    r"\bregardless\s+(?:of\s+)?(?:if|whether)\s+you\s+(?:actually\s+)?have\s+(?:CUDA_HOME|CUDA_PATH)|"
+    r"environment variables? (?:related to|for) CUDA (?:is|are)\s+(?:\w+\s+)?set",
+    re.I,
+)
+
+
+def _cuda_home_said_set(lines: List[str]) -> Dict[str, Any]:
+    """The first line where the reporter says CUDA_HOME / CUDA_PATH is set: {"line": n, "text": ...}, or {}."""
+    for n, line in enumerate(lines, 1):
+        if _CUDA_HOME_SET.search(line[:2000]):
+            return {"line": n, "text": line.strip()[:300]}
+    return {}
+
+
 #: The NVIDIA container library's version as `nvidia-container-cli -V` prints it ("version: 1.3.3", "cli-version: 1.11.0")
 #: or a package listing names it ("libnvidia-container1 1.3.3-1", "libnvidia-container-tools-1.3.3"); and cgroup v2 named
 #: ("cgroups v2", "cgroupv2", "systemd.unified_cgroup_hierarchy", "cgroup2fs"). Read by checks/cgroup21.py.
@@ -993,6 +1015,9 @@ def _prose_facts(facts: Dict[str, Any], lines: List[str], parts: List[Dict[str, 
     named = _programs_named(lines)
     if named:
         facts["pasted"]["programs"] = named
+    home = _cuda_home_said_set(lines)
+    if home:
+        facts["pasted"]["cuda_home_said_set"] = home
     ctk = _container_library(lines)
     if ctk:
         facts["pasted"]["container_library"] = ctk
