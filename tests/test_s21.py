@@ -428,3 +428,12 @@ def test_cuda_home_not_set_while_the_report_says_it_is_set_is_the_isolated_build
     # the same error with nothing said about CUDA_HOME: cuda-home-not-set alone
     bare = "OSError: CUDA_HOME environment variable is not set. Please set it to your CUDA install root.\n"
     assert "extension-build-isolation" not in codes(paste_findings(tmp_path, bare))
+
+
+def test_onnxruntimes_cuda_path_message_is_not_the_reporter_saying_cuda_home_is_set():
+    from cudadoctor.readers import issue
+
+    ort = "CreateExecutionProviderInstance CUDA_PATH is set but CUDA wasnt able to be loaded. Please install the correct version"
+    assert not issue.read(ort + "\n")["facts"]["pasted"].get("cuda_home_said_set")
+    said = issue.read("CUDA_HOME is correctly set.\n")["facts"]["pasted"]["cuda_home_said_set"]
+    assert said["line"] == 1

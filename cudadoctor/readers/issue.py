@@ -246,10 +246,11 @@ def _terminal_vs_ide(lines: List[str]) -> Dict[str, Any]:
 #: The reporter saying CUDA_HOME / CUDA_PATH (or "the CUDA environment variables") are set, beside a build that says they
 #: are not ("CUDA_PATH error despite having it set up", "CUDA_HOME is definitely in my environment variables", "regardless
 #: if you actually have CUDA_HOME or CUDA_PATH set", "all environment variables related to CUDA are set correctly"): the
-#: build runs where they do not reach (pip's isolated build, checks/extensions.py). Session 21.
+#: build runs where they do not reach (pip's isolated build, checks/extensions.py). onnxruntime's own "CUDA_PATH is set
+#: but CUDA wasn't able to be loaded" is not the reporter's statement. Session 21.
 _CUDA_HOME_SET = re.compile(
     r"\b(?:CUDA_HOME|CUDA_PATH)\b[^\n]{0,60}?\b(?:is|are)\s+(?:definitely\s+|correctly\s+|already\s+|properly\s+)?"
-    r"(?:set|in my (?:system\s+)?(?:environment|env|path))|"
+    r"(?:set(?!\s+but\s+CUDA\s+was)|in my (?:system\s+)?(?:environment|env|path))|"
     r"\bdespite\s+(?:having\s+)?(?:it|them|CUDA_HOME|CUDA_PATH)\s+(?:being\s+)?set\b|"
     r"\bregardless\s+(?:of\s+)?(?:if|whether)\s+you\s+(?:actually\s+)?have\s+(?:CUDA_HOME|CUDA_PATH)|"
     r"environment variables? (?:related to|for) CUDA (?:is|are)\s+(?:\w+\s+)?set",
