@@ -10,6 +10,7 @@ import re
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from cudadoctor.errortext import program_patterns
+from cudadoctor.errortext.stated import CUDA_TENSOR_PRINTED
 from cudadoctor.facts import Facts
 from cudadoctor.interpret import (
     arch_bound,
@@ -169,10 +170,6 @@ def _candidates(g: Dict[str, Any]) -> List[str]:
     return list(g.get("capability_candidates") or [])
 
 
-#: A CUDA tensor as torch prints it ("tensor([0, 1, 2, 3], device='cuda:0')"): torch ran kernels on the device to print it.
-_CUDA_TENSOR_PRINTED = re.compile(r"\btensor\(\[[^\n]{0,400}?device='cuda(?::\d+)?'")
-
-
 def kernel_owner(fx: Facts) -> Optional[Tuple[str, str, Tuple[str, str]]]:
     """Who raised 'no kernel image' (or 'invalid device function'): ("torch" | "other" | "unknown", why, said).
 
@@ -187,7 +184,7 @@ def kernel_owner(fx: Facts) -> Optional[Tuple[str, str, Tuple[str, str]]]:
     text = text_of(fx) or said[1]
     at = max(0, text.find(said[1][:60]))
     printed = (fx.dict("pasted.cuda_tensor_printed") or {}).get("text") or (
-        m.group(0) if (m := _CUDA_TENSOR_PRINTED.search(text[:at])) else None
+        m.group(0) if (m := CUDA_TENSOR_PRINTED.search(text[:at])) else None
     )
     if printed and not _TORCH_SAYS.search(text):
         # printing a CUDA tensor runs torch's kernels on the device (its formatter's isfinite/ne/masked_select): torch's

@@ -13,10 +13,10 @@ Pure: no I/O.
 
 from __future__ import annotations
 
-import re
 from typing import Any, Dict, Iterator, Optional
 
 from cudadoctor.facts import Facts
+from cudadoctor.interpret.versions import mm
 from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import error_match, search
@@ -58,8 +58,8 @@ _NVIDIA_CONTAINER = r"(?i)nvidia-container|nvidia-docker|device[- ]plugin|--gpus
 
 
 def _older_than_1_8(version: Optional[str]) -> Optional[bool]:
-    m = re.match(r"(\d+)\.(\d+)", version or "")
-    return (int(m.group(1)), int(m.group(2))) < (1, 8) if m else None
+    t = mm(version)
+    return t < (1, 8) if t else None
 
 
 @check(CONTAINER_TOOLKIT_CGROUPV2_UNSUPPORTED)

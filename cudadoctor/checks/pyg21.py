@@ -17,6 +17,7 @@ from typing import Dict, Iterator, Optional
 
 from cudadoctor.facts import Facts
 from cudadoctor.interpret import release_of, torch_version, variant
+from cudadoctor.interpret.versions import mm_str
 from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import PIP, error_match
@@ -62,8 +63,7 @@ def _page(fx: Facts) -> Optional[str]:
     release, var = release_of(torch_version(fx)), variant(fx)
     if not release or not var or not (var.startswith("cu") or var == "cpu"):
         return None
-    major_minor = ".".join(release.split(".")[:2])
-    return f"{PYG_INDEX}torch-{major_minor}.0+{var}.html"
+    return f"{PYG_INDEX}torch-{mm_str(release)}.0+{var}.html"
 
 
 @check(PYG_WHEEL_MISSING)

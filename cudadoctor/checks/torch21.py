@@ -14,6 +14,7 @@ from typing import Dict, Iterator, Optional
 
 from cudadoctor.facts import Facts
 from cudadoctor.interpret import release_of, torch_version
+from cudadoctor.interpret.versions import mm
 from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import INDEX, PIP, error_match
@@ -45,14 +46,8 @@ TORCH_WINDOWS_LACKS_SCALED_MM = Code(
 
 
 def _before_24(version: Optional[str]) -> Optional[bool]:
-    release = release_of(version)
-    if not release:
-        return None
-    try:
-        major, minor = (int(x) for x in release.split(".")[:2])
-    except ValueError:
-        return None
-    return (major, minor) < (2, 4)
+    t = mm(release_of(version))
+    return t < (2, 4) if t else None
 
 
 @check(TORCH_WINDOWS_LACKS_SCALED_MM)

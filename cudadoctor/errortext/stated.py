@@ -1,5 +1,5 @@
 """What a reporter's text states outside any error line, read by the paste reader (readers/prose.py, into facts) and by
-the checks (over error texts): TensorFlow's version, and wrong numbers from the GPU. Pure.
+the checks (over error texts): TensorFlow's version, wrong numbers from the GPU, a CUDA tensor printed. Pure.
 """
 
 from __future__ import annotations
@@ -27,3 +27,8 @@ WRONG_NUMBERS = re.compile(
     r"(?:\b(?:no|not|without)|n't)\s+(?:\w+\s+){0,4}training\s+(?:advance|progress)\b",
     re.I,
 )
+
+#: A CUDA tensor as torch prints it ("tensor([0, 1, 2, 3], device='cuda:0')"): printing one runs torch's kernels on the device
+#: (its formatter's isfinite / ne / masked_select), so torch's build has code for that GPU. Read by readers/issue.py
+#: (pasted.cuda_tensor_printed) and checks/arch.kernel_owner (session 21).
+CUDA_TENSOR_PRINTED = re.compile(r"\btensor\(\[[^\n]{0,400}?device='cuda(?::\d+)?'")

@@ -16,6 +16,7 @@ import re
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from .. import __version__
+from ..errortext.stated import CUDA_TENSOR_PRINTED
 from ..facts import FactsError, new_facts, sanitize
 from . import containers, devicequery, multigpu, nogpu, nvidia_smi, packages, uvm
 from ._collect_env_lines import _KEY_RX, CORE_KEYS, _CANON
@@ -258,14 +259,6 @@ _CUDA_HOME_SET = re.compile(
 )
 
 
-def _cuda_home_said_set(lines: List[str]) -> Dict[str, Any]:
-    """The first line where the reporter says CUDA_HOME / CUDA_PATH is set: {"line": n, "text": ...}, or {}."""
-    for n, line in enumerate(lines, 1):
-        if _CUDA_HOME_SET.search(line[:2000]):
-            return {"line": n, "text": line.strip()[:300]}
-    return {}
-
-
 #: The NVIDIA container library's version as `nvidia-container-cli -V` prints it ("version: 1.3.3", "cli-version: 1.11.0")
 #: or a package listing names it ("libnvidia-container1 1.3.3-1", "libnvidia-container-tools-1.3.3"); and cgroup v2 named
 #: ("cgroups v2", "cgroupv2", "systemd.unified_cgroup_hierarchy", "cgroup2fs"). Read by checks/cgroup21.py.
@@ -293,16 +286,10 @@ def _container_library(lines: List[str]) -> Dict[str, Any]:
     return out
 
 
-#: A CUDA tensor as torch prints it ("tensor([0, 1, 2, 3], device='cuda:0')"): printing it runs torch's kernels on the
-#: device (its formatter's isfinite / ne / masked_select), so torch's build has code for that GPU.
-_CUDA_TENSOR = re.compile(r"\btensor\(\[?[^\n]{0,400}?device='cuda(?::\d+)?'")
-
-
-def _cuda_tensor_printed(lines: List[str]) -> Dict[str, Any]:
-    """The first line of the paste where torch printed a CUDA tensor: {"line": n, "text": ...}, or {}. Read by
-    checks/arch.kernel_owner: a kernel that fails after that is not for want of torch's own kernels."""
+def _first_line(lines: List[str], rx: "re.Pattern[str]") -> Dict[str, Any]:
+    """The first line ``rx`` matches: {"line": n, "text": the line}, or {}."""
     for n, line in enumerate(lines, 1):
-        if _CUDA_TENSOR.search(line[:2000]):
+        if rx.search(line[:2000]):
             return {"line": n, "text": line.strip()[:300]}
     return {}
 
@@ -1013,21 +1000,15 @@ def _prose_facts(facts: Dict[str, Any], lines: List[str], parts: List[Dict[str, 
     cpu = _cpu_build_line(lines)
     if cpu:
         facts["pasted"]["cpu_build"] = {"line": cpu[0], "text": cpu[1]}
-    named = _programs_named(lines)
-    if named:
-        facts["pasted"]["programs"] = named
-    home = _cuda_home_said_set(lines)
-    if home:
-        facts["pasted"]["cuda_home_said_set"] = home
-    ctk = _container_library(lines)
-    if ctk:
-        facts["pasted"]["container_library"] = ctk
-    printed = _cuda_tensor_printed(lines)
-    if printed:
-        facts["pasted"]["cuda_tensor_printed"] = printed
-    contrast = _terminal_vs_ide(lines)
-    if contrast:
-        facts["pasted"]["terminal_vs_ide"] = contrast
+    for key, got in (
+        ("programs", _programs_named(lines)),
+        ("cuda_home_said_set", _first_line(lines, _CUDA_HOME_SET)),  # CUDA_HOME "is set" (checks/extensions.py)
+        ("container_library", _container_library(lines)),  # nvidia-container-cli's version, cgroup v2 (checks/cgroup21.py)
+        ("cuda_tensor_printed", _first_line(lines, CUDA_TENSOR_PRINTED)),  # torch ran kernels here (checks/arch.py)
+        ("terminal_vs_ide", _terminal_vs_ide(lines)),
+    ):
+        if got:
+            facts["pasted"][key] = got
     env = prose.env_assignments(lines)
     if env:
         # Variables the paste assigns (a shell line, a Dockerfile, a script's printout): the values the checks read. Only
