@@ -9,8 +9,7 @@ import functools
 import re
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
-from cudadoctor.errortext import program_patterns
-from cudadoctor.errortext.stated import CUDA_TENSOR_PRINTED
+from cudadoctor.errortext import CUDA_TENSOR_PRINTED, program_patterns
 from cudadoctor.facts import Facts
 from cudadoctor.interpret import (
     arch_bound,

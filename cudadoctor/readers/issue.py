@@ -16,7 +16,6 @@ import re
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from .. import __version__
-from ..errortext.stated import CUDA_TENSOR_PRINTED
 from ..facts import FactsError, new_facts, sanitize
 from . import containers, devicequery, multigpu, nogpu, nvidia_smi, packages, uvm
 from ._collect_env_lines import _KEY_RX, CORE_KEYS, _CANON
@@ -989,7 +988,7 @@ def _prose_facts(facts: Dict[str, Any], lines: List[str], parts: List[Dict[str, 
         # The text shows a conda environment (a path in one, a conda command): which loader paths torch has depends on
         # it. Only the words that show it are kept (the line's path may hold a user name the report redacts).
         facts["pasted"]["conda"] = {"line": conda[0], "text": conda[1].group(0)}
-    from ..errortext import gpu_vendors
+    from ..errortext import CUDA_TENSOR_PRINTED, gpu_vendors
 
     other = gpu_vendors.other_gpus(lines)  # AMD / Intel / Apple GPUs (or a Mac) named anywhere, the title included
     if other:
