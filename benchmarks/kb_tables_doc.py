@@ -99,6 +99,10 @@ WHAT = {
         "the sm_/compute_ targets each CUDA release's ptxas accepts, and the first/last release per target",
         lambda d: f"{len(d['releases'])} releases, {len(d['targets'])} targets",
     ),
+    "cuda_arch_support": (
+        "the first CUDA release whose nvcc builds code for each GPU architecture (what any build made with a CUDA can run)",
+        lambda d: f"{len(d['first_cuda'])} architectures",
+    ),
     "torch_wheels": (
         "which torch releases PyPI has a wheel for, per platform (Linux x86_64/aarch64, Windows, macOS arm64/x86_64) and CPython minor",
         lambda d: f"{sum(len(v) for pf in d['pypi'].values() for v in pf.values())} (platform, Python, release) triples",

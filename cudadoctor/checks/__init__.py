@@ -55,4 +55,5 @@ BUILTIN_MODULES = (
     "libtorch19",
     "windows19",
     "fp8_19",
+    "ext22",
 )

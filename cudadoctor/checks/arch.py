@@ -24,8 +24,10 @@ from cudadoctor.interpret import (
     is_cuda_build,
     is_wsl,
     newer_than_all,
+    old_release_cuda,
     os_key,
     os_known,
+    torch_cuda,
     torch_release,
     torch_version,
     variant,
@@ -538,6 +540,19 @@ def _likely(f: Finding, title: str, evidence: Dict[str, Any], *first: str) -> Fi
     )
 
 
+def _libraries_predate(fx: Facts) -> Optional[Finding]:
+    """A warning when torch's CUDA (its build's, or the newest of an old release's wheels) predates the GPU and a CUDA
+    library failed at its first calls (checks/arch22.py): cuDNN/cuBLAS of that CUDA have no kernels for it."""
+    from .arch22 import predates
+
+    cuda = torch_cuda(fx) or old_release_cuda(fx)[0]
+
+    def fix(g: Dict[str, Any], _first: str) -> Tuple[str, ...]:
+        return tuple(arch_fix(environment(fx), g.get("capability"), None, driver_version(fx), False)[0])  # a current build
+
+    return predates(fx, GPU_ARCH_UNSUPPORTED, cuda, f"torch {torch_version(fx) or ''}".strip(), fix)
+
+
 def _user_says_finding(fx: Facts, devices: List[Dict[str, Any]], archs: Optional[List[str]], source: Optional[str]):
     """A warning from the user's own words that the installed torch does not support the GPU's architecture; None when
     the facts contradict it (the GPU's capability is in the build's known arch list) or the text does not say so."""
@@ -789,6 +804,10 @@ def gpu_arch_unsupported(fx: Facts) -> Iterator[Finding]:
         )
         return
     if not bad and not said:
+        late = None if _KERNEL_RAN.search(text_of(fx)) else _libraries_predate(fx)
+        if late:
+            yield late
+            return
         claim = _user_says_finding(fx, devices, archs, source)
         if claim:
             yield claim

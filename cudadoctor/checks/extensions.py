@@ -570,6 +570,27 @@ def _kernel_package(fx: Facts) -> Optional[str]:
     return None
 
 
+def _program_cuda_predates(fx: Facts) -> Optional[Finding]:
+    """A program other than torch built with a CUDA older than the GPU, its CUDA library failing at the first calls
+    (checks/arch22.py): the CUDA the report states (nvcc's, or the runtime's) is the program's where torch is neither
+    named nor known."""
+    from .arch import torch_unknown
+    from .arch22 import predates
+
+    if not torch_unknown(fx) or torch_named(fx, _all_text(fx)):
+        return None
+    cuda = fx.str("toolkit.nvcc_version") or fx.str("cuda.runtime_version")
+    prog = program_not_torch(fx) or "the program"
+
+    def fix(g: Dict[str, Any], first: str) -> Tuple[str, ...]:
+        return (
+            f"# rebuild {prog} with CUDA {first} or newer (and the cuDNN of that CUDA), or install its build for that CUDA",
+            f"nvcc --version  # the CUDA toolkit {prog} is built with; its GPU needs {first}+",
+        )
+
+    return predates(fx, COMPANION_ARCH_UNSUPPORTED, cuda, prog, fix)
+
+
 @check(COMPANION_ARCH_UNSUPPORTED)
 def companion_arch_unsupported(fx: Facts) -> Iterator[Finding]:
     """A companion package's kernels do not cover this GPU while torch's do."""
@@ -597,6 +618,10 @@ def companion_arch_unsupported(fx: Facts) -> Iterator[Finding]:
         ct2 = ctranslate2_on_blackwell(fx, COMPANION_ARCH_UNSUPPORTED)
         if ct2 is not None:
             yield ct2
+            return
+        late = _program_cuda_predates(fx)
+        if late is not None:
+            yield late
         return
     text = _all_text(fx)
     if _TORCH_OWN_ARCH.search(text):

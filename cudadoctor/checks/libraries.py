@@ -756,25 +756,34 @@ def library_shadowing(fx: Facts) -> Iterator[Finding]:
     _windows_path_dlls(fx, problems, evidence, cmds)
     if not problems and not said:
         return
+    # cuBLAS's INVALID_VALUE on a plain GEMM names the symptom, not the copy: with nothing in the facts showing a
+    # foreign library it is the likely cause (kb/errors/b22.json), a warning to confirm, not an observation
+    inferred = bool(said and _GEMM_INVALID_VALUE.search(said[1]) and not problems)
     if said:
         _said_shadowing(fx, said, problems, evidence, cmds)
     cmds.append('python -c "import torch; print(torch.__version__, torch.cuda.is_available())"  # confirm')
     prefix = (
-        "A CUDA library shadows torch's own: "
+        "Likely: a cuBLAS of another CUDA release is loaded in place of torch's own (cuBLAS rejected a plain matrix multiply): "
+        if inferred
+        else "A CUDA library shadows torch's own: "
         if broken
         else "A foreign CUDA library is loaded into torch's process: "
         if libs
         else "torch's CUDA libraries can be shadowed: "
     )
     yield LIBRARY_SHADOWING.finding(
-        title=prefix + problems[0],
+        title=prefix.rstrip(": ") if inferred else prefix + problems[0],
         evidence=evidence,
         fix=Fix(
             tuple(dict.fromkeys(cmds)),
             "The loader searches LD_PRELOAD and LD_LIBRARY_PATH first; without the foreign entry torch loads the libraries its wheels ship.",
         ),
-        severity="error" if broken else "warning",
+        severity="error" if broken and not inferred else "warning",
     )
+
+
+#: cuBLAS's CUBLAS_STATUS_INVALID_VALUE on a plain matrix multiply (kb/errors/b22.json: another CUDA's cuBLAS loaded).
+_GEMM_INVALID_VALUE = re.compile(r"CUBLAS_STATUS_INVALID_VALUE")
 
 
 def _loaded_foreign(

@@ -14,6 +14,7 @@ wrong type or an unparsable one reads as unknown, never as a crash.
 
 from .build import (
     arch_bound,
+    old_release_cuda,
     arch_number,
     newer_than_all,
     build_arch_list,
@@ -75,6 +76,7 @@ from .versions import (
 
 __all__ = [
     "arch_bound",
+    "old_release_cuda",
     "arch_number",
     "newer_than_all",
     "build_arch_list",

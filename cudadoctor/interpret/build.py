@@ -129,10 +129,28 @@ def arch_bound(fx: Facts) -> Tuple[Optional[List[str]], Optional[str]]:
     a build made with that CUDA. (None, None) for a non-CUDA or unknown variant."""
     var = variant(fx)
     b = _kb().variant_archs(var) if var and var.startswith("cu") else None
-    if not b:
+    if b:
+        rels = b["releases"]
+        return list(
+            b["archs"]
+        ), f"kb: every official {var} wheel (torch {rels[0]}–{rels[-1]}) built with CUDA {cuda_of_variant(var)}"
+    cuda, why = (cuda_of_variant(var), f"torch's {var} build") if var and var.startswith("cu") else old_release_cuda(fx)
+    archs = _kb().archs_of_cuda(cuda) if cuda else None
+    if not archs:
         return None, None
-    rels = b["releases"]
-    return list(b["archs"]), f"kb: every official {var} wheel (torch {rels[0]}–{rels[-1]}) built with CUDA {cuda_of_variant(var)}"
+    return archs, f"kb: CUDA {cuda} ({why}) builds code up to {archs[-1]}; its cuDNN and cuBLAS have none for a newer GPU"
+
+
+def old_release_cuda(fx: Facts) -> Tuple[Optional[str], Optional[str]]:
+    """(CUDA, why) for a torch release before 1.7 with its build unknown: the newest CUDA any of its wheels was built
+    with, which for those releases is the CUDA of PyPI's default wheel (previous-versions page; kb/torch_releases.json
+    pypi_linux_cuda_before_1_13). (None, None) for a later or unknown release, or a build known not to be CUDA."""
+    rel = torch_release(fx)
+    mm = mm_str(rel) if rel else None
+    if not mm or build_kind(fx) in ("cpu", "rocm") or not re.match(r"1\.[0-6]$", mm):
+        return None, None
+    cuda = _kb()._load("torch_releases")["pypi_linux_cuda_before_1_13"]["series"].get(mm)
+    return (cuda, f"the newest CUDA of any torch {mm} wheel") if cuda else (None, None)
 
 
 def newer_than_all(cap: Optional[str], archs: Optional[List[str]]) -> bool:

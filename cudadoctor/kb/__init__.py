@@ -67,6 +67,7 @@ TABLES = (
     "xid",
     "host_compilers",
     "nvcc_archs",
+    "cuda_arch_support",
     "torch_wheels",
     "cuda_drivers",
     "driver_api_symbols",
@@ -685,15 +686,43 @@ def _gpu_index() -> dict[str, str | None]:
     return idx
 
 
+#: GeForce series sold only as RTX (20, 30, 40, 50 and their laptop parts) or only as GTX (9xx, 10xx): users write
+#: "GTX 3090" or "RTX 1080"; a name unknown as written is read with the series' own prefix, never one that exists.
+_SWAPPED_PREFIX = re.compile(r"^(gtx|rtx) ((?:[2-5]0|9|10)\d{2})\b")
+
+
 def compute_capability(gpu_name: str) -> str | None:
     """Compute capability ("8.6") of a GPU by name as nvidia-smi/torch print it, or None if unknown/ambiguous.
 
     Tolerates the "NVIDIA "/"GeForce "/"Tesla " prefixes, case, memory/form-factor suffixes
-    ("80GB HBM3", "-SXM4-40GB", "PCIe", "NVL") and "Laptop GPU"/"with Max-Q Design".
+    ("80GB HBM3", "-SXM4-40GB", "PCIe", "NVL"), "Laptop GPU"/"with Max-Q Design", and a GeForce series written
+    with the other prefix ("GTX 3090" is the RTX 3090, "RTX 1080" the GTX 1080).
     """
     if not gpu_name or not str(gpu_name).strip():
         return None
-    return _gpu_index().get(_norm_gpu(gpu_name))
+    key = _norm_gpu(gpu_name)
+    idx = _gpu_index()
+    if key not in idx:
+        m = _SWAPPED_PREFIX.match(key)
+        other = {"gtx": "rtx", "rtx": "gtx"}[m.group(1)] + key[3:] if m else None
+        if other and other in idx:
+            return idx[other]
+    return idx.get(key)
+
+
+def archs_of_cuda(cuda: object) -> list[str] | None:
+    """The sm_ architectures a build made with this CUDA (7.0 or later) can have code for, oldest first
+    (kb/cuda_arch_support.json: the first CUDA whose nvcc builds each); None for an unknown or older CUDA."""
+    v = _mm(cuda)
+    if v is None or v < (7, 0):
+        return None
+    first = _load("cuda_arch_support")["first_cuda"]
+    return sorted((a for a, c in first.items() if _tmm(c) <= v), key=lambda a: int(a[3:]))
+
+
+def first_cuda_of_arch(arch: str) -> str | None:
+    """The first CUDA release whose nvcc builds code for ``arch`` ("sm_86" -> "11.1"); None when unknown."""
+    return _load("cuda_arch_support")["first_cuda"].get(arch)
 
 
 def cores_per_sm(capability: str) -> int | None:

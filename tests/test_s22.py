@@ -1,0 +1,118 @@
+"""Session 22 (issue 21), classes found in blind batches b119-b126 after their first sight was frozen, each with real
+thread texts (sources beside them; wordings in kb/errors/b22.json): a build whose CUDA predates the GPU seen as a CUDA
+library's status failure (kb/cuda_arch_support.json); cuBLAS's INVALID_VALUE on a plain GEMM (another cuBLAS loaded);
+a CUDA extension linked against a CPU-only torch; a torch extension imported before torch."""
+
+from __future__ import annotations
+
+from checkcli import codes, paste_findings, severities
+
+from cudadoctor import kb
+
+# AlexeyAB/darknet (b121-03, trimmed): the same build works on a GTX 1050 Ti, fails on an RTX 2070; CUDA 9.0.
+DARKNET_2070 = """RTX 2070 cuDNN Error: CUDNN_STATUS_EXECUTION_FAILED
+On the setup with GTX 1050Ti, everything works perfectly. Yet, when I switch to RTX 2070 card, I've got the following error:
+ cuDNN status Error in: file: d:/tests/darknet/src/convolutional_kernels.cu : forward_convolutional_layer_gpu() : line: 471
+ cuDNN Error: CUDNN_STATUS_EXECUTION_FAILED
+- Windows 10
+- CUDA 9.0.176
+- cuDNN 7.2
+- Nvidia driver 419.67
+"""
+
+# UFold (b121-08, its paste with the GPU the facts record): torch 1.4.0 on an RTX 3090 (written "GTX 3090").
+UFOLD_3090 = """RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED
+My version information is as below:
+GPU: GTX 3090
+pytorch=1.4.0
+python=3.6.6
+"""
+
+# qinzheng93/GeoTransformer (b121-16's class, with the README's environment the reporter followed): torch 1.7.1 cu110.
+GEOTR_4080 = """torch 1.7.1+cu110, GPU: NVIDIA GeForce RTX 4080
+RuntimeError: CUDA error: operation not supported when calling `cusparseCreate(handle)`
+"""
+
+# vllm-project/vllm#35608 (b121-14): solved by `unset LD_LIBRARY_PATH`.
+VLLM_GEMMEX = """[Bug]: vllm 0.16.0+image encountered CUDA error: CUBLAS_STATUS_INVALID_VALUE when calling `cublasGemmEx
+Encountered RuntimeError: CUDA error: CUBLAS_STATUS_INVALID_VALUE when calling `cublasGemmEx( handle, opa, opb, m, n, k, alpha_ptr, a, CUDA_R_16F, lda, b, CUDA_R_16F, ldb, beta_ptr, c, std::is_same_v<C_Dtype, float> ? CUDA_R_32F : CUDA_R_16F, ldc, compute_type, CUBLAS_GEMM_DEFAULT_TENSOR_OP)` when deploying Qwen3.5-122B
+"""
+# Fictionarry/TalkingGaussian#14: the same status on cublasSgemm, fixed by unsetting LD_LIBRARY_PATH / matching CUDA.
+TALKING_SGEMM = """RuntimeError: CUDA error: CUBLAS_STATUS_INVALID_VALUE when calling `cublasSgemm( handle, opa, opb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc)`"""
+# b51-06 (healthy: a sample's class count was wrong): the bare status, no GEMM named.
+BOOK_BARE = "RuntimeError: CUDA error: CUBLAS_STATUS_INVALID_VALUE\n"
+
+# ashawkey/torch-ngp#200 (b124-11): the extension's link step on Windows; the torch was a CPU build.
+NGP_LNK = """compiling shencoder on windows with cuda 12.5 in windows
+first error:LINK : fatal error LNK1181: cannot open input file 'c10_cuda.lib'
+use Everything to find file, discover it doesn't exist anywhere on the computer
+"""
+LD_C10_CUDA = "/usr/bin/ld: cannot find -lc10_cuda: No such file or directory\ncollect2: error: ld returned 1 exit status\n"
+
+# pytorch/pytorch#6097 (b126-05) and pytorch/extension-cpp#6 (b18-06): fixed by importing torch first.
+THP_6097 = """undefined symbol: THPVariableClass
+I followed the tutorial on cpp_extension. After installing, `import lltm` gives
+ImportError: /home/user/.local/lib/python3.6/site-packages/lltm.cpython-36m-x86_64-linux-gnu.so: undefined symbol: THPVariableClass
+"""
+# lufficc/SSD#125's class: another torch symbol, the extension imported first in the snippet.
+SSD_ORDER = """>>> import torch_extension
+ImportError: torch_extension.so: undefined symbol: _ZN2at19UndefinedTensorImpl10_singletonE
+"""
+# The same symbol with torch imported first: a build for another torch, not the import order.
+SSD_AFTER = """>>> import torch
+>>> import torch_extension
+ImportError: torch_extension.so: undefined symbol: _ZN2at19UndefinedTensorImpl10_singletonE
+"""
+
+
+def test_the_first_cuda_of_each_architecture_bounds_what_a_build_can_run():
+    assert kb.first_cuda_of_arch("sm_86") == "11.1" and kb.first_cuda_of_arch("sm_120") == "12.8"
+    assert kb.archs_of_cuda("10.1")[-1] == "sm_75" and kb.archs_of_cuda("11.0")[-1] == "sm_80"
+    assert kb.archs_of_cuda("6.5") is None and kb.archs_of_cuda("not a version") is None
+
+
+def test_a_geforce_series_written_with_the_other_prefix_is_read_as_the_series():
+    assert kb.compute_capability("GTX 3090") == "8.6" and kb.compute_capability("RTX 1080") == "6.1"
+    assert kb.compute_capability("GTX 1650") == "7.5"  # a real GTX of the 16 series stays itself
+
+
+def test_a_program_built_with_a_cuda_older_than_the_gpu_fails_in_cudnn(tmp_path):
+    found = paste_findings(tmp_path, DARKNET_2070)
+    assert severities(found).get("companion-arch-unsupported") == "warning"
+    title = next(f["title"] for f in found if f["code"] == "companion-arch-unsupported")
+    assert "CUDA 9.0" in title and "sm_75" in title and "10.0" in title
+    # the GTX 1050 Ti alone (sm_61, CUDA 8.0 on) is not newer than CUDA 9.0: no claim
+    assert "companion-arch-unsupported" not in codes(paste_findings(tmp_path, DARKNET_2070.replace("RTX 2070", "GTX 1050 Ti")))
+
+
+def test_an_old_torch_release_on_a_newer_gpu_is_an_architecture_error(tmp_path):
+    assert severities(paste_findings(tmp_path, UFOLD_3090)).get("gpu-arch-unsupported") == "error"
+
+
+def test_torchs_cuda_libraries_older_than_the_gpu_are_a_likely_cause(tmp_path):
+    found = paste_findings(tmp_path, GEOTR_4080)
+    assert severities(found).get("gpu-arch-unsupported") == "warning"
+    fix = next(f["fix"]["commands"] for f in found if f["code"] == "gpu-arch-unsupported")
+    assert "1.7.1" not in " ".join(fix)  # a current build, not the same release again
+    # a CUDA 11.8 build on an RTX 4090 (sm_89 is in 11.8): the same status names no architecture cause
+    text = "torch 2.1.0+cu118 on RTX 4090\nRuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED\n"
+    assert "gpu-arch-unsupported" not in codes(paste_findings(tmp_path, text))
+
+
+def test_cublas_invalid_value_on_a_gemm_is_a_likely_foreign_cublas(tmp_path):
+    for text in (VLLM_GEMMEX, TALKING_SGEMM):
+        found = paste_findings(tmp_path, text)
+        assert severities(found).get("library-shadowing") == "warning", text[:50]
+        assert any("unset LD_LIBRARY_PATH" in c for f in found if f["code"] == "library-shadowing" for c in f["fix"]["commands"])
+    assert "library-shadowing" not in codes(paste_findings(tmp_path, BOOK_BARE))
+
+
+def test_an_extension_link_step_missing_torchs_cuda_libraries_means_a_cpu_torch(tmp_path):
+    for text in (NGP_LNK, LD_C10_CUDA):
+        assert "cpu-only-torch" in codes(paste_findings(tmp_path, text)), text[:40]
+
+
+def test_an_extension_imported_before_torch(tmp_path):
+    for text in (THP_6097, SSD_ORDER):
+        assert severities(paste_findings(tmp_path, text)).get("extension-imported-before-torch") == "warning", text[:40]
+    assert "extension-imported-before-torch" not in codes(paste_findings(tmp_path, SSD_AFTER))
