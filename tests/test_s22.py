@@ -5,7 +5,7 @@ a CUDA extension linked against a CPU-only torch; a torch extension imported bef
 
 from __future__ import annotations
 
-from checkcli import codes, paste_findings, severities
+from checkcli import codes, paste_findings, run_check, severities, write
 
 from cudadoctor import kb
 
@@ -116,3 +116,66 @@ def test_an_extension_imported_before_torch(tmp_path):
     for text in (THP_6097, SSD_ORDER):
         assert severities(paste_findings(tmp_path, text)).get("extension-imported-before-torch") == "warning", text[:40]
     assert "extension-imported-before-torch" not in codes(paste_findings(tmp_path, SSD_AFTER))
+
+
+# comfyanonymous/ComfyUI (b130-03): the allocator named only in ComfyUI's "Device:" line, in the prose before the error.
+COMFY_M40 = """CUDA error: operation not supported
+
+I use M40 graphics card.
+```
+Device: cuda:0 Tesla M40 24GB : cudaMallocAsync
+```
+And I met this error.
+```
+Error occurred when executing KSampler:
+
+CUDA error: operation not supported
+CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.
+```
+"""
+# comfyanonymous/ComfyUI (b130-04, trimmed): at start-up, ComfyUI's default allocator; the report names no allocator.
+COMFY_START = """RuntimeError: CUDA error: operation not supported
+I am unable to get ComfyUI running on my GPU - it has 16GB VRAM and I am getting the following error:
+C:\\ComfyUI>python main.py
+  File "C:\\ComfyUI\\main.py", line 74, in <module>
+  File "C:\\ComfyUI\\comfy\\model_management.py", line 118, in get_total_memory
+    _, mem_total_cuda = torch.cuda.mem_get_info(dev)
+RuntimeError: CUDA error: operation not supported
+"""
+
+
+def test_comfyuis_async_allocator_read_from_its_device_line_or_its_default(tmp_path):
+    for text in (COMFY_M40, COMFY_START):
+        assert severities(paste_findings(tmp_path, text)).get("cuda-malloc-async-unsupported") == "warning", text[:40]
+    # the same error with another program and no allocator named: not this class
+    other = COMFY_START.replace("ComfyUI", "myapp")
+    assert "cuda-malloc-async-unsupported" not in codes(paste_findings(tmp_path, other))
+
+
+# rwth-i6/returnn#1802 (b129-12): the CI's collect_env after the failure, and the error.
+RETURNN_ENV = """Collecting environment information...
+PyTorch version: Could not collect
+OS: Linux
+Python version: 3.10
+Versions of relevant libraries:
+[pip3] nvidia-nccl-cu11==2.14.3
+[pip3] nvidia-nccl-cu12==2.27.3
+[pip3] torch==2.9.1
+"""
+RETURNN_ERR = (
+    "ImportError: /home/runner/.local/lib/python3.10/site-packages/torch/lib/libtorch_cuda.so: undefined symbol: ncclMemFree\n"
+)
+
+
+def test_nvidia_wheels_of_two_cuda_majors_explain_an_undefined_nccl_symbol(tmp_path):
+    env = write(tmp_path, RETURNN_ENV, "env.txt")
+    err = write(tmp_path, RETURNN_ERR, "err.txt")
+    found = run_check("--from-collect-env", str(env), "--error-file", str(err))
+    assert severities(found).get("nvidia-wheel-version-conflict") == "error"
+    assert "library-shadowing" not in codes(found)  # the conflict explains the symbol: one cause, one fix
+    title = next(f["title"] for f in found if f["code"] == "nvidia-wheel-version-conflict")
+    assert "cu11 2.14.3" in title and "cu12 2.27.3" in title
+    # one major only: nothing to say; the undefined symbol alone stays library-shadowing's
+    one = write(tmp_path, RETURNN_ENV.replace("[pip3] nvidia-nccl-cu11==2.14.3\n", ""), "one.txt")
+    found = run_check("--from-collect-env", str(one), "--error-file", str(err))
+    assert "nvidia-wheel-version-conflict" not in codes(found) and "library-shadowing" in codes(found)

@@ -56,4 +56,5 @@ BUILTIN_MODULES = (
     "windows19",
     "fp8_19",
     "ext22",
+    "nvwheel22",
 )

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from cudadoctor.errortext import ASYNC_ALLOCATOR, ASYNC_ALLOCATOR_DEFAULT
 from cudadoctor.facts import Facts
 from cudadoctor.model import Code, Finding, Fix, check
 
@@ -47,13 +48,19 @@ CUDA_MALLOC_ASYNC_UNSUPPORTED = Code(
 )
 
 _NOT_SUPPORTED = r"CUDA error: operation not supported(?![^\n]{0,200}StorageSharing)|\bcudaErrorNotSupported\b"
-_ASYNC_ALLOCATOR = r"(?i)cudaMallocAsync|--(?:disable-)?cuda-malloc\b|\bcuda_malloc\b"
 
 
 @check(CUDA_MALLOC_ASYNC_UNSUPPORTED)
 def cuda_malloc_async_unsupported(fx: Facts) -> Iterator[Finding]:
     failed = search(fx, _NOT_SUPPORTED)
-    allocator = search(fx, _ASYNC_ALLOCATOR) if failed else None
+    allocator = search(fx, ASYNC_ALLOCATOR.pattern) if failed else None
+    line = (fx.dict("pasted.allocator") or {}).get("text") if failed and not allocator else None
+    allocator = allocator or (("pasted text", str(line)) if line else None)  # a ComfyUI "Device:" line in the prose
+    if failed and not allocator:  # ComfyUI turns cudaMallocAsync on by default (its cuda_malloc.py) unless disabled
+        comfy = search(fx, ASYNC_ALLOCATOR_DEFAULT.pattern)
+        said = (fx.dict("pasted.allocator_default") or {}).get("text")
+        comfy = comfy or (("pasted text", str(said)) if said else None)
+        allocator = (comfy[0], "ComfyUI (cudaMallocAsync by default): " + comfy[1][:200]) if comfy else None
     if not (failed and allocator):
         return
     yield CUDA_MALLOC_ASYNC_UNSUPPORTED.finding(

@@ -34,6 +34,7 @@ from cudadoctor.interpret import (
 from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import PIP, error_match, search
+from .nvwheel22 import conflicting_wheels
 from .builds import build_tool_cuda_pair
 from .companions import companion_cudnn_hypothesis
 from ._fixes import (
@@ -738,6 +739,8 @@ def library_shadowing(fx: Facts) -> Iterator[Finding]:
     said = error_match(fx, LIBRARY_SHADOWING)
     if said and _conda_package_mismatch(fx, said[1]):
         said = None  # two libraries of the environment's own cudatoolkit: conda-cudatoolkit-broken-build
+    if said and conflicting_wheels(fx):
+        said = None  # two CUDA majors' nvidia-* wheels overwrite each other's files (nvidia-wheel-version-conflict)
     if said and driver_version(fx) and _DRIVER_API_UNDEFINED.search(said[1]):
         said = None  # the driver is known: its libcuda lacking a symbol is a driver too old (driver checks), not a stray copy
     libs = loaded_libraries(fx)

@@ -23,7 +23,7 @@ from .engine import (
     triage,
 )
 from .floors import floor_spans, stated_floor
-from .stated import CUDA_TENSOR_PRINTED, TENSORFLOW_VERSION, WRONG_NUMBERS
+from .stated import ASYNC_ALLOCATOR, ASYNC_ALLOCATOR_DEFAULT, CUDA_TENSOR_PRINTED, TENSORFLOW_VERSION, WRONG_NUMBERS
 from .evidence import PROVIDERS, Evidence, of_facts, of_texts, said, search, text_of
 from .match import Match, code_matches, code_pattern, find_matches, for_codes, of_code, specificity
 from .normalize import MAX_LINE_CHARS, MAX_TEXT, ROLE_WEIGHT, clean_lines, decode, is_fence, line_roles, normalize, stripped_lines
@@ -34,6 +34,8 @@ __all__ = [
     "MissingLibrary",
     "floor_spans",
     "stated_floor",
+    "ASYNC_ALLOCATOR",
+    "ASYNC_ALLOCATOR_DEFAULT",
     "CUDA_TENSOR_PRINTED",
     "TENSORFLOW_VERSION",
     "WRONG_NUMBERS",

@@ -32,3 +32,10 @@ WRONG_NUMBERS = re.compile(
 #: (its formatter's isfinite / ne / masked_select), so torch's build has code for that GPU. Read by readers/issue.py
 #: (pasted.cuda_tensor_printed) and checks/arch.kernel_owner (session 21).
 CUDA_TENSOR_PRINTED = re.compile(r"\btensor\(\[[^\n]{0,400}?device='cuda(?::\d+)?'")
+#: torch's asynchronous allocator named as in use: the backend's own name (ComfyUI prints it at the end of its "Device:"
+#: line), ComfyUI's --cuda-malloc switch, a launcher's cuda_malloc setting. Read by readers/issue.py (pasted.allocator)
+#: and checks/alloc21.py (session 22: b130's ComfyUI device line sat in prose the reader set aside).
+ASYNC_ALLOCATOR = re.compile(r"(?i)cudaMallocAsync|--(?:disable-)?cuda-malloc\b|\bcuda_malloc\b")
+#: Programs that turn torch's cudaMallocAsync allocator on by default: ComfyUI (its cuda_malloc.py sets
+#: backend:cudaMallocAsync unless --disable-cuda-malloc, or the GPU is on its list of cards without support).
+ASYNC_ALLOCATOR_DEFAULT = re.compile(r"(?i)\bComfyUI\b")

@@ -988,7 +988,7 @@ def _prose_facts(facts: Dict[str, Any], lines: List[str], parts: List[Dict[str, 
         # The text shows a conda environment (a path in one, a conda command): which loader paths torch has depends on
         # it. Only the words that show it are kept (the line's path may hold a user name the report redacts).
         facts["pasted"]["conda"] = {"line": conda[0], "text": conda[1].group(0)}
-    from ..errortext import CUDA_TENSOR_PRINTED, gpu_vendors
+    from ..errortext import ASYNC_ALLOCATOR, ASYNC_ALLOCATOR_DEFAULT, CUDA_TENSOR_PRINTED, gpu_vendors
 
     other = gpu_vendors.other_gpus(lines)  # AMD / Intel / Apple GPUs (or a Mac) named anywhere, the title included
     if other:
@@ -1004,6 +1004,8 @@ def _prose_facts(facts: Dict[str, Any], lines: List[str], parts: List[Dict[str, 
         ("cuda_home_said_set", _first_line(lines, _CUDA_HOME_SET)),  # CUDA_HOME "is set" (checks/extensions.py)
         ("container_library", _container_library(lines)),  # nvidia-container-cli's version, cgroup v2 (checks/cgroup21.py)
         ("cuda_tensor_printed", _first_line(lines, CUDA_TENSOR_PRINTED)),  # torch ran kernels here (checks/arch.py)
+        ("allocator", _first_line(lines, ASYNC_ALLOCATOR)),  # torch's cudaMallocAsync in use (checks/alloc21.py)
+        ("allocator_default", _first_line(lines, ASYNC_ALLOCATOR_DEFAULT)),  # a program using it by default (alloc21)
         ("terminal_vs_ide", _terminal_vs_ide(lines)),
     ):
         if got:
