@@ -179,3 +179,42 @@ def test_nvidia_wheels_of_two_cuda_majors_explain_an_undefined_nccl_symbol(tmp_p
     one = write(tmp_path, RETURNN_ENV.replace("[pip3] nvidia-nccl-cu11==2.14.3\n", ""), "one.txt")
     found = run_check("--from-collect-env", str(one), "--error-file", str(err))
     assert "nvidia-wheel-version-conflict" not in codes(found) and "library-shadowing" in codes(found)
+
+
+# triton-lang/triton#1955 (b128-02): CUDA's words without Triton's prefix; Triton named only in the clone command.
+TRITON_SOURCE = """After build from source, Error occured "device kernel image is invalid"
+I tried on V100, cuda 11.7.
+```
+git clone https://github.com/openai/triton.git;
+cd triton/python;
+pip install .
+```
+After Installing, I tried to run [06-fused-attention.py] and I met error in **runtime** `device kernel image is invalid ~`
+"""
+
+
+def test_an_invalid_kernel_image_in_a_triton_report_is_tritons_ptxas_against_the_driver(tmp_path):
+    assert severities(paste_findings(tmp_path, TRITON_SOURCE)).get("driver-too-old") == "warning"
+    # the same words with no Triton anywhere: CUDA's generic message names no cause
+    plain = "RuntimeError: CUDA error: device kernel image is invalid\n"
+    assert "driver-too-old" not in codes(paste_findings(tmp_path, plain))
+
+
+# NVIDIA/k8s-device-plugin#23 (b119-03): fixed by making nvidia the default runtime; #194: the plugin's own hint.
+K8S_NVML = """Failed to start nvml with error
+I install nvidia-docker2, and deploment device plugin in kubernetes 1.8, but kubectl describe pods, I get the error.
+loading NVML
+Failed to start nvml with error:  could not load NVML library
+"""
+K8S_NVML_194 = """2020/09/06 06:36:14 Loading NVML
+2020/09/06 06:36:14 Failed to initialize NVML: could not load NVML library.
+2020/09/06 06:36:14 If this is a GPU node, did you set the docker default runtime to `nvidia`?
+"""
+
+
+def test_the_device_plugin_without_nvml_is_the_nodes_default_runtime(tmp_path):
+    for text in (K8S_NVML, K8S_NVML_194):
+        found = paste_findings(tmp_path, text)
+        assert "container-toolkit-missing" in codes(found), text[:40]
+        fix = " ".join(c for f in found if f["code"] == "container-toolkit-missing" for c in f["fix"]["commands"])
+        assert "--set-as-default" in fix

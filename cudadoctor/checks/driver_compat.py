@@ -647,6 +647,19 @@ def _optix_finding(fx: Facts, said: Tuple[str, str]) -> Optional[Finding]:
 _TRITON_IMAGE_INVALID = re.compile(r"Triton Error \[CUDA\]: device kernel image is invalid")
 
 
+def _triton_image_invalid_in_other_words(fx: Facts) -> Optional[Tuple[str, str]]:
+    """CUDA's "device kernel image is invalid" (CUDA_ERROR_INVALID_IMAGE) without Triton's own prefix, in a report that
+    names Triton (a source build, a git clone of triton, triton in a traceback): the same class as Triton's message
+    (triton-lang/triton#1955: a source build's bundled ptxas; #2971 and #3001: a 470 driver). Returned in Triton's
+    words so the finding reads one form."""
+    from ._common import search, text_of
+
+    bare = search(fx, r"device kernel image is invalid")
+    if not bare or not (re.search(r"(?i)\btriton\b", text_of(fx)) or fx.dict("pasted.triton_named")):
+        return None
+    return bare[0], "Triton Error [CUDA]: device kernel image is invalid (as reported: " + bare[1][:200] + ")"
+
+
 def _triton_ptxas_finding(fx: Facts, said: Tuple[str, str]) -> Optional[Finding]:
     """Triton's cubin rejected: a warning that the driver is older than the CUDA 12 ptxas Triton brings; nothing when the
     driver is known to run CUDA 12 (then a Triton cache made on another GPU is the likelier cause)."""
@@ -698,6 +711,8 @@ def driver_too_old(fx: Facts) -> Iterator[Finding]:
         if found:
             yield found
         return
+    if not said:
+        said = _triton_image_invalid_in_other_words(fx)
     if said and _TRITON_IMAGE_INVALID.search(said[1]):
         found = _triton_ptxas_finding(fx, said)
         if found:

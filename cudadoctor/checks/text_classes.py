@@ -398,8 +398,31 @@ def device_ordinal_invalid(fx: Facts) -> Iterator[Finding]:
     )
 
 
+#: NVIDIA's Kubernetes device plugin without NVML in its container (kb/errors/b22.json): the node's default runtime.
+_DEVICE_PLUGIN_NO_NVML = re.compile(
+    r"Failed to (?:start|initialize) nvml(?: with error)?\s*:\s*could not load NVML library", re.I
+)
+
+
 @check(CONTAINER_TOOLKIT_MISSING)
 def container_toolkit_missing(fx: Facts) -> Iterator[Finding]:
+    said = error_match(fx, CONTAINER_TOOLKIT_MISSING)
+    if said and _DEVICE_PLUGIN_NO_NVML.search(said[1]):
+        yield from text_finding(
+            CONTAINER_TOOLKIT_MISSING,
+            fx,
+            "The NVIDIA device plugin's container got no driver libraries (NVML): the container runtime that starts it "
+            "is not the nvidia runtime (the node's default)",
+            [
+                "nvidia-smi  # on the node: the driver works",
+                "sudo nvidia-ctk runtime configure --runtime=containerd --set-as-default  # or --runtime=docker; "
+                "needs nvidia-container-toolkit",
+                "sudo systemctl restart containerd  # (or docker), then delete the device plugin pod so it restarts",
+            ],
+            "The device plugin loads NVML inside its own container; only the nvidia runtime mounts the driver's "
+            "libnvidia-ml.so.1 into it, and the plugin's pod uses the node's default runtime.",
+        )
+        return
     cmds = [
         "nvidia-smi  # on the host: the driver works",
         "sudo apt-get install -y nvidia-container-toolkit  # after adding NVIDIA's repository (see the link)",

@@ -285,6 +285,11 @@ def _container_library(lines: List[str]) -> Dict[str, Any]:
     return out
 
 
+#: Triton named anywhere in a paste (its package, a git clone of it, a traceback through triton/): its own ptxas made the
+#: kernels a "device kernel image is invalid" is about (checks/driver_compat.py).
+_TRITON_NAMED = re.compile(r"(?i)\btriton\b")
+
+
 def _first_line(lines: List[str], rx: "re.Pattern[str]") -> Dict[str, Any]:
     """The first line ``rx`` matches: {"line": n, "text": the line}, or {}."""
     for n, line in enumerate(lines, 1):
@@ -1006,6 +1011,7 @@ def _prose_facts(facts: Dict[str, Any], lines: List[str], parts: List[Dict[str, 
         ("cuda_tensor_printed", _first_line(lines, CUDA_TENSOR_PRINTED)),  # torch ran kernels here (checks/arch.py)
         ("allocator", _first_line(lines, ASYNC_ALLOCATOR)),  # torch's cudaMallocAsync in use (checks/alloc21.py)
         ("allocator_default", _first_line(lines, ASYNC_ALLOCATOR_DEFAULT)),  # a program using it by default (alloc21)
+        ("triton_named", _first_line(lines, _TRITON_NAMED)),  # Triton anywhere, a URL included (checks/driver_compat.py)
         ("terminal_vs_ide", _terminal_vs_ide(lines)),
     ):
         if got:
