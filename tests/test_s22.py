@@ -218,3 +218,55 @@ def test_the_device_plugin_without_nvml_is_the_nodes_default_runtime(tmp_path):
         assert "container-toolkit-missing" in codes(found), text[:40]
         fix = " ".join(c for f in found if f["code"] == "container-toolkit-missing" for c in f["fix"]["commands"])
         assert "--set-as-default" in fix
+
+
+# conda/conda#13129 (b133-02) and ultralytics/ultralytics#4335 (b130-07): a conda install swapped torch's CUDA build out.
+OPENCV_SWAP = """Installing opencv by conda makes pytorch CUDA not available
+After installing opencv by this command though conda, pytorch cuda is not available anymore:
+conda install -c conda-forge opencv
+This command replaced the CUDA-enabled pytorch with CPU-enabled-only pytroch:
+(mouse) $ python -c "import torch; print(torch.cuda.is_available())"
+False
+"""
+ULTRA_SWAP = """Conda Install Bug
+Installing ultralytics with conda leads to an error where torch's CUDA is no longer enabled, even if it was previously downloaded with CUDA enabled (also using conda).
+"""
+
+
+def test_a_conda_install_that_swapped_torchs_cuda_build_out_is_a_cpu_torch(tmp_path):
+    for text in (OPENCV_SWAP, ULTRA_SWAP):
+        assert "cpu-only-torch" in codes(paste_findings(tmp_path, text)), text[:40]
+
+
+# conda-forge/pytorch-cpu-feedstock#364 (b136-12) and fieldsoftheworld/ftw-baselines#117 (b136-13).
+MICROMAMBA_NO_CUDA = """I am trying to install pytorch with CUDA supports on the login node of our cluster (without any GPUs) using `micromamba install -c conda-forge pytorch "libtorch=*=cuda12*"`, where I encounter a huge trace, but my hunch for the most important error raised while solving the installation is this tiny line `__cuda =* *, which is missing on the system;`
+"""
+PIXI_NO_CUDA = """Virtual package '__cuda' does not match any of the available virtual packages
+    ╰─▶ Virtual package '__cuda' does not match any of the available virtual packages on your machine: [__archspec=1=zen2, __glibc=2.39=0, __unix=0=0, __linux=6.11.0=0]
+    help:  You can mock the virtual package by overriding the environment variable, e.g.: '`CONDA_OVERRIDE_CUDA=12.0`'
+"""
+
+
+def test_condas_missing_cuda_virtual_package_is_named_with_its_override(tmp_path):
+    for text in (MICROMAMBA_NO_CUDA, PIXI_NO_CUDA):
+        found = paste_findings(tmp_path, text)
+        assert "conda-cuda-virtual-package-missing" in codes(found), text[:40]
+        fix = " ".join(c for f in found if f["code"] == "conda-cuda-virtual-package-missing" for c in f["fix"]["commands"])
+        assert "CONDA_OVERRIDE_CUDA=" in fix
+
+
+# stevezzau/plex_generate_vid_previews (b135-04): the documented command without --gpus; the app finds no GPU.
+PLEX_NO_GPUS = """Docker command to check GPUs is missing the `--gpus all` flag
+```
+❯ docker run --rm stevezzau/plex_generate_vid_previews:latest --list-gpus
+2025/12/23 15:39:05 | ℹ  -     Testing CUDA acceleration...
+2025/12/23 15:39:05 | ⚠  -   ⚠  card1: NVIDIA CUDA test failed
+2025/12/23 15:39:05 | ℹ  - ❌ No GPUs detected
+```
+"""
+
+
+def test_a_container_started_without_gpus_whose_program_finds_none(tmp_path):
+    assert "no-gpu-visible" in codes(paste_findings(tmp_path, PLEX_NO_GPUS))
+    with_gpus = PLEX_NO_GPUS.replace("docker run --rm", "docker run --rm --gpus all")
+    assert "no-gpu-visible" not in codes(paste_findings(tmp_path, with_gpus))

@@ -57,4 +57,5 @@ BUILTIN_MODULES = (
     "fp8_19",
     "ext22",
     "nvwheel22",
+    "conda22",
 )

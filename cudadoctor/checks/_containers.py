@@ -93,8 +93,18 @@ def driver_hidden_by_container(fx: Facts, said: Optional[Tuple[str, str]]) -> Op
         return kind
     if gpus_requested(fx) is False and search(fx, INSUFFICIENT):
         return kind  # no libcuda.so.1 at all reads as "driver insufficient" to the CUDA runtime
+    if gpus_requested(fx) is False and search(fx, NO_GPU_INSIDE):
+        return kind  # the start command is shown without a GPU option and the program inside finds no GPU
     # No error text, but the start command is shown without a GPU option and CUDA is unavailable.
     return kind if gpus_requested(fx) is False and fx.bool("torch.cuda_available") is False else None
+
+
+#: A program inside a container saying it finds no GPU, in its own words (session 22, b135-04: a `docker run` shown
+#: without --gpus, the app's "No GPUs detected"; NVIDIA Container Toolkit: GPUs are exposed only when requested).
+NO_GPU_INSIDE = (
+    r"(?i)\bno (?:nvidia |cuda )?gpus? (?:were |was )?(?:detected|found|available)\b|no CUDA-capable device"
+    r"|\bCUDA (?:acceleration )?test failed\b|nvidia-smi: (?:command )?not found"
+)
 
 
 #: What the CUDA runtime says when it cannot load libcuda.so.1 at all (cudaErrorInsufficientDriver, 35): in a
