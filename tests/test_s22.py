@@ -270,3 +270,23 @@ def test_a_container_started_without_gpus_whose_program_finds_none(tmp_path):
     assert "no-gpu-visible" in codes(paste_findings(tmp_path, PLEX_NO_GPUS))
     with_gpus = PLEX_NO_GPUS.replace("docker run --rm", "docker run --rm --gpus all")
     assert "no-gpu-visible" not in codes(paste_findings(tmp_path, with_gpus))
+
+
+# NVIDIA/nvidia-docker#973 (b135-09): nvidia-docker2 without libnvidia-container-tools.
+NO_CONTAINER_CLI = """couldn't find binary nvidia-container-cli
+I installed nvidia-docker2, but when run 'docker run --runtime=nvidia --rm nvidia/cuda:9.0-base nvidia-smi', it says can't find nvidia-container-cli.
+where can i get nvidia-container-cli?
+"""
+# NVIDIA/k8s-driver-manager#37 (b135-08, trimmed): the GPU Operator's driver container on a machine running nouveau.
+NOUVEAU_STATED = """RedHat9.2 exec k8s-driver-manager error
+I use `gpu-operator:v23.9.0` to install nvidia gpu driver, but `nvidia-driver-daemonset` pod start after, the machine will kernel crash.
+machine is install `nouveau` driver, and i use `dmesg` command to look kernel log, found having many error about `nouveau`
+"""
+
+
+def test_a_partial_container_toolkit_and_a_machine_running_nouveau(tmp_path):
+    assert "container-toolkit-missing" in codes(paste_findings(tmp_path, NO_CONTAINER_CLI))
+    assert "nouveau-bound" in codes(paste_findings(tmp_path, NOUVEAU_STATED))
+    # nouveau named only as something removed: not a claim that it holds the GPU
+    removed = "I blacklisted nouveau and rebooted; nvidia-smi: command not found\n"
+    assert "nouveau-bound" not in codes(paste_findings(tmp_path, removed))
