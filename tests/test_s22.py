@@ -290,3 +290,29 @@ def test_a_partial_container_toolkit_and_a_machine_running_nouveau(tmp_path):
     # nouveau named only as something removed: not a claim that it holds the GPU
     removed = "I blacklisted nouveau and rebooted; nvidia-smi: command not found\n"
     assert "nouveau-bound" not in codes(paste_findings(tmp_path, removed))
+
+
+# negativo17/nvidia-driver#97 (b139-02): after a distribution upgrade, the module built for the old kernel.
+VERSION_MAGIC = """Magic is not identical to kernel version
+I upgraded to Fedora 31 today, and the nvidia driver did not follow the journey with me. Trying to load the module resulted in
+````
+could not insert 'nvidia': Exec format error
+````
+dmesg reported
+````
+nvidia: version magic '5.4.18-100.fc30.x86_64 SMP mod_unload ' should be '5.4.18-200.fc31.x86_64 SMP mod_unload '
+````
+"""
+# ollama/ollama#1888 (b138-06, trimmed): NVML's "Driver Not Loaded" under WSL, stated in prose.
+OLLAMA_WSL_NVML = """nvmlInit_v2 unable to detect Nvidia GPU in WSL
+Ollama has switched to using NVML to detect the Nvidia environment. However, this method failed on WSL.
+The `nvmlReturn_t` returns 9 [NVML_ERROR_DRIVER_NOT_LOADED = 9]. This may make sense according to the implementation of Nvidia in WSL as it use the driver from Windows host.
+"""
+
+
+def test_a_module_built_for_another_kernel_and_a_linux_driver_inside_wsl(tmp_path):
+    assert "kernel-module-missing" in codes(paste_findings(tmp_path, VERSION_MAGIC))
+    assert "wsl-driver-in-guest" in codes(paste_findings(tmp_path, OLLAMA_WSL_NVML))
+    # the same NVML status on a Linux host (no WSL named): not a WSL guest driver
+    host = OLLAMA_WSL_NVML.replace(" in WSL", " on Ubuntu 22.04").replace("failed on WSL", "failed").replace(" in WSL as", " as")
+    assert "wsl-driver-in-guest" not in codes(paste_findings(tmp_path, host))

@@ -26,7 +26,7 @@ from cudadoctor.interpret import (
 )
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import INDEX, PIP, error_match, kb
+from ._common import INDEX, PIP, error_match, kb, search
 from ._fixes import install_commands, python_fix
 from .torch_package import python_unsupported_pip_words
 
@@ -413,6 +413,15 @@ def _dll_fix(
 # ---------------------------------------------------------------- wsl-driver-in-guest
 
 
+#: Under WSL2, a driver that cannot be reached the Linux way: nvidia-smi's "couldn't communicate with the NVIDIA driver"
+#: and NVML's "Driver Not Loaded" (9) come from a Linux driver's user space looking for /dev/nvidiactl, which WSL does not
+#: have (its libraries in /usr/lib/wsl/lib talk to the Windows driver): ollama#1888's class (b138-06: a generic Linux
+#: libnvidia-ml loaded under WSL); NVIDIA's CUDA on WSL guide: no Linux display driver inside the distribution.
+_GUEST_DRIVER_SYMPTOM = (
+    r"couldn't communicate with the NVIDIA driver|NVML_ERROR_DRIVER_NOT_LOADED|nvmlInit\w*[^\n]{0,60}?\breturn(?:s|ed)?\s+9\b"
+)
+
+
 @check(WSL_DRIVER_IN_GUEST)
 def wsl_driver_in_guest(fx: Facts) -> Iterator[Finding]:
     if is_wsl(fx) is not True:
@@ -425,7 +434,7 @@ def wsl_driver_in_guest(fx: Facts) -> Iterator[Finding]:
         and "/usr/lib/wsl/" not in (d.get("realpath") or d["path"])
         and "/usr/lib/wsl/" not in d["path"]
     ]
-    said = error_match(fx, WSL_DRIVER_IN_GUEST)
+    said = error_match(fx, WSL_DRIVER_IN_GUEST) or search(fx, _GUEST_DRIVER_SYMPTOM)
     kmod = fx.dict("system.kernel_modules") or {}
     driver = driver_version(fx)
     k = kb()

@@ -886,6 +886,8 @@ def fill(facts: Dict[str, Any], got: Dict[str, Any]) -> List[str]:
     if val("wsl") in ("1", "2") and s.get("wsl") is None:
         put("system", "wsl", True)
         facts["system"]["wsl_version"] = int(val("wsl") or 0)
+    elif val("wsl") == "?" and s.get("wsl") is None:
+        put("system", "wsl", True)  # "in WSL", "on WSL": under WSL, its version not stated (wsl_version stays unknown)
     if val("arch") and not (facts.get("system") or {}).get("arch"):
         put("system", "arch", val("arch"))
     if val("windows_build") and not (facts.get("system") or {}).get("windows_build"):
