@@ -316,3 +316,24 @@ def test_a_module_built_for_another_kernel_and_a_linux_driver_inside_wsl(tmp_pat
     # the same NVML status on a Linux host (no WSL named): not a WSL guest driver
     host = OLLAMA_WSL_NVML.replace(" in WSL", " on Ubuntu 22.04").replace("failed on WSL", "failed").replace(" in WSL as", " as")
     assert "wsl-driver-in-guest" not in codes(paste_findings(tmp_path, host))
+
+
+# microsoft/WSL (b140-06): the issue template's `ver` line without a space, Windows 10 21H1 (19043) with WSL 2.
+WSL_19043 = """can not find GPU by lspci
+### Windows Build Number
+
+Microsoft Windows [version10.0.19043.1200]
+
+### WSL Version
+
+- [X] WSL 2
+- [ ] WSL 1
+"""
+
+
+def test_the_windows_build_from_ver_in_any_spacing_or_language(tmp_path):
+    assert "wsl-gpu-unsupported" in codes(paste_findings(tmp_path, WSL_19043))
+    zh = WSL_19043.replace("[version10.0.19043.1200]", "[版本 10.0.19043.1200]")
+    assert "wsl-gpu-unsupported" in codes(paste_findings(tmp_path, zh))
+    new = WSL_19043.replace("19043", "19045")  # 22H2: GPU support in WSL
+    assert "wsl-gpu-unsupported" not in codes(paste_findings(tmp_path, new))

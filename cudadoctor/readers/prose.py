@@ -147,7 +147,7 @@ _WSL_LIST_ROW = re.compile(
 #: ("5.15.153.1-microsoft-standard-WSL2", "4.19.128-microsoft-standard").
 _WSL_KERNEL = re.compile(r"\b\d+\.\d+\.\d+-\d+-Microsoft\b|\b\d+\.\d+\.\d+(?:\.\d+)?-microsoft-standard(?:-WSL2)?\b")
 _WINDOWS_BUILD = re.compile(
-    r"\[Version\s+10\.0\.(?P<a>\d{5})(?:\.\d+)?\]|\bOS\s*build\s*[:#]?\s*(?P<b>\d{5})(?:\.\d+)?\b|"
+    r"\[(?:Version|版本|バージョン)?\s*10\.0\.(?P<a>\d{5})(?:\.\d+)?\]|\bOS\s*build\s*[:#]?\s*(?P<b>\d{5})(?:\.\d+)?\b|"
     r"\bwindows(?:\s*(?:10|11))?(?:\s*(?:insider|version|build|preview))*\s*(?:[:=]|\bbuild\b)\s*(?:10\.0\.)?(?P<c>[12]\d{4})(?:\.\d+)?\b|"
     # "Windows 10 Pro, 20H2, 19042.928": winver's OS build with its revision on a line naming Windows 10/11 (plat10)
     r"\bwindows\s*1[01]\b[^\n]{0,60}?\b(?P<d>1[5-9]\d{3}|2[0-6]\d{3})\.\d{1,5}\b",
