@@ -337,3 +337,35 @@ def test_the_windows_build_from_ver_in_any_spacing_or_language(tmp_path):
     assert "wsl-gpu-unsupported" in codes(paste_findings(tmp_path, zh))
     new = WSL_19043.replace("19043", "19045")  # 22H2: GPU support in WSL
     assert "wsl-gpu-unsupported" not in codes(paste_findings(tmp_path, new))
+
+
+# castorini/howl#34 (b143-11) and Akegarasu/lora-scripts#375 (b143-10): pip's words for a pair that is not a release pair.
+PIP_POST_CHECK = "ERROR: torchvision 0.6.1 has requirement torch==1.5.1, but you'll have torch 1.5.0 which is incompatible.\n"
+PIP_RESOLVER = (
+    "ERROR: Cannot install torch==2.2.1+cu118 and torchvision==0.16.1+cu118 because these package versions have "
+    "conflicting dependencies.\n"
+)
+# pytorch/audio#2610 (b143-19): macOS's words for torchaudio's undefined torch symbol.
+MAC_TORCHAUDIO = (
+    "OSError: dlopen(/Users/me/miniforge3/lib/python3.9/site-packages/torchaudio/lib/libtorchaudio.so, 0x0006): "
+    "Symbol not found: __ZN2at14RecordFunctionC1ENS_11RecordScopeEb\n"
+)
+# pytorch/pytorch#21477 (b143-04): torchvision's _C built for CUDA 9.0 beside a CUDA 10 torch.
+TV_CUDART = """  File "/scratch/env/lib/python3.7/site-packages/torchvision/ops/boxes.py", line 2, in <module>
+    from torchvision import _C
+ImportError: libcudart.so.9.0: cannot open shared object file: No such file or directory
+"""
+# xuhuisheng/rocm-gfx803#15 and Comfy-Org/ComfyUI#2775 (b143-15, b143-16): torchvision's own image-extension warning.
+TV_IMAGE = "UserWarning: Failed to load image Python extension: 'dlopen(image.so, 0x0006): Symbol not found'\n"
+
+
+def test_companions_not_paired_with_torch_in_pips_macos_and_torchvisions_words(tmp_path):
+    for text in (PIP_POST_CHECK, PIP_RESOLVER, MAC_TORCHAUDIO, TV_CUDART, TV_IMAGE):
+        assert "torchvision-mismatch" in codes(paste_findings(tmp_path, text)), text[:50]
+    # torchvision's missing cudart is torchvision's build, not a CUDA library to install
+    assert "cuda-library-missing" not in codes(paste_findings(tmp_path, TV_CUDART))
+    # a pip conflict between other packages names no torch companion
+    other = (
+        "ERROR: Cannot install numpy==1.24.0 and scipy==1.13.0 because these package versions have conflicting dependencies.\n"
+    )
+    assert "torchvision-mismatch" not in codes(paste_findings(tmp_path, other))

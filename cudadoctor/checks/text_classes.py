@@ -904,6 +904,8 @@ def _tensorrt_missing(said: Tuple[str, str]) -> Optional[Finding]:
 
 
 def _cuda_library_missing(fx: Facts, said: Tuple[str, str]) -> Iterator[Finding]:
+    if "libcudart" in said[1] and search(fx, r"from torchvision import _C\s+ImportError: libcudart"):
+        return  # torchvision's _C built for another CUDA than torch's: torchvision-mismatch (kb/errors/b22.json)
     trt = _tensorrt_missing(said) if re.search(r"nvinfer|nvonnxparser|nvparsers", said[1], re.I) else None
     if trt:
         yield trt
