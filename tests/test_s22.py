@@ -369,3 +369,26 @@ def test_companions_not_paired_with_torch_in_pips_macos_and_torchvisions_words(t
         "ERROR: Cannot install numpy==1.24.0 and scipy==1.13.0 because these package versions have conflicting dependencies.\n"
     )
     assert "torchvision-mismatch" not in codes(paste_findings(tmp_path, other))
+
+
+# dsymbol/decipher#8 (b148-09) and effusiveperiscope/so-vits-svc#22 (b148-07): the programs' own words for running on the CPU.
+WHISPER_CPU = "decipher on my RTX 3060\nUserWarning: FP16 is not supported on CPU; using FP32 instead\n"
+SOVITS_CPU = "Training on Windows 10 with CUDA 12.1 installed fails:\nAssertionError: CPU training is not allowed.\n"
+
+
+def test_programs_saying_they_run_on_the_cpu(tmp_path):
+    for text in (WHISPER_CPU, SOVITS_CPU):
+        assert "cpu-only-torch" in codes(paste_findings(tmp_path, text)), text[:40]
+
+
+# shirayu/whispering (b29-19, healthy): the same warning with the program started on the CPU on purpose.
+WHISPERING_CHOSEN = """FP16-fp32 argument for using --device cpu
+Got error :
+transcriber._set_dtype:35 WARNING -> FP16 is not supported on CPU; using FP32 instead
+when running :
+whispering --language fr --model tiny --device cpu
+"""
+
+
+def test_a_program_on_the_cpu_by_the_users_choice_is_not_a_cpu_torch(tmp_path):
+    assert "cpu-only-torch" not in codes(paste_findings(tmp_path, WHISPERING_CHOSEN))

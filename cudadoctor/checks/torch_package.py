@@ -195,6 +195,8 @@ def said_row(fx: Facts, key: str, document: str = "cpu8.json") -> Optional[Tuple
     said = search(fx, row["regex"])
     if said and row.get("unless") and search(fx, row["unless"]):
         return None
+    if said and key == "program_on_cpu" and fx.dict("pasted.cpu_chosen"):
+        return None  # the paste starts the program with --device cpu: running on the CPU was the user's choice
     return said
 
 

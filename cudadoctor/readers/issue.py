@@ -285,6 +285,11 @@ def _container_library(lines: List[str]) -> Dict[str, Any]:
     return out
 
 
+#: The program started on the CPU on purpose: a command line's --device cpu, a device="cpu" argument (a program's CPU
+#: log is then the user's choice, not a CPU-only torch: b29-19's whispering --device cpu).
+_CPU_CHOSEN = re.compile(r"--device[= ]+['\"]?cpu\b|\bdevice\s*=\s*['\"]cpu['\"]", re.I)
+
+
 #: Triton named anywhere in a paste (its package, a git clone of it, a traceback through triton/): its own ptxas made the
 #: kernels a "device kernel image is invalid" is about (checks/driver_compat.py).
 _TRITON_NAMED = re.compile(r"(?i)\btriton\b")
@@ -1012,6 +1017,7 @@ def _prose_facts(facts: Dict[str, Any], lines: List[str], parts: List[Dict[str, 
         ("allocator", _first_line(lines, ASYNC_ALLOCATOR)),  # torch's cudaMallocAsync in use (checks/alloc21.py)
         ("allocator_default", _first_line(lines, ASYNC_ALLOCATOR_DEFAULT)),  # a program using it by default (alloc21)
         ("triton_named", _first_line(lines, _TRITON_NAMED)),  # Triton anywhere, a URL included (checks/driver_compat.py)
+        ("cpu_chosen", _first_line(lines, _CPU_CHOSEN)),  # the user ran it on the CPU on purpose (checks/torch_package.py)
         ("terminal_vs_ide", _terminal_vs_ide(lines)),
     ):
         if got:
