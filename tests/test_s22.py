@@ -392,3 +392,16 @@ whispering --language fr --model tiny --device cpu
 
 def test_a_program_on_the_cpu_by_the_users_choice_is_not_a_cpu_torch(tmp_path):
     assert "cpu-only-torch" not in codes(paste_findings(tmp_path, WHISPERING_CHOSEN))
+
+
+# thezveroboy/ComfyUI-CSM-Nodes#4 (b146-03) and PierrunoYT/Kokoro-TTS-Local#17 (b148-08): the reporters' words.
+CSM_REPLACED = "installing dependencies broke my comfy\ni installed on my audio focused comfy, and its replaced torch with one that isnt compiled with cuda\n"
+KOKORO_REQS = "However, I noticed it had torch listed in requirements.txt, but it doesn't install support for CUDA.\n"
+
+
+def test_the_reporters_words_for_a_torch_without_cuda(tmp_path):
+    for text in (CSM_REPLACED, KOKORO_REQS):
+        assert "cpu-only-torch" in codes(paste_findings(tmp_path, text)), text[:40]
+    # CUDA named as what a package does support: no claim
+    fine = "torch 2.5 installs with CUDA support on this machine; is_available() is True\n"
+    assert "cpu-only-torch" not in codes(paste_findings(tmp_path, fine))

@@ -1055,7 +1055,9 @@ def _cpu_build_line(lines: List[str]) -> Optional[Tuple[int, str]]:
     rxs = [compiled(rows[k]["regex"]) for k in ("cpu_build_named", "cpu_build_said") if k in rows]
     for n, line in enumerate(lines, 1):
         low = line[:2000].lower()
-        if ("cpu" in low or "without" in low or "longer" in low or "anymore" in low) and any(rx.search(low) for rx in rxs):
+        if ("cpu" in low or "without" in low or "longer" in low or "anymore" in low or "cuda" in low) and any(
+            rx.search(low) for rx in rxs
+        ):
             return n, line.strip()[:300]
     return None
 
