@@ -28,6 +28,16 @@ def error_match(fx: Facts, code: Code) -> Optional[Tuple[str, str]]:
     return _said(fx, code)
 
 
+def said_or_pasted(fx: Facts, pattern: str, key: str) -> Optional[Tuple[str, str]]:
+    """(where, line) of ``pattern`` in the facts' error texts, else the line a paste reader recorded as ``pasted.<key>``
+    (a line of prose the reader set aside: ComfyUI's Device: line, a URL naming Triton); None when neither has it."""
+    found = search(fx, pattern)
+    if found:
+        return found
+    line = (fx.dict(f"pasted.{key}") or {}).get("text")
+    return ("pasted text", str(line)) if line else None
+
+
 def text_finding(
     code: Code, fx: Facts, title: str, cmds: Sequence[str], why: str, severity: Optional[str] = None
 ) -> Iterator[Finding]:

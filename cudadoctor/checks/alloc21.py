@@ -20,7 +20,7 @@ from cudadoctor.errortext import ASYNC_ALLOCATOR, ASYNC_ALLOCATOR_DEFAULT
 from cudadoctor.facts import Facts
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import search
+from ._common import said_or_pasted, search
 
 CUDA_MALLOC_ASYNC_UNSUPPORTED = Code(
     code="cuda-malloc-async-unsupported",
@@ -53,14 +53,11 @@ _NOT_SUPPORTED = r"CUDA error: operation not supported(?![^\n]{0,200}StorageShar
 @check(CUDA_MALLOC_ASYNC_UNSUPPORTED)
 def cuda_malloc_async_unsupported(fx: Facts) -> Iterator[Finding]:
     failed = search(fx, _NOT_SUPPORTED)
-    allocator = search(fx, ASYNC_ALLOCATOR.pattern) if failed else None
-    line = (fx.dict("pasted.allocator") or {}).get("text") if failed and not allocator else None
-    allocator = allocator or (("pasted text", str(line)) if line else None)  # a ComfyUI "Device:" line in the prose
-    if failed and not allocator:  # ComfyUI turns cudaMallocAsync on by default (its cuda_malloc.py) unless disabled
-        comfy = search(fx, ASYNC_ALLOCATOR_DEFAULT.pattern)
-        said = (fx.dict("pasted.allocator_default") or {}).get("text")
-        comfy = comfy or (("pasted text", str(said)) if said else None)
-        allocator = (comfy[0], "ComfyUI (cudaMallocAsync by default): " + comfy[1][:200]) if comfy else None
+    # the allocator named (also in a ComfyUI "Device:" line of the prose), else ComfyUI, which turns it on by default
+    allocator = said_or_pasted(fx, ASYNC_ALLOCATOR.pattern, "allocator") if failed else None
+    comfy = said_or_pasted(fx, ASYNC_ALLOCATOR_DEFAULT.pattern, "allocator_default") if failed and not allocator else None
+    if comfy:
+        allocator = (comfy[0], "ComfyUI (cudaMallocAsync by default): " + comfy[1][:200])
     if not (failed and allocator):
         return
     yield CUDA_MALLOC_ASYNC_UNSUPPORTED.finding(

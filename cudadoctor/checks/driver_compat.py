@@ -652,10 +652,10 @@ def _triton_image_invalid_in_other_words(fx: Facts) -> Optional[Tuple[str, str]]
     names Triton (a source build, a git clone of triton, triton in a traceback): the same class as Triton's message
     (triton-lang/triton#1955: a source build's bundled ptxas; #2971 and #3001: a 470 driver). Returned in Triton's
     words so the finding reads one form."""
-    from ._common import search, text_of
+    from ._common import said_or_pasted, search
 
     bare = search(fx, r"device kernel image is invalid")
-    if not bare or not (re.search(r"(?i)\btriton\b", text_of(fx)) or fx.dict("pasted.triton_named")):
+    if not bare or not said_or_pasted(fx, r"(?i)\btriton\b", "triton_named"):
         return None
     return bare[0], "Triton Error [CUDA]: device kernel image is invalid (as reported: " + bare[1][:200] + ")"
 
@@ -992,9 +992,7 @@ def _pypi_default_cuda(release: str) -> Optional[str]:
     rel = k.torch_release(release)
     if rel:
         return k.cuda_of_variant(str((rel.get("default_variant") or {}).get("linux-x86_64") or "")) or None
-    old = (k._load("torch_releases").get("pypi_linux_cuda_before_1_13") or {}).get("series") or {}
-    key = ".".join(release.split(".")[:2])
-    return old.get(key)
+    return k.pypi_default_cuda_before_1_13(".".join(release.split(".")[:2]))
 
 
 def default_build_too_new(fx: Facts) -> Optional[Finding]:

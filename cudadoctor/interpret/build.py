@@ -149,7 +149,7 @@ def old_release_cuda(fx: Facts) -> Tuple[Optional[str], Optional[str]]:
     mm = mm_str(rel) if rel else None
     if not mm or build_kind(fx) in ("cpu", "rocm") or not re.match(r"1\.[0-6]$", mm):
         return None, None
-    cuda = _kb()._load("torch_releases")["pypi_linux_cuda_before_1_13"]["series"].get(mm)
+    cuda = _kb().pypi_default_cuda_before_1_13(mm)
     return (cuda, f"the newest CUDA of any torch {mm} wheel") if cuda else (None, None)
 
 

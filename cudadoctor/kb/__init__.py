@@ -405,6 +405,12 @@ def newest_release() -> str:
     return max(_releases()[s]["patches"], key=_tv)
 
 
+def pypi_default_cuda_before_1_13(series: str) -> str | None:
+    """The CUDA of the Linux x86_64 wheel PyPI served for `pip install torch==<series>` before 1.13 ("1.4" -> "10.1"),
+    from torch_releases.json's pypi_linux_cuda_before_1_13 (the previous-versions page); None when not listed."""
+    return ((_load("torch_releases").get("pypi_linux_cuda_before_1_13") or {}).get("series") or {}).get(series)
+
+
 def torch_release(version: str) -> dict | None:
     """Facts about a torch release ("2.6.0", "2.6.0+cu124" or the series "2.6"); None if unknown.
 
