@@ -58,4 +58,5 @@ BUILTIN_MODULES = (
     "ext22",
     "nvwheel22",
     "conda22",
+    "build23",
 )
