@@ -103,6 +103,10 @@ WHAT = {
         "the first CUDA release whose nvcc builds code for each GPU architecture (what any build made with a CUDA can run)",
         lambda d: f"{len(d['first_cuda'])} architectures",
     ),
+    "gpu_video_engines": (
+        "NVIDIA GPUs without a hardware video encoder (NVENC), and those sold in a revision without one",
+        lambda d: f"{len(d['no_nvenc'])} GPUs without NVENC, {len(d['some_without_nvenc'])} in one revision",
+    ),
     "torch_wheels": (
         "which torch releases PyPI has a wheel for, per platform (Linux x86_64/aarch64, Windows, macOS arm64/x86_64) and CPython minor",
         lambda d: f"{sum(len(v) for pf in d['pypi'].values() for v in pf.values())} (platform, Python, release) triples",

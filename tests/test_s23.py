@@ -4,7 +4,7 @@ headers; CUDA 13's CCCL headers moved to include/cccl; a path over Windows' 260-
 
 from __future__ import annotations
 
-from checkcli import codes, paste_findings, severities
+from checkcli import codes, paste_findings, run_check, severities, write
 
 # MVIG-SJTU/AlphAction#84: torch 1.11.0+cu115.
 ALPHACTION = """I tried to install the repo with pytorch 1.11.0+cu115 and I got the following error.
@@ -72,3 +72,115 @@ def test_a_path_over_windows_max_path(tmp_path):
         "ERROR: Could not install packages due to an OSError: [Errno 2] No such file or directory: 'C:\\\\x\\\\torch-2.1.0.whl'\n"
     )
     assert "windows-path-too-long" not in codes(paste_findings(tmp_path, short))
+
+
+# dmlc/decord#71 (b149-14): decord's pip wheel has no CUDA (a maintainer); meta-pytorch/torchcodec#442 (b149-15): the
+# PyPI torchcodec is its CPU build; facebookresearch/faiss#1013 (b150-05): faiss's GPU class missing, said in words.
+DECORD = "CUDA not enabled. Requested context GPU(0).\n---\nSame question here. Any update or solution?\n"
+TORCHCODEC = """with the standard pip install torchcodec version (and either CUDA version of torch 2.5.1), I get this:
+  File "/home/u/.venv/lib/python3.10/site-packages/torchcodec/decoders/_video_decoder.py", line 96, in __init__
+    core.add_video_stream(
+RuntimeError: Unsupported device: cuda
+"""
+# torchcodec#1043: the same words naming a backend variant, on a CUDA build (a Jetson Thor source build): not this.
+TORCHCODEC_BETA = "RuntimeError: Unsupported device: cuda (device type: cuda, variant: beta)\n"
+FAISS_WORDS = "conda faiss-gpu install has no `StandardGpuResources` attribute.\n"
+
+
+def test_video_and_search_libraries_cpu_builds(tmp_path):
+    for text, lib in ((DECORD, "decord"), (TORCHCODEC, "torchcodec"), (FAISS_WORDS, "faiss")):
+        found = [f for f in paste_findings(tmp_path, text) if f["code"] == "companion-cpu-only-build"]
+        assert found and found[0]["title"].startswith(lib), (lib, found)
+    assert "companion-cpu-only-build" not in codes(paste_findings(tmp_path, TORCHCODEC_BETA))
+
+
+def test_the_error_line_alone_names_the_cpu_build_through_the_installed_packages(tmp_path):
+    env = (
+        "PyTorch version: 2.5.1+cu124\nIs CUDA available: True\nCUDA used to build PyTorch: 12.4\n\n"
+        "Versions of relevant libraries:\n[pip3] torch==2.5.1\n[pip3] torchcodec==0.1.1\n"
+    )
+    cenv, err = write(tmp_path, env, "env.txt"), write(tmp_path, "RuntimeError: Unsupported device: cuda\n", "err.txt")
+    found = run_check("--from-collect-env", str(cenv), "--error-file", str(err))
+    titles = [f["title"] for f in found if f["code"] == "companion-cpu-only-build"]
+    assert titles and titles[0].startswith("torchcodec"), titles
+
+
+# faiss-wheels#54 (b150-12) and pytorch/pytorch#79304: time spent in the driver's PTX JIT compiler.
+FAISS_HANG = (
+    "The index_cpu_to_gpu() will hang, spinning a CPU at 100% seemingly forever, mostly in "
+    "`libnvidia-ptxjitcompiler.so.510.54`.\n"
+)
+GDB_JIT = """#12 0x00007f5ee0115e9c in ?? () from /usr/lib/x86_64-linux-gnu/libnvidia-ptxjitcompiler.so.1
+#13 0x00007f5ee01091ec in __cuda_CallJitEntryPoint () from /usr/lib/x86_64-linux-gnu/libnvidia-ptxjitcompiler.so.1
+"""
+
+
+def test_a_process_stuck_in_the_ptx_jit_compiler(tmp_path):
+    for text in (FAISS_HANG, GDB_JIT):
+        assert "ptx-jit-on-first-cuda-call" in codes(paste_findings(tmp_path, text)), text[:40]
+    # the compiler library missing is another cause (ptx-jit-compiler-missing), not a slow JIT
+    missing = "CUDA_ERROR_JIT_COMPILER_NOT_FOUND: PTX JIT compiler library not found\n"
+    assert "ptx-jit-on-first-cuda-call" not in codes(paste_findings(tmp_path, missing))
+
+
+# trixi-gpu/TrixiCUDA.jl#16 (b154-15, a GitHub-hosted runner) and JuliaGPU/CUDA.jl#2089: CUDA.jl's words.
+def test_cuda_jl_finding_no_driver(tmp_path):
+    for text in ("  Got exception outside of a @test\n  CUDA driver not found\n", "No system CUDA driver found\n"):
+        assert "no-nvidia-driver" in codes(paste_findings(tmp_path, text)), text
+
+
+# sgl-project/sglang (b154-10): a B200 whose memory other processes hold; no torch version stated.
+B200_HELD = """This has been causing systematic failures on B200 machines where all 4 GPUs show ~156GB used with only ~22GB free.
+torch.OutOfMemoryError: CUDA out of memory.
+"""
+
+
+def test_a_gpu_whose_memory_was_allocated_is_no_missing_kernels_guess(tmp_path):
+    assert "gpu-arch-unsupported" not in codes(paste_findings(tmp_path, B200_HELD))
+    # the same GPU with nothing but an unused GPU said: the newest-builds guess stands
+    assert "gpu-arch-unsupported" in codes(
+        paste_findings(tmp_path, "My B200 is not used by the program (pip install, python 3.10).\n")
+    )
+
+
+# HandBrake/HandBrake#2204 (b149-19) and #1998 (b149-13): ffmpeg's NVENC refusing the GPU; gyroflow#403 (b149-11):
+# an app's words on an MX230.
+HANDBRAKE_840M = """No NVENC capable devices found [nvidia geforce 850m]
+[h264_nvenc @ 000001b572468100] OpenEncodeSessionEx failed: unsupported device (2)
+[h264_nvenc @ 000001b572468100] No NVENC capable devices found
+"""
+GYRO_MX230 = """GPU: NVIDIA GeForce MX230
+No matter which option I select, there is always a message ''GPU encoder failed to initialize..... rendering is done on the CPU.....''.
+"""
+# an encoder failing on a GPU that has NVENC (a GTX 1650): not this cause
+NVENC_1650 = "[hevc_nvenc @ 000001580c1fb7c0] No capable devices found\nI have an Nvidia GTX 1650 GDDR 6\n"
+
+
+def test_a_gpu_without_nvenc(tmp_path):
+    assert severities(paste_findings(tmp_path, HANDBRAKE_840M)).get("gpu-lacks-nvenc") == "error"
+    found = paste_findings(tmp_path, GYRO_MX230)
+    assert severities(found).get("gpu-lacks-nvenc") == "error"
+    assert any("MX230" in f["title"] for f in found if f["code"] == "gpu-lacks-nvenc")
+    assert "gpu-lacks-nvenc" not in codes(paste_findings(tmp_path, NVENC_1650))
+    # a GT 730 exists with and without NVENC: a likely cause only
+    assert (
+        severities(paste_findings(tmp_path, "GeForce GT 730\nNo NVENC capable devices found\n")).get("gpu-lacks-nvenc")
+        == "warning"
+    )
+
+
+# styler00dollar/VSGAN-tensorrt-docker#42 (b149-02): hevc_nvenc in a Compose container without the video capability.
+VSGAN = """docker compose run --rm vsgan_tensorrt
+[hevc_nvenc @ 0x55ca461fa380] Cannot load libnvidia-encode.so.1
+[hevc_nvenc @ 0x55ca461fa380] The minimum required Nvidia driver for nvenc is (unknown) or newer
+"""
+
+
+def test_a_container_without_the_video_capability(tmp_path):
+    found = paste_findings(tmp_path, VSGAN)
+    assert severities(found).get("container-gpu-capabilities-lack-video") == "error"
+    cmds = " ".join(c for f in found if f["code"] == "container-gpu-capabilities-lack-video" for c in f["fix"]["commands"])
+    assert "NVIDIA_DRIVER_CAPABILITIES=compute,video,utility" in cmds
+    # no container in sight: a likely cause, with the host's package as the other fix
+    bare = "[h264_cuvid @ 0x3a46360] Cannot load libnvcuvid.so.1\n"
+    assert severities(paste_findings(tmp_path, bare)).get("container-gpu-capabilities-lack-video") == "warning"

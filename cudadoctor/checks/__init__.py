@@ -59,4 +59,5 @@ BUILTIN_MODULES = (
     "nvwheel22",
     "conda22",
     "build23",
+    "video23",
 )

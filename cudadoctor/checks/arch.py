@@ -432,6 +432,14 @@ def _only_older_builds_run(fx: Facts, devices: List[Dict[str, Any]]) -> List[Tup
 
 #: The program side named: torch, Python, pip/conda, a wheel.
 _PROGRAM_SIDE = re.compile(r"torch|python|\bpip3?\b|\bconda\b|\.whl\b", re.I)
+#: What a program that reached the GPU reports: its memory allocated, used or exhausted, or a job that hung there. A build
+#: without kernels for the GPU fails at the first kernel with "no kernel image" instead (b154: CI runners' B200s held
+#: by orphaned servers).
+_RAN_ON_GPU = re.compile(
+    r"out of memory|\bOOM\b|\d+(?:\.\d+)?\s*[GM]i?B\s+(?:used|in use|allocated|occupied)\b|memory (?:usage|held|occupied)"
+    r"|\b(?:hung|hangs)\b|zombie|orphan(?:ed)? (?:GPU )?(?:process|server)",
+    re.I,
+)
 #: The driver side named as the trouble: the kernel module's flavour, DKMS/modprobe/nouveau, nvidia-smi finding none.
 _DRIVER_SIDE = re.compile(
     r"nvidia-open|open kernel modules?|kernel-module-type|No devices were found|\bdkms\b|\bmodprobe\b|\bnouveau\b", re.I
@@ -450,6 +458,8 @@ def _only_newest_builds_run(fx: Facts, devices: List[Dict[str, Any]]) -> List[Tu
         return []  # a Linux host where only the driver is spoken of: its kernel-module flavour comes first
     if fx.int("nvml.device_count") == 0 or _DRIVER_SIDE.search(text_of(fx)):
         return []  # the driver does not serve the GPU (or its module is the subject): not yet a question of torch
+    if _RAN_ON_GPU.search(text_of(fx)):
+        return []  # memory was allocated on the GPU or a job ran there until it hung: CUDA served it, no missing kernels
     builds = kb()._load("torch_arch_lists")["builds"]
     total = sum(len(rows) for rows in builds.values())
     out = []

@@ -239,6 +239,27 @@ _CPU_BUILDS: Tuple[Tuple[str, str, Tuple[str, ...]], ...] = (
         ),
     ),
     (
+        # decord's pip wheels are built without CUDA (a maintainer, dmlc/decord#71): gpu(0) contexts need a source build
+        # with -DUSE_CUDA=ON and NVIDIA's video codec SDK (the README's "Install from source")
+        "decord",
+        r"\bdecord\b|Requested context GPU",
+        (
+            "python -c \"import decord; decord.VideoReader('video.mp4', ctx=decord.gpu(0))\"  # 'CUDA not enabled': a CPU build",
+            f"{PIP} uninstall -y decord",
+            "# build decord from source with NVDEC: cmake .. -DUSE_CUDA=ON -DCMAKE_BUILD_TYPE=Release (README: Install from source)",
+        ),
+    ),
+    (
+        # torchcodec's PyPI wheels are its CPU builds; CUDA decoding needs the wheel from PyTorch's index for torch's
+        # CUDA variant (meta-pytorch/torchcodec#442; the README's install section)
+        "torchcodec",
+        r"torchcodec|VideoDecoder\(",
+        (
+            f"{PIP} uninstall -y torchcodec",
+            f"{PIP} install torchcodec --index-url https://download.pytorch.org/whl/cu<XYZ>  # the CUDA build, same CUDA variant as torch",
+        ),
+    ),
+    (
         "DGL",
         r"\bdgl\b",
         (
@@ -305,10 +326,11 @@ def names_cpu_build_companion(text: str) -> bool:
     return any(re.search(rx, text, re.IGNORECASE) for _name, rx, _cmds in _CPU_BUILDS)
 
 
-def cpu_build_of(line: str, context: str = "") -> Tuple[str, Tuple[str, ...]]:
+def cpu_build_of(line: str, *contexts: str) -> Tuple[str, Tuple[str, ...]]:
     """(package, commands to install its CUDA build) for a companion-cpu-only-build match: named by the matched line,
-    else by the rest of the text; jaxlib (the oldest such wording) when neither names one."""
-    for text in (line, context):
+    else by each context in turn (the rest of the text, the installed packages' names); jaxlib (the oldest such
+    wording) when none names one."""
+    for text in (line, *contexts):
         for name, rx, cmds in _CPU_BUILDS:
             if re.search(rx, text, re.IGNORECASE):
                 return name, cmds

@@ -1001,7 +1001,9 @@ def companion_cpu_only_build(fx: Facts) -> Iterator[Finding]:
                 severity="warning",
             )
         return
-    lib, cmds = cpu_build_of(said[1], fx.user_error())  # which package (checks/companions.py)
+    installed = " ".join(str(d.get("name") or "") for d in fx.dicts("packages.distributions"))
+    # which package (checks/companions.py): named by the line, else the error text, else the installed packages
+    lib, cmds = cpu_build_of(said[1], fx.user_error(), installed)
     yield COMPANION_CPU_ONLY_BUILD.finding(
         title=f"{lib} is its CPU-only build: install its CUDA build",
         evidence={said[0]: said[1]},

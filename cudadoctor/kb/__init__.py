@@ -83,6 +83,7 @@ TABLES = (
     "registers_per_block",
     "cuda_libraries",
     "companion_cuda",
+    "gpu_video_engines",
     "cpu_gpu_twins",
     "optix_drivers",
 )  # cuda_libraries: NVIDIA library families in error texts, what a soname / DLL number means (errortext/entities.py);
