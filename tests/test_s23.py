@@ -184,3 +184,107 @@ def test_a_container_without_the_video_capability(tmp_path):
     # no container in sight: a likely cause, with the host's package as the other fix
     bare = "[h264_cuvid @ 0x3a46360] Cannot load libnvcuvid.so.1\n"
     assert severities(paste_findings(tmp_path, bare)).get("container-gpu-capabilities-lack-video") == "warning"
+
+
+# myshell-ai/MeloTTS#40 (b158-04), Zheng-Chong/CatVTON#23 (b158-07), vladmandic/sdnext#1923 (b158-05).
+MELO_M1 = """docker build successfully. my macbookpro is M1 chip.
+`sudo docker run --gpus all -it -p 8888:8888 melotts`
+docker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].
+"""
+CATVTON_MAC = """OSError: CUDA_HOME environment variable is not set. Please set it to your CUDA install root.
+Hello, I am using macOS with silicone chip. I followed installing guide in both comfyui and catvton.
+"""
+SDNEXT_IPEX = "[issue]: IPEX: Torch not compiled with CUDA enabled\nAssertionError: Torch not compiled with CUDA enabled\n"
+
+
+def test_macs_and_intel_gpus_asked_for_nvidia_software(tmp_path):
+    for text in (MELO_M1, CATVTON_MAC):
+        found = paste_findings(tmp_path, text)
+        assert "non-nvidia-gpu" in codes(found), text[:40]
+        assert any("Mac" in f["title"] for f in found if f["code"] == "non-nvidia-gpu")
+    found = paste_findings(tmp_path, SDNEXT_IPEX)
+    assert severities(found).get("non-nvidia-gpu") == "error"
+    assert any("xpu" in c for f in found if f["code"] == "non-nvidia-gpu" for c in f["fix"]["commands"])
+    # an M-series chip named beside an NVIDIA GPU (a remote box): not this cause
+    both = "I develop on an M1 chip MacBook and run on a server with an RTX 4090\nTorch not compiled with CUDA enabled\n"
+    assert "non-nvidia-gpu" not in codes(paste_findings(tmp_path, both))
+
+
+# pytorch/pytorch#84803 (b156-02) and the A100-PCIE report beside it (b156-03): a GPU-to-GPU copy silently wrong.
+COPY_ZEROS = """Moving a tensor across CUDA devices gets zero tensor, CUDA 11.0
+- GPU: A100-PCIE-40GB X 4
+>>> a = torch.tensor([1., 2.]).to('cuda:0')
+>>> a.to('cuda:1')
+tensor([0., 0.], device='cuda:1')        # zeros, which is wrong
+However, if I move the tensor once to CPU and then to `cuda:1`, it works correctly.
+"""
+
+
+def test_a_gpu_to_gpu_copy_that_returns_zeros(tmp_path):
+    found = paste_findings(tmp_path, COPY_ZEROS)
+    assert "pcie-acs-blocks-p2p" in codes(found)
+
+
+# NVIDIA/Megatron-LM (b156-07): ENOSPC in an NGC container started without --shm-size; XPK (b156-08): a pod without a
+# /dev/shm volume failing at torch.distributed.broadcast.
+MEGATRON = """[QUESTION] OSError: [Errno 28] No space left on device
+yes, I run it in docker.
+`docker run -it --name m -v /data:/home/u --gpus all nvcr.io/nvidia/pytorch:23.09-py3`
+"""
+TITAN = """    torch.distributed.broadcast(seed_tensor, src=0)
+torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:3356, unhandled system error
+Last error:
+Error while creating shared memory segment /dev/shm/nccl-x (size 9637888), No space left on device
+"""
+
+
+def test_no_space_left_in_shared_memory(tmp_path):
+    for text in (MEGATRON, TITAN):
+        assert "shm-exhausted" in codes(paste_findings(tmp_path, text)), text[:40]
+    # a pip install filling the disk: not shared memory
+    pip_full = "ERROR: Could not install packages due to an OSError: [Errno 28] No space left on device\n"
+    assert "shm-exhausted" not in codes(paste_findings(tmp_path, pip_full))
+    run_ok = MEGATRON.replace("--gpus all", "--gpus all --ipc=host")
+    assert "shm-exhausted" not in codes(paste_findings(tmp_path, run_ok))
+
+
+# microsoft/DeepSpeed (b156-05): two nodes, ncclRemoteError; PaddleFleetX (b156-14): multi-machine training stuck after
+# "init nccl", in Chinese.
+DS_2NODE = """torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1333, remote process exited or there was a network error, NCCL version 2.18.6
+deepspeed --num_gpus 2 --num_nodes 2 --master_addr 192.168.3.100 --hostfile hostfile cifar10_deepspeed.py
+"""
+FLEET = """多机多卡分布式训练卡住
+发现两个节点都卡在了init nccl后
+I0302 02:01:36.274989 31267 nccl_context.cc:83] init nccl context nranks: 4 local rank: 0/1 gpu id: 0/1 ring id: 0/1
+"""
+
+
+def test_nccl_across_machines(tmp_path):
+    for text in (DS_2NODE, FLEET):
+        assert "nccl-wrong-network-interface" in codes(paste_findings(tmp_path, text)), text[:40]
+    one_node = DS_2NODE.replace("--num_nodes 2", "--num_nodes 1").replace(" --hostfile hostfile", "")
+    assert "nccl-wrong-network-interface" not in codes(paste_findings(tmp_path, one_node))
+
+
+# tensorflow/tensorrt#206 (b155-04): TensorRT 7's header check; open-mmlab/mmdeploy#1231 (b155-03): another GPU.
+TRT7 = "E tensorflow/compiler/tf2tensorrt/utils/trt_logger.cc:42] DefaultLogger coreReadArchive.cpp (38) - Serialization Error in verifyHeader: 0 (Version tag does not match)\n"
+
+
+def test_a_tensorrt_engine_from_elsewhere(tmp_path):
+    for text in (TRT7, "[Bug] Engine file generatedd on an incompatible device.\n"):
+        assert "tensorrt-engine-built-with-other-version" in codes(paste_findings(tmp_path, text)), text[:40]
+
+
+# MVIG-SJTU/AlphaPose (b155-05): CUDA IPC on a Jetson TX2.
+TX2_IPC = """nvidia@nvidia-desktop:~/AlphaPose$ python3 demo.py --indir examples/demo/ --outdir examples/result
+RuntimeError: cuda runtime error (71) : operation not supported at /home/nvidia/pytorch/torch/csrc/generic/StorageSharing.cpp:245
+can you give me some advice ,my tools is nvidia jeston tx2
+"""
+
+
+def test_cuda_ipc_on_a_jetson(tmp_path):
+    found = codes(paste_findings(tmp_path, TX2_IPC))
+    assert "jetson-cuda-ipc-unsupported" in found and "windows-cuda-ipc-unsupported" not in found
+    windows = TX2_IPC.replace("nvidia@nvidia-desktop:~/AlphaPose$ ", "C:\\AlphaPose> ").replace("nvidia jeston tx2", "windows 10")
+    found = codes(paste_findings(tmp_path, windows))
+    assert "windows-cuda-ipc-unsupported" in found and "jetson-cuda-ipc-unsupported" not in found

@@ -183,12 +183,19 @@ _WANTS_CUDA = (
 _ASKS_GPU = r"(?i)\bcuda\b|\bgpus?\b|nvidia|\bgraphics\s+card|tarjeta\s+gr[aá]fica|显卡|グラフィック"
 
 
+#: On a Mac, asking for NVIDIA's stack by other means than torch's words: the CUDA toolkit (CUDA_HOME, nvcc), Docker's
+#: GPU request (--gpus: no NVIDIA runtime can exist there), nvidia-smi (b158: MeloTTS#40, CatVTON#23).
+_MAC_WANTS_NVIDIA = r"(?i)CUDA_HOME|\bnvcc\b|could not select device driver|--gpus\b|nvidia-smi"
+
+
 @check(NON_NVIDIA_GPU)
 def non_nvidia_gpu(fx: Facts) -> Iterator[Finding]:
     named = other_gpus(fx)
     if not named:
         return
     wants = fx.get("torch.cuda_available") is False or search(fx, _WANTS_CUDA) is not None
+    if not wants and {g["vendor"] for g in named} == {"apple"}:
+        wants = search(fx, _MAC_WANTS_NVIDIA) is not None
     vendors = sorted({g["vendor"] for g in named})
     if not wants and vendors != ["apple"]:
         # gpuid9: an AMD / Intel / other GPU named in a text that asks about CUDA, the GPU or NVIDIA at all ("I cant

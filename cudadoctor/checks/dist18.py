@@ -91,7 +91,9 @@ _NCCL_NET_FAIL = (
     r"unhandled system error|ncclSystemError|NCCL WARN (?:NET/Socket|Net ?:|Bootstrap|socket)|Connection (?:refused|timed out)|"
     # ProcessGroupNCCL's watchdog when a collective never completes: across machines, the hang's wording (session 19)
     r"Some NCCL operations have failed or timed out|Watchdog caught collective operation timeout|"
-    r"WorkNCCL\([^)]{0,200}\) ran for \d+ milliseconds before timing out"
+    r"WorkNCCL\([^)]{0,200}\) ran for \d+ milliseconds before timing out|"
+    # ncclRemoteError's message (NCCL 2.13+), and NCCL failing at start-up across machines (session 23, b156)
+    r"remote process exited or there was a network error|\bNCCL\b[^\n]{0,20}\bfail(?:s|ed|ing)?\b[^\n]{0,40}\b(?:start|init|bootstrap)\w*"
 )
 
 
@@ -132,7 +134,9 @@ def nccl_wrong_network_interface(fx: Facts) -> Iterator[Finding]:
         return
     failed = search(fx, _NCCL_NET_FAIL)
     hang = got.get("symptom") if isinstance(got.get("symptom"), dict) else None
-    if not failed and not (hang and re.search(r"hang|hung|stuck|block|freez|froze|never", str(hang.get("said")), re.I)):
+    if not failed and not (
+        hang and re.search(r"hang|hung|stuck|block|freez|froze|never|挂起|卡住|卡死|フリーズ|止まる", str(hang.get("said")), re.I)
+    ):
         return
     yield NCCL_WRONG_NETWORK_INTERFACE.finding(
         title="Likely: the job across machines cannot connect: NCCL uses a network interface the other node cannot reach",

@@ -19,7 +19,7 @@ from cudadoctor.facts import Facts
 from cudadoctor.interpret import driver_version, gpus, torch_cuda
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import PIP, error_match, search, text_finding
+from ._common import PIP, error_match, search, text_finding, text_of
 from .builds import host_compiler_stated
 from .companions import (
     cpu_build_alone,
@@ -328,6 +328,10 @@ def shm_exhausted(fx: Facts) -> Iterator[Finding]:
     if error_match(fx, DEV_SHM_PERMISSION_DENIED):
         return  # /dev/shm refused, not full: dev-shm-permission-denied (platform2.py)
     if not error_match(fx, SHM_EXHAUSTED):
+        enospc = _enospc_in_shared_memory(fx)
+        if enospc:
+            yield enospc
+            return
         yield from _small_container_shm(fx)
         return
     kube = fx.str("system.container") == "kubernetes"
@@ -357,6 +361,58 @@ def shm_exhausted(fx: Facts) -> Iterator[Finding]:
 
 #: Docker's default /dev/shm for a container (docker run --shm-size: "Size of /dev/shm ... default 64MB").
 _DOCKER_DEFAULT_SHM = 64 * 1024 * 1024
+
+
+#: ENOSPC, in Python's and C's words.
+_ENOSPC = r"\[Errno 28\] No space left on device|\bNo space left on device\b"
+#: Where ENOSPC comes from shared memory rather than a disk (session 23, b156: Megatron-LM in an NGC container started
+#: without --shm-size; a TorchTitan pod without a /dev/shm volume failing at torch.distributed.broadcast): a collective
+#: or DataLoader worker in the text, or a `docker run` of a GPU container with neither --shm-size nor --ipc=host.
+_SHM_USERS = re.compile(
+    r"torch\.distributed|\b(?:broadcast|all_?reduce|all_?gather|init_process_group)\b|\bNCCL\b|DataLoader|num_workers|"
+    r"torch\.multiprocessing|\bworker\b",
+    re.I,
+)
+_DOCKER_RUN_GPUS = re.compile(r"\bdocker\s+run\b[^\n]*--gpus\b[^\n]*")
+
+
+def _enospc_in_shared_memory(fx: Facts) -> Optional[Finding]:
+    """A likely /dev/shm cause for ENOSPC: the text shows shared-memory users or a GPU container started with
+    Docker's 64 MB default; a write of a file (a checkpoint, pip's cache) stays a disk's problem."""
+    said = search(fx, _ENOSPC)
+    if not said:
+        return None
+    text = text_of(fx)
+    if re.search(r"\b(?:pip|wheel|checkpoint|torch\.save|save_pretrained|\.cache|tmp/pip|write|download)\w*", said[1], re.I):
+        return None  # the failing call writes a file: the disk is full
+    users = _SHM_USERS.search(text)
+    started = (fx.dict("pasted.container") or {}).get("text")  # the paste reader keeps the start command apart
+    run = _DOCKER_RUN_GPUS.search(text) or _DOCKER_RUN_GPUS.search(str(started or ""))
+    default_shm = run and not re.search(r"--shm-size|--ipc[= ]host", run.group(0))
+    if not (users or default_shm):
+        return None
+    evidence = {said[0]: said[1]}
+    if default_shm and run:
+        evidence["container started with Docker's 64 MB /dev/shm"] = run.group(0)[:200]
+    elif users:
+        evidence["shared-memory user"] = users.group(0)
+    kube = fx.str("system.container") == "kubernetes" or re.search(r"\bkubernetes\b|\bk8s\b|\bpods?\b", text, re.I)
+    return SHM_EXHAUSTED.finding(
+        title="Likely: 'No space left on device' is /dev/shm filling up (NCCL and DataLoader workers share memory "
+        "there; containers get 64 MB), not the disk",
+        evidence=evidence,
+        fix=Fix(
+            (
+                "df -h /dev/shm  # inside the container: 64M is Docker's default",
+                "# Kubernetes: volumes: [{name: dshm, emptyDir: {medium: Memory}}], mounted at /dev/shm"
+                if kube
+                else "docker run --gpus all --ipc=host ...  # or --shm-size=16g; Compose: shm_size: 16gb",
+                "df -h  # if /dev/shm has room, the disk itself is full",
+            ),
+            "NCCL's shared-memory transport and torch.multiprocessing allocate in /dev/shm; ENOSPC there reads as a full disk.",
+        ),
+        severity="warning",
+    )
 
 
 def _small_container_shm(fx: Facts) -> Iterator[Finding]:

@@ -6,17 +6,23 @@
   inter-process sharing does not exist on Windows; PyTorch's Windows notes say so ("CUDA IPC operations"), and the
   maintainers answer "You cannot share CUDA tensors across processes on Windows" (pytorch#36037).
 
+- jetson-cuda-ipc-unsupported (session 23, b155): the same failure on a Jetson ("cuda runtime error (71) : operation
+  not supported at .../StorageSharing.cpp" on a TX2): CUDA's IPC functions are not supported on Tegra platforms
+  either (the CUDA runtime API's cudaIpcGetMemHandle: "IPC functionality is not supported on Tegra platforms"). The
+  Windows code's wordings are read; a Jetson named gives this code instead.
+
 Pure: no I/O.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Iterator
 
 from cudadoctor.facts import Facts
-from cudadoctor.model import Code, Finding, check
+from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import text_finding
+from ._common import error_match, text_finding, text_of
 
 WINDOWS_CUDA_IPC_UNSUPPORTED = Code(
     code="windows-cuda-ipc-unsupported",
@@ -44,8 +50,60 @@ WINDOWS_CUDA_IPC_UNSUPPORTED = Code(
 )
 
 
+JETSON_CUDA_IPC_UNSUPPORTED = Code(
+    code="jetson-cuda-ipc-unsupported",
+    title="CUDA tensors cannot be shared between processes on a Jetson (Tegra)",
+    area="system",
+    severity="error",
+    explanation={
+        "what": "On a Jetson (Nano, TX2, Xavier, Orin) a program stops with 'cuda runtime error (71) : operation not "
+        "supported at .../StorageSharing.cpp' (or 'operation not supported' from a DataLoader worker or a "
+        "torch.multiprocessing queue) while a CUDA tensor is sent to another process.",
+        "why": "Sharing a CUDA tensor with another process uses CUDA IPC (cudaIpcGetMemHandle); IPC functionality is not "
+        "supported on Tegra platforms. The install and the GPU are fine.",
+        "confirm": "The traceback passes through StorageSharing.cpp or torch/multiprocessing/reductions.py; the same code "
+        "with num_workers=0 (or the program's single-process option) runs.",
+        "fix": "Keep tensors on the CPU in worker processes and move them to the GPU in the main process, or run with "
+        "num_workers=0 / the program's single-process mode (AlphaPose: --sp).",
+    },
+    links=(
+        "https://docs.rs/rcudnn/latest/rcudnn/fn.cudaIpcGetMemHandle.html",
+        "https://pytorch.org/docs/stable/multiprocessing.html",
+    ),
+)
+
+#: A Jetson named (checks/jetson18.py's entity, and the board names a report uses).
+_JETSON = re.compile(r"\bjetson\b|\bjetpack\b|\bl4t\b|\btegra\b|\bXavier\b|\bOrin\b|\bTX[12]\b|nvidia@nvidia-desktop", re.I)
+
+
+def _on_jetson(fx: Facts) -> bool:
+    where = " ".join(x for x in (fx.str("system.os"), fx.str("system.kernel"), text_of(fx)) if x)
+    return bool(_JETSON.search(where))
+
+
+@check(JETSON_CUDA_IPC_UNSUPPORTED)
+def jetson_cuda_ipc_unsupported(fx: Facts) -> Iterator[Finding]:
+    said = error_match(fx, WINDOWS_CUDA_IPC_UNSUPPORTED)  # the same failure's words (kb wordings of the Windows code)
+    if not said or not _on_jetson(fx):
+        return
+    yield JETSON_CUDA_IPC_UNSUPPORTED.finding(
+        title="A CUDA tensor was sent to another process, which CUDA does not support on a Jetson (Tegra): keep worker "
+        "data on the CPU",
+        evidence={said[0]: said[1]},
+        fix=Fix(
+            (
+                "# DataLoader(..., num_workers=0), or return CPU tensors from the Dataset and call .to('cuda') in the main process",
+                "# or the program's single-process option (AlphaPose: --sp)",
+            ),
+            "CUDA IPC is not supported on Tegra platforms (CUDA runtime API, cudaIpcGetMemHandle).",
+        ),
+    )
+
+
 @check(WINDOWS_CUDA_IPC_UNSUPPORTED)
 def windows_cuda_ipc_unsupported(fx: Facts) -> Iterator[Finding]:
+    if _on_jetson(fx):
+        return  # the same words on a Jetson: jetson-cuda-ipc-unsupported
     yield from text_finding(
         WINDOWS_CUDA_IPC_UNSUPPORTED,
         fx,
@@ -60,4 +118,4 @@ def windows_cuda_ipc_unsupported(fx: Facts) -> Iterator[Finding]:
 
 
 def register():
-    return [windows_cuda_ipc_unsupported]
+    return [windows_cuda_ipc_unsupported, jetson_cuda_ipc_unsupported]

@@ -19,7 +19,9 @@ from .signatures import kb_document
 def _table() -> Tuple[Tuple[Tuple[str, "re.Pattern[str]"], ...], "re.Pattern[str]"]:
     doc: Dict[str, Any] = kb_document("codes5.json")["non_nvidia_gpus"]
     more: Dict[str, Any] = kb_document("gpuid9.json")["more_non_nvidia_gpus"]
-    vendors = tuple((v["vendor"], re.compile(v["regex"], re.I)) for v in doc["vendors"] + more["vendors"])
+    more23: Dict[str, Any] = kb_document("b23.json")["more_non_nvidia_gpus"]
+    rows = doc["vendors"] + more["vendors"] + more23["vendors"]
+    vendors = tuple((v["vendor"], re.compile(v["regex"], re.I)) for v in rows)
     return vendors, re.compile(doc["nvidia_named"])
 
 

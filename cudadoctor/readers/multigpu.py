@@ -29,14 +29,19 @@ _COLLECTIVE = re.compile(
     r"\bDDP\b|DistributedDataParallel|MirroredStrategy|nccl-tests|\bHorovod\b|"
     r"\bmulti[- ]?gpus?\b|\bmultiple[- ](?:\w+[- ])?gpus?\b|\b(?:[2-9]|1[0-6])\s*(?:or more\s+)?(?:\w+\s+){0,2}GPUs\b|"
     r"\b[2-9]\s*x\s*(?:NVIDIA\s+)?(?:GeForce\s+)?(?:RTX|GTX|Tesla|Quadro|A\d{2,4}|L\d{1,2}|V100|P100|T4)\b|"
-    r"多\s*(?:GPU|卡|显卡|张(?:显)?卡)|マルチ\s*GPU|複数\s*(?:の)?\s*GPU",
+    r"多\s*(?:GPU|卡|显卡|张(?:显)?卡)|マルチ\s*GPU|複数\s*(?:の)?\s*GPU|"
+    # a tensor copied from one GPU to another (session 23, b156: pytorch#84803's x.to(1), "Moving a tensor across CUDA
+    # devices"): CUDA's peer-to-peer copy, the path ACS redirects
+    r"\.to\(\s*['\"]?cuda:[1-9]|\.to\(\s*[1-9]\s*\)|\bbetween\s+(?:the\s+)?GPUs\b|\bacross\s+CUDA\s+devices\b|"
+    r"\bfrom\s+one\s+GPU\s+to\s+another\b|\bGPU[- ]to[- ]GPU\b|cudaMemcpyPeer",
     re.I,
 )
 #: What goes wrong when P2P traffic is redirected: no progress, or corrupt data.
 _SYMPTOM = re.compile(
     r"\b(?:hangs?|hanging|hung|stuck|freez\w*|froze|deadlock\w*|stall\w*|spin-wait\w*|no forward progress|"
     r"never (?:finish|complete|return)\w*|wrong results?|incorrect results?|garbage|(?:is|are|got|get|have|has)\s+`?nan`?s?\b|"
-    r"`?nan`?\s+(?:in|loss|errors?|values?)|loss (?:becomes|is|goes to) nan)|挂起|卡住|卡死|停止响应|フリーズ|止まる",
+    r"`?nan`?\s+(?:in|loss|errors?|values?)|loss (?:becomes|is|goes to) nan|(?:silent\s+)?data corruption|"
+    r"(?:gets?|got|returns?|returned|gives?)\s+(?:a\s+)?zeros?(?:\s+tensor)?\b|\bzero tensor\b)|挂起|卡住|卡死|停止响应|フリーズ|止まる",
     re.I,
 )
 #: The same work running on one GPU, or over gloo (sockets, no P2P), in the reporter's words (session 21): the
@@ -46,7 +51,9 @@ _CONTRAST = re.compile(
     r"\b(?:works?|working|worked|runs?|running|fine|ok(?:ay)?|no (?:problems?|issues?))\b[^\n]{0,40}?"
     r"\b(?:(?:a|one|1)\s+(?:single\s+)?(?:gpu|card)|single[- ](?:gpu|card)|(?:with|on|using)\s+`?gloo)\b|"
     r"\bsingle[- ]gpu\b[^\n]{0,30}?\b(?:works?|fine|ok(?:ay)?|no (?:problems?|issues?))\b|"
-    r"单\s*(?:GPU|卡|显卡)[^\n]{0,12}?(?:没有问题|没问题|正常|可以)|非并行方式",
+    r"单\s*(?:GPU|卡|显卡)[^\n]{0,12}?(?:没有问题|没问题|正常|可以)|非并行方式|"
+    # the same copy right when it goes through the CPU (session 23, b156)
+    r"\bmov\w*\s+(?:\w+\s+){0,3}to\s+(?:the\s+)?CPU\b|\.to\(\s*['\"]cpu['\"]\s*\)\.to\(|\b(?:via|through)\s+(?:the\s+)?CPU\b",
     re.I,
 )
 #: A GPU sold only as a PCIe board (GeForce, TITAN, Quadro and RTX workstation cards, T4/L4/L40/A10/A40): several
@@ -76,7 +83,9 @@ _NO_NVLINK = re.compile(r"\b(?:no|without|not using|not)\s+(?:an?\s+)?NVLink", r
 _MULTINODE = re.compile(
     r"--nnodes[= ]\s*(?:[2-9]|[1-9]\d+)\b|--nnodes[= ]\s*\d+:\d+|--node[_-]rank[= ]\s*[1-9]|"
     r"\b(?:two|three|four|several|multiple|[2-9])\s+(?:gpu\s+)?(?:nodes?|machines|servers|hosts)\b|"
-    r"\bmulti[- ]?(?:nodes?|machines?|hosts?)\b|\bacross\s+(?:\w+\s+)?(?:nodes|machines|servers|hosts)\b",
+    r"\bmulti[- ]?(?:nodes?|machines?|hosts?)\b|\bacross\s+(?:\w+\s+)?(?:nodes|machines|servers|hosts)\b|"
+    # DeepSpeed's launcher, two DGX systems, Chinese "multi-machine" / "two nodes" (session 23, b156)
+    r"--num_nodes[= ]\s*(?:[2-9]|[1-9]\d+)\b|--hostfile\b|\b[2-9]\s*x\s*DGX\b|多机|[两二三四五六七八多]\s*个?\s*(?:节点|台(?:机器|服务器))",
     re.I,
 )
 
