@@ -288,3 +288,41 @@ def test_cuda_ipc_on_a_jetson(tmp_path):
     windows = TX2_IPC.replace("nvidia@nvidia-desktop:~/AlphaPose$ ", "C:\\AlphaPose> ").replace("nvidia jeston tx2", "windows 10")
     found = codes(paste_findings(tmp_path, windows))
     assert "windows-cuda-ipc-unsupported" in found and "jetson-cuda-ipc-unsupported" not in found
+
+
+# comfyui-mcp (b160-01): a RunPod host whose driver runs CUDA 12.6 given a CUDA 12.8 image.
+RUNPOD = (
+    "The stock comfyui-mcp RunPod image is a CUDA 12.8 build and explicitly requires a host driver compatible with "
+    "CUDA 12.8. In the observed incident the assigned host supported CUDA 12.6 and the stock container refused to start.\n"
+)
+
+
+def test_a_program_needing_a_newer_cuda_than_the_driver_runs(tmp_path):
+    found = paste_findings(tmp_path, RUNPOD)
+    assert severities(found).get("driver-too-old") == "warning"
+    assert any("12.8" in f["title"] and "12.6" in f["title"] for f in found if f["code"] == "driver-too-old")
+    # the driver runs more than the image needs: nothing to say
+    assert "driver-too-old" not in codes(paste_findings(tmp_path, RUNPOD.replace("supported CUDA 12.6", "supported CUDA 12.9")))
+
+
+# pytorch/torchtune (b162-01, healthy for the install): an AMD GPU under ROCm is no CUDA-on-AMD mix-up.
+TORCHTUNE_ROCM = """utils/precision.py checks for cuda package version so AMD GPU training seems to throw an error about not supporting bf16
+Can't train on my 7900xtx because i get the error:
+`RuntimeError: bf16 precision was requested but not available on this hardware. Please use fp32 precision instead.`
+It appears the bf16 check is verifing cuda packaging which won't be true for rocm?
+"""
+
+
+def test_an_amd_gpu_under_rocm_is_not_called_a_cuda_mix_up(tmp_path):
+    assert "non-nvidia-gpu" not in codes(paste_findings(tmp_path, TORCHTUNE_ROCM))
+    no_rocm = TORCHTUNE_ROCM.replace(" for rocm?", "?") + "RuntimeError: Torch not compiled with CUDA enabled\n"
+    assert "non-nvidia-gpu" in codes(paste_findings(tmp_path, no_rocm))
+
+
+# state-spaces/mamba's causal-conv1d in NetMamba (b163-06): the symbol's underscores rendered as Markdown emphasis.
+def test_a_mangled_symbol_whose_underscores_became_emphasis(tmp_path):
+    text = (
+        "ImportError: /home/xx/miniconda3/envs/NetMamba/lib/python3.10/site-packages/causal_conv1d_cuda.cpython-310-x86_64"
+        "-linux-gnu.so: undefined symbol: *ZNK3c1017SymbolicShapeMeta18init*is_contiguousEv\n"
+    )
+    assert "extension-abi-mismatch" in codes(paste_findings(tmp_path, text))

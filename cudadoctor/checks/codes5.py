@@ -13,13 +13,13 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, Iterator, List, Optional
 
-from cudadoctor.errortext import gpu_vendors
+from cudadoctor.errortext import ROCM_IN_USE, gpu_vendors
 from cudadoctor.facts import Facts
 from cudadoctor.interpret import build_kind, os_key
 from cudadoctor.interpret.gpus import gpus, split_by_capability
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import PIP, error_match, search, text_of
+from ._common import PIP, error_match, said_or_pasted, search, text_of
 
 # --- round 5: codes5 ---
 
@@ -193,6 +193,8 @@ def non_nvidia_gpu(fx: Facts) -> Iterator[Finding]:
     named = other_gpus(fx)
     if not named:
         return
+    if {g["vendor"] for g in named} == {"amd"} and said_or_pasted(fx, ROCM_IN_USE.pattern, "rocm_in_use"):
+        return  # the reporter runs ROCm on the AMD GPU (torch.cuda is its API there): not a CUDA-on-AMD mix-up
     wants = fx.get("torch.cuda_available") is False or search(fx, _WANTS_CUDA) is not None
     if not wants and {g["vendor"] for g in named} == {"apple"}:
         wants = search(fx, _MAC_WANTS_NVIDIA) is not None

@@ -534,6 +534,47 @@ def _stated_floor_finding(fx: Facts, p: Dict[str, Any]) -> Finding:
     )
 
 
+#: A CUDA release the text says a program, image or build needs (session 23, b160: "The stock ... RunPod image is a CUDA
+#: 12.8 build and explicitly requires a host driver compatible with CUDA 12.8"; "requires CUDA 12.4", "built with CUDA
+#: 12.1"), as opposed to one installed.
+_CUDA_NEEDED = re.compile(
+    r"\b(?:an?\s+)?CUDA\s+(?P<a>\d{1,2}\.\d)\s+(?:build|image|container|wheel)\b|"
+    r"\b(?:requires?|required|needs?|needed|built\s+(?:for|with|against)|compiled\s+(?:for|with)|compatible\s+with)\s+"
+    r"(?:an?\s+|the\s+)?(?:(?:host\s+)?driver\s+compatible\s+with\s+)?CUDA\s*(?P<b>\d{1,2}\.\d)(?![\d.]*\d)",
+    re.I,
+)
+
+
+def _stated_cuda_above_driver(fx: Facts) -> Optional[Finding]:
+    """The text says what CUDA a program, image or build needs, and the highest CUDA the driver runs (nvidia-smi's
+    "CUDA Version", or the reporter's "the host supports CUDA 12.6") is lower: a likely driver-too-old, as a warning
+    (what fails is read from the two stated versions)."""
+    from ._common import text_of
+
+    offers = fx.str("nvml.cuda_driver_version")
+    if not offers or driver_version(fx):
+        return None  # with the driver's own version the torch/toolkit comparisons speak
+    m = _CUDA_NEEDED.search(text_of(fx))
+    if not m:
+        line = str(((fx.dict("pasted.prose") or {}).get("cuda") or {}).get("text") or "")
+        m = _CUDA_NEEDED.search(line)
+    need = (m.group("a") or m.group("b")) if m else None
+    if not need or not (vtuple(need) and vtuple(offers)) or vtuple(need) <= vtuple(offers):
+        return None
+    return DRIVER_TOO_OLD.finding(
+        title=f"Likely: the program needs CUDA {need}, and the driver runs CUDA {offers} at most: update the driver",
+        evidence={"needed": m.group(0) if m else need, "nvml.cuda_driver_version": offers},
+        fix=Fix(
+            (
+                *_driver_upgrade(fx, kb().min_driver_for_cuda(need, driver_os(fx) or "linux")),
+                f"# or a build/image of the program for CUDA {offers} or older",
+            ),
+            f"Code built with CUDA {need} needs a driver that runs CUDA {need}; nvidia-smi's 'CUDA Version' is the most the driver runs.",
+        ),
+        severity="warning",
+    )
+
+
 def _toolkit_too_new(fx: Facts) -> Optional[Finding]:
     """No torch in the picture, a CUDA toolkit and a driver stated, and the driver below what code built with that toolkit
     needs (kb/cuda_drivers.json, counting minor-version compatibility): the programs the user builds cannot start. A
@@ -749,6 +790,10 @@ def driver_too_old(fx: Facts) -> Iterator[Finding]:
         floor = stated_floor_unmet(fx, text_of(fx))
         if floor:
             yield _stated_floor_finding(fx, floor)
+            return
+        need = _stated_cuda_above_driver(fx)
+        if need:
+            yield need
             return
         toolkit = _toolkit_too_new(fx)
         if toolkit:

@@ -23,7 +23,14 @@ from .engine import (
     triage,
 )
 from .floors import floor_spans, stated_floor
-from .stated import ASYNC_ALLOCATOR, ASYNC_ALLOCATOR_DEFAULT, CUDA_TENSOR_PRINTED, TENSORFLOW_VERSION, WRONG_NUMBERS
+from .stated import (
+    ASYNC_ALLOCATOR,
+    ASYNC_ALLOCATOR_DEFAULT,
+    CUDA_TENSOR_PRINTED,
+    ROCM_IN_USE,
+    TENSORFLOW_VERSION,
+    WRONG_NUMBERS,
+)
 from .evidence import PROVIDERS, Evidence, of_facts, of_texts, said, search, text_of
 from .match import Match, code_matches, code_pattern, find_matches, for_codes, of_code, specificity
 from .normalize import MAX_LINE_CHARS, MAX_TEXT, ROLE_WEIGHT, clean_lines, decode, is_fence, line_roles, normalize, stripped_lines
@@ -36,6 +43,7 @@ __all__ = [
     "stated_floor",
     "ASYNC_ALLOCATOR",
     "ASYNC_ALLOCATOR_DEFAULT",
+    "ROCM_IN_USE",
     "CUDA_TENSOR_PRINTED",
     "TENSORFLOW_VERSION",
     "WRONG_NUMBERS",

@@ -161,8 +161,20 @@ _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
 _CJK_ASCII = re.compile(rf"(?<=[{_CJK}])(?=[A-Za-z0-9])|(?<=[A-Za-z0-9])(?=[{_CJK}])")
 
 
+#: A C++ mangled symbol whose underscores a Markdown renderer took for emphasis ("undefined symbol:
+#: *ZNK3c1017SymbolicShapeMeta18init*is_contiguousEv" for _ZNK3c10..._init_is_contiguousEv, b163-06): restored, so
+#: the symbol signatures read it.
+_MANGLED_EMPHASIS = re.compile(r"(?<![\w*])\*(Z(?:N|L|St)K?\d\w*(?:\*\w+)*)\*?(?![\w*])")
+
+
+def _mangled(m: "re.Match[str]") -> str:
+    return "_" + m.group(1).replace("*", "_")
+
+
 def _clean_line(line: str) -> str:
     line = _QUOTE.sub("", line[:MAX_LINE_CHARS])
+    if "*Z" in line:
+        line = _MANGLED_EMPHASIS.sub(_mangled, line)
     if "<" in line:
         caption = _SUMMARY.match(line)
         if caption and not _EXC_LINE.match(caption.group(1)):

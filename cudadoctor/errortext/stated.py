@@ -39,3 +39,10 @@ ASYNC_ALLOCATOR = re.compile(r"(?i)cudaMallocAsync|--(?:disable-)?cuda-malloc\b|
 #: Programs that turn torch's cudaMallocAsync allocator on by default: ComfyUI (its cuda_malloc.py sets
 #: backend:cudaMallocAsync unless --disable-cuda-malloc, or the GPU is on its list of cards without support).
 ASYNC_ALLOCATOR_DEFAULT = re.compile(r"(?i)\bComfyUI\b")
+
+#: ROCm said to run an AMD GPU (a +rocm build, torch.version.hip, HIP's own error, "on ROCm", "ROCm 6.1", "for rocm?"):
+#: torch.cuda is ROCm's API there, so an AMD GPU is no CUDA-on-AMD mix-up (session 23, b162: torchtune's bf16 check on
+#: a 7900 XTX; read by checks/codes5.py, recorded by readers/issue.py as pasted.rocm_in_use).
+ROCM_IN_USE = re.compile(
+    r"(?i)\+rocm\d|torch\.version\.hip|\bhipErrorNoBinaryForGpu\b|\b(?:on|with|under|using|for)\s+ROCm\b|\bROCm\s+\d"
+)

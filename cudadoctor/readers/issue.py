@@ -998,7 +998,7 @@ def _prose_facts(facts: Dict[str, Any], lines: List[str], parts: List[Dict[str, 
         # The text shows a conda environment (a path in one, a conda command): which loader paths torch has depends on
         # it. Only the words that show it are kept (the line's path may hold a user name the report redacts).
         facts["pasted"]["conda"] = {"line": conda[0], "text": conda[1].group(0)}
-    from ..errortext import ASYNC_ALLOCATOR, ASYNC_ALLOCATOR_DEFAULT, CUDA_TENSOR_PRINTED, gpu_vendors
+    from ..errortext import ASYNC_ALLOCATOR, ASYNC_ALLOCATOR_DEFAULT, CUDA_TENSOR_PRINTED, ROCM_IN_USE, gpu_vendors
 
     other = gpu_vendors.other_gpus(lines)  # AMD / Intel / Apple GPUs (or a Mac) named anywhere, the title included
     if other:
@@ -1018,6 +1018,7 @@ def _prose_facts(facts: Dict[str, Any], lines: List[str], parts: List[Dict[str, 
         ("allocator_default", _first_line(lines, ASYNC_ALLOCATOR_DEFAULT)),  # a program using it by default (alloc21)
         ("triton_named", _first_line(lines, _TRITON_NAMED)),  # Triton anywhere, a URL included (checks/driver_compat.py)
         ("cpu_chosen", _first_line(lines, _CPU_CHOSEN)),  # the user ran it on the CPU on purpose (checks/torch_package.py)
+        ("rocm_in_use", _first_line(lines, ROCM_IN_USE)),  # ROCm said to run the AMD GPU (checks/codes5.py)
         ("terminal_vs_ide", _terminal_vs_ide(lines)),
     ):
         if got:

@@ -92,7 +92,7 @@ _NVRM_MODULE = re.compile(
 #: The CUDA level the driver offers, said in words: "nvidia-smi shows CUDA Version: 11.4", "my driver supports CUDA 12.2",
 #: "driver (supports up to CUDA 11.4)".
 _DRIVER_CUDA = re.compile(
-    r"(?:nvidia-smi\b[^\n]{0,60}?|driver[^\n]{0,40}?\bsupport(?:s|ed|ing)?\s+(?:up\s+to\s+|max(?:imum)?\s+)?)"
+    r"(?:nvidia-smi\b[^\n]{0,60}?|(?:driver|\bhost)[^\n]{0,40}?\bsupport(?:s|ed|ing)?\s+(?:only\s+)?(?:up\s+to\s+|max(?:imum)?\s+)?)"
     r"CUDA(?:\s*version)?\s*[:=]?\s*(?P<v>\d{1,2}\.\d)(?![\d.]*\d)",
     re.I,
 )
