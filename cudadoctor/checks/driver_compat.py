@@ -559,7 +559,8 @@ def _stated_cuda_above_driver(fx: Facts) -> Optional[Finding]:
         line = str(((fx.dict("pasted.prose") or {}).get("cuda") or {}).get("text") or "")
         m = _CUDA_NEEDED.search(line)
     need = (m.group("a") or m.group("b")) if m else None
-    if not need or not (vtuple(need) and vtuple(offers)) or vtuple(need) <= vtuple(offers):
+    want, have = vtuple(need), vtuple(offers)
+    if not need or want is None or have is None or want <= have:
         return None
     return DRIVER_TOO_OLD.finding(
         title=f"Likely: the program needs CUDA {need}, and the driver runs CUDA {offers} at most: update the driver",
