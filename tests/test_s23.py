@@ -326,3 +326,55 @@ def test_a_mangled_symbol_whose_underscores_became_emphasis(tmp_path):
         "-linux-gnu.so: undefined symbol: *ZNK3c1017SymbolicShapeMeta18init*is_contiguousEv\n"
     )
     assert "extension-abi-mismatch" in codes(paste_findings(tmp_path, text))
+
+
+# python-poetry/poetry#7902 (b161-05) and Garden-AI/garden#213: Poetry's torch 2.0.1 without its nvidia-* wheels.
+POETRY_7902 = """Poetry seems to ignore dependencies of pytorch 2.0.1 but correctly installs them from local whl file
+[tool.poetry.dependencies]
+python = "^3.11"
+torch = "2.0.1"  # does NOT install nvidia-cublas-cu11
+"""
+GARDEN = """torch 2.0.1 fails to install dependent cuda libraries with poetry
+`ValueError: libnvrtc.so.*[0-9].*[0-9] not found in the system path`
+"""
+
+
+def test_poetry_installing_torch_2_0_1_without_its_cuda_wheels(tmp_path):
+    for text in (POETRY_7902, GARDEN):
+        found = paste_findings(tmp_path, text)
+        titles = [f["title"] for f in found if f["code"] == "cuda-library-missing"]
+        assert titles and titles[0].startswith("Poetry installed torch 2.0.1"), (text[:40], titles)
+    # pip and torch 2.0.1: not this cause
+    assert not any(
+        f["title"].startswith("Poetry")
+        for f in paste_findings(
+            tmp_path, "pip install torch==2.0.1\nValueError: libnvrtc.so.*[0-9].*[0-9] not found in the system path\n"
+        )
+    )
+
+
+# NVlabs/nvdiffrec#39 and turboderp/exllama#225: torch's lock warning, file_baton's wait in a Ctrl+C traceback;
+# NVIDIA/Megatron-LM#1050 (b162-04) and OpenRLHF#208: a hang beside the JIT build's own lines.
+NVDIFFREC = """Warning: Lock file exists in build directory: 'C:\\\\Users\\\\AppData\\\\Local\\\\torch_extensions\\\\torch_extensions\\\\Cache\\\\py39_cu113\\\\renderutils_plugin\\\\lock'
+Using C:\\\\Users\\\\AppData\\\\Local\\\\torch_extensions\\\\torch_extensions\\\\Cache\\\\py39_cu113 as PyTorch extensions root...
+"""
+EXLLAMA = """  File "###\\\\Lib\\\\site-packages\\\\torch\\\\utils\\\\cpp_extension.py", line 1538, in _jit_compile
+    baton.wait()
+  File "###\\\\Lib\\\\site-packages\\\\torch\\\\utils\\\\file_baton.py", line 42, in wait
+    time.sleep(self.wait_seconds)
+KeyboardInterrupt
+"""
+MEGATRON_HANG = "The program got stuck in \\u201dcompiling and loading fused kernels ...\\u201c and timed out after ten minutes\n"
+OPENRLHF = """Got stuck when using PyTorch extensions root during multi-slurm node SFT and cannot continue
+Using  .cache/torch_extensions/py310_cu118 as PyTorch extensions root...
+"""
+
+
+def test_a_jit_extension_build_waiting_on_a_stale_lock(tmp_path):
+    for text in (NVDIFFREC, EXLLAMA):
+        assert severities(paste_findings(tmp_path, text)).get("stale-extension-build-lock") == "error", text[:40]
+    for text in (MEGATRON_HANG, OPENRLHF):
+        assert severities(paste_findings(tmp_path, text)).get("stale-extension-build-lock") == "warning", text[:40]
+    # the build's lines with an error, not a hang: not this cause
+    failed = "Using /root/.cache/torch_extensions/py310_cu118 as PyTorch extensions root...\nRuntimeError: Error building extension 'fused_adam'\n"
+    assert "stale-extension-build-lock" not in codes(paste_findings(tmp_path, failed))

@@ -10,6 +10,9 @@ uncatalogued labels of blind batches b108, b123, b124 and b142 and the threads o
   in a host-compiler step under CUDA 13: CUDA 13.0 moved CCCL (Thrust, CUB, libcu++) from ``include/`` to
   ``include/cccl/`` (NVIDIA's CCCL 3.0 migration guide). nvcc adds that directory itself; g++/cl.exe compiling a
   .cpp that includes CUTLASS or those headers does not.
+- stale-extension-build-lock: a JIT extension build (torch.utils.cpp_extension.load) waiting forever on the "lock"
+  file an interrupted build left (pytorch#189245; torch's "Lock file exists in build directory"; Megatron's fused
+  kernels, nvdiffrec, ExLlama, NNCF); a hang beside the build's own lines is a likely one (b119-02, b162-04).
 - windows-path-too-long: pip's "HINT: This error might have occurred since this system does not have Windows Long Path
   support enabled" (pip adds it for ENOENT on a path over 260 characters, pypa/pip#10046), ninja's "Filename longer
   than 260 characters", WinError 206, or Errno 2 on a Windows path of about that length: Windows' MAX_PATH limit.
@@ -102,6 +105,73 @@ WINDOWS_PATH_TOO_LONG = Code(
         "https://github.com/pypa/pip/pull/10046",
     ),
 )
+
+
+STALE_EXTENSION_BUILD_LOCK = Code(
+    code="stale-extension-build-lock",
+    title="A torch JIT extension build waits forever on a lock file an interrupted build left behind",
+    area="packages",
+    severity="error",
+    explanation={
+        "what": "A program that compiles its CUDA/C++ extension at start-up (Megatron's fused kernels, DeepSpeed ops, "
+        "nvdiffrec, ExLlama, RAGatouille) hangs at 'Using ... as PyTorch extensions root...' / 'compiling and loading "
+        "fused kernels' / 'Loading extension module ...', with no CPU or GPU use; a Ctrl+C shows file_baton.py's wait.",
+        "why": "torch.utils.cpp_extension.load guards a build with a 'lock' file in the build directory; a build killed "
+        "midway (Ctrl+C, OOM, a cancelled job) leaves it, and every later load() waits for it forever "
+        "(pytorch#189245; newer torch warns 'Lock file exists in build directory').",
+        "confirm": "ls ~/.cache/torch_extensions/*/*/lock  (or the project's own build directory, e.g. "
+        "megatron/fused_kernels/build/lock; TORCH_EXTENSIONS_DIR if set)",
+        "fix": "With no other build running, delete the lock file (or the whole extension build directory: "
+        "rm -rf ~/.cache/torch_extensions/<pyXY_cuZZZ>/<name>, megatron/fused_kernels/build) and run again; it rebuilds.",
+    },
+    links=(
+        "https://github.com/pytorch/pytorch/issues/189245",
+        "https://github.com/pytorch/pytorch/pull/190543",
+        "https://github.com/NVlabs/nvdiffrec/issues/39",
+        "https://github.com/openvinotoolkit/nncf/issues/533",
+    ),
+)
+
+#: Hanging words, and the JIT build's own lines they sit beside (a likely stale lock when no lock line is shown).
+_STUCK = re.compile(r"\b(?:stuck|hangs?|hung|hanging|freez\w*|choked|timed? ?out|no (?:further )?output|nothing happens)\b", re.I)
+_JIT_BUILD = re.compile(
+    r"as PyTorch extensions root|compiling (?:and loading )?fused kernels|Loading extension module|"
+    r"torch\.utils\.cpp_extension\.load|torch_extensions|fused_kernels",
+    re.I,
+)
+
+
+@check(STALE_EXTENSION_BUILD_LOCK)
+def stale_extension_build_lock(fx: Facts) -> Iterator[Finding]:
+    said = error_match(fx, STALE_EXTENSION_BUILD_LOCK)
+    text = text_of(fx)
+    likely = None
+    if not said:
+        build, stuck = _JIT_BUILD.search(text), _STUCK.search(text)
+        likely = (build, stuck) if build and stuck else None
+    if not said and not likely:
+        return
+    evidence = (
+        {said[0]: said[1]}
+        if said
+        else {"JIT extension build": likely[0].group(0), "symptom": likely[1].group(0)}
+        if likely
+        else {}
+    )
+    yield STALE_EXTENSION_BUILD_LOCK.finding(
+        title=("" if said else "Likely: ")
+        + "the extension's JIT build waits on a lock file left by an interrupted build: delete it and run again",
+        evidence=evidence,
+        fix=Fix(
+            (
+                "ls ~/.cache/torch_extensions/*/*/lock  # or $TORCH_EXTENSIONS_DIR; the project's own build dir (megatron/fused_kernels/build)",
+                "rm ~/.cache/torch_extensions/<pyXY_cuZZZ>/<name>/lock  # with no other build running; or rm -rf that extension's folder",
+                "# then run again: the extension is rebuilt",
+            ),
+            "torch.utils.cpp_extension.load waits for a 'lock' file in the build directory; a killed build never removes it.",
+        ),
+        severity=None if said else "warning",
+    )
 
 
 # ---------------------------------------------------------------- THC
@@ -216,4 +286,4 @@ def windows_path_too_long(fx: Facts) -> Iterator[Finding]:
 
 
 def register():
-    return [extension_source_uses_removed_thc_api, cuda13_cccl_headers_moved, windows_path_too_long]
+    return [extension_source_uses_removed_thc_api, cuda13_cccl_headers_moved, windows_path_too_long, stale_extension_build_lock]

@@ -919,6 +919,9 @@ def cuda_library_missing(fx: Facts) -> Iterator[Finding]:
         if hyp:
             yield CUDA_LIBRARY_MISSING.finding(title=hyp[0], evidence=hyp[1], fix=Fix(tuple(hyp[2]), hyp[3]), severity="warning")
         return
+    if re.search(r"\bpoetry\b", said[1], re.I) and re.search(r"\b2\.0\.1\b", said[1]):
+        yield _poetry_torch_201(said)  # kb/errors/b23.json: Poetry's torch 2.0.1 without its CUDA wheels
+        return
     if _tensorflow_warning_only(fx.user_error() or said[1]):
         for found in _cuda_library_missing(fx, said):
             yield dataclasses.replace(
@@ -931,6 +934,25 @@ def cuda_library_missing(fx: Facts) -> Iterator[Finding]:
             )
         return
     yield from _cuda_library_missing(fx, said)
+
+
+def _poetry_torch_201(said: Tuple[str, str]) -> Finding:
+    """torch 2.0.1 installed by Poetry without its CUDA library wheels (session 23: b69-03, b161-05; pytorch#100974)."""
+    return CUDA_LIBRARY_MISSING.finding(
+        title="Poetry installed torch 2.0.1 without its nvidia-* CUDA library wheels (PyPI's metadata for 2.0.1 lists "
+        "none): torch cannot load cuBLAS/cuDNN",
+        evidence={said[0]: said[1][:300]},
+        fix=Fix(
+            (
+                'poetry add "torch>=2.0.0,!=2.0.1"  # 2.0.0 and 2.1+ carry the dependencies in the metadata Poetry reads',
+                "# or keep 2.0.1 and add its wheels by hand: nvidia-cublas-cu11, nvidia-cudnn-cu11, nvidia-cuda-nvrtc-cu11, "
+                "nvidia-cuda-runtime-cu11 (the versions `pip install torch==2.0.1` pulls)",
+                'poetry run python -c "import torch; print(torch.cuda.is_available())"',
+            ),
+            "Poetry resolves one dependency list per release from PyPI's metadata; torch 2.0.1's lists no nvidia-* "
+            "wheels, while pip reads each wheel's own (pytorch#100974).",
+        ),
+    )
 
 
 def _tensorrt_missing(said: Tuple[str, str]) -> Optional[Finding]:
