@@ -378,3 +378,27 @@ def test_a_jit_extension_build_waiting_on_a_stale_lock(tmp_path):
     # the build's lines with an error, not a hang: not this cause
     failed = "Using /root/.cache/torch_extensions/py310_cu118 as PyTorch extensions root...\nRuntimeError: Error building extension 'fused_adam'\n"
     assert "stale-extension-build-lock" not in codes(paste_findings(tmp_path, failed))
+
+
+# facefusion/facefusion-docker#8 (b168-06): docker logs' timestamps, and cuDNN loading but libnvrtc missing.
+FACEFUSION = """2023-10-12T14:55:40.727010349Z download_path: /root/.insightface/models/buffalo_l
+2023-10-12T15:26:03.891534028Z Could not load library libcudnn_cnn_infer.so.8. Error: libnvrtc.so: cannot open shared object file: No such file or directory
+"""
+
+
+def test_cudnn_found_but_a_cuda_library_it_needs_missing_under_timestamps(tmp_path):
+    found = codes(paste_findings(tmp_path, FACEFUSION))
+    assert "cuda-library-missing" in found and "cudnn-mismatch" not in found
+    # cuDNN's own sub-library missing stays a cuDNN question
+    own = "Could not load library libcudnn_ops_infer.so.8. Error: libcudnn_ops_infer.so.8: cannot open shared object file\n"
+    assert "cuda-library-missing" in codes(paste_findings(tmp_path, own)) or "cudnn-mismatch" in codes(
+        paste_findings(tmp_path, own)
+    )
+
+
+# TencentARC/GFPGAN#5, XPixelGroup/BasicSR#416 (b168-05's class): BasicSR's ops not compiled.
+def test_basicsr_without_its_compiled_ops(tmp_path):
+    for name in ("fused_act_ext", "deform_conv_ext", "upfirdn2d_ext"):
+        found = paste_findings(tmp_path, f"NameError: name '{name}' is not defined\n")
+        titles = [f["title"] for f in found if f["code"] == "extension-built-without-cuda"]
+        assert titles and titles[0].startswith("BasicSR"), (name, titles)

@@ -40,7 +40,7 @@ from cudadoctor.facts import Facts
 from cudadoctor.interpret import gpus, in_conda_env
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import error_match, search
+from ._common import PIP, error_match, search
 
 CUDA_HOME_MALFORMED = Code(
     code="cuda-home-malformed",
@@ -436,6 +436,29 @@ def _autogptq_kernels(fx: Facts, said: Tuple[str, str]) -> Iterator[Finding]:
     )
 
 
+#: BasicSR's compiled ops (fused_act, upfirdn2d, dcn) absent: pip's basicsr is built without them unless BASICSR_EXT=True
+#: (kb/errors/b23.json; session 23, b168-05: GFPGAN).
+_BASICSR_OPS = re.compile(r"\b(?:fused_act|upfirdn2d|deform_conv)_ext\b")
+
+
+def _basicsr_ops(said: Tuple[str, str]) -> Finding:
+    return EXTENSION_BUILT_WITHOUT_CUDA.finding(
+        title="BasicSR was installed without its compiled CUDA ops (fused_act / upfirdn2d / dcn): build them at run time "
+        "(BASICSR_JIT=True) or reinstall with BASICSR_EXT=True",
+        evidence={said[0]: said[1]},
+        fix=Fix(
+            (
+                "export BASICSR_JIT=True  # Windows: set BASICSR_JIT=True; the ops are compiled on first use (needs nvcc / CUDA_HOME)",
+                f"{PIP} uninstall -y basicsr && BASICSR_EXT=True {PIP} install --no-build-isolation --no-cache-dir basicsr  "
+                "# or, in a clone: BASICSR_EXT=True python setup.py develop (not both)",
+                "# dcn only: with torch >= 1.8 BasicSR uses torchvision's deform_conv2d and needs no compiled op",
+            ),
+            "pip's basicsr skips its CUDA ops unless BASICSR_EXT=True is set when it is built; the code that needs them then "
+            "fails with NameError.",
+        ),
+    )
+
+
 @check(EXTENSION_BUILT_WITHOUT_CUDA)
 def extension_built_without_cuda(fx: Facts) -> Iterator[Finding]:
     """An extension says it was not compiled with GPU/CUDA support."""
@@ -444,6 +467,9 @@ def extension_built_without_cuda(fx: Facts) -> Iterator[Finding]:
         return
     if _AUTOGPTQ.search(said[1]):
         yield from _autogptq_kernels(fx, said)
+        return
+    if _BASICSR_OPS.search(said[1]):
+        yield _basicsr_ops(said)
         return
     cmds = [
         "python -c 'import torch; from torch.utils.cpp_extension import CUDA_HOME; print(torch.cuda.is_available(), "

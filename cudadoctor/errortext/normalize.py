@@ -148,6 +148,9 @@ _JOURNAL = re.compile(
     r" [\w.-]+ [\w.@/()-]{1,60}(?:\[\d+\])?: "
 )
 #: dmesg's timestamps: "[   34.193759] " and `dmesg -T`'s "[Tue Mar  1 12:00:00 2022] ".
+#: An RFC 3339 timestamp before each line: `docker logs -t`, `kubectl logs --timestamps`, GitHub Actions' raw logs
+#: ("2023-10-12T15:26:03.891534028Z Could not load library ...", b168-06).
+_ISO_STAMP = re.compile(r"^2\d{3}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?\s+")
 _DMESG = re.compile(r"^\[\s*\d+\.\d+\] ?|^\[[A-Z][a-z]{2} [A-Z][a-z]{2} {1,2}\d{1,2} \d\d:\d\d:\d\d \d{4}\] ?")
 _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'", "\u00b4": "'",
                          "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"',
@@ -185,6 +188,8 @@ def _clean_line(line: str) -> str:
     line = _QUOTE.sub("", line)  # "&gt; quoted" once unescaped
     if line[:1] in "ADFJMNOSTW12":
         line = _JOURNAL.sub("", line)
+    if line[:1] == "2" and line[10:11] == "T":
+        line = _ISO_STAMP.sub("", line)
     if line.lstrip()[:1] == "[":
         stamp = _DMESG.match(line.lstrip())
         if stamp:  # the timestamp and the indentation before it; other indentation is the user's
