@@ -402,3 +402,14 @@ def test_basicsr_without_its_compiled_ops(tmp_path):
         found = paste_findings(tmp_path, f"NameError: name '{name}' is not defined\n")
         titles = [f["title"] for f in found if f["code"] == "extension-built-without-cuda"]
         assert titles and titles[0].startswith("BasicSR"), (name, titles)
+
+
+# huggingface/text-embeddings-inference#34 (b127-01) and PaddlePaddle/Paddle#76037 (b80-05): the programs' own checks.
+def test_programs_that_name_the_architectures_they_were_built_for(tmp_path):
+    tei = "Error: Could not create backend\nCould not start backend: Runtime compute cap 75 is not compatible with compile time compute cap 80\n"
+    paddle = (
+        "Mismatched GPU Architecture: The installed PaddlePaddle package was compiled for 60 61 70 75 80 86 ,but your "
+        "current GPU is 120 Solution: Install the correct wheel package\n"
+    )
+    for text in (tei, paddle):
+        assert severities(paste_findings(tmp_path, text)).get("companion-arch-unsupported") == "error", text[:40]
