@@ -260,6 +260,19 @@ _CPU_BUILDS: Tuple[Tuple[str, str, Tuple[str, ...]], ...] = (
         ),
     ),
     (
+        # OpenCV's PyPI wheels (opencv-python, -contrib) and most packaged builds have no CUDA: its CUDA modules and the
+        # DNN module's CUDA backend exist only in a source build with WITH_CUDA=ON (opencv/opencv-python#398, a maintainer;
+        # b172: "(-216:No CUDA support) The library is compiled without CUDA support", GetCudaEnabledDeviceCount() = 0)
+        "OpenCV",
+        r"\bopencv|\bcv2\b|CudaEnabledDeviceCount|No CUDA support|DNN module was not built with CUDA",
+        (
+            'python -c "import cv2; print(cv2.cuda.getCudaEnabledDeviceCount()); print(cv2.getBuildInformation())"  # 0, and NVIDIA CUDA: NO',
+            f"{PIP} uninstall -y opencv-python opencv-contrib-python opencv-python-headless  # the PyPI wheels have no CUDA",
+            "# build OpenCV with opencv_contrib: cmake -D WITH_CUDA=ON -D OPENCV_DNN_CUDA=ON -D WITH_CUDNN=ON "
+            "-D CUDA_ARCH_BIN=<your GPU's compute capability> -D OPENCV_EXTRA_MODULES_PATH=../opencv_contrib/modules ..",
+        ),
+    ),
+    (
         "DGL",
         r"\bdgl\b",
         (

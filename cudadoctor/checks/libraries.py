@@ -398,13 +398,6 @@ def _cudnn_wanted_vs_present(fx: Facts) -> Optional[Finding]:
     )
 
 
-#: cuDNN's loader naming a CUDA library, not a cuDNN one, as what failed (session 23, b168: facefusion-docker's image without
-#: libnvrtc): the same words as kb/errors/b23.json's cuda-library-missing signature.
-CUDNN_DEPENDENCY_MISSING = (
-    r"Could not load library libcudnn\w*\.so(?:\.\d+)*\.?\s*Error:\s*lib(?:nvrtc|cublas|cublasLt|cudart|nvJitLink)\w*\.so"
-)
-
-
 @check(CUDNN_MISMATCH)
 def cudnn_mismatch(fx: Facts) -> Iterator[Finding]:
     said = error_match(fx, CUDNN_MISMATCH)
@@ -417,8 +410,6 @@ def cudnn_mismatch(fx: Facts) -> Iterator[Finding]:
         return
     if said and search(fx, CUDNN8_ZLIB):
         said = None  # cuDNN 8 is there but lacks zlibwapi.dll: not a version mismatch (dll-load-failure, platform.py)
-    if said and search(fx, CUDNN_DEPENDENCY_MISSING):
-        return  # cuDNN itself loads, a CUDA library it needs (libnvrtc, libcublas) does not: cuda-library-missing
     if said and not torch_version(fx) and search(fx, r"Could not locate cudnn_\w+64_\d+\.dll"):
         said = None  # a package's own cuDNN (not torch's) lacks a sub-library: cuda-library-missing (text_classes.py)
     missing = _CUDNN_MISSING.search(said[1]) if said else None
