@@ -428,3 +428,17 @@ def test_opencv_without_cuda(tmp_path):
         assert titles and titles[0].startswith("OpenCV"), (text[:40], titles)
     # a count of 1: nothing to say
     assert "companion-cpu-only-build" not in codes(paste_findings(tmp_path, OPENCVSHARP.replace("always returns 0", "returns 1")))
+
+
+# ai4d-iasc/trixie#92 (b15-71): one cluster node fails to allocate, the same job runs on the others.
+def test_out_of_memory_on_one_node_while_the_same_job_runs_elsewhere(tmp_path):
+    node = (
+        "cn119 fails to allocate GPU memory\neach time I submit a job on `cn119` I get an CUDA error about failing to "
+        "allocate memory. The same job on a different node works fine.\n"
+    )
+    gpu = "RuntimeError: CUDA error: out of memory\nThe same script on another GPU runs fine.\n"
+    for text in (node, gpu):
+        assert "gpu-memory-occupied" in codes(paste_findings(tmp_path, text)), text[:40]
+    # the failure without the contrast: nothing says the memory is held elsewhere
+    alone = "each time I submit a job on `cn119` I get an CUDA error about failing to allocate memory.\n"
+    assert "gpu-memory-occupied" not in codes(paste_findings(tmp_path, alone))
