@@ -442,3 +442,9 @@ def test_out_of_memory_on_one_node_while_the_same_job_runs_elsewhere(tmp_path):
     # the failure without the contrast: nothing says the memory is held elsewhere
     alone = "each time I submit a job on `cn119` I get an CUDA error about failing to allocate memory.\n"
     assert "gpu-memory-occupied" not in codes(paste_findings(tmp_path, alone))
+
+
+# ethereum-mining/ethminer#1138 (b179-10): the miner's own driver check (9010 = the driver's CUDA 9.1).
+def test_ethminers_insufficient_cuda_driver(tmp_path):
+    text = "[0.15.0.dev11] Error: Insufficient CUDA driver: 9010.\n| NVIDIA-SMI 390.48                 Driver Version: 390.48                    |\n"
+    assert severities(paste_findings(tmp_path, text)).get("driver-too-old") == "error"
