@@ -448,3 +448,24 @@ def test_out_of_memory_on_one_node_while_the_same_job_runs_elsewhere(tmp_path):
 def test_ethminers_insufficient_cuda_driver(tmp_path):
     text = "[0.15.0.dev11] Error: Insufficient CUDA driver: 9010.\n| NVIDIA-SMI 390.48                 Driver Version: 390.48                    |\n"
     assert severities(paste_findings(tmp_path, text)).get("driver-too-old") == "error"
+
+
+# microsoft/WSL#9952 (b71-09): H100 PCIe, TCC only; microsoft/WSL#12835 (b140-07): a Tesla P4 under WSL 2.
+WSL_H100 = """WSL/CUDA unsupported on H100
+Specifically for a PCIe  H100 cards the GPUs are not recognized by WSL even though the latest NVIDA drivers are installed.
+- WSL only supports CUDA when running in WDDM mode.
+- H100 PCIe cards do not support WDDM mode, only TCC mode (nvidia-smi refuses to switch into TCC mode)
+"""
+WSL_P4 = """WSL2 GPU bug on tesla series
+- [x] WSL 2
+GPU: NV Tesla p4
+however when i first update wsl.exe and NV driver. i find i can not use nvidia-smi in wsl2 linux os
+"""
+
+
+def test_a_datacenter_gpu_in_tcc_mode_under_wsl(tmp_path):
+    assert severities(paste_findings(tmp_path, WSL_H100)).get("wsl-gpu-in-tcc-mode") == "error"
+    assert severities(paste_findings(tmp_path, WSL_P4)).get("wsl-gpu-in-tcc-mode") == "warning"
+    # a GeForce under WSL that nvidia-smi cannot reach: another cause
+    geforce = WSL_P4.replace("NV Tesla p4", "RTX 3060").replace("tesla series", "my laptop")
+    assert "wsl-gpu-in-tcc-mode" not in codes(paste_findings(tmp_path, geforce))

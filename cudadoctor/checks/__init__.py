@@ -60,4 +60,5 @@ BUILTIN_MODULES = (
     "conda22",
     "build23",
     "video23",
+    "wsl23",
 )
