@@ -65,7 +65,7 @@ def wsl_gpu_in_tcc_mode(fx: Facts) -> Iterator[Finding]:
     board = _DATACENTER.search(names)
     if not tcc and not (board and _NOT_SEEN.search(text)):
         return
-    evidence = {"wsl": True}
+    evidence: dict = {"wsl": True}
     if tcc:
         evidence["driver model said"] = tcc.group(0)
     if board:
