@@ -469,3 +469,25 @@ def test_a_datacenter_gpu_in_tcc_mode_under_wsl(tmp_path):
     # a GeForce under WSL that nvidia-smi cannot reach: another cause
     geforce = WSL_P4.replace("NV Tesla p4", "RTX 3060").replace("tesla series", "my laptop")
     assert "wsl-gpu-in-tcc-mode" not in codes(paste_findings(tmp_path, geforce))
+
+
+# citra-emu (b180-08), mitsuba-renderer/drjit (b174-07), mmp/pbrt-v4 (b174-09), llama.cpp (b180-10): the failure tied
+# to a driver release in the reporter's words.
+REGRESSIONS = (
+    "System crashes after updating to nvidia driver 470.86\nAfter updating to NVIDIA driver 470.86 when launching a game the system crashes.\n",
+    'Hello. Got this error after updating NVIDIA driver to latest version 565.90 even with "Hello World"\n',
+    "pbrt_exe (debug) crashes after driver upgrade\nFollowing an upgrade of Nvidia driver to 511.65, pbrt_exe crashes\n",
+    "Eval bug: Performance degradation (t/s drops from 70 to 50) with NVIDIA driver versions above 576.33\n",
+)
+
+
+def test_a_failure_that_started_with_a_driver_release(tmp_path):
+    for text in REGRESSIONS:
+        assert severities(paste_findings(tmp_path, text)).get("driver-regression") == "warning", text[:50]
+    found = paste_findings(tmp_path, REGRESSIONS[0])
+    assert any("470.86" in f["title"] for f in found if f["code"] == "driver-regression")
+    # a driver updated without a reboot: the library/module mismatch, not a regression
+    mismatch = (
+        "After updating to nvidia driver 535.54 nvidia-smi says: Failed to initialize NVML: Driver/library version mismatch\n"
+    )
+    assert "driver-regression" not in codes(paste_findings(tmp_path, mismatch))

@@ -61,4 +61,5 @@ BUILTIN_MODULES = (
     "build23",
     "video23",
     "wsl23",
+    "drvreg23",
 )
