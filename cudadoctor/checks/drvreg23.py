@@ -69,10 +69,11 @@ def driver_regression(fx: Facts) -> Iterator[Finding]:
     text = text_of(fx)
     started = _STARTED_WITH.search(text)
     back = None if started else _ROLLED_BACK.search(text)
-    if not (started or back) or _MISMATCH.search(text):
+    said = started or back
+    if said is None or _MISMATCH.search(text):
         return
     version = next((g for g in started.groups() if g), None) if started else None
-    evidence = {"said": (started or back).group(0)} if (started or back) else {}
+    evidence = {"said": said.group(0)}
     if version:
         evidence["driver"] = version
     yield DRIVER_REGRESSION.finding(
