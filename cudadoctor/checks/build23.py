@@ -144,20 +144,14 @@ _JIT_BUILD = re.compile(
 @check(STALE_EXTENSION_BUILD_LOCK)
 def stale_extension_build_lock(fx: Facts) -> Iterator[Finding]:
     said = error_match(fx, STALE_EXTENSION_BUILD_LOCK)
-    text = text_of(fx)
-    likely = None
-    if not said:
+    if said:
+        evidence = {said[0]: said[1]}
+    else:
+        text = text_of(fx)
         build, stuck = _JIT_BUILD.search(text), _STUCK.search(text)
-        likely = (build, stuck) if build and stuck else None
-    if not said and not likely:
-        return
-    evidence = (
-        {said[0]: said[1]}
-        if said
-        else {"JIT extension build": likely[0].group(0), "symptom": likely[1].group(0)}
-        if likely
-        else {}
-    )
+        if not (build and stuck):
+            return
+        evidence = {"JIT extension build": build.group(0), "symptom": stuck.group(0)}
     yield STALE_EXTENSION_BUILD_LOCK.finding(
         title=("" if said else "Likely: ")
         + "the extension's JIT build waits on a lock file left by an interrupted build: delete it and run again",

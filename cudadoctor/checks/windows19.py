@@ -23,6 +23,7 @@ from cudadoctor.facts import Facts
 from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import error_match, text_finding, text_of
+from .jetson18 import _jetson
 
 WINDOWS_CUDA_IPC_UNSUPPORTED = Code(
     code="windows-cuda-ipc-unsupported",
@@ -72,13 +73,15 @@ JETSON_CUDA_IPC_UNSUPPORTED = Code(
     ),
 )
 
-#: A Jetson named (checks/jetson18.py's entity, and the board names a report uses).
-_JETSON = re.compile(r"\bjetson\b|\bjetpack\b|\bl4t\b|\btegra\b|\bXavier\b|\bOrin\b|\bTX[12]\b|nvidia@nvidia-desktop", re.I)
+#: Boards and prompts checks/jetson18.py's Jetson entity does not name: the TX1/TX2 modules, L4T's default shell prompt.
+_TEGRA_EXTRA = re.compile(r"\bTX[12]\b|nvidia@nvidia-desktop", re.I)
 
 
 def _on_jetson(fx: Facts) -> bool:
-    where = " ".join(x for x in (fx.str("system.os"), fx.str("system.kernel"), text_of(fx)) if x)
-    return bool(_JETSON.search(where))
+    """A Jetson named in the facts or the text: jetson18's entity (OS, kernel, text, container, NVML names), plus the
+    boards it does not list."""
+    text = text_of(fx)
+    return bool(_jetson(fx, text) or _TEGRA_EXTRA.search(text))
 
 
 @check(JETSON_CUDA_IPC_UNSUPPORTED)
