@@ -62,4 +62,5 @@ BUILTIN_MODULES = (
     "video23",
     "wsl23",
     "drvreg23",
+    "numba24",
 )

@@ -96,6 +96,9 @@ _DRIVER_CUDA = re.compile(
     r"CUDA(?:\s*version)?\s*[:=]?\s*(?P<v>\d{1,2}\.\d)(?![\d.]*\d)",
     re.I,
 )
+#: numba's release stated in prose: "numba=0.59.1", "Numba version 0.61.2", "numba 0.62.0" (not numba-cuda's, a
+#: separate package; not "downgraded numba to 0.58", which names what was tried).
+_NUMBA = re.compile(r"\bnumba(?![-_.]\w)\s*(?:version\s*)?(?:[:=]=?\s*|\s+)v?(?P<v>0\.\d{2}(?:\.\d{1,2})?)(?![\d.]*\d)", re.I)
 _SMI_INLINE = re.compile(r"Driver Version:\s*(?P<d>[1-9]\d{2}(?:\.\d{1,3}){0,2})\s+CUDA Version:\s*(?P<c>\d{1,2}\.\d)", re.I)
 _CUDA = re.compile(
     r"(?<![A-Za-z0-9_./-])(?:cuda(?:\s*toolkit)?(?P<pair>\s*/\s*cudnn)?(?:[\s_-]*(?:version|ver\b\.?)|\s*版本|\s*バージョン|\s*versi[oó]n)?|cudatoolkit)"
@@ -503,6 +506,7 @@ _FIELDS: Tuple[Tuple[str, "re.Pattern[str]", Tuple[str, ...], bool], ...] = (
     ("python", _PYTHON, ("py",), True),
     ("gcc", _GCC, ("gcc", "g++"), False),
     ("tensorflow", TENSORFLOW_VERSION, ("tensor", "tf"), True),
+    ("numba", _NUMBA, ("numba",), True),
 )
 _OS_WORDS = (
     "wsl", ":\\", ".dll", ".exe", "win", "mac", "osx", "linux", "ubuntu", "debian", "centos", "fedora", "rhel", "red hat", "rocky", "alma",
@@ -901,6 +905,7 @@ def fill(facts: Dict[str, Any], got: Dict[str, Any]) -> List[str]:
     if nan:
         said = nan["value"] if isinstance(nan, dict) else nan[0]
         put("pasted", "symptoms", [{"kind": "wrong-numbers", "text": said}])
+    stated: List[Dict[str, str]] = []
     tfs: List[str] = [
         str(v) for v in ([val("tensorflow")] if val("tensorflow") else (got.get("conflicts") or {}).get("tensorflow") or [])
     ]
@@ -909,7 +914,13 @@ def fill(facts: Dict[str, Any], got: Dict[str, Any]) -> List[str]:
         # several ("tf 2.10 works, 2.12 does not"), the newest: the one tried last, as a rule.
         tf = max(tfs, key=lambda v: tuple(int(x) for x in v.split(".")))
         where = str((got.get("tensorflow") or {}).get("text") or f"tensorflow {', '.join(tfs)}")[:120]
-        put("packages", "stated", [{"name": "tensorflow", "version": tf, "from": "prose: " + where}])
+        stated.append({"name": "tensorflow", "version": tf, "from": "prose: " + where})
+    numba = val("numba")
+    if numba:
+        where = str((got.get("numba") or {}).get("text") or "numba")[:120]
+        stated.append({"name": "numba", "version": numba, "from": "prose: " + where})
+    if stated:
+        put("packages", "stated", stated)
     return filled
 
 
