@@ -3,7 +3,7 @@
 Reads the headers and shared libraries that NVIDIA's pip wheels install (nvidia-cuda-runtime 13.0,
 nvidia-cublas 13.1, nvidia-cudnn-cu13 9.x, nvidia-nccl-cu13 2.x: the ones torch's CUDA wheels pull in),
 parses every enumerator of CUresult (cuda.h), cudaError_t (driver_types.h), ncclResult_t (nccl.h),
-cudnnStatus_t (cudnn_graph.h) and cublasStatus_t (cublas_api.h) with its doc comment, and asks the
+cudnnStatus_t (cudnn_graph.h), cublasStatus_t (cublas_api.h) and CUptiResult (cupti_result.h) with its doc comment, and asks the
 libraries for their own message texts (cudaGetErrorString, ncclGetErrorString, cublasGetStatusString:
 these need no GPU). The catalogue mapping (which cudadoctor code an error means) is kept from the
 existing table: this script refreshes the numbers, names and texts only.
@@ -171,6 +171,24 @@ MAP = {
         "medium",
         "the function needs an architectural feature the device lacks",
     ),
+    # CUPTI (the library under nvprof, Nsight, the torch/Paddle profilers, PAPI, likwid)
+    "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES": (
+        "gpu-perf-counters-restricted",
+        "high",
+        "the user may not read the GPU's performance counters: the driver restricts profiling to administrators "
+        "(NVreg_RestrictProfilingToAdminUsers), its default since NVIDIA's fix for CVE-2018-6260",
+    ),
+    "CUPTI_ERROR_LEGACY_PROFILER_NOT_SUPPORTED": (
+        "profiler-unsupported-gpu",
+        "high",
+        "CUPTI's legacy event/metric API (nvprof's, old profilers') does not support compute capability 7.5 and newer",
+    ),
+    "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED": (
+        "cupti-multiple-subscribers",
+        "high",
+        "CUPTI takes one subscriber: another tool (nsys, ncu, compute-sanitizer, cuda-gdb, a framework's own profiler) "
+        "already subscribed in this process",
+    ),
 }
 
 
@@ -242,6 +260,20 @@ def main(nv: Path) -> None:
     lib.cublasGetStatusString.restype = ctypes.c_char_p
     for e in cublas:
         e["message"] = lib.cublasGetStatusString(e["value"]).decode()
+    cupti = [
+        e
+        for e in enum_items(
+            (inc / "cupti_result.h").read_text(), r"(?s)typedef enum \{(?=(?:\s|/\*.*?\*/)*CUPTI_SUCCESS)", r"\}\s*CUptiResult;"
+        )
+        if e["name"] != "CUPTI_ERROR_FORCE_INT"
+    ]
+    lib = ctypes.CDLL(str(nv / "cu13" / "lib" / "libcupti.so.13"))
+    text = ctypes.c_char_p()
+    for e in cupti:
+        if lib.cuptiGetErrorMessage(e["value"], ctypes.byref(text)) == 0 and text.value:
+            msg = text.value.decode().strip()
+            if msg not in (e["name"], "<unknown>"):
+                e["message"] = msg
     legacy = json.loads((KB / "cuda_errors.json").read_text())["runtime_legacy"] if (KB / "cuda_errors.json").exists() else []
     legacy_cudnn = (
         json.loads((KB / "library_errors.json").read_text())["cudnn_legacy"] if (KB / "library_errors.json").exists() else []
@@ -299,6 +331,10 @@ def main(nv: Path) -> None:
                 "title": "cublas_api.h (cublasStatus_t) of cuBLAS 13.1, from the nvidia-cublas 13.1.1.3 wheel; messages from cublasGetStatusString",
                 "url": "https://pypi.org/project/nvidia-cublas/13.1.1.3/",
             },
+            {
+                "title": "cupti_result.h (CUptiResult) of CUDA 13.0, from the nvidia-cuda-cupti 13.0.85 wheel; messages from cuptiGetErrorMessage",
+                "url": "https://pypi.org/project/nvidia-cuda-cupti/13.0.85/",
+            },
         ],
         "notes": [
             "Extracted by benchmarks/kb_from_headers.py from the headers and libraries of the wheels named in sources.",
@@ -308,6 +344,7 @@ def main(nv: Path) -> None:
         "cudnn": [_mapped(e) for e in cudnn],
         "cudnn_legacy": legacy_cudnn,
         "cublas": [_mapped(e) for e in cublas],
+        "cupti": [_mapped(e) for e in cupti],
     }
     for name, doc in (("cuda_errors", cuda), ("library_errors", libs)):
         (KB / f"{name}.json").write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

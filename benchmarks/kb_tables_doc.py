@@ -82,9 +82,9 @@ WHAT = {
         ),
     ),
     "library_errors": (
-        "NCCL's ncclResult_t, cuDNN's cudnnStatus_t (9.x and 8.x numbering) and cuBLAS's cublasStatus_t with their messages and catalogue codes",
+        "NCCL's ncclResult_t, cuDNN's cudnnStatus_t (9.x and 8.x numbering), cuBLAS's cublasStatus_t and CUPTI's CUptiResult with their messages and catalogue codes",
         lambda d: (
-            f"{len(d['nccl'])} NCCL + {len(d['cudnn'])} cuDNN 9 + {len(d['cudnn_legacy'])} cuDNN 8 + {len(d['cublas'])} cuBLAS; {_n(d, 'nccl', 'cudnn', 'cudnn_legacy', 'cublas')} mapped"
+            f"{len(d['nccl'])} NCCL + {len(d['cudnn'])} cuDNN 9 + {len(d['cudnn_legacy'])} cuDNN 8 + {len(d['cublas'])} cuBLAS + {len(d['cupti'])} CUPTI; {_n(d, 'nccl', 'cudnn', 'cudnn_legacy', 'cublas', 'cupti')} mapped"
         ),
     ),
     "xid": (
@@ -117,11 +117,12 @@ TAIL = """
 ## How the tables taken from NVIDIA's files were made
 
 - `cuda_errors.json`, `library_errors.json`: `benchmarks/kb_from_headers.py` parses every enumerator of `CUresult`
-  (`cuda.h`), `cudaError_t` (`driver_types.h`), `ncclResult_t` (`nccl.h`), `cudnnStatus_t` (`cudnn_graph.h`) and
-  `cublasStatus_t` (`cublas_api.h`) from the NVIDIA wheels torch's CUDA 13 build installs (nvidia-cuda-runtime
-  13.0.96, nvidia-nccl-cu13 2.30.7, nvidia-cudnn-cu13 9.24, nvidia-cublas 13.1), with each doc comment, and asks the
-  libraries for their own message texts (`cudaGetErrorString`, `ncclGetErrorString`, `cublasGetStatusString`; no GPU
-  needed). Spot-checked against NVIDIA's CUDA Runtime/Driver API data-type pages; `tests/test_kb_sources.py`
+  (`cuda.h`), `cudaError_t` (`driver_types.h`), `ncclResult_t` (`nccl.h`), `cudnnStatus_t` (`cudnn_graph.h`),
+  `cublasStatus_t` (`cublas_api.h`) and `CUptiResult` (`cupti_result.h`) from the NVIDIA wheels torch's CUDA 13 build
+  installs (nvidia-cuda-runtime 13.0.96, nvidia-nccl-cu13 2.30.7, nvidia-cudnn-cu13 9.24, nvidia-cublas 13.1,
+  nvidia-cuda-cupti 13.0.85), with each doc comment, and asks the libraries for their own message texts
+  (`cudaGetErrorString`, `ncclGetErrorString`, `cublasGetStatusString`, `cuptiGetErrorMessage`; no GPU needed).
+  Spot-checked against NVIDIA's CUDA Runtime/Driver API data-type pages; `tests/test_kb_sources.py`
   re-parses the installed headers and compares.
 - The pre-CUDA-10.1 runtime numbering (`runtime_legacy`: 38 no device, 48 no kernel image, 30 unknown...) and
   cuDNN 8's numbering (0-14) are kept because old tools still print them (`cuda runtime error (38)`). A number is

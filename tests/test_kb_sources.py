@@ -90,6 +90,14 @@ def test_library_tables_match_their_sources_on_spot_checks():
         cublas["CUBLAS_STATUS_ARCH_MISMATCH"]["message"]
         == "the function requires an architectural feature absent from the device"
     )
+    # CUPTI: cupti_result.h (CUDA 13.0); 35 is what profilers print as "failed with error 35"
+    cupti = {e["name"]: e for e in t["CUPTI"]}
+    assert cupti["CUPTI_ERROR_INSUFFICIENT_PRIVILEGES"]["value"] == 35
+    assert cupti["CUPTI_ERROR_INSUFFICIENT_PRIVILEGES"]["code"] == "gpu-perf-counters-restricted"
+    assert "restricted access to the NVIDIA GPU performance counters" in cupti["CUPTI_ERROR_INSUFFICIENT_PRIVILEGES"]["message"]
+    assert cupti["CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED"]["value"] == 39
+    assert cupti["CUPTI_ERROR_LEGACY_PROFILER_NOT_SUPPORTED"]["value"] == 38
+    assert cupti["CUPTI_ERROR_UNKNOWN"]["value"] == 999 and "CUPTI_ERROR_FORCE_INT" not in cupti
 
 
 def test_xid_table():
@@ -131,6 +139,14 @@ def test_tables_match_the_installed_headers():
         (nv / "cu13" / "include" / "driver_types.h").read_text(), r"enum __device_builtin__ cudaError\s*\{", r"\};"
     )
     assert [(e["value"], e["name"]) for e in rt] == [(e["value"], e["name"]) for e in kb.error_tables()["CUDA runtime API"]]
+    cupti = mod.enum_items(
+        (nv / "cu13" / "include" / "cupti_result.h").read_text(),
+        r"(?s)typedef enum \{(?=(?:\s|/\*.*?\*/)*CUPTI_SUCCESS)",
+        r"\}\s*CUptiResult;",
+    )
+    assert [(e["value"], e["name"]) for e in cupti if e["name"] != "CUPTI_ERROR_FORCE_INT"] == [
+        (e["value"], e["name"]) for e in kb.error_tables()["CUPTI"]
+    ]
 
 
 def test_docs_page_lists_every_table():

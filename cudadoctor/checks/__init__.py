@@ -63,4 +63,5 @@ BUILTIN_MODULES = (
     "wsl23",
     "drvreg23",
     "numba24",
+    "profilers24",
 )

@@ -539,6 +539,7 @@ _OTHER_ARCH_CODES = (
     "toolkit-arch-unsupported",
     "gpu-lacks-bf16",
     "gpu-needs-legacy-driver",
+    "profiler-unsupported-gpu",
 )
 
 

@@ -19,6 +19,7 @@ from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import INDEX, PIP, error_match, search, text_of
 from .arch import any_build_gpu, kernel_owner, program_not_torch, torch_named, torch_op_failed, user_says_unsupported
+from .profilers24 import PROFILER_UNSUPPORTED_GPU
 
 EXTENSION_ABI_MISMATCH = Code(
     code="extension-abi-mismatch",
@@ -594,6 +595,8 @@ def _program_cuda_predates(fx: Facts) -> Optional[Finding]:
 @check(COMPANION_ARCH_UNSUPPORTED)
 def companion_arch_unsupported(fx: Facts) -> Iterator[Finding]:
     """A companion package's kernels do not cover this GPU while torch's do."""
+    if error_match(fx, PROFILER_UNSUPPORTED_GPU):
+        return  # a profiler's own "not supported on devices with compute capability X" (checks/profilers24.py)
     said = error_match(fx, COMPANION_ARCH_UNSUPPORTED) or _no_kernel_beside_torch(fx)
     inferred = None
     if not said:

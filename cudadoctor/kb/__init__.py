@@ -58,7 +58,7 @@ __all__ = [
     "pypi_torch_versions",
 ]
 
-# cuda_errors, library_errors, xid: every CUresult / cudaError_t, NCCL / cuDNN / cuBLAS status and Xid with its
+# cuda_errors, library_errors, xid: every CUresult / cudaError_t, NCCL / cuDNN / cuBLAS / CUPTI status and Xid with its
 # catalogue code (errortext/extract.py); host_compilers, nvcc_archs: what each nvcc release accepts (crt/host_config.h,
 # ptxas --help); torch_wheels: which torch releases PyPI has wheels for, per platform and Python.
 TABLES = (
@@ -128,6 +128,7 @@ ERROR_TABLES = (
     ("library_errors", "cudnn", "cuDNN"),
     ("library_errors", "cudnn_legacy", "cuDNN 8"),
     ("library_errors", "cublas", "cuBLAS"),
+    ("library_errors", "cupti", "CUPTI"),
 )
 
 
