@@ -134,3 +134,72 @@ def test_two_cupti_subscribers(tmp_path):
         "cuptiSubscribe failed with error CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED\n",
     ):
         assert severities(paste_findings(tmp_path, text)).get("cupti-multiple-subscribers") == "error", text[:40]
+
+
+# NVIDIA/cuda-samples#281 (VS 2022, the project pins CUDA 12.4, CUDA 12.5 installed) and CESNET/GPUJPEG#79 (CMake).
+PROPS_124 = (
+    "C:\\Users\\u\\cuda-samples\\Samples\\6_Performance\\UnifiedMemoryPerf\\UnifiedMemoryPerf_vs2022.vcxproj : error  : "
+    'The imported project "C:\\Program Files\\Microsoft Visual Studio\\2022\\Community\\MSBuild\\Microsoft\\VC\\v170\\'
+    'BuildCustomizations\\CUDA 12.4.props" was not found. Confirm that the expression in the Import declaration is '
+    "correct, and that the file exists on disk.\n"
+)
+NVCC_125 = "nvcc: NVIDIA (R) Cuda compiler driver\nCuda compilation tools, release 12.5, V12.5.40\n"
+# dlunion/tensorRTIntegrate#15, in Visual Studio's Chinese.
+MSB4019_ZH = (
+    "错误\tMSB4019\t未找到导入的项目“C:\\Program Files (x86)\\Microsoft Visual Studio\\2017\\Community\\Common7\\IDE\\VC\\"
+    "VCTargets\\BuildCustomizations\\CUDA 10.0.props”。请确认 <Import> 声明中的路径正确，且磁盘上存在该文件。\tTensorRT\n"
+)
+CMAKE_NO_TOOLSET = """-- Selecting Windows SDK version 10.0.22621.0 to target Windows 10.0.19045.
+CMake Error at C:/Program Files/CMake/share/cmake-3.27/Modules/CMakeDetermineCompilerId.cmake:753 (message):
+  No CUDA toolset found.
+"""
+
+
+def test_visual_studio_without_the_cuda_build_integration(tmp_path):
+    for text in (PROPS_124, MSB4019_ZH, CMAKE_NO_TOOLSET):
+        found = paste_findings(tmp_path, text)
+        assert severities(found).get("vs-cuda-integration-missing") == "error", text[:40]
+    fix = " ".join(
+        c
+        for f in paste_findings(tmp_path, CMAKE_NO_TOOLSET)
+        if f["code"] == "vs-cuda-integration-missing"
+        for c in f["fix"]["commands"]
+    )
+    assert "visual_studio_integration\\MSBuildExtensions" in fix
+    # the project pins 12.4 while nvcc is 12.5: retarget the project (or install 12.4), not a copy of 12.4's files
+    found = paste_findings(tmp_path, NVCC_125 + PROPS_124)
+    f = next(f for f in found if f["code"] == "vs-cuda-integration-missing")
+    assert "12.5" in f["title"] and "12.4" in f["title"] and "Build Customizations" in " ".join(f["fix"]["commands"])
+
+
+# phoronix-test-suite/test-profiles#337 (vllm 0.10 on Debian 13's Python 3.13), pip's own words.
+VLLM_313 = """Python 3.13.5
+ERROR: Ignored the following versions that require a different python version: 0.10.0 Requires-Python <3.13,>=3.9; 0.10.1 Requires-Python <3.13,>=3.9
+ERROR: Could not find a version that satisfies the requirement vllm==0.10.0 (from versions: 0.11.0)
+ERROR: No matching distribution found for vllm==0.10.0
+"""
+# visualbruno/comfyui-trellis2#127: a cp311 wheel into ComfyUI portable's Python 3.13.
+CP311 = "Python 3.13\nERROR: cumesh-0.0.1-cp311-cp311-win_amd64.whl is not a supported wheel on this platform.\n"
+# NVIDIA's TensorRT apt repository on Ubuntu 24.04.
+APT_PY = "The following packages have unmet dependencies:\n python3-libnvinfer : Depends: python3 (< 3.11) but 3.12.3-0ubuntu1 is to be installed\n"
+# paddle/paddle#57872: paddlepaddle-gpu 2.5.1 on Windows' Python 3.12 (before Paddle 2.6 built for it).
+PADDLE_312 = """python 3.12.0
+ERROR: Could not find a version that satisfies the requirement paddlepaddle-gpu==2.5.1.post120 (from versions: none)
+ERROR: No matching distribution found for paddlepaddle-gpu==2.5.1.post120
+"""
+
+
+def test_a_package_with_no_build_for_this_python(tmp_path):
+    for text in (VLLM_313, CP311, APT_PY):
+        found = paste_findings(tmp_path, text)
+        assert severities(found).get("package-wheel-missing-for-python") == "error", text[:40]
+    f = next(f for f in paste_findings(tmp_path, VLLM_313) if f["code"] == "package-wheel-missing-for-python")
+    assert f["title"].startswith("vllm has no build for Python 3.13")
+    # "from versions: none" on a new Python: a likely cause only; on Python 3.10 nothing (a typo, a private index...)
+    assert severities(paste_findings(tmp_path, PADDLE_312)).get("package-wheel-missing-for-python") == "warning"
+    old = PADDLE_312.replace("python 3.12.0", "python 3.10.4")
+    assert "package-wheel-missing-for-python" not in codes(paste_findings(tmp_path, old))
+    # the matching wheel, or torch's own wheels (python-unsupported's): not this
+    assert "package-wheel-missing-for-python" not in codes(paste_findings(tmp_path, CP311.replace("3.13", "3.11")))
+    torch = PADDLE_312.replace("paddlepaddle-gpu==2.5.1.post120", "torch")
+    assert "package-wheel-missing-for-python" not in codes(paste_findings(tmp_path, torch))

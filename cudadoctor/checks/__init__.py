@@ -64,4 +64,6 @@ BUILTIN_MODULES = (
     "drvreg23",
     "numba24",
     "profilers24",
+    "vs24",
+    "wheels24",
 )
