@@ -203,3 +203,25 @@ def test_a_package_with_no_build_for_this_python(tmp_path):
     assert "package-wheel-missing-for-python" not in codes(paste_findings(tmp_path, CP311.replace("3.13", "3.11")))
     torch = PADDLE_312.replace("paddlepaddle-gpu==2.5.1.post120", "torch")
     assert "package-wheel-missing-for-python" not in codes(paste_findings(tmp_path, torch))
+
+
+# NVIDIA/TensorRT#2727 (8.4 on an RTX 4080), wang-xinyu/tensorrtx#819 (7.0 on an RTX 3080), and TensorRT 10's wording
+# (DDTRobot/tita_rl_sim2sim2real#7: 10.7 on an RTX 5070 Ti).
+TRT_SM = (
+    "GPU: NVIDIA GeForce RTX 4080\n[12/12/2024-10:15:17] [E] [TRT] 1: [caskUtils.cpp::trtSmToCask::147] Error Code 1: "
+    "Internal Error (Unsupported SM: 0x809)\n",
+    "[11/15/2021-17:51:03] [E] [TRT] ../rtSafe/cuda/caskUtils.cpp (80) - Assertion Error in trtSmToCask: 0 (Unsupported SM.)\n",
+    "[07/19/2025-23:34:55] [E] Error[9]: IBuilder::buildSerializedNetwork: Error Code 9: API Usage Error (Target GPU SM 120 "
+    "is not supported by this TensorRT release.)\n",
+)
+
+
+def test_tensorrt_release_older_than_the_gpu(tmp_path):
+    for text in TRT_SM:
+        found = paste_findings(tmp_path, text)
+        assert severities(found).get("companion-arch-unsupported") == "error", text[:60]
+        f = next(f for f in found if f["code"] == "companion-arch-unsupported")
+        assert f["evidence"].get("package") == "tensorrt" or "trtexec" in f["title"], f
+    f = next(f for f in paste_findings(tmp_path, TRT_SM[0]) if f["code"] == "companion-arch-unsupported")
+    fix = " ".join(f["fix"]["commands"])
+    assert "TensorRT release" in fix and "TORCH_CUDA_ARCH_LIST" not in fix  # closed source: a newer release, not a rebuild

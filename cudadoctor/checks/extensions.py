@@ -158,7 +158,13 @@ def _package(line: str) -> Optional[str]:
             return dist
     if re.search(r"xFormers", line):
         return "xformers"
+    if _TENSORRT_SM.search(line):
+        return "tensorrt"
     return None
+
+
+#: TensorRT's own refusal of the GPU's architecture (kb/errors/b24.json): its release predates the GPU.
+_TENSORRT_SM = re.compile(r"\bUnsupported SM\b|\btrtSmToCask\b|not supported by this TensorRT release", re.I)
 
 
 def _all_text(fx: Facts) -> str:
@@ -653,6 +659,13 @@ def companion_arch_unsupported(fx: Facts) -> Iterator[Finding]:
     )
     if too_old:  # the package does not support this GPU generation at all: rebuilding will not help
         cmds = [f"# {pkg} does not support this GPU; use the application's fallback instead:"]
+    if pkg == "tensorrt":  # closed source: its releases list the GPUs they support
+        cmds = [
+            f"# this TensorRT release predates the GPU (compute capability {cap}): install a TensorRT release whose support "
+            "matrix lists it, with the CUDA that release needs (NVIDIA's TensorRT support matrix)",
+            'python -c "import tensorrt; print(tensorrt.__version__)"  # or: dpkg -l | grep nvinfer; in a container, a newer image',
+            "# then rebuild the engine (.engine/.plan) on this GPU",
+        ]
     if pkg == "flash-attn":
         cmds.append('# or do without it: model = AutoModel.from_pretrained(..., attn_implementation="sdpa")')
     elif too_old and pkg == "xformers":
