@@ -225,3 +225,30 @@ def test_tensorrt_release_older_than_the_gpu(tmp_path):
     f = next(f for f in paste_findings(tmp_path, TRT_SM[0]) if f["code"] == "companion-arch-unsupported")
     fix = " ".join(f["fix"]["commands"])
     assert "TensorRT release" in fix and "TORCH_CUDA_ARCH_LIST" not in fix  # closed source: a newer release, not a rebuild
+
+
+# NVIDIA/data-science-stack#90 (RHEL 8: the modules loaded, nvidia-smi never installed), trimmed.
+SMI_RHEL = """$ ./data-science-stack diagnostics
+nvidia-smi not found, NVIDIA GPU Driver not installed correctly.
+$ lsmod | grep nvidia
+nvidia_drm             57344  0
+nvidia_modeset       1224704  1 nvidia_drm
+nvidia              34086912  1 nvidia_modeset
+"""
+# Quansight/open-gpu-server#85: a VM image built with ubuntu-drivers' --gpgpu (no nvidia-utils).
+SMI_GPGPU = (
+    "sudo ubuntu-drivers install --gpgpu nvidia:580-server\n$SRC_DIR/conda_build.sh: line 9: nvidia-smi: command not found\n"
+)
+
+
+def test_nvidia_smi_missing_beside_a_loaded_driver(tmp_path):
+    found = paste_findings(tmp_path, SMI_RHEL)
+    assert severities(found).get("nvidia-smi-not-installed") == "error"
+    assert "no-nvidia-driver" not in codes(found)  # the driver is loaded: not "no driver"
+    assert any("nvidia-driver-cuda" in c for f in found if f["code"] == "nvidia-smi-not-installed" for c in f["fix"]["commands"])
+    found = paste_findings(tmp_path, SMI_GPGPU)
+    assert severities(found).get("nvidia-smi-not-installed") == "error"
+    assert any("nvidia-utils" in c for f in found if f["code"] == "nvidia-smi-not-installed" for c in f["fix"]["commands"])
+    # nvidia-smi missing and nothing showing a driver: no driver, as before
+    bare = paste_findings(tmp_path, "$ nvidia-smi\nbash: nvidia-smi: command not found\n")
+    assert "nvidia-smi-not-installed" not in codes(bare) and "no-nvidia-driver" in codes(bare)

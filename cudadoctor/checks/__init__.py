@@ -66,4 +66,5 @@ BUILTIN_MODULES = (
     "profilers24",
     "vs24",
     "wheels24",
+    "smi24",
 )

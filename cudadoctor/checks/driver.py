@@ -21,6 +21,7 @@ from cudadoctor.interpret import (
 from cudadoctor.model import Code, Finding, Fix, check
 
 from . import _containers
+from .smi24 import smi_missing_beside_driver
 from ._common import error_match, kb, search, text_of
 from .kernel_driver import KERNEL_MODULE_MISSING, module_is_machines_own, module_not_loaded
 
@@ -123,6 +124,8 @@ def no_nvidia_driver(fx: Facts) -> Iterator[Finding]:
         return  # a container started without GPUs: no-gpu-visible says so
     if wsl1_build(fx) or fx.get("system.wsl_version") == 1:
         return  # WSL 1 (its kernel, or stated) has no GPU path at all, whatever the driver: wsl-gpu-unsupported
+    if smi_missing_beside_driver(fx):
+        return  # only nvidia-smi is missing, the driver is loaded: nvidia-smi-not-installed (checks/smi24.py)
     # collect_env prints "No CUDA" for the GPU/driver fields when nvidia-smi gave nothing and a
     # CUDA build of torch could not initialise CUDA: no usable driver.
     no_smi = nvml == "no-nvidia-smi" and not driver_version(fx) and _cuda_build_without_cuda(fx)
