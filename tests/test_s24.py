@@ -252,3 +252,31 @@ def test_nvidia_smi_missing_beside_a_loaded_driver(tmp_path):
     # nvidia-smi missing and nothing showing a driver: no driver, as before
     bare = paste_findings(tmp_path, "$ nvidia-smi\nbash: nvidia-smi: command not found\n")
     assert "nvidia-smi-not-installed" not in codes(bare) and "no-nvidia-driver" in codes(bare)
+
+
+# triton-lang/triton#5741: a requirements file with triton on Windows (pip's own words and the win_amd64 wheel it took).
+TRITON_WIN = """Collecting torch==2.4.1 (from -r requirements.txt (line 1))
+Using cached torch-2.4.1-cp311-cp311-win_amd64.whl.metadata (27 kB)
+ERROR: Could not find a version that satisfies the requirement triton>=2.0.0 (from versions: none)
+ERROR: No matching distribution found for triton>=2.0.0
+"""
+
+
+def test_triton_on_native_windows(tmp_path):
+    found = paste_findings(tmp_path, TRITON_WIN)
+    assert severities(found).get("triton-unavailable-on-windows") == "error"
+    assert any(
+        'sys_platform == "linux"' in c
+        for f in found
+        if f["code"] == "triton-unavailable-on-windows"
+        for c in f["fix"]["commands"]
+    )
+    # the same refusal on Linux (an old Python, an index without triton): not this cause
+    linux = TRITON_WIN.replace("win_amd64", "manylinux1_x86_64")
+    assert "triton-unavailable-on-windows" not in codes(paste_findings(tmp_path, linux))
+    # typed by hand, nothing else depending on it (StableTuner's optional triton): a warning, not a failure
+    hand = "(ST) E:\\StableTuner>pip install triton==1.1.1\nERROR: Could not find a version that satisfies the requirement triton==1.1.1 (from versions: none)\n"
+    assert severities(paste_findings(tmp_path, hand)).get("triton-unavailable-on-windows") == "warning"
+    # pytorch-triton, triton-windows: other packages
+    other = TRITON_WIN.replace("triton>=2.0.0", "triton-windows>=9.9")
+    assert "triton-unavailable-on-windows" not in codes(paste_findings(tmp_path, other))

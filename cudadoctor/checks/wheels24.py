@@ -169,5 +169,71 @@ def _release(v: str) -> Optional[Tuple[int, ...]]:
     return tuple(int(x or 0) for x in m.groups()) if m else None
 
 
+TRITON_UNAVAILABLE_ON_WINDOWS = Code(
+    code="triton-unavailable-on-windows",
+    title="Triton publishes no Windows wheels: pip cannot install it on Windows",
+    area="packages",
+    severity="error",
+    explanation={
+        "what": "Installing a project's requirements on Windows stops at 'Could not find a version that satisfies the "
+        "requirement triton (from versions: none)' / 'No matching distribution found for triton'.",
+        "why": "OpenAI/triton-lang's Triton is built for Linux only; PyPI has no Windows wheel of it, whatever the "
+        "Python. Projects that list triton (for torch.compile, bitsandbytes, xformers, custom kernels) cannot be installed "
+        "as written on native Windows.",
+        "confirm": "pip download triton --no-deps -d %TEMP%\\x  # 'from versions: none' on Windows; the same on Linux finds "
+        "wheels",
+        "fix": 'Leave triton out on Windows (in requirements: `triton; sys_platform == "linux"`) and run without '
+        "torch.compile/Triton kernels; or use the community Windows build (triton-windows) that matches your torch; or "
+        "run the project under WSL 2 or Linux.",
+    },
+    links=(
+        "https://github.com/triton-lang/triton/issues/5741",
+        "https://github.com/TigerResearch/TigerBot/issues/1",
+        "https://github.com/pytorch/pytorch/issues/136361",
+    ),
+)
+
+#: pip refusing triton itself (not triton-windows, not pytorch-triton's own index).
+_TRITON_REFUSED = re.compile(
+    r"(?:No matching distribution found for|Could not find a version that satisfies the requirement)\s+triton(?![\w-])",
+    re.I,
+)
+#: The refusal inside an install of something else: a requirements file, a package that depends on triton.
+_DEPENDENCY = re.compile(
+    r"-r\s+\S*requirements|from -r |requirements[\w.-]*\.txt|\(from [A-Za-z0-9_.\-]+(?:[<>=!~][^)]*)?\)", re.I
+)
+_WINDOWS_SIGN = re.compile(r"win_amd64|win32|[A-Za-z]:\\|\bWindows\b|\.exe\b", re.I)
+
+
+@check(TRITON_UNAVAILABLE_ON_WINDOWS)
+def triton_unavailable_on_windows(fx: Facts) -> Iterator[Finding]:
+    text = text_of(fx)
+    refused = _TRITON_REFUSED.search(text)
+    if not refused:
+        return
+    os_name = fx.str("system.os") or ""
+    if os_name and os_name != "Windows":
+        return  # on Linux triton has wheels: another cause (a Python or index without them)
+    windows = os_name == "Windows" or _WINDOWS_SIGN.search(text)
+    if not windows:
+        return
+    # a requirements file or a package depending on triton stops there; a hand-typed `pip install triton` only shows
+    # that it is not available (programs that treat it as optional run without it)
+    blocking = _DEPENDENCY.search(text)
+    yield TRITON_UNAVAILABLE_ON_WINDOWS.finding(
+        title="Triton has no Windows wheels: leave it out on Windows (or use a Windows build of it), or run under WSL 2",
+        evidence={"pip": refused.group(0), "os": "Windows" + ("" if os_name else " (from the text)")},
+        severity=None if blocking else "warning",
+        fix=Fix(
+            (
+                'triton; sys_platform == "linux"  # in requirements.txt: installs triton only on Linux',
+                "pip install -r requirements.txt  # again; torch.compile and Triton kernels stay off on Windows",
+                "# or: the community Windows build (pip install triton-windows, the release matching your torch), or WSL 2",
+            ),
+            "Triton is published for Linux only.",
+        ),
+    )
+
+
 def register():
-    return [package_wheel_missing_for_python]
+    return [package_wheel_missing_for_python, triton_unavailable_on_windows]
