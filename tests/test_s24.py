@@ -280,3 +280,43 @@ def test_triton_on_native_windows(tmp_path):
     # pytorch-triton, triton-windows: other packages
     other = TRITON_WIN.replace("triton>=2.0.0", "triton-windows>=9.9")
     assert "triton-unavailable-on-windows" not in codes(paste_findings(tmp_path, other))
+
+
+# nihui/realsr-ncnn-vulkan#48 (Colab T4 after its image lost libnvidia-gl) and NVIDIA/libnvidia-container#55 (LXC).
+VK_COLAB = "GPU 0: Tesla T4 (UUID: GPU-x)\n[0 Tesla T4]  queueC=2[8]  queueG=0[16]  queueT=1[2]\nvkCreateInstance failed -9\ninvalid gpu device\n"
+VK_LXC = (
+    "$ lxc exec c1 -- vulkaninfo\nCannot create Vulkan instance.\n/build/vulkan-tools-1.1.101.0+dfsg1/vulkaninfo/vulkaninfo.c:884: "
+    "failed with VK_ERROR_INCOMPATIBLE_DRIVER\nnvidia-smi works in the container: NVIDIA GeForce RTX 2080\n"
+)
+
+
+def test_nvidia_vulkan_driver_missing(tmp_path):
+    found = paste_findings(tmp_path, VK_COLAB)
+    assert severities(found).get("nvidia-vulkan-driver-missing") == "error"
+    assert any("libnvidia-gl" in c for f in found if f["code"] == "nvidia-vulkan-driver-missing" for c in f["fix"]["commands"])
+    found = paste_findings(tmp_path, VK_LXC)
+    f = next(f for f in found if f["code"] == "nvidia-vulkan-driver-missing")
+    assert "NVIDIA_DRIVER_CAPABILITIES" in " ".join(f["fix"]["commands"])
+    # the same refusal with only an Intel GPU named: not NVIDIA's driver
+    env = "PyTorch version: N/A\nIs CUDA available: N/A\nGPU models and configuration: GPU 0: Intel(R) HD Graphics 5500\n"
+    err = write(tmp_path, "vkCreateInstance failed -9\n", "error.txt")
+    found = run_check("--from-collect-env", str(write(tmp_path, env, "env.txt")), "--error-file", str(err))
+    assert "nvidia-vulkan-driver-missing" not in codes(found)
+
+
+# daydreamlive/scope#84 (a Docker image without python3-dev) and woct0rdho/triton-windows#77 (an embedded Python, MSVC in
+# Russian).
+PYH_LINUX = "/tmp/tmpbe9ryx74/cuda_utils.c:5:10: fatal error: Python.h: No such file or directory\ncompilation terminated.\n"
+PYH_WIN = (
+    "C:\\Users\\u\\AppData\\Local\\Temp\\tmp4v27vhss\\cuda_utils.c(12): fatal error C1083: Не удается открыть файл "
+    "включение: Python.h: No such file or directory\nE:\\fish-speech\\python_embeded\\python.exe\n"
+)
+
+
+def test_python_headers_missing(tmp_path):
+    found = paste_findings(tmp_path, PYH_LINUX)
+    assert severities(found).get("python-headers-missing") == "error"
+    assert any("python3-dev" in c for f in found if f["code"] == "python-headers-missing" for c in f["fix"]["commands"])
+    found = paste_findings(tmp_path, PYH_WIN)
+    f = next(f for f in found if f["code"] == "python-headers-missing")
+    assert "include/ and libs/" in f["title"] and any("include" in c and "libs" in c for c in f["fix"]["commands"])

@@ -67,4 +67,6 @@ BUILTIN_MODULES = (
     "vs24",
     "wheels24",
     "smi24",
+    "vulkan24",
+    "headers24",
 )

@@ -118,7 +118,7 @@ def gpu_perf_counters_restricted(fx: Facts) -> Iterator[Finding]:
     if where:
         evidence["container"] = where
         first = "docker run --cap-add SYS_ADMIN --gpus all ...  # the host's driver restricts the counters; root in a container lacks CAP_SYS_ADMIN"
-    elif family == "Windows":
+    elif family == "windows":
         first = "# NVIDIA Control Panel > Desktop > Enable Developer Settings; Developer > Manage GPU Performance Counters > Allow access to all users"
     else:
         first = "echo 'options nvidia NVreg_RestrictProfilingToAdminUsers=0' | sudo tee /etc/modprobe.d/nvidia-profiling.conf  # then: sudo update-initramfs -u (Debian/Ubuntu) or sudo dracut -f, and reboot"
