@@ -19,6 +19,7 @@ from typing import Iterator, Optional, Tuple
 
 from cudadoctor.facts import Facts, normalize_name
 from cudadoctor.interpret.gpus import driver_version
+from cudadoctor.interpret.versions import vtuple
 from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import text_of
@@ -80,19 +81,14 @@ def _numba(fx: Facts) -> Tuple[Optional[str], bool]:
     return version, False
 
 
-def _release(version: str) -> Optional[Tuple[int, int]]:
-    m = re.match(r"(\d+)\.(\d+)", version)
-    return (int(m.group(1)), int(m.group(2))) if m else None
-
-
 def _r580_driver(fx: Facts, text: str) -> Optional[str]:
     """The driver at 580 or later the facts record, else the one the text names (None when neither)."""
     have = driver_version(fx)
     if have:
-        m = re.match(r"(\d+)", have)
-        return have if m and int(m.group(1)) >= _R580 else None
+        v = vtuple(have)
+        return have if v and v[0] >= _R580 else None
     for m in _TEXT_DRIVER.finditer(text):
-        if int(m.group("v").split(".")[0]) >= _R580:
+        if (vtuple(m.group("v")) or (0,))[0] >= _R580:
             return m.group("v")
     return None
 
@@ -102,8 +98,8 @@ def numba_cuda_target_crashes_on_r580(fx: Facts) -> Iterator[Finding]:
     version, has_numba_cuda = _numba(fx)
     if has_numba_cuda:
         return
-    release = _release(version) if version else None
-    if release is not None and release >= _FIXED_IN:
+    release = vtuple(version)
+    if release is not None and release[:2] >= _FIXED_IN:
         return
     text = text_of(fx)
     named = _NUMBA_CUDA.search(text)

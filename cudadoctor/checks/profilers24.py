@@ -21,7 +21,7 @@ from typing import Iterator, List, Optional
 
 from cudadoctor.facts import Facts
 from cudadoctor.interpret.environment import os_family
-from cudadoctor.interpret.gpus import gpus
+from cudadoctor.interpret.gpus import cap_number, gpus
 from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import error_match, gpu_label, text_of
@@ -141,8 +141,8 @@ def _old_gpu(fx: Facts, text: str) -> Optional[str]:
     """A GPU before Volta (compute capability < 7.0) the facts or the text name, else None."""
     for g in gpus(fx):
         cc = str(g.get("compute_capability") or "")
-        m = re.match(r"(\d+)\.(\d)", cc)
-        if m and (int(m.group(1)), int(m.group(2))) < (7, 0):
+        n = cap_number(cc)
+        if n is not None and n < 70:
             return f"{gpu_label(g)} (compute capability {cc})"
         if not cc and _PRE_VOLTA_NAME.search(str(g.get("name") or "")):
             return str(g.get("name"))

@@ -19,6 +19,7 @@ import re
 from typing import Iterator, List, Optional, Tuple
 
 from cudadoctor.facts import Facts
+from cudadoctor.interpret.versions import vtuple
 from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import text_of
@@ -91,9 +92,8 @@ def _pythons(fx: Facts, text: str) -> List[str]:
     return [m.group("v")] if m else []
 
 
-def _minor(v: str) -> Tuple[int, int]:
-    a, b = v.split(".")[:2]
-    return int(a), int(b)
+def _minor(v: str) -> Tuple[int, ...]:
+    return (vtuple(v) or (0, 0))[:2]
 
 
 @check(PACKAGE_WHEEL_MISSING_FOR_PYTHON)
@@ -109,12 +109,13 @@ def package_wheel_missing_for_python(fx: Facts) -> Iterator[Finding]:
     pkg, evidence, sure = found
     if pkg.lower() in _TORCH_FAMILY:
         return  # torch's own wheels: python-unsupported
+    free = bool(_FREE_THREADED.search(text))
     if py:
-        evidence["python"] = py + ("t (free-threaded)" if _FREE_THREADED.search(text) else "")
+        evidence["python"] = py + ("t (free-threaded)" if free else "")
     yield PACKAGE_WHEEL_MISSING_FOR_PYTHON.finding(
         title=("" if sure else "Likely: ")
         + f"{pkg} has no build for {'Python ' + py if py else 'this Python'}"
-        + (" (free-threaded)" if _FREE_THREADED.search(text) else "")
+        + (" (free-threaded)" if free else "")
         + ": use a Python it supports, or a release of it that supports this one",
         evidence=evidence,
         fix=Fix(
@@ -159,14 +160,9 @@ def _evidence(text: str, pys: List[str]) -> Optional[Tuple[str, dict, bool]]:
 
 def _only_newer(want: str, listed: str) -> bool:
     """Every version pip could see is newer than the one asked for: the old release has no wheel here."""
-    seen = [_release(v) for v in re.split(r",\s*", listed) if v.strip()]
-    w = _release(want)
+    seen = [vtuple(v) for v in re.split(r",\s*", listed) if v.strip()]
+    w = vtuple(want)
     return bool(w and seen and all(v and v > w for v in seen))
-
-
-def _release(v: str) -> Optional[Tuple[int, ...]]:
-    m = re.match(r"(\d+)\.(\d+)(?:\.(\d+))?", v.strip())
-    return tuple(int(x or 0) for x in m.groups()) if m else None
 
 
 TRITON_UNAVAILABLE_ON_WINDOWS = Code(
