@@ -69,4 +69,5 @@ BUILTIN_MODULES = (
     "smi24",
     "vulkan24",
     "headers24",
+    "execstack25",
 )

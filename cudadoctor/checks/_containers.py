@@ -104,6 +104,8 @@ def driver_hidden_by_container(fx: Facts, said: Optional[Tuple[str, str]]) -> Op
 NO_GPU_INSIDE = (
     r"(?i)\bno (?:nvidia |cuda )?gpus? (?:were |was )?(?:detected|found|available)\b|no CUDA-capable device"
     r"|\bCUDA (?:acceleration )?test failed\b|nvidia-smi: (?:command )?not found"
+    # NVIDIA's CUDA/NGC images' entrypoint banner (50-gpu-driver-check.sh; kb/errors/cont6.json): no driver inside.
+    r"|The NVIDIA Driver was not detected"
 )
 
 

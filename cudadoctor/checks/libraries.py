@@ -233,6 +233,8 @@ def _cudnn_compatible(compiled: Tuple[int, int, int], runtime: Tuple[int, int, i
 _CUDNN_MISSING = re.compile(
     r"libcudnn\w*\.so\.(\d+): cannot open shared object file|Unable to load any of \{?libcudnn\w*\.so\.(\d+)"
     r"|Could not locate cudnn_\w+?64_(\d+)\.dll|(?:Could not load library|Unable to load) libcudnn\w*\.so\.(\d+)\.?\s*(?:Error: libcudnn|$)"
+    # Windows: .NET's DllNotFoundException, TensorFlow's dso_loader, the loader's own dialog (kb/errors/b25.json's sources)
+    r"|(?:Unable to load DLL|Could not load dynamic library|because)\s*'?cudnn64_(\d+)\.dll'?[^\n]{0,40}?(?:not found|could not be found|is missing)"
 )
 
 

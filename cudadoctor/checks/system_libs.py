@@ -305,6 +305,8 @@ def libstdcxx_too_old(fx: Facts) -> Iterator[Finding]:
 
 # --- libcuda.so ---------------------------------------------------------------------------------------
 
+#: The compiler saying Python.h is missing (python-headers-missing owns that cause).
+_PYTHON_H = re.compile(r"\bPython\.h\b")
 _COLAB = re.compile(r"\bcolab\b|/usr/lib64-nvidia|/content/", re.IGNORECASE)
 _WSL_TEXT = re.compile(r"\bWSL\s?2?\b|/usr/lib/wsl/lib|microsoft-standard", re.IGNORECASE)
 _DRIVER_TEXT = re.compile(r"libcuda\.so\.1\b(?![^\n]{0,40}(?:cannot open|not found|no such))|NVIDIA-SMI \d|Driver Version:\s*\d")
@@ -376,10 +378,14 @@ def libcuda_not_in_linker_cache(fx: Facts) -> Iterator[Finding]:
     if not said:
         yield from _wsl_libcuda_hypotheses(text, wsl)
         return
+    helper_only = "CalledProcessError" in said[1] and "-lcuda" in said[1]  # Triton's helper build, its output unshown
+    if helper_only and _PYTHON_H.search(text):
+        return  # the compiler said why: python-headers-missing
     colab = bool(_COLAB.search(where_os) or _COLAB.search(text))
     drv = driver_version(fx)
     shown = wsl or colab or bool(drv) or fx.bool("torch.cuda_available") is True or bool(_DRIVER_TEXT.search(text))
     evidence: Dict[str, Any] = {said[0]: said[1]}
+    cmds: Tuple[str, ...]
     if wsl:
         evidence["platform"] = "WSL 2: /usr/lib/wsl/lib holds copies, so ldconfig lists only libcuda.so.1"
         cmds = (
@@ -406,7 +412,14 @@ def libcuda_not_in_linker_cache(fx: Facts) -> Iterator[Finding]:
     title = "The unversioned libcuda.so is not in the linker cache"
     title += " (WSL 2)" if wsl else " (Colab)" if colab else ""
     title += ": programs that ask for it by that name (Triton, cuda-python, cuDNN 8) cannot find the driver"
-    if not shown:
+    if helper_only:
+        title = (
+            "Likely: Triton could not build its launcher helper (cc ... -lcuda failed, the compiler's output not shown): "
+            "most often the linker finds no unversioned libcuda.so" + (" (WSL 2)" if wsl else " (Colab)" if colab else "")
+        )
+        cmds = cmds + ("# the compiler's lines above the CalledProcessError say which: 'cannot find -lcuda' or 'Python.h'",)
+        shown = False
+    elif not shown:
         title += "; if `ldconfig -p | grep libcuda` shows no libcuda.so.1 either, no NVIDIA driver is installed"
     yield LIBCUDA_NOT_IN_LINKER_CACHE.finding(
         title=title,

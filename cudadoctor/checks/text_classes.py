@@ -20,6 +20,7 @@ from cudadoctor.interpret import driver_version, gpus, torch_cuda
 from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import PIP, error_match, search, text_finding, text_of
+from . import _containers
 from .builds import host_compiler_stated
 from .companions import (
     cpu_build_alone,
@@ -460,6 +461,10 @@ _DEVICE_PLUGIN_NO_NVML = re.compile(
 )
 
 
+#: The entrypoint banner of NVIDIA's CUDA/NGC images (kb/errors/cont6.json): the container has no driver, whatever the cause.
+_IMAGE_BANNER = re.compile(r"NVIDIA Driver was not detected|to start this container", re.I)
+
+
 @check(CONTAINER_TOOLKIT_MISSING)
 def container_toolkit_missing(fx: Facts) -> Iterator[Finding]:
     said = error_match(fx, CONTAINER_TOOLKIT_MISSING)
@@ -477,6 +482,39 @@ def container_toolkit_missing(fx: Facts) -> Iterator[Finding]:
             ],
             "The device plugin loads NVML inside its own container; only the nvidia runtime mounts the driver's "
             "libnvidia-ml.so.1 into it, and the plugin's pod uses the node's default runtime.",
+        )
+        return
+    if said and _IMAGE_BANNER.search(said[1]) and _containers.started_without_gpus(fx):
+        # NVIDIA's banner after a start shown without any GPU option: no-gpu-visible's container case is the cause;
+        # whether the host has the toolkit that --gpus needs is not shown, so this is the next step, as a warning.
+        yield from text_finding(
+            CONTAINER_TOOLKIT_MISSING,
+            fx,
+            'If `docker run --gpus all` then fails ("could not select device driver"), the host lacks the NVIDIA '
+            "Container Toolkit",
+            [
+                "docker run --rm --gpus all ubuntu nvidia-smi  # lists the GPUs when the toolkit is installed",
+                "sudo apt-get install -y nvidia-container-toolkit  # otherwise, after adding NVIDIA's repository (see the link)",
+                "sudo nvidia-ctk runtime configure --runtime=docker && sudo systemctl restart docker",
+            ],
+            "Docker's --gpus goes through the NVIDIA Container Toolkit; the pasted start asked for no GPUs, so whether "
+            "the toolkit is there is not shown.",
+            severity="warning",
+        )
+        return
+    if said and _IMAGE_BANNER.search(said[1]):
+        yield from text_finding(
+            CONTAINER_TOOLKIT_MISSING,
+            fx,
+            "The container has no NVIDIA driver (the image's own banner): it was started without GPU access, with no "
+            "--gpus option or without the NVIDIA Container Toolkit on the host",
+            [
+                "docker run --rm --gpus all <image> nvidia-smi  # start it asking for the GPUs (Compose: a device reservation)",
+                'sudo apt-get install -y nvidia-container-toolkit  # if --gpus fails with "could not select device driver"',
+                "sudo nvidia-ctk runtime configure --runtime=docker && sudo systemctl restart docker",
+            ],
+            "NVIDIA's images print this banner when neither libcuda.so.1 nor a driver device node is inside: the "
+            "container runtime mounts them only for a start that asks for GPUs, through the NVIDIA Container Toolkit.",
         )
         return
     cmds = [

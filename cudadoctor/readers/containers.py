@@ -51,6 +51,13 @@ _NVD_SET = re.compile(r"NVIDIA_VISIBLE_DEVICES\s*[=:]\s*[\"']?(?!void|none)\w", 
 #: "in a docker container", "inside docker", "the docker image", "Dockerfile", "[Bug] CUDA docker error".
 #: A sentence's full stop after the word ("... in my Dockerfile.") still counts; "docker.io", "docker.sock" do not.
 _DOCKER_WORD = re.compile(r"(?<![\w./-])docker(?:file)?(?![\w/-])(?!\.\w)", re.I)
+#: Docker named as absent ("Docker detected (0 means not installed): 0", "docker: command not found", "docker is not
+#: installed", "without docker"): the word then says the report is NOT from a container.
+_DOCKER_ABSENT = re.compile(
+    r"(?<![\w-])docker\b[^\n]{0,40}?(?:not\s+installed\b[^\n]{0,5}:\s*0\b|:\s*command\s+not\s+found|\bis\s+not\s+installed)"
+    r"|\b(?:without|no)\s+docker\b(?![\s-]*(?:compose|container|image|run)\b)",
+    re.I,
+)
 #: A CUDA image named by its tag ("nvidia/cuda:8.0-devel-ubuntu16.04", "pytorch:1.13.1-py3.8.16-cuda11.7.1-devel-ubuntu20.04",
 #: "pytorch/pytorch:2.1.0-cuda12.1-cudnn8-runtime"): the report is from inside such a container. checks/_containers.py
 #: reads error text with the same pattern. https://hub.docker.com/r/nvidia/cuda/tags, https://hub.docker.com/r/pytorch/pytorch/tags
@@ -69,8 +76,9 @@ def markers() -> Tuple[Tuple[str, "re.Pattern[str]"], ...]:
 
 def kind_in(text: str) -> Optional[str]:
     """The container a text shows (kb/containers.json's markers: the first runtime named, else "container" for
-    "inside the container"), or None."""
+    "inside the container"), or None. Docker named as absent ("Docker detected (0 means not installed): 0") is no marker."""
     generic = None
+    text = _DOCKER_ABSENT.sub(" ", text)
     for kind, rx in markers():
         if rx.search(text):
             if kind != "container":
@@ -110,7 +118,7 @@ def read(lines: Iterable[str]) -> Optional[Dict[str, Any]]:
                     devices_only = devices_only or bool(_RUN_DEVICES.search(m.group("args")))
             elif _COMPOSE.search(line):
                 see("docker", n, line, 4)
-            elif _DOCKER_WORD.search(line):
+            elif _DOCKER_WORD.search(line) and not _DOCKER_ABSENT.search(line):
                 see("docker", n, line, 1)
         elif "compose" in low and _COMPOSE.search(line):
             see("docker", n, line, 4)

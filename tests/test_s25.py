@@ -1,0 +1,117 @@
+"""Session 25 (issue 21): classes fixed from blind batches b217 onwards and from earlier misses."""
+
+from __future__ import annotations
+
+from checkcli import codes, paste_findings, severities
+
+from cudadoctor.readers import containers
+
+# NVIDIA's data-science-stack diagnostics (https://github.com/NVIDIA/data-science-stack/issues/90, b207-07): its lines say Docker is
+# NOT installed; the report is from the host.
+DSS_DIAGNOSTICS = """$ ./data-science-stack diagnostics
+###NV### Wed Feb 10 12:32:15 UTC 2021 #### Driver detected (0 means not installed): 0
+###NV### Wed Feb 10 12:32:15 UTC 2021 #### NVIDIA SMI:
+nvidia-smi not found, NVIDIA GPU Driver not installed correctly.
+###NV### Wed Feb 10 12:32:15 UTC 2021 #### Docker detected (0 means not installed): 0
+$ lsmod | grep nvidia
+nvidia_drm             57344  0
+nvidia_modeset       1224704  1 nvidia_drm
+nvidia              34086912  1 nvidia_modeset
+"""
+
+
+def test_docker_named_as_absent_is_no_container(tmp_path):
+    lines = DSS_DIAGNOSTICS.splitlines()
+    assert containers.read(lines) is None
+    for absent in ("docker: command not found", "I run it without docker, directly on the host", "docker is not installed"):
+        assert containers.kind_in(absent) is None, absent
+    # Present Docker still reads as a container.
+    assert containers.read(["I run it in a docker container"])["kind"] == "docker"
+    assert containers.kind_in("no docker compose file here, but inside the docker container it fails") == "docker"
+    found = codes(paste_findings(tmp_path, "nvidia-smi not found\n" + DSS_DIAGNOSTICS))
+    assert "no-gpu-visible" not in found
+    assert "nvidia-smi-not-installed" in found
+
+
+# NVIDIA's CUDA image banner after a `docker run` shown without a GPU option (b195-02's thread), and alone.
+BANNER = """WARNING: The NVIDIA Driver was not detected.  GPU functionality will not be available.
+   Use the NVIDIA Container Toolkit to start this container with GPU support; see
+   https://docs.nvidia.com/datacenter/cloud-native/ .
+"""
+
+
+def test_image_banner_after_a_start_without_gpus_is_no_gpu_visible(tmp_path):
+    shown = paste_findings(tmp_path, "$ docker run my_image\n\n==========\n== CUDA ==\n==========\n\n" + BANNER)
+    assert severities(shown) == {"no-gpu-visible": "error", "container-toolkit-missing": "warning"}
+    alone = paste_findings(tmp_path, BANNER)
+    assert codes(alone) == ["container-toolkit-missing"]
+    assert "--gpus" in alone[[f["code"] for f in alone].index("container-toolkit-missing")]["title"]
+    # The toolkit's own refusal of --gpus stays the toolkit, an error.
+    refused = 'docker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].'
+    assert severities(paste_findings(tmp_path, "$ docker run --gpus all my_image\n" + refused)) == {
+        "container-toolkit-missing": "error"
+    }
+
+
+# Triton's launcher helper build failing with only the CalledProcessError shown (ComfyUI-WanVideoWrapper#1168, trimmed).
+TRITON_HELPER = (
+    "torch._inductor.exc.InductorError: CalledProcessError: Command '['/root/miniconda3/envs/comfyui2/bin/"
+    "x86_64-conda-linux-gnu-cc', '/tmp/tmp178vl5vy/cuda_utils.c', '-O3', '-shared', '-fPIC', '-Wno-psabi', '-o', "
+    "'/tmp/tmp178vl5vy/cuda_utils.cpython-311-x86_64-linux-gnu.so', '-lcuda', '-L/root/miniconda3/envs/comfyui2/lib/"
+    "python3.11/site-packages/triton/backends/nvidia/lib', '-L/lib/x86_64-linux-gnu', '-I/tmp/tmp178vl5vy', "
+    "'-I/root/miniconda3/envs/comfyui2/include/python3.11']' returned non-zero exit status 1.\n"
+)
+
+
+def test_triton_helper_build_failure_is_a_likely_libcuda_link(tmp_path):
+    found = paste_findings(tmp_path, TRITON_HELPER)
+    assert severities(found) == {"libcuda-not-in-linker-cache": "warning"}
+    assert found[0]["title"].startswith("Likely: Triton could not build its launcher helper")
+    # With the compiler's Python.h line shown, the headers are the cause, not libcuda.
+    headers = "/tmp/tmpx/cuda_utils.c:6:10: fatal error: Python.h: No such file or directory\n" + TRITON_HELPER
+    assert codes(paste_findings(tmp_path, headers)) == ["python-headers-missing"]
+    # ld's own line above it: the cause as said, an error.
+    ld = "/usr/bin/ld: cannot find -lcuda\ncollect2: error: ld returned 1 exit status\n" + TRITON_HELPER
+    assert severities(paste_findings(tmp_path, ld))["libcuda-not-in-linker-cache"] in ("error", "warning")
+
+
+def test_libcuda_so_named_not_found_in_words(tmp_path):
+    for said in (
+        "SDPA Tutorial - libcuda.so not found error for torch compile on Google Colab",
+        "CUDA SETUP: WARNING! libcuda.so not found! Do you have a CUDA driver installed? If you are on a cluster, make "
+        "sure you are on a CUDA machine!",
+    ):
+        assert "libcuda-not-in-linker-cache" in codes(paste_findings(tmp_path, said)), said
+    # The versioned library missing is another matter (no driver in reach), not this code.
+    assert "libcuda-not-in-linker-cache" not in codes(
+        paste_findings(tmp_path, "ImportError: libcuda.so.1: cannot open shared object file: No such file or directory")
+    )
+
+
+# glibc 2.41's refusal, as WhisperX#1038 and open-webui#10575 quote it, and a non-CUDA library's (libffi#898).
+EXECSTACK = (
+    "ImportError: libctranslate2-d3638643.so.4.4.0: cannot enable executable stack as shared object requires: Invalid argument"
+)
+
+
+def test_executable_stack_refused_by_new_glibc(tmp_path):
+    found = paste_findings(tmp_path, EXECSTACK)
+    assert codes(found) == ["library-requires-executable-stack"]
+    f = found[0]
+    assert f["evidence"]["library"] == "libctranslate2-d3638643.so.4.4.0"
+    assert any("patchelf --clear-execstack" in c for c in f["fix"]["commands"])
+    assert any("ctranslate2" in c for c in f["fix"]["commands"])
+    ffi = "ImportError: libffi.so.8: cannot enable executable stack as shared object requires: Invalid argument"
+    other = paste_findings(tmp_path, ffi)
+    assert codes(other) == ["library-requires-executable-stack"]
+    assert not any("ctranslate2" in c for c in other[0]["fix"]["commands"])
+
+
+def test_windows_cudnn_dll_not_found_outside_torch_is_a_missing_library(tmp_path):
+    for said in (
+        "Additional information: Unable to load DLL 'cudnn64_6.dll': The specified module could not be found. "
+        "(Exception from HRESULT: 0x8007007E)",
+        "Message=[ErrorCode:NoSuchFile] kernel32.LoadLibrary():'cudnn64_7.dll' not found. CUDA is required for GPU execution.",
+    ):
+        found = codes(paste_findings(tmp_path, said))
+        assert found == ["cuda-library-missing"], (said, found)
