@@ -115,3 +115,35 @@ def test_windows_cudnn_dll_not_found_outside_torch_is_a_missing_library(tmp_path
     ):
         found = codes(paste_findings(tmp_path, said))
         assert found == ["cuda-library-missing"], (said, found)
+
+
+# isaac-sim/IsaacSim#646's form (trimmed) and #517's Windows crash after a driver update.
+ISAAC_595 = """Issac Sim crashing at start - Driver version 595.71.05
+### Isaac Sim version
+
+5.1.0
+
+### GPU Driver and CUDA versions
+
+Driver 595.71.05, CUDA 13.2
+Fatal Python error: Segmentation fault
+"""
+
+
+def test_isaac_sim_on_a_driver_branch_newer_than_validated(tmp_path):
+    found = paste_findings(tmp_path, ISAAC_595)
+    sev = severities(found)
+    assert sev.get("driver-regression") == "warning"
+    f = next(f for f in found if f["code"] == "driver-regression")
+    assert "580.65.06" in f["title"] and f["evidence"]["driver"] == "595.71.05"
+    # Windows (a .dll in the crash) gets the Windows validated driver.
+    win = paste_findings(tmp_path, "Isaac Sim 5.1 driver 595.79\n000: rtx.scenedb.plugin.dll!carbOnPluginStartup+0x252db\n")
+    assert "580.88" in next(f for f in win if f["code"] == "driver-regression")["title"]
+    # The validated branch itself, or an Isaac Sim release the table does not list, says nothing of the kind.
+    assert "driver-regression" not in codes(paste_findings(tmp_path, ISAAC_595.replace("595.71.05", "580.65.06")))
+    assert "driver-regression" not in codes(paste_findings(tmp_path, ISAAC_595.replace("5.1.0", "6.0.0")))
+
+
+def test_a_crash_after_updating_the_nvidia_drivers_is_a_likely_regression(tmp_path):
+    found = paste_findings(tmp_path, "Crash after updating the nvidia drivers\n012: omni.usd.dll!gpu::realm+0x731e\n")
+    assert severities(found).get("driver-regression") == "warning"

@@ -15,9 +15,13 @@ Pure: no I/O.
 from __future__ import annotations
 
 import re
-from typing import Iterator
+from typing import Iterator, Optional
 
+from cudadoctor import kb
 from cudadoctor.facts import Facts
+from cudadoctor.interpret import driver_version
+from cudadoctor.interpret.environment import os_family
+from cudadoctor.interpret.versions import vtuple
 from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import text_of
@@ -53,7 +57,8 @@ _STARTED_WITH = re.compile(
     rf"|\b(?:anything|everything|any\s+driver)\s+(?:past|after|above|newer\s+than)\s+(?:nvid\w*\s+)?(?:driver\s+)?{_V}"
     rf"|\bafter\s+{_V}\+"
     rf"|\bdriver\s+{_V}\s+(?:incompatib\w+|regression|broke\b|breaks\b)"
-    rf"|\bafter\s+(?:a\s+|the\s+|an\s+)?{_DRIVER}\s+(?:update|upgrade)\b",
+    rf"|\bafter\s+(?:a\s+|the\s+|an\s+)?{_DRIVER}\s+(?:update|upgrade)\b"
+    r"|\bafter\s+(?:updating|upgrading|an?\s+update\s+of)\s+(?:the\s+|my\s+)?(?:latest\s+)?(?:nvidia\s+)?(?:gpu\s+|graphics\s+)?drivers?\b",
     re.I,
 )
 #: A rollback said to fix it.
@@ -64,13 +69,71 @@ _ROLLED_BACK = re.compile(
 _MISMATCH = re.compile(r"Driver/library version mismatch|API mismatch|NVML library version", re.I)
 
 
+#: A driver version written in a report ("Driver Version: 595.79", "driver 595.71.05", "NVIDIA driver **595.79**").
+_DRIVER_SAID = re.compile(r"\bdriver(?:\s+version)?\s*[:=]?\s*\**\s*([3-9]\d{2}\.\d{1,3}(?:\.\d{1,3})?)\b", re.I)
+
+
+def _beyond_validated(fx: Facts, text: str) -> Optional[Finding]:
+    """An application the kb lists (kb/app_validated_drivers.json) named with a driver of a newer branch than the one
+    its release is validated on: its maintainers answer such crashes with the validated driver."""
+    m = _DRIVER_SAID.search(text)
+    driver = driver_version(fx) or (m.group(1) if m else None)
+    dv = vtuple(driver or "")
+    if not dv:
+        return None
+    pasted = fx.dict("pasted.validated_app") or {}  # the reader's: named in the prose, with the release stated
+    for app, row in kb.app_validated_drivers().items():
+        if pasted.get("app") == app:
+            stated = pasted.get("release")
+        elif re.search(row["names"], text):
+            m = re.search(row["version"], text)
+            stated = m.group(1) if m else None
+        else:
+            continue
+        release = stated or row["newest_listed"]
+        validated = row["releases"].get(release)
+        if validated is None or dv[0] <= validated["branch"]:
+            continue
+        windows = os_family(fx) == "windows" or bool(re.search(r"\.dll\b|[A-Za-z]:\\", text))
+        want = validated["windows" if windows else "linux"]
+        which = f"{app} {release}" if stated else f"{app} (up to {release})"
+        return DRIVER_REGRESSION.finding(
+            title=f"Likely: driver {driver} is newer than the {validated['branch']} branch {which} is validated on "
+            f"(validated: {want}); its maintainers answer such failures with the validated driver",
+            evidence={"driver": driver, "application": app, "release": stated, "validated": want},
+            fix=Fix(
+                (
+                    f"# install the validated driver {want} ("
+                    + (
+                        "a clean install from NVIDIA's driver archive"
+                        if windows
+                        else "the .run installer from NVIDIA's Unix driver archive, or the distribution's 580 package, held"
+                    )
+                    + ")",
+                    "nvidia-smi  # Driver Version shows the release in use",
+                    f"# or a newer {app} release validated on your driver branch",
+                ),
+                f"A newer driver branch is not automatically compatible with {app} {release}; NVIDIA validates each "
+                "release on one branch (kb/app_validated_drivers.json).",
+            ),
+            severity="warning",
+        )
+    return None
+
+
 @check(DRIVER_REGRESSION)
 def driver_regression(fx: Facts) -> Iterator[Finding]:
     text = text_of(fx)
+    if _MISMATCH.search(text):
+        return
+    beyond = _beyond_validated(fx, text)
+    if beyond is not None:
+        yield beyond
+        return
     started = _STARTED_WITH.search(text)
     back = None if started else _ROLLED_BACK.search(text)
     said = started or back
-    if said is None or _MISMATCH.search(text):
+    if said is None:
         return
     version = next((g for g in started.groups() if g), None) if started else None
     evidence = {"said": said.group(0)}

@@ -86,6 +86,7 @@ TABLES = (
     "gpu_video_engines",
     "cpu_gpu_twins",
     "optix_drivers",
+    "app_validated_drivers",
 )  # cuda_libraries: NVIDIA library families in error texts, what a soname / DLL number means (errortext/entities.py);
 # installers: where each build is published per installer (checks/_installer.py);
 # python_wheels: when each Python minor first had torch wheels (checks/platform.py)
@@ -748,3 +749,9 @@ def registers_per_block(capability: str) -> int | None:
         return None
     table = _load("registers_per_block")["registers_per_block"]
     return table.get(f"{cc[0]}.{cc[1]}", table.get(str(cc[0])))
+
+
+def app_validated_drivers() -> dict[str, dict]:
+    """Application -> {names, version, releases: {"5.1": {branch, linux, windows}}, newest_listed}: the driver branch
+    each listed release is validated on (kb/app_validated_drivers.json)."""
+    return dict(_load("app_validated_drivers")["apps"])

@@ -303,6 +303,21 @@ def _first_line(lines: List[str], rx: "re.Pattern[str]") -> Dict[str, Any]:
     return {}
 
 
+def _validated_app(lines: List[str]) -> Dict[str, Any]:
+    """An application kb/app_validated_drivers.json lists, named anywhere (the title and an issue form included), with
+    the release the text states ("### Isaac Sim version\\n\\n5.1.0" spans lines): {"app", "line", "text", "release"}
+    or {} (checks/drvreg23.py)."""
+    from .. import kb
+
+    joined = "\n".join(ln[:2000] for ln in lines[:400])
+    for app, row in kb.app_validated_drivers().items():
+        named = _first_line(lines, re.compile(row["names"]))
+        if named:
+            stated = re.search(row["version"], joined)
+            return {"app": app, **named, "release": stated.group(1) if stated else None}
+    return {}
+
+
 def _programs_named(lines: List[str]) -> Dict[str, Any]:
     """The GPU programs the paste names anywhere, the title and prose included (kb/errors/b19.json other_frameworks,
     b20.json own_kernel_programs), and whether it names torch at all: {"names": [...], "torch": line or None}. Only the
@@ -1020,6 +1035,7 @@ def _prose_facts(facts: Dict[str, Any], lines: List[str], parts: List[Dict[str, 
         ("cpu_chosen", _first_line(lines, _CPU_CHOSEN)),  # the user ran it on the CPU on purpose (checks/torch_package.py)
         ("rocm_in_use", _first_line(lines, ROCM_IN_USE)),  # ROCm said to run the AMD GPU (checks/codes5.py)
         ("terminal_vs_ide", _terminal_vs_ide(lines)),
+        ("validated_app", _validated_app(lines)),  # an application validated on one driver branch (checks/drvreg23.py)
     ):
         if got:
             facts["pasted"][key] = got
