@@ -147,3 +147,37 @@ def test_isaac_sim_on_a_driver_branch_newer_than_validated(tmp_path):
 def test_a_crash_after_updating_the_nvidia_drivers_is_a_likely_regression(tmp_path):
     found = paste_findings(tmp_path, "Crash after updating the nvidia drivers\n012: omni.usd.dll!gpu::realm+0x731e\n")
     assert severities(found).get("driver-regression") == "warning"
+
+
+def test_tf_nightly_named_without_a_version_is_read(tmp_path):
+    # b232-05's paste crashed the prose reader: "tf-nightly" matched TensorFlow's pattern with no version (a TypeError).
+    text = "TensorFlow 2.2: loading the SavedModel takes 10 minutes on the GPU.\nI will give the tf-nightly a try.\n"
+    found = paste_findings(tmp_path, text)
+    assert "check-crashed" not in codes(found, ("error", "warning", "info"))
+
+
+def test_a_slow_first_cuda_use_in_words_is_a_likely_ptx_jit(tmp_path):
+    for said in (
+        "invoking cuda() takes a long time",
+        "Takes 5 minutes to get back from .cuda()",
+        "NCCL uses old(?) CUDA ARCH, causing very slow startup",
+        "First load time in Nvidia Jetson AGX Xavier and Orin is more than 10 minutes",
+        "index_cpu_to_all_gpus is very slow for the first time",
+    ):
+        found = paste_findings(tmp_path, said)
+        assert severities(found).get("ptx-jit-on-first-cuda-call") == "warning", said
+    # A slow CPU job is no JIT; a slow driver start is persistence (below), not JIT.
+    assert "ptx-jit-on-first-cuda-call" not in codes(paste_findings(tmp_path, "pip install takes a long time"))
+
+
+def test_a_slow_driver_start_is_likely_persistence_off(tmp_path):
+    for said in (
+        "nvidia-container-cli: initialization error: driver error: timed out",
+        "this function call takes **cuInit time: 6557046 us**. this call should be about 500ms",
+        "nvidia-smi takes forever without it",
+    ):
+        found = paste_findings(tmp_path, said)
+        assert severities(found).get("persistence-mode-off") == "warning", said
+        assert "ptx-jit-on-first-cuda-call" not in codes(found)
+    # Windows has no persistence mode to turn on.
+    assert "persistence-mode-off" not in codes(paste_findings(tmp_path, "OS: Windows 11\nnvidia-smi takes forever to run"))

@@ -16,11 +16,11 @@ from cudadoctor.interpret.gpus import BUSY_UTILIZATION, THROTTLE_REASONS, reason
 from cudadoctor.facts import Facts
 from cudadoctor.interpret import is_wsl, os_key
 from cudadoctor.errortext import of_facts as evidence_of
-from cudadoctor.errortext import memfigures
+from cudadoctor.errortext import kb_document, memfigures
 
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import gpu_label, gpu_who, nvml_devices, text_finding, text_of
+from ._common import gpu_label, gpu_who, nvml_devices, search, text_finding, text_of
 
 _OOM_WORDS, held_elsewhere, _human = memfigures.OOM_WORDS, memfigures.held_elsewhere, memfigures.human
 _oom_figures, _pool_figures, _threshold = memfigures.oom_figures, memfigures.pool_figures, memfigures.threshold
@@ -535,7 +535,25 @@ def gpu_memory_occupied(fx: Facts) -> Iterator[Finding]:
 
 @check(PERSISTENCE_MODE_OFF)
 def persistence_mode_off(fx: Facts) -> Iterator[Finding]:
-    """Linux, not WSL, two or more GPUs, persistence mode off on some."""
+    """Linux, not WSL, two or more GPUs, persistence mode off on some; or, from a report, the driver's own start said
+    to be slow (kb/errors/b25.json symptoms.slow_driver_init) on a machine not shown to be Windows or WSL."""
+    slow = search(fx, kb_document("b25.json")["symptoms"]["slow_driver_init"]["regex"])
+    if slow and fx.origin != "live" and os_key(fx) not in ("windows", "macos") and not fx.bool("system.wsl"):
+        yield PERSISTENCE_MODE_OFF.finding(
+            title="Likely: persistence mode is off, so the driver initialises the GPUs again at every start (cuInit, "
+            "nvidia-smi and container starts wait for it)",
+            evidence={slow[0]: slow[1]},
+            fix=Fix(
+                (
+                    "nvidia-smi -q | grep -i 'persistence mode'  # Disabled: the driver tears the GPUs down between clients",
+                    "sudo systemctl enable --now nvidia-persistenced",
+                    "# legacy alternative: sudo nvidia-smi -pm 1",
+                ),
+                "Without persistence the driver initialises the GPUs for each new client; the daemon keeps them initialised.",
+            ),
+            severity="warning",
+        )
+        return
     if (fx.str("system.os") or "").lower() != "linux" or fx.bool("system.wsl"):
         return
     devs = nvml_devices(fx)

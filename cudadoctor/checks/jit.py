@@ -14,13 +14,14 @@ from __future__ import annotations
 
 from typing import Dict, Iterator, List, Optional
 
+from cudadoctor.errortext import kb_document
 from cudadoctor.facts import Facts
 from cudadoctor.interpret import gpus
 from cudadoctor.interpret.build import build_arch_list
 from cudadoctor.interpret.gpus import arch_runs
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import error_match, text_finding
+from ._common import error_match, search, text_finding
 from .plat10 import uvm_not_loaded_entities
 
 _JIT_GUIDE = "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#just-in-time-compilation"
@@ -140,6 +141,10 @@ def _ptx_only(fx: Facts) -> Optional[Dict[str, object]]:
     return None
 
 
+#: The reporters' words for slow starts (kb/errors/b25.json): a slow first CUDA use, or the driver's own slow start.
+_SYMPTOMS = kb_document("b25.json")["symptoms"]
+
+
 @check(PTX_JIT_ON_FIRST_CUDA_CALL)
 def ptx_jit_on_first_cuda_call(fx: Facts) -> Iterator[Finding]:
     ev: Dict[str, object] = {}
@@ -149,6 +154,9 @@ def ptx_jit_on_first_cuda_call(fx: Facts) -> Iterator[Finding]:
         ev.update(facts)
     if said:
         ev[said[0]] = said[1]
+    slow = None if ev or search(fx, _SYMPTOMS["slow_driver_init"]["regex"]) else search(fx, _SYMPTOMS["slow_cuda_start"]["regex"])
+    if slow:
+        ev[slow[0]] = slow[1]  # the reporter's words for a slow first CUDA use (kb/errors/b25.json symptoms.slow_cuda_start)
     if not ev:
         return
     cmds: List[str] = [
@@ -161,6 +169,9 @@ def ptx_jit_on_first_cuda_call(fx: Facts) -> Iterator[Finding]:
         f"torch has only PTX for the {facts['gpu']} (compute {facts['compute_capability']}): the first CUDA call "
         "JIT-compiles every kernel"
         if facts
+        else "Likely: the first CUDA use is slow because the driver JIT-compiles PTX: the program (torch, a library, an "
+        "extension) has no SASS for this GPU"
+        if slow
         else "Likely: the first CUDA call JIT-compiles PTX because the build has no SASS for this GPU"
     )
     yield PTX_JIT_ON_FIRST_CUDA_CALL.finding(

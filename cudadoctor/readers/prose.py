@@ -679,6 +679,8 @@ def read(lines: Iterable[str]) -> Dict[str, Any]:
                     continue
             floors = list(floor_spans(line)) if field == "driver" else []
             for m in rx.finditer(line):
+                if m.group("v") is None:
+                    continue  # a pattern's other alternative ("tf-nightly" named with no version): nothing to state
                 if skip_install and any(a <= m.start() < b for a, b in installs):
                     continue  # "pip install torch==2.1.0": what was asked for, in that clause of the line
                 if any(a <= m.start("v") < b for a, b in floors):
