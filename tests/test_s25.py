@@ -181,3 +181,42 @@ def test_a_slow_driver_start_is_likely_persistence_off(tmp_path):
         assert "ptx-jit-on-first-cuda-call" not in codes(found)
     # Windows has no persistence mode to turn on.
     assert "persistence-mode-off" not in codes(paste_findings(tmp_path, "OS: Windows 11\nnvidia-smi takes forever to run"))
+
+
+def test_torchao_skipping_its_extensions_names_torchao_and_the_pair(tmp_path):
+    old = (
+        "Skipping import of cpp extensions due to incompatible torch version 2.7.1+cu128 for torchao version 0.15.0 "
+        "Please see https://github.com/pytorch/ao/issues/2919 for more info"
+    )
+    f = next(x for x in paste_findings(tmp_path, old) if x["code"] == "extension-abi-mismatch")
+    assert f["title"].startswith("torchao 0.15.0 was built for another torch") and "2.7.1+cu128" in f["title"]
+    assert any('"torchao<0.15.0"' in c for c in f["fix"]["commands"])
+    new = "Skipping import of cpp extensions due to incompatible torch version. Please upgrade to torch >= 2.11.0 (found 2.9.1+cu128)."
+    f = next(x for x in paste_findings(tmp_path, new) if x["code"] == "extension-abi-mismatch")
+    assert "(2.9.1+cu128)" in f["title"] and "needs torch >= 2.11.0" in f["title"]
+
+
+def test_nvml_memory_query_unsupported_on_unified_memory_gpus(tmp_path):
+    text = "Hardware: NVIDIA DGX Spark (GB10)\nerror getting device memory: Not Supported\n"
+    found = paste_findings(tmp_path, text)
+    sev = severities(found)
+    assert sev.get("nvml-query-not-supported") == "warning"
+    assert "unified memory" in next(f for f in found if f["code"] == "nvml-query-not-supported")["title"]
+    # NVML answered a query: the driver serves the GPU, so no open-module doubt; no torch in the report, no torch claim.
+    assert "open-kernel-module-required" not in sev and "gpu-arch-unsupported" not in sev
+    for said in ("nvmlDeviceGetMemoryInfo() returns Not Supported", 'GetMemoryInfo returns "Not Supported"'):
+        assert "nvml-query-not-supported" in codes(paste_findings(tmp_path, said)), said
+
+
+def test_dch_drivers_have_no_nvsmi_folder(tmp_path):
+    for said in (
+        "Windows10 DCH drivers don't contain nvsmi",
+        "NVSMI/nvml is missing with latest nvidia drivers - Bminer fix",
+        "'C:\\Program Files\\NVIDIA Corporation\\NVSMI\\nvidia-smi.exe' is not recognized as an internal or external "
+        "command, operable program or batch file.",
+    ):
+        assert codes(paste_findings(tmp_path, said)) == ["nvsmi-folder-missing"], said
+    # nvidia-smi itself failing is another matter.
+    assert "nvsmi-folder-missing" not in codes(
+        paste_findings(tmp_path, "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.")
+    )

@@ -70,4 +70,5 @@ BUILTIN_MODULES = (
     "vulkan24",
     "headers24",
     "execstack25",
+    "dch25",
 )

@@ -751,6 +751,14 @@ def program_not_torch(fx: Facts) -> Optional[str]:
     return str(names[0]) if names else None
 
 
+def _other_code_explains(fx: Facts) -> bool:
+    """The error text matches another code's wording (kb/errors), none of this code's: that code is the lead."""
+    from cudadoctor.errortext import of_facts
+
+    codes = set(of_facts(fx).matches)
+    return bool(codes) and "gpu-arch-unsupported" not in codes and "companion-arch-unsupported" not in codes
+
+
 @check(GPU_ARCH_UNSUPPORTED)
 def gpu_arch_unsupported(fx: Facts) -> Iterator[Finding]:
     """Each GPU's capability against the build's arch list (live list first, else the kb's)."""
@@ -779,7 +787,10 @@ def gpu_arch_unsupported(fx: Facts) -> Iterator[Finding]:
             return  # the text names a CPU-only torch: it has no CUDA kernels at all, so no arch is the reason (cpu-only-torch)
         ran = _KERNEL_RAN.search(text_of(fx))  # a kernel ran on this GPU and faulted: its architecture was served
         bad = [] if ran else _too_old_for_every_build(fx, devices)  # the torch a user installs today has no kernels for it
-        newest_only = [] if bad or ran else _only_newest_builds_run(fx, devices)
+        # not where another cause's wording explains the error: a new GPU named beside an error of another kind (b239:
+        # NVML's unsupported memory query on DGX Spark's GB10 in device-plugin reports) says nothing of a torch build
+        explained = _other_code_explains(fx)
+        newest_only = [] if bad or ran or explained else _only_newest_builds_run(fx, devices)
         older_only = [] if bad or ran or newest_only else _only_older_builds_run(fx, devices)
     owner = kernel_owner(fx) if not bad else None
     if owner and owner[0] == "other":

@@ -127,6 +127,7 @@ _DISTS = {
     "transformer_engine": "transformer-engine",
     "transformer_engine_extensions": "transformer-engine",
     "bitsandbytes": "bitsandbytes",
+    "torchao": "torchao",
     "vllm": "vllm",
     "mamba_ssm": "mamba-ssm",
     "causal_conv1d": "causal-conv1d",
@@ -205,6 +206,9 @@ def extension_abi_mismatch(fx: Facts) -> Iterator[Finding]:
         return  # torchvision's/torchaudio's own load failing: the companion is not torch's pair (torchvision-mismatch)
     if not pkg and _TORCH_IMPORTS_ITSELF.search(_all_text(fx)) and re.search(r"\blib(?:c10|torch)\w*\.so", said[1]):
         return  # torch's own import cannot find its own libraries: a broken torch install, not an extension
+    if _TORCHAO_SKIPS.search(said[1]):
+        yield _torchao_skips(fx, said)
+        return
     pkg = pkg or "<the package named in the error>"
     torch = torch_version(fx)
     built = re.search(r"built for:?\s*PyTorch ([\w.+]+)", said[1])
@@ -232,6 +236,41 @@ def extension_abi_mismatch(fx: Facts) -> Iterator[Finding]:
 
 
 _TORCH_LIB = re.compile(r"lib-?(?:torch|c10)", re.I)
+
+#: torchao's own words when its compiled extensions do not fit the installed torch (kb/errors/b25.json), with the torch
+#: it found and, in newer releases, the torch it needs ("Please upgrade to torch >= 2.11.0 (found 2.9.1+cu128)").
+_TORCHAO_SKIPS = re.compile(r"Skipping import of cpp extensions due to incompatible torch version", re.I)
+_TORCHAO_NEEDS = re.compile(r"upgrade to torch\s*>=\s*(?P<need>\d+\.\d+(?:\.\d+)?)\s*\(found (?P<found>[\w.+]+)\)", re.I)
+_TORCHAO_OLD = re.compile(r"incompatible torch version (?P<found>\d[\w.+]*) for torchao version (?P<ao>\d[\w.+]*)", re.I)
+
+
+def _torchao_skips(fx: Facts, said: Tuple[str, str]) -> Finding:
+    """torchao skipped its C++/CUDA extensions: its release was built for another torch (pytorch/ao#2919)."""
+    text = said[1] + "\n" + _all_text(fx)
+    need, old = _TORCHAO_NEEDS.search(text), _TORCHAO_OLD.search(text)
+    found = (need.group("found") if need else old.group("found") if old else None) or torch_version(fx)
+    ao = old.group("ao") if old else None
+    cmds = [f"{PIP} show torch torchao  # the pair that must fit"]
+    if need:
+        cmds.append(f'{PIP} install "torch>={need.group("need")}"  # the torch this torchao was built for (with its CUDA index)')
+    cmds.append(
+        f'{PIP} install "torchao<{ao}"  # or an older torchao built for torch {found}'
+        if ao and found
+        else f"{PIP} install torchao==<the release built for torch {found or 'X'}>  # or an older torchao"
+    )
+    return EXTENSION_ABI_MISMATCH.finding(
+        title=f"torchao{(' ' + ao) if ao else ''} was built for another torch than the one installed"
+        + (f" ({found})" if found else "")
+        + (f"; it needs torch >= {need.group('need')}" if need else "")
+        + ": it skips its C++/CUDA kernels, so its quantized layers fail",
+        evidence={said[0]: said[1], "package": "torchao", "torch.version": found, "torchao": ao},
+        fix=Fix(
+            tuple(cmds),
+            "torchao's compiled extensions load only in the torch release they were built for; torchao skips them "
+            "otherwise (pytorch/ao#2919).",
+        ),
+    )
+
 
 # ---------------------------------------------------------------- a prebuilt wheel names the torch it was built for
 #: The local version prebuilt extension wheels carry (task build10): flash-attn's setup.py and the packages that copy it

@@ -560,7 +560,11 @@ _DRIVER_SERVES = (
     "cuda-compat-driver-mismatch",
     "gpu-lost",
     "gpu-ecc-errors",
+    "nvml-query-not-supported",  # NVML initialised and answered a query for the GPU (only that query unsupported)
 )
+#: torch's own warning about a GPU's capability ("Found GPU0 NVIDIA GB10 which is of cuda capability 12.1"): the CUDA
+#: runtime enumerated the device, so the driver serves it.
+_TORCH_FOUND_GPU = re.compile(r"\bFound GPU\s?\d+\b[^\n]{0,80}?\bwhich is of cuda capability\b", re.I)
 
 
 def _blackwell_not_served(fx: Facts) -> Optional[Tuple[str, str]]:
@@ -573,7 +577,7 @@ def _blackwell_not_served(fx: Facts) -> Optional[Tuple[str, str]]:
     if not blackwell:
         return None
     text = _text(fx)
-    if _OPEN_RUNS.search(text):
+    if _OPEN_RUNS.search(text) or _TORCH_FOUND_GPU.search(text):
         return None
     ev = evidence_of(fx)
     if any(ev.of(code) for code in _DRIVER_SERVES):

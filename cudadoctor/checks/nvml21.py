@@ -12,12 +12,14 @@ Pure: no I/O.
 
 from __future__ import annotations
 
+import re
 from typing import Iterator
 
 from cudadoctor.facts import Facts
+from cudadoctor.interpret import gpus
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import error_match
+from ._common import error_match, text_of
 
 NVML_QUERY_NOT_SUPPORTED = Code(
     code="nvml-query-not-supported",
@@ -46,10 +48,32 @@ NVML_QUERY_NOT_SUPPORTED = Code(
 )
 
 
+#: NVML's memory query named in the error (kb/errors/b25.json), and GPUs with unified memory (DGX Spark's GB10).
+_MEMORY_QUERY = re.compile(r"GetMemoryInfo|device memory|memory info", re.I)
+_UNIFIED = re.compile(r"\bGB10\b|DGX Spark|unified memory", re.I)
+
+
 @check(NVML_QUERY_NOT_SUPPORTED)
 def nvml_query_not_supported(fx: Facts) -> Iterator[Finding]:
     said = error_match(fx, NVML_QUERY_NOT_SUPPORTED)
     if not said:
+        return
+    if _MEMORY_QUERY.search(said[1]):
+        unified = any(_UNIFIED.search(str(g.get("name") or "")) for g in gpus(fx)) or bool(_UNIFIED.search(text_of(fx)))
+        yield NVML_QUERY_NOT_SUPPORTED.finding(
+            title="NVML has no memory figures for this GPU (nvmlDeviceGetMemoryInfo: Not Supported)"
+            + (": GB10 (DGX Spark) shares the system's unified memory" if unified else "")
+            + "; the GPU works, the program that treats it as fatal must be updated",
+            evidence={said[0]: said[1]},
+            fix=Fix(
+                (
+                    "nvidia-smi --query-gpu=name,memory.total --format=csv  # [N/A] where the GPU has no memory of its own",
+                    "# update the device plugin / operator / monitor to a release that tolerates it (the GPU Operator, "
+                    "the DRA driver and HAMi each fixed it after such reports)",
+                ),
+                "On unified-memory GPUs NVML answers NOT_SUPPORTED for the framebuffer query; CUDA and the GPU work.",
+            ),
+        )
         return
     yield NVML_QUERY_NOT_SUPPORTED.finding(
         title="A program's NVML query is not supported on this GPU (NVML_ERROR_NOT_SUPPORTED): the GPU works; the "
