@@ -220,3 +220,24 @@ def test_dch_drivers_have_no_nvsmi_folder(tmp_path):
     assert "nvsmi-folder-missing" not in codes(
         paste_findings(tmp_path, "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.")
     )
+
+
+# docker/for-win#13332 (4.17.1) and #11409 (3.3.3), trimmed.
+DD_4171 = """4.17.1 bug with --gpus=all
+docker run --gpus=all hello-world hangs, without --gpus it runs.
+  - Windows Version: 11
+  - Docker Desktop Version: 4.17.1
+"""
+
+
+def test_docker_desktop_release_known_to_break_gpu_containers(tmp_path):
+    found = paste_findings(tmp_path, DD_4171)
+    f = next(f for f in found if f["code"] == "docker-desktop-gpu-regression")
+    assert "4.17.1" in f["title"] and "4.17.0" in f["title"]
+    old = "docker desktop with wsl2 and nvidia cuda dose not work\nworks with version 3.3.0 but not with 3.3.3\n"
+    assert "docker-desktop-gpu-regression" in codes(paste_findings(tmp_path, old))
+    # A release not listed, or no GPU in the report, says nothing.
+    assert "docker-desktop-gpu-regression" not in codes(paste_findings(tmp_path, DD_4171.replace("4.17.1", "4.18.0")))
+    assert "docker-desktop-gpu-regression" not in codes(
+        paste_findings(tmp_path, "Docker Desktop 4.17.1: the volume mount is read-only\n")
+    )

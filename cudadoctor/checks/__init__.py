@@ -71,4 +71,5 @@ BUILTIN_MODULES = (
     "headers24",
     "execstack25",
     "dch25",
+    "dockerdesk25",
 )

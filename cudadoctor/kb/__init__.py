@@ -87,6 +87,7 @@ TABLES = (
     "cpu_gpu_twins",
     "optix_drivers",
     "app_validated_drivers",
+    "docker_desktop_gpu",
 )  # cuda_libraries: NVIDIA library families in error texts, what a soname / DLL number means (errortext/entities.py);
 # installers: where each build is published per installer (checks/_installer.py);
 # python_wheels: when each Python minor first had torch wheels (checks/platform.py)
@@ -755,3 +756,9 @@ def app_validated_drivers() -> dict[str, dict]:
     """Application -> {names, version, releases: {"5.1": {branch, linux, windows}}, newest_listed}: the driver branch
     each listed release is validated on (kb/app_validated_drivers.json)."""
     return dict(_load("app_validated_drivers")["apps"])
+
+
+def docker_desktop_gpu_regressions() -> dict[str, dict]:
+    """Docker Desktop release -> {symptom, last_good, tracking}: releases that broke GPU containers under WSL 2
+    (kb/docker_desktop_gpu.json)."""
+    return dict(_load("docker_desktop_gpu")["releases"])

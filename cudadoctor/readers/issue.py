@@ -318,6 +318,21 @@ def _validated_app(lines: List[str]) -> Dict[str, Any]:
     return {}
 
 
+_DOCKER_DESKTOP = re.compile(r"\bdocker\s+desktop\b", re.I)
+_RELEASE = re.compile(r"(?<![\w.])(\d{1,2}\.\d{1,2}\.\d{1,2})(?![\w.])")
+
+
+def _docker_desktop(lines: List[str]) -> Dict[str, Any]:
+    """Docker Desktop named anywhere, with the releases the text states (X.Y.Z on any line of a report that names it:
+    "Docker Desktop Version: 4.17.1", "works with 3.3.0 but not with 3.3.3"): {"line", "text", "releases"} or {}
+    (checks/dockerdesk25.py)."""
+    named = _first_line(lines, _DOCKER_DESKTOP)
+    if not named:
+        return {}
+    releases = list(dict.fromkeys(m.group(1) for ln in lines[:400] for m in _RELEASE.finditer(ln[:2000])))
+    return {**named, "releases": releases[:40]}
+
+
 def _programs_named(lines: List[str]) -> Dict[str, Any]:
     """The GPU programs the paste names anywhere, the title and prose included (kb/errors/b19.json other_frameworks,
     b20.json own_kernel_programs), and whether it names torch at all: {"names": [...], "torch": line or None}. Only the
@@ -1035,7 +1050,11 @@ def _prose_facts(facts: Dict[str, Any], lines: List[str], parts: List[Dict[str, 
         ("cpu_chosen", _first_line(lines, _CPU_CHOSEN)),  # the user ran it on the CPU on purpose (checks/torch_package.py)
         ("rocm_in_use", _first_line(lines, ROCM_IN_USE)),  # ROCm said to run the AMD GPU (checks/codes5.py)
         ("terminal_vs_ide", _terminal_vs_ide(lines)),
-        ("validated_app", _validated_app(lines)),  # an application validated on one driver branch (checks/drvreg23.py)
+        ("validated_app", _validated_app(lines)),
+        (
+            "docker_desktop",
+            _docker_desktop(lines),
+        ),  # Docker Desktop and the releases stated (checks/dockerdesk25.py)  # an application validated on one driver branch (checks/drvreg23.py)
     ):
         if got:
             facts["pasted"][key] = got
