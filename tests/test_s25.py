@@ -241,3 +241,17 @@ def test_docker_desktop_release_known_to_break_gpu_containers(tmp_path):
     assert "docker-desktop-gpu-regression" not in codes(
         paste_findings(tmp_path, "Docker Desktop 4.17.1: the volume mount is read-only\n")
     )
+
+
+def test_colmap_built_without_cuda_and_programs_finding_no_cuda_device(tmp_path):
+    for said in (
+        "WARNING: Skipping dense reconstruction because CUDA is not available",
+        "WARNING: Skipping patch match stereo because CUDA is not available.",
+        "Dense stereo reconstruction requires CUDA, which is not available on your system",
+    ):
+        f = next(x for x in paste_findings(tmp_path, said) if x["code"] == "companion-cpu-only-build")
+        assert f["title"].startswith("COLMAP is its CPU-only build"), said
+    # COLMAP's device check on a Mac: no CUDA there at all (the title does not talk of torch).
+    mac = "F0409 extraction.cc:132] Check failed: num_cuda_devices > 0 (0 vs. 0)\n- OS : macOS Mojave version 10.14.6\n"
+    f = next(x for x in paste_findings(tmp_path, mac) if x["code"] == "non-nvidia-gpu")
+    assert "torch" not in f["title"]

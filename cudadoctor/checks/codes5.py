@@ -20,6 +20,7 @@ from cudadoctor.interpret.gpus import gpus, split_by_capability
 from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import PIP, error_match, said_or_pasted, search, text_of
+from .arch import torch_named
 
 # --- round 5: codes5 ---
 
@@ -176,6 +177,9 @@ _WANTS_CUDA = (
     r"(?i)Torch not compiled with CUDA enabled|torch\.cuda\.is_available\(\)\W{0,20}(?:returns?\W{0,4})?False|"
     r"Invalid CUDA '?device|Found no NVIDIA driver|No CUDA GPUs are available|no CUDA-capable device|"
     r"CUDA (?:is not available|driver (?:version )?is insufficient)|cuda(?::\d)? (?:device )?(?:not available|requested)"
+    # programs' own words for finding no CUDA device: COLMAP's "Check failed: num_cuda_devices > 0 (0 vs. 0)"
+    # (colmap#1032, #840), AliceVision/Meshroom's "This program needs a CUDA-Enabled GPU" (Meshroom#370)
+    r"|Check failed: num_cuda_devices > 0|This program needs a CUDA[- ]Enabled GPU"
 )
 
 
@@ -225,6 +229,9 @@ def non_nvidia_gpu(fx: Facts) -> Iterator[Finding]:
         title=(
             f"This is a Mac ({names}): CUDA does not exist on macOS, so the CPU torch is right and the program must be "
             "told to use 'mps' or 'cpu' instead of CUDA"
+            if apple_only and torch_named(fx, text_of(fx))
+            else f"This is a Mac ({names}): CUDA does not exist on macOS, so no CUDA program or CUDA build runs there: "
+            "use the program's CPU (or Apple GPU) path, or a machine with an NVIDIA GPU"
             if apple_only
             else f"The GPU named is {' / '.join(who[v] for v in named_vendors)} ({names}), not NVIDIA: CUDA cannot run on it"
             if named_vendors

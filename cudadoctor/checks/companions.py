@@ -305,6 +305,15 @@ _CPU_BUILDS: Tuple[Tuple[str, str, Tuple[str, ...]], ...] = (
         ),
     ),
     (
+        "COLMAP",
+        r"colmap|patch match stereo|dense (?:stereo )?reconstruction",
+        (
+            "colmap -h | head -2  # the banner says 'with CUDA' or 'without CUDA'",
+            "# Windows: the release's windows-cuda zip; Linux: build it with CUDA (cmake -DCUDA_ENABLED=ON, a CUDA "
+            "toolkit installed); macOS has no CUDA: dense reconstruction needs a machine with an NVIDIA GPU",
+        ),
+    ),
+    (
         "jaxlib",
         r"jax|xla|registered platform|GPU/TPU",
         (
