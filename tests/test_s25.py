@@ -255,3 +255,45 @@ def test_colmap_built_without_cuda_and_programs_finding_no_cuda_device(tmp_path)
     mac = "F0409 extraction.cc:132] Check failed: num_cuda_devices > 0 (0 vs. 0)\n- OS : macOS Mojave version 10.14.6\n"
     f = next(x for x in paste_findings(tmp_path, mac) if x["code"] == "non-nvidia-gpu")
     assert "torch" not in f["title"]
+
+
+def test_cdi_spec_stale_after_a_driver_update(tmp_path):
+    text = (
+        "After the NVIDIA driver upgrade the container does not start:\n"
+        "Error: crun: cannot stat `/lib64/libEGL_nvidia.so.550.54.14`: No such file or directory: OCI runtime attempted "
+        "to invoke a command that was not found\n"
+    )
+    found = paste_findings(tmp_path, text)
+    f = next(x for x in found if x["code"] == "cdi-spec-stale")
+    assert "libEGL_nvidia.so.550.54.14" in f["title"]
+    assert any("nvidia-ctk cdi generate" in c for c in f["fix"]["commands"])
+    assert "driver-regression" not in codes(found)  # the update's effect is the stale spec, not a driver bug
+
+
+def test_cdi_spec_newer_than_the_engine_reads(tmp_path):
+    said = (
+        'failed to load CDI Spec failed to parse CDI Spec "/etc/cdi/nvidia.yaml": failed to unmarshal CDI Spec: error '
+        'unmarshaling JSON: while decoding JSON: json: unknown field "additionalGids"'
+    )
+    f = next(x for x in paste_findings(tmp_path, said) if x["code"] == "cdi-spec-version-unsupported")
+    assert "additionalGids" in f["title"]
+
+
+def test_triton_not_the_release_torch_was_built_with(tmp_path):
+    key = (
+        '  File "/usr/local/lib/python3.10/dist-packages/torch/_inductor/codecache.py", line 166, in get_system\n'
+        "    from triton.compiler.compiler import triton_key\n"
+        "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
+        "ImportError: cannot import name 'triton_key' from 'triton.compiler.compiler' "
+        "(/usr/local/lib/python3.10/dist-packages/triton/compiler/compiler.py)\n"
+    )
+    f = next(x for x in paste_findings(tmp_path, key) if x["code"] == "triton-version-mismatch")
+    assert "triton_key" in f["title"] and "torch's Inductor" in f["title"]
+    win = (
+        "ImportError: cannot import name 'AttrsDescriptor' from 'triton.compiler.compiler' "
+        "(G:\\pinokio\\api\\wan.git\\app\\env\\lib\\site-packages\\triton\\compiler\\compiler.py)\n"
+    )
+    f = next(x for x in paste_findings(tmp_path, win) if x["code"] == "triton-version-mismatch")
+    assert any("triton-windows" in c for c in f["fix"]["commands"])
+    # Triton missing altogether is not this.
+    assert "triton-version-mismatch" not in codes(paste_findings(tmp_path, "ModuleNotFoundError: No module named 'triton'"))

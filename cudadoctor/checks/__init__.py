@@ -72,4 +72,6 @@ BUILTIN_MODULES = (
     "execstack25",
     "dch25",
     "dockerdesk25",
+    "cdi25",
+    "triton25",
 )

@@ -65,8 +65,14 @@ _STARTED_WITH = re.compile(
 _ROLLED_BACK = re.compile(
     r"\b(?:roll(?:ed|ing)?\s*back|revert(?:ed|ing)?|downgrad\w+)\s+(?:the\s+|my\s+)?(?:nvidia\s+)?(?:gpu\s+)?driver", re.I
 )
-#: Another cause of a driver change: the kernel module and libraries at different versions (no reboot).
-_MISMATCH = re.compile(r"Driver/library version mismatch|API mismatch|NVML library version", re.I)
+#: Other causes of trouble after a driver change: the kernel module and libraries at different versions (no reboot),
+#: a CDI spec naming the old driver's files.
+_MISMATCH = re.compile(
+    r"Driver/library version mismatch|API mismatch|NVML library version"
+    # a CDI spec still naming the previous driver's files (cdi-spec-stale, checks/cdi25.py)
+    r"|(?:cannot stat|error stat'?ing file)\s*[`'\"]?/[^\n]*?\.so\.[\d.]*\d",
+    re.I,
+)
 
 
 #: A driver version written in a report ("Driver Version: 595.79", "driver 595.71.05", "NVIDIA driver **595.79**").
