@@ -297,3 +297,9 @@ def test_triton_not_the_release_torch_was_built_with(tmp_path):
     assert any("triton-windows" in c for c in f["fix"]["commands"])
     # Triton missing altogether is not this.
     assert "triton-version-mismatch" not in codes(paste_findings(tmp_path, "ModuleNotFoundError: No module named 'triton'"))
+
+
+def test_a_driver_call_followed_by_its_status_number(tmp_path):
+    # hashcat on NixOS (NixOS/nixpkgs#310234): the driver API call and the CUresult it returned, 34 = CUDA_ERROR_STUB_LIBRARY.
+    assert "stub-libcuda" in codes(paste_findings(tmp_path, "cuDriverGetVersion(): 34\n"))
+    assert "stub-libcuda" not in codes(paste_findings(tmp_path, "cuDriverGetVersion(): 12040\n"))  # a version, not a status

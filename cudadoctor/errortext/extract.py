@@ -45,11 +45,13 @@ def _number_regex(n: "int | str") -> str:
     """Where a CUDA status number is written in real texts: after a CUDA word and an error word ("CUDA error 35",
     "cuda runtime error (38)", "cudaGetDeviceCount returned 100", "cuInit: UNKNOWN ERROR (303)", "CUDA initialization
     fails with 802 system error"), before one ("cuda version and 804 error"), numba's "CudaAPIError: [34]", Caffe's
-    "== cudaSuccess (35 vs. 0)"."""
+    "== cudaSuccess (35 vs. 0)", a driver call's return printed after it ("cuDriverGetVersion(): 34", hashcat's
+    form, NixOS/nixpkgs#310234)."""
     return (
         rf"{_CUDA_WORD}{_NUMBER_AFTER}{n}\b(?![.\d])"
         rf"|{_CUDA_WORD}[^.;\n]{{0,40}}?(?<![\d.]){n}\s+(?:[a-z]+\s+)?errors?\b"
         rf"|\bCudaAPIError:?\s*\[{n}\]"
+        rf"|\bcu(?:da)?[A-Z]\w*\(\)\s*(?:[:=]|returned)\s*\(?{n}\)?(?![.\d\w])"
         rf"|==\s*cudaSuccess\s*\({n} vs\. 0\)"
     )
 
