@@ -57,6 +57,8 @@ def test_the_rows_read_as_stated_symptoms_are_the_statement_rows():
         "cpu_build_named",
         "cpu_build_said",
         "tensorflow_lists_no_gpu",  # session 19: TensorFlow's own printed answer
+        "slow_cuda_start",  # session 25: the reporter's words for a first CUDA use taking minutes
+        "slow_driver_init",  # session 25: the driver's own start said to be slow (cuInit, nvidia-smi)
     }
 
 
