@@ -303,3 +303,15 @@ def test_a_driver_call_followed_by_its_status_number(tmp_path):
     # hashcat on NixOS (NixOS/nixpkgs#310234): the driver API call and the CUresult it returned, 34 = CUDA_ERROR_STUB_LIBRARY.
     assert "stub-libcuda" in codes(paste_findings(tmp_path, "cuDriverGetVersion(): 34\n"))
     assert "stub-libcuda" not in codes(paste_findings(tmp_path, "cuDriverGetVersion(): 12040\n"))  # a version, not a status
+
+
+def test_implicit_without_its_cuda_extension(tmp_path):
+    said = "raise ValueError(\"No CUDA extension has been built, can't train on GPU.\")\nValueError: No CUDA extension has been built, can't train on GPU.\n"
+    f = next(x for x in paste_findings(tmp_path, said) if x["code"] == "companion-cpu-only-build")
+    assert f["title"].startswith("implicit is its CPU-only build")
+    assert any("implicit-proc=*=gpu" in c for c in f["fix"]["commands"])
+
+
+def test_autogptq_kernels_missing_at_the_first_matmul(tmp_path):
+    said = "NameError: name 'autogptq_cuda_256' is not defined"
+    assert "extension-built-without-cuda" in codes(paste_findings(tmp_path, said))

@@ -305,6 +305,14 @@ _CPU_BUILDS: Tuple[Tuple[str, str, Tuple[str, ...]], ...] = (
         ),
     ),
     (
+        "implicit",
+        r"\bimplicit[./\\](?:gpu|cpu|als)\b|\bimplicit[-_]proc\b|No CUDA extension has been built, can't train on GPU",
+        (
+            'python -c "import implicit.gpu; print(implicit.gpu.HAS_CUDA)"  # False: this build has no CUDA extension',
+            "conda install -c conda-forge implicit implicit-proc=*=gpu  # the GPU build (implicit#699, #438)",
+        ),
+    ),
+    (
         "COLMAP",
         r"colmap|patch match stereo|dense (?:stereo )?reconstruction",
         (
