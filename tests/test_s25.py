@@ -315,3 +315,18 @@ def test_implicit_without_its_cuda_extension(tmp_path):
 def test_autogptq_kernels_missing_at_the_first_matmul(tmp_path):
     said = "NameError: name 'autogptq_cuda_256' is not defined"
     assert "extension-built-without-cuda" in codes(paste_findings(tmp_path, said))
+
+
+def test_an_amd64_image_on_an_arm64_host(tmp_path):
+    said = (
+        "WARNING: The requested image's platform (linux/amd64) does not match the detected host platform (linux/arm64/v8) "
+        "and no specific platform was requested\nexec /usr/local/bin/xinference-local: exec format error\n"
+    )
+    f = next(x for x in paste_findings(tmp_path, said) if x["code"] == "container-image-wrong-cpu-arch")
+    assert f["severity"] == "error" and "linux/arm64/v8" in f["title"]
+    jetson = "Jetson Xavier NX\nstandard_init_linux.go:219: exec user process caused: exec format error\n"
+    assert severities(paste_findings(tmp_path, jetson)).get("container-image-wrong-cpu-arch") == "warning"
+    # exec format error with no ARM host in sight is something else (a script without its interpreter line, ...)
+    assert "container-image-wrong-cpu-arch" not in codes(
+        paste_findings(tmp_path, "standard_init_linux.go:219: exec user process caused: exec format error\n")
+    )

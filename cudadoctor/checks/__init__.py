@@ -74,4 +74,5 @@ BUILTIN_MODULES = (
     "dockerdesk25",
     "cdi25",
     "triton25",
+    "platform25",
 )
