@@ -330,3 +330,19 @@ def test_an_amd64_image_on_an_arm64_host(tmp_path):
     assert "container-image-wrong-cpu-arch" not in codes(
         paste_findings(tmp_path, "standard_init_linux.go:219: exec user process caused: exec format error\n")
     )
+
+
+def test_mps_daemon_out_of_reach(tmp_path):
+    e805 = (
+        "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling "
+        "NumCudaDevices() that might have already set an error? Error 805: MPS client failed to connect to the MPS "
+        "control daemon or the MPS server."
+    )
+    assert severities(paste_findings(tmp_path, e805)).get("mps-connection-failed") == "error"
+    enroot = (
+        "Enroot with NVIDIA MPS?\nnvidia-cuda-mps-control -d\n"
+        "ERROR: The NVIDIA Driver is present, but CUDA failed to initialize.  GPU functionality will not be available.\n"
+        "   [[ Mapping of buffer object failed (error 205) ]]\n"
+    )
+    assert severities(paste_findings(tmp_path, enroot)).get("mps-connection-failed") == "warning"
+    assert "mps-connection-failed" not in codes(paste_findings(tmp_path, enroot.replace("nvidia-cuda-mps-control -d\n", "")))

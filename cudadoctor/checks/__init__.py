@@ -75,4 +75,5 @@ BUILTIN_MODULES = (
     "cdi25",
     "triton25",
     "platform25",
+    "mps25",
 )

@@ -319,6 +319,7 @@ def _validated_app(lines: List[str]) -> Dict[str, Any]:
 
 
 _DOCKER_DESKTOP = re.compile(r"\bdocker\s+desktop\b", re.I)
+_MPS_NAMED = re.compile(r"nvidia-cuda-mps-(?:control|server)|\bMPS (?:control )?daemon\b|\bCUDA_MPS_\w+", re.I)
 _RELEASE = re.compile(r"(?<![\w.])(\d{1,2}\.\d{1,2}\.\d{1,2})(?![\w.])")
 
 
@@ -1050,11 +1051,12 @@ def _prose_facts(facts: Dict[str, Any], lines: List[str], parts: List[Dict[str, 
         ("cpu_chosen", _first_line(lines, _CPU_CHOSEN)),  # the user ran it on the CPU on purpose (checks/torch_package.py)
         ("rocm_in_use", _first_line(lines, ROCM_IN_USE)),  # ROCm said to run the AMD GPU (checks/codes5.py)
         ("terminal_vs_ide", _terminal_vs_ide(lines)),
+        # an application validated on one driver branch (checks/drvreg23.py)
         ("validated_app", _validated_app(lines)),
-        (
-            "docker_desktop",
-            _docker_desktop(lines),
-        ),  # Docker Desktop and the releases stated (checks/dockerdesk25.py)  # an application validated on one driver branch (checks/drvreg23.py)
+        # Docker Desktop and the releases stated (checks/dockerdesk25.py)
+        ("docker_desktop", _docker_desktop(lines)),
+        # an MPS control daemon in the report (checks/mps25.py)
+        ("mps_named", _first_line(lines, _MPS_NAMED)),
     ):
         if got:
             facts["pasted"][key] = got
