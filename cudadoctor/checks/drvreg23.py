@@ -18,6 +18,7 @@ import re
 from typing import Iterator, Optional
 
 from cudadoctor import kb
+from cudadoctor.errortext import extract
 from cudadoctor.facts import Facts
 from cudadoctor.interpret import driver_version
 from cudadoctor.interpret.environment import os_family
@@ -75,15 +76,11 @@ _MISMATCH = re.compile(
 )
 
 
-#: A driver version written in a report ("Driver Version: 595.79", "driver 595.71.05", "NVIDIA driver **595.79**").
-_DRIVER_SAID = re.compile(r"\bdriver(?:\s+version)?\s*[:=]?\s*\**\s*([3-9]\d{2}\.\d{1,3}(?:\.\d{1,3})?)\b", re.I)
-
-
 def _beyond_validated(fx: Facts, text: str) -> Optional[Finding]:
     """An application the kb lists (kb/app_validated_drivers.json) named with a driver of a newer branch than the one
     its release is validated on: its maintainers answer such crashes with the validated driver."""
-    m = _DRIVER_SAID.search(text)
-    driver = driver_version(fx) or (m.group(1) if m else None)
+    said = extract.versions(text).get("driver") or []  # "Driver Version: 595.79", "driver **595.79**"
+    driver = driver_version(fx) or (said[0] if said else None)
     dv = vtuple(driver or "")
     if not dv:
         return None

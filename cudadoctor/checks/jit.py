@@ -141,8 +141,9 @@ def _ptx_only(fx: Facts) -> Optional[Dict[str, object]]:
     return None
 
 
-#: The reporters' words for slow starts (kb/errors/b25.json): a slow first CUDA use, or the driver's own slow start.
-_SYMPTOMS = kb_document("b25.json")["symptoms"]
+def _symptom(name: str) -> str:
+    """The reporters' words for slow starts (kb/errors/b25.json symptoms): a slow first CUDA use, the driver's own."""
+    return str(kb_document("b25.json")["symptoms"][name]["regex"])
 
 
 @check(PTX_JIT_ON_FIRST_CUDA_CALL)
@@ -154,7 +155,7 @@ def ptx_jit_on_first_cuda_call(fx: Facts) -> Iterator[Finding]:
         ev.update(facts)
     if said:
         ev[said[0]] = said[1]
-    slow = None if ev or search(fx, _SYMPTOMS["slow_driver_init"]["regex"]) else search(fx, _SYMPTOMS["slow_cuda_start"]["regex"])
+    slow = None if ev or search(fx, _symptom("slow_driver_init")) else search(fx, _symptom("slow_cuda_start"))
     if slow:
         ev[slow[0]] = slow[1]  # the reporter's words for a slow first CUDA use (kb/errors/b25.json symptoms.slow_cuda_start)
     if not ev:

@@ -274,7 +274,8 @@ def gpus(text: str) -> List[Tuple[str, str]]:
 
 # ---------------------------------------------------------------- versions beside labels
 
-_SEP = r"[ \t]*(?:[:：=]|\bis\b|\bversion\b|\bver\.?|\bv(?=\d))?[ \t]*(?:[:：=][ \t]*)?(?:==)?[ \t]*v?"
+#: (markdown emphasis or code ticks around the number, "driver **595.79**", "torch `2.1.0`", count as nothing.)
+_SEP = r"[ \t]*(?:[:：=]|\bis\b|\bversion\b|\bver\.?|\bv(?=\d))?[ \t]*(?:[:：=][ \t]*)?(?:==)?[ \t]*[*`]{0,2}v?"
 #: label -> (regex of the label, regex of its version). A label, then at most a few words on the same line
 #: ("my gcc is 13.2.1", "CUDA Version：11.3", "pytorch:1.10", "driver 535", "Python version I use is 3.10").
 _VERSION_LABELS = {
