@@ -76,4 +76,5 @@ BUILTIN_MODULES = (
     "triton25",
     "platform25",
     "mps25",
+    "platform26",
 )

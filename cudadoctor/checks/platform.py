@@ -273,6 +273,8 @@ def dll_load_failure(fx: Facts) -> Iterator[Finding]:
         said = None
     if said and "WinError 1455" in f"{said[1]}\n{fx.user_error()}\n{fx.str('torch.error.message') or ''}":
         said = None  # nothing is missing: the paging file is too small (windows-pagefile-too-small)
+    if said and "WinError 193" in said[1] and re.search(r"[\w.\-]+\.so\b", fx.user_error() or ""):
+        said = None  # a Linux library (.so) loaded on Windows: no DLL is at fault (package-not-built-for-platform)
     tl = fx.dict("windows.torch_lib") or {}
     missing = [m for m in (tl.get("missing") or []) if isinstance(m, dict) and isinstance(m.get("dll"), str)]
     leftovers = [x for x in (tl.get("not_in_record") or []) if isinstance(x, str)]

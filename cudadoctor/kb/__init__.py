@@ -88,6 +88,7 @@ TABLES = (
     "optix_drivers",
     "app_validated_drivers",
     "docker_desktop_gpu",
+    "package_platforms",
 )  # cuda_libraries: NVIDIA library families in error texts, what a soname / DLL number means (errortext/entities.py);
 # installers: where each build is published per installer (checks/_installer.py);
 # python_wheels: when each Python minor first had torch wheels (checks/platform.py)
@@ -762,3 +763,9 @@ def docker_desktop_gpu_regressions() -> dict[str, dict]:
     """Docker Desktop release -> {symptom, last_good, tracking}: releases that broke GPU containers under WSL 2
     (kb/docker_desktop_gpu.json)."""
     return dict(_load("docker_desktop_gpu")["releases"])
+
+
+def linux_only_packages() -> dict[str, dict]:
+    """PyPI name -> {what, aliases, platforms, sdist, latest, releases, source}: GPU packages none of whose releases has
+    a Windows or macOS wheel (kb/package_platforms.json)."""
+    return dict(_load("package_platforms")["packages"])

@@ -158,7 +158,9 @@ _WINDOWS_BUILD = re.compile(
 )
 _OS_LABEL = re.compile(r"\b(?:os|operating\s+system|system|platform|environment|env)\b\s*[:=]|系统|系統|环境|環境", re.I)
 _BARE_LINUX = re.compile(r"(?<![A-Za-z0-9_-])linux(?![A-Za-z0-9_-])", re.I)
-_WINDOWS = re.compile(r"(?<![A-Za-z0-9_-])(?:windows?|win)\s*(?P<n>7|8\.1|8|10|11|server\s*20\d\d)(?![A-Za-z0-9_.])", re.I)
+_WINDOWS = re.compile(
+    r"(?<![A-Za-z0-9_-])(?:windows?|win)\s*(?P<n>7|8\.1|8|10|11|server\s*20\d\d)(?![A-Za-z0-9_]|\.\d)", re.I
+)  # "on Windows 11." ends a sentence; "Windows 10.0.19045" is a build
 #: "on a clean windows install", "Windows machine": Windows without its release ("Windows Subsystem for Linux" is WSL).
 _WINDOWS_BARE = re.compile(r"(?<![A-Za-z0-9_-])windows(?![A-Za-z0-9_-])(?!\s+subsystem)", re.I)
 #: What only Windows shows: a drive-letter path ("C:\\Users", "PS E:\\PIA>") or a DLL / an .exe by name.

@@ -1,0 +1,107 @@
+"""Session 26 (issue 21): classes fixed from blind batches b250 onwards and from earlier misses."""
+
+from __future__ import annotations
+
+import json
+
+from checkcli import codes, paste_findings, severities
+
+from cudadoctor import kb
+from cudadoctor.readers import prose
+
+# ---------------------------------------------------------------- package-not-built-for-platform
+
+# pip on Windows 11 (rapidsai/cucim#330, the reporter's lines).
+CUCIM_PIP = """Hello, I have a problem when installing cucim with PYPI or CONDA on Windows 11.
+
+Currently, my PIP Version is 22.1.2, and I have confirmed that it is installed on Ubuntu with the same PIP version.
+
+```
+pip install cucim
+ERROR: Could not find a version that satisfies the requirement cucim (from versions: none)
+ERROR: No matching distribution found for cucim
+```
+"""
+PIP_ONLY = """ERROR: Could not find a version that satisfies the requirement qiskit-aer-gpu (from versions: none)
+ERROR: No matching distribution found for qiskit-aer-gpu
+"""
+# A Linux library loaded on Windows (pytorch/rl#851, trimmed).
+WIN193 = """When trying to import Tensordict I get this error : `OSError: [WinError 193] %1 is not a valid Win32 application `
+AND a pop-up window saying that file `fbgemm_gpu_py.so is not compatible with Windows`.
+"""
+
+
+def test_linux_only_package_table_is_what_pypi_lists():
+    table = json.loads((kb._HERE / "package_platforms.json").read_text(encoding="utf-8"))
+    assert table["checked"] and table["sources"] and table["notes"]
+    rows = kb.linux_only_packages()
+    assert {"cucim", "qiskit-aer-gpu", "fbgemm-gpu", "nvidia-dali-cuda120", "cudf-cu12"} <= set(rows)
+    for name, row in rows.items():
+        # Linux wheels only: that is what the table asserts of each package
+        assert row["platforms"] and all(p.startswith("linux-") for p in row["platforms"]), name
+        assert row["source"] == f"https://pypi.org/pypi/{name}/json"
+    # triton on Windows has its own code; it is not in this table
+    assert "triton" not in rows
+
+
+def test_pip_refusing_a_linux_only_package_on_windows(tmp_path):
+    found = paste_findings(tmp_path, CUCIM_PIP)
+    assert "package-not-built-for-platform" in codes(found)
+    f = next(f for f in found if f["code"] == "package-not-built-for-platform")
+    assert "cucim" in f["title"] and "Windows" in f["title"]
+    assert any("wsl" in c.lower() for c in f["fix"]["commands"])
+    # The same refusal with the OS stated as a label: certain.
+    stated = paste_findings(tmp_path, "OS: Windows 10\n" + PIP_ONLY)
+    assert severities(stated)["package-not-built-for-platform"] == "error"
+    # Without any OS: a likely cause (it may be an unsupported Python or architecture too).
+    assert severities(paste_findings(tmp_path, PIP_ONLY))["package-not-built-for-platform"] == "warning"
+
+
+def test_macos_and_arm_linux(tmp_path):
+    banner = "Python 3.9.12 (main, Apr  5 2022, 01:53:17) \n[Clang 12.0.0 ] :: Anaconda, Inc. on darwin\n"
+    mac = paste_findings(tmp_path, banner + PIP_ONLY)
+    assert "macOS" in next(f["title"] for f in mac if f["code"] == "package-not-built-for-platform")
+    # faiss-gpu publishes x86_64 wheels only: refused on an aarch64 Linux too; cucim-cu12 has aarch64 wheels.
+    arm = "OS: Ubuntu 22.04 aarch64\nERROR: No matching distribution found for faiss-gpu-cu12\n"
+    assert "package-not-built-for-platform" in codes(paste_findings(tmp_path, arm))
+    arm_ok = "OS: Ubuntu 22.04 aarch64\nERROR: No matching distribution found for cucim-cu12\n"
+    assert "package-not-built-for-platform" not in codes(paste_findings(tmp_path, arm_ok))
+
+
+def test_not_said_on_linux_wsl_or_in_a_container(tmp_path):
+    linux = "OS: Ubuntu 22.04.3 LTS (x86_64)\n" + PIP_ONLY
+    assert "package-not-built-for-platform" not in codes(paste_findings(tmp_path, linux))
+    wsl = "Windows 11, inside WSL 2 (Ubuntu 22.04)\n" + PIP_ONLY
+    assert "package-not-built-for-platform" not in codes(paste_findings(tmp_path, wsl))
+    docker = "On Windows 11 I build the docker image and inside it:\n" + PIP_ONLY
+    assert "package-not-built-for-platform" not in codes(paste_findings(tmp_path, docker))
+    # A package with Windows wheels (cupy) refused on Windows is another cause.
+    cupy = "OS: Windows 11\nERROR: No matching distribution found for cupy-cuda12x\n"
+    assert "package-not-built-for-platform" not in codes(paste_findings(tmp_path, cupy))
+
+
+def test_linux_library_loaded_on_windows(tmp_path):
+    found = paste_findings(tmp_path, WIN193)
+    assert severities(found)["package-not-built-for-platform"] == "error"
+    assert "fbgemm-gpu" in next(f["title"] for f in found if f["code"] == "package-not-built-for-platform")
+    assert "dll-load-failure" not in codes(found)  # no DLL is at fault
+    # WinError 193 without a Linux library named stays a DLL problem.
+    assert "dll-load-failure" in codes(paste_findings(tmp_path, "OSError: [WinError 193] %1 is not a valid Win32 application"))
+
+
+def test_a_report_of_installing_it_on_windows(tmp_path):
+    # cfzd/Ultra-Fast-Lane-Detection-v2#95 and Qiskit/qiskit-aer#929: no error shown, the package and the OS named.
+    dali = "windows cant install Nvidia-DALI accelerator module\n---\ni wanna run ufld-v2 on windows, but nvidia-dali seems not installed"
+    assert severities(paste_findings(tmp_path, dali))["package-not-built-for-platform"] == "warning"
+    aer = "Not able to install qiskit-aer-gpu\n\n- **Python version**: 3.7.6\n- **Operating system**: Windows\n"
+    assert severities(paste_findings(tmp_path, aer))["package-not-built-for-platform"] == "warning"
+    # "DALI" in capitals only: the painter is not the package.
+    dali_art = "On Windows 11, I install a LoRA trained on Dali paintings and torch says CUDA is not available"
+    assert "package-not-built-for-platform" not in codes(paste_findings(tmp_path, dali_art))
+
+
+def test_windows_release_at_the_end_of_a_sentence_is_read():
+    got = prose.read(["I have a problem when installing cucim with PYPI or CONDA on Windows 11."])
+    assert got["os"]["value"] == "Windows"
+    # a build number is not a release
+    assert prose.read(["Windows 10.0.19045"]).get("os", {}).get("value") != "Windows 10"
