@@ -105,3 +105,67 @@ def test_windows_release_at_the_end_of_a_sentence_is_read():
     assert got["os"]["value"] == "Windows"
     # a build number is not a release
     assert prose.read(["Windows 10.0.19045"]).get("os", {}).get("value") != "Windows 10"
+
+
+# ---------------------------------------------------------------- CPU-only builds of gradient-boosting libraries, JAX
+
+# LightGBM's own Fatal line (lightgbm-org/LightGBM#3696) and XGBoost's (dmlc/xgboost#7765).
+LIGHTGBM = """[LightGBM] [Fatal] GPU Tree Learner was not enabled in this build.
+Please recompile with CMake option -DUSE_GPU=1
+lightgbm.basic.LightGBMError: GPU Tree Learner was not enabled in this build.
+"""
+
+
+def test_boosting_libraries_cpu_builds_are_companion_builds(tmp_path):
+    lgbm = paste_findings(tmp_path, LIGHTGBM)
+    assert codes(lgbm) == ["companion-cpu-only-build"]
+    assert lgbm[0]["title"].startswith("LightGBM")
+    xgb = paste_findings(tmp_path, "xgboost.core.XGBoostError: XGBoost version not compiled with GPU support")
+    assert codes(xgb) == ["companion-cpu-only-build"]
+    assert xgb[0]["title"].startswith("XGBoost")
+    # a torch extension's own words stay extension-built-without-cuda
+    assert "extension-built-without-cuda" in codes(paste_findings(tmp_path, "RuntimeError: Not compiled with GPU support"))
+
+
+def test_jax_without_a_gpu_backend(tmp_path):
+    # danijar/dreamerv3#18's words, and old jaxlib's raise shown in a traceback (pyro-ppl/numpyro, b253-02)
+    new = "RuntimeError: Unknown backend: 'gpu' requested, but no platforms that are instances of gpu are present. Platforms present are: cpu"
+    old = (
+        '  File "/home/u/anaconda3/envs/PYRO/lib/python3.7/site-packages/jaxlib/xla_client.py", line 248, in get_local_backend\n'
+        "    raise RuntimeError('Unknown backend {}'.format(name))\n"
+    )
+    for text in (new, old):
+        found = paste_findings(tmp_path, text)
+        assert "companion-cpu-only-build" in codes(found), text
+        assert "jaxlib" in next(f["title"] for f in found if f["code"] == "companion-cpu-only-build")
+
+
+# ---------------------------------------------------------------- CUDA 7.5 and glibc 2.23's string.h
+
+MEMCPY = """/usr/include/string.h: In function 'void* __mempcpy_inline(void*, const void*, size_t)':
+/usr/include/string.h:652:42: error: 'memcpy' was not declared in this scope
+   return (char *) memcpy (__dest, __src, __n) + __n;
+"""
+
+
+def test_cuda75_string_h_memcpy(tmp_path):
+    found = paste_findings(tmp_path, MEMCPY)
+    assert codes(found) == ["host-compiler-unsupported"]
+    assert "_FORCE_INLINES" in found[0]["title"]
+    assert any("_FORCE_INLINES" in c for c in found[0]["fix"]["commands"])
+
+
+# ---------------------------------------------------------------- a driver stated by its branch alone
+
+
+def test_driver_branch_alone_is_not_older_than_its_own_branch():
+    # CUDA 9.2 needs 396.26: "396" may be 396.24 or 396.54 - unknown, not older
+    assert kb.driver_supports_cuda("396", "9.2") is None
+    assert kb.driver_supports_cuda("396.24", "9.2") is False
+    assert kb.driver_supports_cuda("396.26", "9.2") is True
+    # a branch below or above the one needed still decides
+    assert kb.driver_supports_cuda("390", "9.2") is False
+    assert kb.driver_supports_cuda("410", "9.2") is True
+    # CUDA 12.x minor-version compatibility floor (525.60.13 on Linux): "525" alone is unknown, "520" too old
+    assert kb.driver_supports_cuda("525", "12.4") is None
+    assert kb.driver_supports_cuda("520", "12.4") is False

@@ -322,6 +322,27 @@ _CPU_BUILDS: Tuple[Tuple[str, str, Tuple[str, ...]], ...] = (
         ),
     ),
     (
+        # conda-forge's CPU xgboost (or an environment pinning it) has no GPU code; the pip wheel has (dmlc/xgboost#7765)
+        "XGBoost",
+        r"xgboost",
+        (
+            "python -c \"import xgboost; print(xgboost.build_info().get('USE_CUDA'))\"  # False: a CPU build",
+            f"{PIP} uninstall -y xgboost && {PIP} install xgboost  # PyPI's Linux x86_64 and Windows wheels are built "
+            "with CUDA (not xgboost-cpu, not a conda CPU build)",
+        ),
+    ),
+    (
+        # LightGBM's builds leave the GPU (OpenCL) and CUDA tree learners out unless built with -DUSE_GPU=1 / -DUSE_CUDA=1
+        # (its own Fatal line; LightGBM#2222, #3696)
+        "LightGBM",
+        r"lightgbm|Tree Learner was not enabled",
+        (
+            f"{PIP} uninstall -y lightgbm",
+            f"{PIP} install lightgbm --no-binary lightgbm --config-settings=cmake.define.USE_CUDA=ON  # a build with the "
+            "CUDA tree learner (device_type='cuda'; needs the CUDA toolkit), or USE_GPU=ON for the OpenCL one (device='gpu')",
+        ),
+    ),
+    (
         "jaxlib",
         r"jax|xla|registered platform|GPU/TPU",
         (

@@ -561,6 +561,23 @@ def host_compiler_unsupported(fx: Facts) -> Iterator[Finding]:
             ),
         )
         return
+    if said and re.search(r"memcpy", said[1]):
+        # CUDA 7.5's nvcc and glibc 2.23's string.h (kb/errors/b26.json): fixed in CUDA 8; a define avoids it
+        yield HOST_COMPILER_UNSUPPORTED.finding(
+            title="This CUDA (7.5 or older) does not support this system's glibc headers (string.h's memcpy): add "
+            "-D_FORCE_INLINES to nvcc's flags, or use CUDA 8 or newer",
+            evidence={said[0]: said[1]},
+            fix=Fix(
+                (
+                    "nvcc --version  # 7.5 or older",
+                    'NVCC_FLAGS="$NVCC_FLAGS -D_FORCE_INLINES"  # Makefile; CMake: set(CUDA_NVCC_FLAGS "${CUDA_NVCC_FLAGS} -D_FORCE_INLINES")',
+                    "# or install CUDA 8 or newer, which compiles against glibc 2.23+ headers",
+                ),
+                "glibc 2.23's string.h defines an inline mempcpy that CUDA 7.5's front end cannot compile unless "
+                "_FORCE_INLINES is defined.",
+            ),
+        )
+        return
     cmds = [
         f"sudo apt-get install gcc-{n} g++-{n}",
         f"export CC=gcc-{n} CXX=g++-{n} NVCC_PREPEND_FLAGS='-ccbin /usr/bin/g++-{n}'",

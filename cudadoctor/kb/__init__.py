@@ -380,16 +380,25 @@ def driver_supports_cuda(driver: str, cuda: str, os: str = "linux") -> bool | No
     floor = (t["minor_compat_floor"].get(str(mm[0])) or {}).get(osk)
     first = (t["toolkit_min_driver"].get(f"{mm[0]}.{mm[1]}") or {}).get(osk)
     if not floor and first and dv[0] == _tv(first)[0] and dv < _tv(first):
-        return False  # before CUDA 11: a driver of the branch older than that toolkit's first one (384.69 < 384.81, 9.0)
+        # before CUDA 11: a driver of the branch older than that toolkit's first one (384.69 < 384.81, 9.0); a driver
+        # stated by its branch alone ("396") may be either side of 396.26
+        return None if len(dv) == 1 else False
     native = _mm(max_cuda_for_driver(driver, os))
     if native and native >= mm:
         return True
     if floor:
-        return dv >= _tv(floor)
+        return _at_least(dv, _tv(floor))
     row = t["toolkit_min_driver"].get(f"{mm[0]}.{mm[1]}")
     if row and row.get(osk):
-        return dv >= _tv(row[osk])
+        return _at_least(dv, _tv(row[osk]))
     return None
+
+
+def _at_least(driver: tuple, need: tuple) -> bool | None:
+    """driver >= need; None when the driver is stated by its branch alone and that is need's branch ("525" vs 525.60.13)."""
+    if len(driver) == 1 and len(need) > 1 and driver[0] == need[0]:
+        return None
+    return driver >= need
 
 
 # ---------------------------------------------------------------- torch releases
