@@ -169,3 +169,31 @@ def test_driver_branch_alone_is_not_older_than_its_own_branch():
     # CUDA 12.x minor-version compatibility floor (525.60.13 on Linux): "525" alone is unknown, "520" too old
     assert kb.driver_supports_cuda("525", "12.4") is None
     assert kb.driver_supports_cuda("520", "12.4") is False
+
+
+# ---------------------------------------------------------------- CUDA asked for on a Mac
+
+
+def test_cuda_on_a_mac_in_programs_words(tmp_path):
+    # Cellpose's message (cellpose#..., b260), torch refusing a CUDA checkpoint (Easy-Wav2Lip, b261), a CUDA error
+    for text in (
+        "Im running cell pose locally on my Mac laptop (CPU)\nTORCH CUDA version not installed/working.",
+        "I have a MacBook air M1\nI'm facing this error: TORCH CUDA version not installed/working.",
+        "MacBook Pro M1 Pro\nRuntimeError: Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False.",
+        "CUDA error when run on Mac with cpu",
+    ):
+        assert "non-nvidia-gpu" in codes(paste_findings(tmp_path, text)), text
+    # A Mac named, nothing about CUDA failing: nothing to say
+    assert "non-nvidia-gpu" not in codes(paste_findings(tmp_path, "On my Mac the training loss is NaN after 3 epochs"))
+
+
+def test_mac_signs_in_prose():
+    assert prose.read(["I run it on Mac with the CPU"])["os"]["value"] == "Darwin"
+    assert "os" not in prose.read(["the MAC address of the node changed"])
+    # a macOS home folder is a sign, read where no line names an OS
+    got = prose.read(
+        ["/Users/sukai/Documents/ai/MuseTalk/musetalk/whisper/transcribe.py:79: UserWarning: FP16 is not supported on CPU"]
+    )
+    assert got["os"]["value"] == "Darwin"
+    both = prose.read(["/Users/me/x.py", "OS: Ubuntu 22.04"])
+    assert both["os"]["value"] == "Linux"

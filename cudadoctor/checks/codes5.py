@@ -189,7 +189,15 @@ _ASKS_GPU = r"(?i)\bcuda\b|\bgpus?\b|nvidia|\bgraphics\s+card|tarjeta\s+gr[aá]f
 
 #: On a Mac, asking for NVIDIA's stack by other means than torch's words: the CUDA toolkit (CUDA_HOME, nvcc), Docker's
 #: GPU request (--gpus: no NVIDIA runtime can exist there), nvidia-smi (b158: MeloTTS#40, CatVTON#23).
-_MAC_WANTS_NVIDIA = r"(?i)CUDA_HOME|\bnvcc\b|could not select device driver|--gpus\b|nvidia-smi"
+#: Session 26 (b260, b261: Cellpose, Wav2Lip, MuseTalk, MeshTalk on Apple silicon): a CUDA error or CUDA "not installed /
+#: working" in any program's words, torch refusing a checkpoint saved on CUDA, the GPU "not appearing".
+_MAC_WANTS_NVIDIA = (
+    r"(?i)CUDA_HOME|\bnvcc\b|could not select device driver|--gpus\b|nvidia-smi"
+    r"|deserialize object on a CUDA device"
+    r"|\bCUDA\b[^\n]{0,40}?\b(?:errors?|not\s+(?:installed|working|available|found|supported|compiled))\b"
+    r"|\berrors?\b[^\n]{0,20}?\bCUDA\b"
+    r"|\bGPU\b[^\n]{0,20}?\b(?:does\s*n[o']t|did\s*n[o']t|not|never)\s+(?:appear|show|work|open|start|get\s+used|used)"
+)
 
 
 @check(NON_NVIDIA_GPU)

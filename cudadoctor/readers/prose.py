@@ -164,6 +164,8 @@ _WINDOWS = re.compile(
 #: "on a clean windows install", "Windows machine": Windows without its release ("Windows Subsystem for Linux" is WSL).
 _WINDOWS_BARE = re.compile(r"(?<![A-Za-z0-9_-])windows(?![A-Za-z0-9_-])(?!\s+subsystem)", re.I)
 #: What only Windows shows: a drive-letter path ("C:\\Users", "PS E:\\PIA>") or a DLL / an .exe by name.
+#: What only macOS shows: a home folder under /Users/ ("/Users/sukai/Documents/...").
+_MAC_SIGN = re.compile(r"(?<![\w.~-])/Users/[A-Za-z0-9._-]+/")
 _WINDOWS_SIGN = re.compile(r"(?<![\w])[A-Za-z]:\\|(?<=\w)\.(?:dll|exe)\b", re.I)
 #: The 64-bit ARM architecture named: aarch64 (Linux's word), arm64 (Apple's and Windows'), sbsa (NVIDIA's server ARM).
 _ARM64 = re.compile(r"(?<![A-Za-z0-9])(?:aarch64|arm64|sbsa)(?![A-Za-z0-9])", re.I)
@@ -172,7 +174,9 @@ _MAC = re.compile(
     r"(?<![A-Za-z0-9_-])(?:(?:macos|mac\s*os\s*x?|osx)(?:\s+(?P<n>\d{2}(?:\.\d{1,2}){0,2}))?"
     r"|apple\s+m[1-9](?:\s+(?:pro|max|ultra))?|macbook(?:\s*(?:pro|air))?|imac|mac\s*(?:mini|studio|pro)"
     # "on an M1", "my M2 Max", "M3 chip": Apple silicon without "Apple" (not an M.2 / "M2 SSD" slot)
-    r"|(?:\b(?:an|my)\s+)m[1-4](?:\s+(?:pro|max|ultra))?(?!\s*(?:ssd|nvme|slot|drive|\.))|m[1-4](?:\s+(?:pro|max|ultra))?\s+(?:mac|chip))"
+    r"|(?:\b(?:an|my)\s+)m[1-4](?:\s+(?:pro|max|ultra))?(?!\s*(?:ssd|nvme|slot|drive|\.))|m[1-4](?:\s+(?:pro|max|ultra))?\s+(?:mac|chip)"
+    # "on Mac", "my Mac laptop", "a Mac with": the word capitalised after a preposition or article (not a MAC address)
+    r"|(?:\b(?:on|my|a|the|with|using)\s+)(?-i:Mac)(?!\s*(?-i:address|ADDRESS)))"
     r"(?![A-Za-z0-9_])",
     re.I,
 )
@@ -491,6 +495,8 @@ def _os_of(line: str) -> List[Tuple[str, str, Optional[str]]]:
         out.append(("Linux" if _OS_LABEL.search(line) else "Linux?", "", None))
     if not out and (_WINDOWS_BARE.search(line) or _WINDOWS_SIGN.search(line)):
         out.append(("Windows?", "", None))  # a weaker sign: read only where no line names an OS (see read)
+    elif not out and _MAC_SIGN.search(line):
+        out.append(("Darwin?", "", None))  # a home folder under /Users/: macOS's, read as the Windows signs are
     return out
 
 
@@ -512,7 +518,7 @@ _FIELDS: Tuple[Tuple[str, "re.Pattern[str]", Tuple[str, ...], bool], ...] = (
 )
 _OS_WORDS = (
     "wsl", ":\\", ".dll", ".exe", "win", "mac", "osx", "linux", "ubuntu", "debian", "centos", "fedora", "rhel", "red hat", "rocky", "alma",
-    "arch", "manjaro", "mint", "suse", "pop", "apple", "an m", "my m", "m1 ", "m2 ", "m3 ", "m4 ",
+    "arch", "manjaro", "mint", "suse", "pop", "apple", "an m", "my m", "m1 ", "m2 ", "m3 ", "m4 ", "/users/",
 )  # fmt: skip
 
 
