@@ -197,3 +197,48 @@ def test_mac_signs_in_prose():
     assert got["os"]["value"] == "Darwin"
     both = prose.read(["/Users/me/x.py", "OS: Ubuntu 22.04"])
     assert both["os"]["value"] == "Linux"
+
+
+# ---------------------------------------------------------------- nvidia-egl-unavailable
+
+NVDIFFRAST_EGL = """  File "/opt/conda/lib/python3.10/site-packages/nvdiffrast/torch/ops.py", line 184, in __init__
+    self.cpp_wrapper = _get_plugin(gl=True).RasterizeGLStateWrapper(output_db, mode == 'automatic', cuda_device_idx)
+[F glutil.cpp:338] eglInitialize() failed
+Aborted (core dumped)
+"""
+MUJOCO_EGL = (
+    "ImportError: Cannot initialize a EGL device display. This likely means that your EGL driver does not support the "
+    "PLATFORM_DEVICE extension, which is required for creating a headless rendering context."
+)
+
+
+def test_egl_unavailable(tmp_path):
+    nv = paste_findings(tmp_path, NVDIFFRAST_EGL)
+    assert codes(nv) == ["nvidia-egl-unavailable"]
+    assert "CUDA" in nv[0]["title"] and any("RasterizeCudaContext" in c for c in nv[0]["fix"]["commands"])
+    in_docker = paste_findings(tmp_path, "inside the docker container:\n" + NVDIFFRAST_EGL)
+    assert any("NVIDIA_DRIVER_CAPABILITIES" in c for c in in_docker[0]["fix"]["commands"])
+    mj = paste_findings(tmp_path, MUJOCO_EGL)
+    assert codes(mj) == ["nvidia-egl-unavailable"]
+    assert any("MUJOCO_GL=osmesa" in c for c in mj[0]["fix"]["commands"])
+
+
+# ---------------------------------------------------------------- companion-wheel-missing-for-torch
+
+KAOLIN_PIP = """pip install kaolin==0.13.0 -f https://nvidia-kaolin.s3.us-east-2.amazonaws.com/torch-2.0.0_cu118.html
+ERROR: Could not find a version that satisfies the requirement kaolin==0.13.0 (from versions: 0.0)
+ERROR: No matching distribution found for kaolin==0.13.0
+"""
+
+
+def test_kaolin_without_a_wheel_for_this_torch(tmp_path):
+    found = paste_findings(tmp_path, KAOLIN_PIP)
+    assert severities(found) == {"companion-wheel-missing-for-torch": "error"}
+    assert "2.0.0+cu118" in found[0]["title"]
+    placeholder = "Kaolin does not support pytorch version: 2.6.0+cu126"
+    assert "2.6.0+cu126" in paste_findings(tmp_path, placeholder)[0]["title"]
+    said = "it prompts me to install Kaolin, but the Torch version is newer and NVIDIA didn't compile and provide a whl file."
+    assert severities(paste_findings(tmp_path, said))["companion-wheel-missing-for-torch"] == "warning"
+    # PyG's extensions keep their own code
+    pyg = "pip install torch-scatter -f https://data.pyg.org/whl/torch-2.0.0+cu118.html\nERROR: No matching distribution found for torch-scatter"
+    assert "companion-wheel-missing-for-torch" not in codes(paste_findings(tmp_path, pyg))

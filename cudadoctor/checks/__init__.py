@@ -77,4 +77,6 @@ BUILTIN_MODULES = (
     "platform25",
     "mps25",
     "platform26",
+    "egl26",
+    "wheels26",
 )
