@@ -242,3 +242,18 @@ def test_kaolin_without_a_wheel_for_this_torch(tmp_path):
     # PyG's extensions keep their own code
     pyg = "pip install torch-scatter -f https://data.pyg.org/whl/torch-2.0.0+cu118.html\nERROR: No matching distribution found for torch-scatter"
     assert "companion-wheel-missing-for-torch" not in codes(paste_findings(tmp_path, pyg))
+
+
+# ---------------------------------------------------------------- the GPU series in Chinese; ENOKEY alone
+
+
+def test_chinese_series_claim_names_the_architecture(tmp_path):
+    # MonkeyOCR's reporter (b258-03): "pytorch cu124 does not support 50-series cards"
+    found = paste_findings(tmp_path, "pytorchCU124不支持50系显卡")
+    assert "gpu-arch-unsupported" in codes(found)
+    assert "sm_120" in next(f["title"] for f in found if f["code"] == "gpu-arch-unsupported")
+
+
+def test_required_key_not_available_alone_is_secure_boot(tmp_path):
+    text = "Ubuntu 16.04 kernel 4.4.0-21 not loading nvidia/vboxdrv modules anymore (Required key not available)"
+    assert "secure-boot-module-blocked" in codes(paste_findings(tmp_path, text))

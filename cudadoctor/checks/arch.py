@@ -478,13 +478,15 @@ def _only_newest_builds_run(fx: Facts, devices: List[Dict[str, Any]]) -> List[Tu
 #: architecture 'compute_XX'" (toolkit-arch-unsupported) names none of these entities.
 _NOT_SUPPORTED = (
     r"(?:(?:does|do|did|is|are|was|were|has|have)[ \t]*(?:n['’]?t|not)[ \t]+(?:\w+[ \t]+){0,2}?(?:support|compatible|work)"
-    r"|no longer (?:\w+[ \t]+)?(?:support|work)|not (?:be )?(?:supported|compatible)|unsupported|incompatib\w+"
+    r"|no longer (?:\w+[ \t]+)?(?:support|work)|not (?:be )?(?:supported|compatible)|unsupported|incompatib\w+|不支持|不兼容"
     r"|drop(?:s|ped)\b|drop(?:ping)?\s+(?=support|Kepler|Maxwell|Pascal|Volta|sm_?\d)|removed support|too old|stopped working)"
 )
 _ARCH_ENTITY = (
     r"(?:\bsm_?\d{2,3}\b|\b(?:compute|cuda) capabilit\w*|\bcc\s?\d\.\d\b|\bcu1\d{2}\b"
     r"|\b(?:Kepler|Maxwell|Pascal|Volta|Blackwell)\b|\b(?:[GR]TX\s*)?(?:9|10|16|20|30|40|50)(?:\s?[x0]0?|\s?xx)?[\s-]?series\b"
-    r"|\b(?:[GR]TX\s*)?(?:10|16|20|30|40|50)xx\b)"
+    r"|\b(?:[GR]TX\s*)?(?:10|16|20|30|40|50)xx\b"
+    # Chinese: "50系显卡", "40系列" (the N0 series)
+    r"|(?<![0-9])(?:[GR]TX\s*)?(?:9|10|16|20|30|40|50)\s*系)"
 )
 _USER_SAYS_UNSUPPORTED = re.compile(
     rf"{_NOT_SUPPORTED}[^\n.]{{0,120}}?{_ARCH_ENTITY}|{_ARCH_ENTITY}[^\n.]{{0,120}}?{_NOT_SUPPORTED}", re.I
@@ -504,7 +506,8 @@ _FAMILY_CAP = {"kepler": "3.5", "maxwell": "5.2", "pascal": "6.1", "volta": "7.0
 #: GeForce series by their first digits (desktop cards; NVIDIA's compute-capability table): 9 = GTX 900 (Maxwell GM20x).
 _SERIES_CAP = {"9": "5.2", "10": "6.1", "16": "7.5", "20": "7.5", "30": "8.6", "40": "8.9", "50": "12.0"}
 _FAMILY_WORD = re.compile(
-    r"\b(Kepler|Maxwell|Pascal|Volta|Blackwell)\b|\b(?:[GR]TX\s*)?(9|10|16|20|30|40|50)(?:(?:\s?[x0]0?|\s?xx)?[\s-]?series|xx)\b",
+    r"\b(Kepler|Maxwell|Pascal|Volta|Blackwell)\b|\b(?:[GR]TX\s*)?(9|10|16|20|30|40|50)(?:(?:\s?[x0]0?|\s?xx)?[\s-]?series|xx)\b"
+    r"|(?<![0-9])(?:[GR]TX\s*)?(9|10|16|20|30|40|50)\s*系",
     re.I,
 )
 
@@ -526,7 +529,7 @@ def user_says_unsupported(text: str) -> Optional[Tuple[str, Optional[str]]]:
         cap = f"{int(sm.group(1))}.{sm.group(2)}" if sm else cap
         fam = _FAMILY_WORD.search(line)
         if not cap and fam:
-            cap = _FAMILY_CAP[fam.group(1).lower()] if fam.group(1) else _SERIES_CAP[fam.group(2)]
+            cap = _FAMILY_CAP[fam.group(1).lower()] if fam.group(1) else _SERIES_CAP[fam.group(2) or fam.group(3)]
         return line.strip()[:240], cap  # the whole line as the evidence: the claim and what it names
     card = _TORCH_NOT_FOR_CARD.search(text or "")
     return (card.group(0).strip(), None) if card and not _OTHER_SUBJECT.search(card.group(0)) else None
