@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from checkcli import codes, paste_findings, severities
+from checkcli import codes, paste_findings, run_check, severities, write
 
 from cudadoctor import kb
 from cudadoctor.readers import prose
@@ -257,3 +257,37 @@ def test_chinese_series_claim_names_the_architecture(tmp_path):
 def test_required_key_not_available_alone_is_secure_boot(tmp_path):
     text = "Ubuntu 16.04 kernel 4.4.0-21 not loading nvidia/vboxdrv modules anymore (Required key not available)"
     assert "secure-boot-module-blocked" in codes(paste_findings(tmp_path, text))
+
+
+# ---------------------------------------------------------------- a program's own GPU floor; Kepler and a silent driver
+
+# PG-Strom disabling itself on a GTX 650 (heterodb/pg-strom#226): the program's floor, not torch's.
+PGSTROM = """OS: CentOS 7
+GPU models and configuration: GeForce GTX 650
+Nvidia driver version: 352.39
+FATAL:  No CUDA devices, PG-Strom was disabled
+"""
+
+
+def test_a_programs_own_gpu_floor_is_not_torchs(tmp_path):
+    found = paste_findings(tmp_path, PGSTROM)
+    assert "companion-arch-unsupported" in codes(found)
+    assert "PG-Strom" in next(f["title"] for f in found if f["code"] == "companion-arch-unsupported")
+    assert "gpu-arch-unsupported" not in codes(found)
+
+
+SMI_FAILED = "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running."
+
+
+def test_kepler_with_a_silent_driver(tmp_path):
+    def check(gpu_and_driver: str):
+        env = write(tmp_path, "PyTorch version: N/A\nIs CUDA available: N/A\n" + gpu_and_driver, "env.txt")
+        return run_check("--from-collect-env", str(env), "--error-file", str(write(tmp_path, SMI_FAILED, "err.txt")))
+
+    # collect_env's GPU field written by hand (not nvidia-smi -L's form) is a stated GPU, not one NVML saw
+    stated = check("GPU models and configuration: Tesla K80\nNvidia driver version: 510\n")
+    assert severities(stated)["gpu-needs-legacy-driver"] == "error"
+    # the driver's version not stated: likely a current driver ignoring the Kepler GPU
+    assert severities(check("GPU models and configuration: Tesla K80\n"))["gpu-needs-legacy-driver"] == "warning"
+    # a GPU current drivers drive: no such guess
+    assert "gpu-needs-legacy-driver" not in codes(check("GPU models and configuration: NVIDIA A100-SXM4-40GB\n"))

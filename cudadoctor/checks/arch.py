@@ -774,6 +774,11 @@ def gpu_arch_unsupported(fx: Facts) -> Iterator[Finding]:
     if said and ngc:
         yield _ngc_finding(fx, said, ngc)
         return
+    if torch_unknown(fx) and not torch_named(fx, text_of(fx)):
+        from .extensions import _below_minimum  # (lazily: extensions imports this module)
+
+        if _below_minimum(fx):
+            return  # a program that is not torch names its own GPU floor (companion-arch-unsupported): PG-Strom, vLLM...
     archs, source, devices = _build_and_devices(fx, said)
     bound, bound_source = arch_bound(fx) if not archs else (None, None)
     bad, unknown = _classify(fx, devices, archs, source, bound)

@@ -859,7 +859,7 @@ def gpu_needs_legacy_driver(fx: Facts) -> Iterator[Finding]:
     if not said:
         # the same cause from the facts: GPU generation x driver branch; or (driver8) a driver-too-old text on a GPU
         # whose newest driver is a legacy branch that cannot run the CUDA the program needs
-        found = legacy_branch_finding(fx) or legacy_gpu_driver_error_finding(fx)
+        found = legacy_branch_finding(fx) or legacy_gpu_driver_error_finding(fx) or legacy_gpu_driver_silent(fx)
         if found:
             yield found
         return
@@ -1263,6 +1263,48 @@ def legacy_gpu_cannot_run(fx: Facts) -> Optional[Tuple[Dict[str, Any], Dict[str,
         if top is None or _cap(top) < (10, 0):
             return g, row, None
     return None
+
+
+#: The driver not answering at all: nvidia-smi's "couldn't communicate", "No devices were found", NVML's driver not loaded.
+_DRIVER_SILENT = re.compile(
+    r"NVIDIA-SMI has failed because it couldn'?t communicate with the NVIDIA driver|\bNo devices were found\b"
+    r"|NVML_ERROR_DRIVER_NOT_LOADED|Driver Not Loaded",
+    re.I,
+)
+
+
+def legacy_gpu_driver_silent(fx: Facts) -> Optional[Finding]:
+    """The driver does not answer (nvidia-smi cannot communicate, no devices found) on a machine whose only GPUs are of a
+    generation current drivers dropped long ago (Kepler, Fermi: legacy branch 470 or older), the driver's version not
+    stated: most likely a current driver (an updated image, a distribution's default) that ignores the GPU. A warning."""
+    if driver_version(fx) or fx.bool("torch.cuda_available") is True:
+        return None
+    silent = _DRIVER_SILENT.search(text_of(fx))
+    named = [g for g in gpus(fx) if g.get("capability") and g.get("capability_source") not in ("torch", "nvml")]
+    if not silent or not named or len(named) != len(gpus(fx)):
+        return None
+    rows = [(g, legacy_branch(str(g["capability"]))) for g in named]
+    if not all(row and int(row["last"]) <= 470 for _g, row in rows):
+        return None
+    g, row = rows[0]
+    last, name = row["last"], g.get("name") or "this GPU"  # type: ignore[index]
+    return GPU_NEEDS_LEGACY_DRIVER.finding(
+        title=f"Likely: the installed driver does not drive the {name} ({row['generation']}, compute capability "  # type: ignore[index]
+        f"{g['capability']}): drivers from {row['dropped_in']} on dropped it, and it needs the {last}.xx legacy driver",  # type: ignore[index]
+        evidence={"driver_silent": silent.group(0), "gpu": name, "legacy_branch": last, "driver": None},
+        fix=Fix(
+            (
+                "cat /proc/driver/nvidia/version; sudo dmesg | grep -i -A3 legacy  # the installed branch, and its words "
+                "when it ignores a GPU",
+                f"sudo apt-get install nvidia-driver-{last}  # Ubuntu/Debian; in a cloud image: an image version with "
+                f"the {last} driver",
+                "sudo reboot; nvidia-smi  # lists the GPU",
+            ),
+            f"NVIDIA's drivers from {row['dropped_in']} on do not drive {row['generation']} GPUs; an image or a "  # type: ignore[index]
+            f"distribution installing a current driver leaves them unused.",
+        ),
+        severity="warning",
+    )
 
 
 def legacy_gpu_driver_error_finding(fx: Facts) -> Optional[Finding]:

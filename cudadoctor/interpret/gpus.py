@@ -68,13 +68,15 @@ def gpus(fx: Facts) -> List[Dict[str, Any]]:
         for i, d in enumerate(fx.dicts("nvml.devices")):
             idx = d.get("index") if isinstance(d.get("index"), int) else i
             cap = cap_str(d.get("compute_capability"))
-            # a GPU a report names in its prose (readers/prose.py: "from": "prose") carries the kb's capability for its
-            # name, not one NVML measured: the driver need not drive it (a legacy GPU beside a current driver)
+            # a GPU a report names in its prose (readers/prose.py: "from": "prose") or writes by hand in collect_env's
+            # GPU field (not nvidia-smi -L's form) carries the kb's capability for its name, not one NVML measured: the
+            # driver need not drive it (a legacy GPU beside a current driver)
+            stated = str(d.get("from") or "").startswith(("prose", "collect_env GPU field, not"))
             out[("n", idx)] = {
                 "index": idx,
                 "name": _name(d.get("name")),
                 "capability": cap,
-                "capability_source": ("kb (by GPU name)" if d.get("from") == "prose" else "nvml") if cap else None,
+                "capability_source": ("kb (by GPU name)" if stated else "nvml") if cap else None,
             }
     for g in out.values():
         if g["capability"] is None and g.get("name"):
