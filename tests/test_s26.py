@@ -291,3 +291,42 @@ def test_kepler_with_a_silent_driver(tmp_path):
     assert severities(check("GPU models and configuration: Tesla K80\n"))["gpu-needs-legacy-driver"] == "warning"
     # a GPU current drivers drive: no such guess
     assert "gpu-needs-legacy-driver" not in codes(check("GPU models and configuration: NVIDIA A100-SXM4-40GB\n"))
+
+
+# ---------------------------------------------------------------- extension builds and kernels (b268's classes)
+
+STD_FUNCTION = """/usr/include/c++/11/bits/std_function.h:435:145: error: parameter packs not expanded with '...':
+  435 |         function(_Functor&& __f)
+/usr/include/c++/11/bits/std_function.h:435:145: note:         '_ArgTypes'
+"""
+
+
+def test_nvcc_and_gcc11_headers(tmp_path):
+    found = paste_findings(tmp_path, STD_FUNCTION)
+    assert codes(found) == ["host-compiler-unsupported"]
+    assert "std_function.h" in found[0]["title"]
+    assert any("g++-10" in c for c in found[0]["fix"]["commands"])
+
+
+def test_nvcc_too_old_for_cpp17(tmp_path):
+    found = paste_findings(tmp_path, "nvcc fatal   : Value 'c++17' is not defined for option 'std'")
+    assert codes(found) == ["cuda-toolkit-mismatch"]
+    assert "C++17" in found[0]["title"]
+
+
+def test_bf16_ptx_below_ampere_in_short_forms(tmp_path):
+    for text in ("'.bf16' requires .target sm_80 or higher", "Feature 'cvt with .f32.bf16' requires .target sm_80 or higher"):
+        assert codes(paste_findings(tmp_path, text)) == ["gpu-lacks-bf16"], text
+
+
+def test_torch_library_missing_when_the_extension_is_imported_first(tmp_path):
+    first = 'Traceback (most recent call last):\n  File "<stdin>", line 1, in <module>\nImportError: libc10.so: cannot open shared object file: No such file or directory'
+    found = paste_findings(tmp_path, first)
+    assert codes(found) == ["extension-imported-before-torch"]
+    # inside torch's own import: not this
+    own = (
+        'Traceback (most recent call last):\n  File "<stdin>", line 1, in <module>\n'
+        '  File "/usr/lib/python3/site-packages/torch/__init__.py", line 237, in <module>\n'
+        "ImportError: libc10.so: cannot open shared object file: No such file or directory"
+    )
+    assert "extension-imported-before-torch" not in codes(paste_findings(tmp_path, own))

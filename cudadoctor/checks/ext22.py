@@ -51,18 +51,43 @@ EXTENSION_IMPORTED_BEFORE_TORCH = Code(
 _THP = r"undefined symbol:\s*_?THPVariableClass\b"
 #: Another torch symbol (at::, c10::) undefined where the import of the failing module comes before any torch import.
 _TORCH_SYMBOL = re.compile(r"undefined symbol:\s*(_ZN(?:2at|3c10)\w+)")
-_IMPORT = re.compile(r"^\s*(?:from\s+([\w.]+)\s+import|import\s+([\w.]+))", re.M)
+_IMPORT = re.compile(r"^\s*(?:>>>\s*|In \[\d+\]:\s*)?(?:from\s+([\w.]+)\s+import|import\s+([\w.]+))", re.M)
 
 
-def _imported_before_torch(text: str) -> bool:
+#: torch's own libraries not found by an extension that links them by name (session 26, b268-01: causal_conv1d_cuda
+#: imported alone; the same words mean a build for another torch when torch came first: extension-abi-mismatch).
+_TORCH_LIB_MISSING = re.compile(
+    r"(?<![/\\\w])(?:libc10(?:_cuda)?|libtorch(?:_cpu|_cuda|_python)?)\.so: cannot open shared object file"
+)
+
+
+def _imported_before_torch(text: str, rx: "re.Pattern[str]" = _TORCH_SYMBOL) -> bool:
     """The text's first import statement that is not of torch precedes any import of torch, and torch is imported
-    nowhere before the undefined symbol: the snippet imports the extension first."""
-    m = _TORCH_SYMBOL.search(text)
+    nowhere before the error (``rx``: an undefined torch symbol, or torch's library not found): the snippet imports the
+    extension first."""
+    m = rx.search(text)
     if not m:
         return False
     before = text[: m.start()]
     mods = [(a or b) for a, b in _IMPORT.findall(before)]
     return bool(mods) and not any(x == "torch" or x.startswith("torch.") for x in mods)
+
+
+#: The interpreter's first statement raised (`>>> import x` as the first line typed, `python -c "import x"`).
+_FIRST_STATEMENT = re.compile(r'File "<(?:stdin|string)>", line 1, in <module>')
+_TORCH_FRAME = re.compile(r"[\\/]torch[\\/]")
+
+
+def _first_statement(text: str) -> bool:
+    """torch's library not found when the interpreter's first statement ran, no frame inside torch: that statement
+    imported the extension (torch's own import failing shows torch/__init__.py's frames)."""
+    m = _TORCH_LIB_MISSING.search(text)
+    return bool(m and _FIRST_STATEMENT.search(text[: m.start()]) and not _TORCH_FRAME.search(text[: m.start()]))
+
+
+def imported_first(text: str) -> bool:
+    """torch's library not found by an extension imported before torch (for extension-abi-mismatch to stand down)."""
+    return _imported_before_torch(text, _TORCH_LIB_MISSING) or _first_statement(text)
 
 
 @check(EXTENSION_IMPORTED_BEFORE_TORCH)
@@ -71,6 +96,8 @@ def extension_imported_before_torch(fx: Facts) -> Iterator[Finding]:
     if not said:
         text = text_of(fx)
         sym = _TORCH_SYMBOL.search(text) if _imported_before_torch(text) else None
+        if sym is None and imported_first(text):
+            sym = _TORCH_LIB_MISSING.search(text)
         said = ("error text", sym.group(0)) if sym else None
     if not said:
         return

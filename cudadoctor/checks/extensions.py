@@ -187,6 +187,10 @@ def extension_abi_mismatch(fx: Facts) -> Iterator[Finding]:
         return
     if re.search(r"error while loading shared libraries: lib(?:torch|c10)", said[1]):
         return  # the loader starting a compiled program without LibTorch's lib/ (torch-lib-dir-not-on-loader-path)
+    from .ext22 import imported_first
+
+    if imported_first(text_of(fx)):
+        return  # torch's library not found because the extension was imported first (extension-imported-before-torch)
     if re.search(r"[/\\]torch[/\\]lib[/\\][^/\\\s:]+:\s*undefined symbol", said[1]):
         return  # torch's own library missing a symbol of its own: torch is mixed or half-installed, not an extension
     if re.search(

@@ -995,9 +995,16 @@ def _stated_mismatch_finding(fx: Facts, said: Tuple[str, str], nvcc: Optional[st
     b = mm(cuda)
     want = f"{b[0]}.{b[1]}" if b else "<torch.version.cuda>"
     have = f" ({nvcc})" if nvcc else ""
+    std = re.search(r"Value '(?:c|gnu)\+\+(\w+)' is not defined for option 'std'", said[1])
+    title = (
+        f"The nvcc that builds this{have} is too old for C++{std.group(1)}: it is not a toolkit of the CUDA torch was "
+        "built with" + (f" ({want})" if b else "")
+        if std
+        else f"The build's own CUDA check refused the local toolkit{have}: it is not the CUDA torch was built with"
+        + (f" ({want})" if b else "")
+    )
     return CUDA_TOOLKIT_MISMATCH.finding(
-        title=f"The build's own CUDA check refused the local toolkit{have}: it is not the CUDA torch was built with"
-        + (f" ({want})" if b else ""),
+        title=title,
         evidence={said[0]: said[1], "toolkit.nvcc_version": nvcc, "torch.cuda": cuda},
         severity="error",  # the build stopped there
         fix=Fix(

@@ -561,6 +561,24 @@ def host_compiler_unsupported(fx: Facts) -> Iterator[Finding]:
             ),
         )
         return
+    if said and re.search(r"parameter packs not expanded", said[1]):
+        # nvcc's front end on gcc 11's std_function.h (CUDA 11.5, Ubuntu 22.04's pairing; kb/errors/b26.json)
+        yield HOST_COMPILER_UNSUPPORTED.finding(
+            title="nvcc cannot compile this gcc's C++ headers (parameter packs not expanded in "
+            + ("std_function.h" if "std_function" in said[1] else "<tuple>")
+            + "): build with an older gcc as nvcc's host compiler, or a newer CUDA toolkit",
+            evidence={said[0]: said[1]},
+            fix=Fix(
+                (
+                    "nvcc --version; gcc --version  # e.g. CUDA 11.5 with gcc 11 (Ubuntu 22.04's packages)",
+                    "sudo apt-get install gcc-10 g++-10",
+                    "export CC=gcc-10 CXX=g++-10 NVCC_PREPEND_FLAGS='-ccbin /usr/bin/g++-10'  # then rebuild",
+                    "# or install a newer CUDA toolkit (12.x) whose nvcc compiles these headers",
+                ),
+                "nvcc parses the host compiler's standard headers; this nvcc cannot parse these.",
+            ),
+        )
+        return
     if said and re.search(r"memcpy", said[1]):
         # CUDA 7.5's nvcc and glibc 2.23's string.h (kb/errors/b26.json): fixed in CUDA 8; a define avoids it
         yield HOST_COMPILER_UNSUPPORTED.finding(
