@@ -87,7 +87,9 @@ def _first_statement(text: str) -> bool:
 
 def imported_first(text: str) -> bool:
     """torch's library not found by an extension imported before torch (for extension-abi-mismatch to stand down)."""
-    return _imported_before_torch(text, _TORCH_LIB_MISSING) or _first_statement(text)
+    # only where the interpreter's first statement raised: a program's traceback shows the import chain, not whether
+    # the program imported torch earlier (AdelaiDet#409's train_net.py: a build for another torch)
+    return _first_statement(text)
 
 
 @check(EXTENSION_IMPORTED_BEFORE_TORCH)
