@@ -330,3 +330,15 @@ def test_torch_library_missing_when_the_extension_is_imported_first(tmp_path):
         "ImportError: libc10.so: cannot open shared object file: No such file or directory"
     )
     assert "extension-imported-before-torch" not in codes(paste_findings(tmp_path, own))
+
+
+def test_torchs_own_arch_warning_tail_alone(tmp_path):
+    # comfy-cli#397 quoted only the last line of torch's warning; torch 2.10+ words it per release
+    for text in (
+        "Please follow the instructions at https://pytorch.org/get-started/locally/ to install a PyTorch release that "
+        "supports one of these CUDA versions: 12.8, 13.0",
+        "Your installed torch==2.9.0+cu126 does not include kernels for this GPU. Reinstall the same version against a "
+        "CUDA build that does, e.g.:",
+        "No published PyTorch CUDA builds for release 2.9.0+cu126 support this GPU.",
+    ):
+        assert codes(paste_findings(tmp_path, text)) == ["gpu-arch-unsupported"], text
