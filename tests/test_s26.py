@@ -342,3 +342,22 @@ def test_torchs_own_arch_warning_tail_alone(tmp_path):
         "No published PyTorch CUDA builds for release 2.9.0+cu126 support this GPU.",
     ):
         assert codes(paste_findings(tmp_path, text)) == ["gpu-arch-unsupported"], text
+
+
+def test_a_blackwell_gpu_the_report_says_works_is_served(tmp_path):
+    # Jan's report (b272-03): the driver and nvidia-smi work; only an app's backend fails - no open-module guess
+    works = (
+        "On a clean Debian Trixie install with a working NVIDIA driver (580.126.18), the app reports 'No devices found' "
+        "even though nvidia-smi, vulkaninfo, and the system CUDA stack all work correctly. The GPU is an RTX 5070 Ti."
+    )
+    assert "open-kernel-module-required" not in codes(paste_findings(tmp_path, works))
+    fails = "OS: Ubuntu 24.04\nnvidia-smi shows no devices. GPU: RTX 5090"
+    assert "open-kernel-module-required" in codes(paste_findings(tmp_path, fails))
+
+
+def test_bf16_named_beside_a_failing_first_kernel_is_no_old_build_guess():
+    from cudadoctor.checks import arch
+
+    # the regex was written with backspace characters for \b once (never matching 'bf16' as a word): it must match now
+    assert arch._DTYPE_NAMED.search("CUBLAS_STATUS_EXECUTION_FAILED when calling cublasGemmEx with bf16 inputs")
+    assert not arch._DTYPE_NAMED.search("abf16x")

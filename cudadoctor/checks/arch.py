@@ -404,7 +404,7 @@ _FIRST_KERNEL_FAILED = re.compile(
     re.I,
 )
 #: A data type the GPU may lack named beside the failure (bf16 below Ampere: gpu-lacks-bf16), not an architecture.
-_DTYPE_NAMED = re.compile(r"bf16|bfloat16|fp8|float8", re.I)
+_DTYPE_NAMED = re.compile(r"\bbf16\b|bfloat16|\bfp8\b|float8", re.I)
 
 
 def _only_older_builds_run(fx: Facts, devices: List[Dict[str, Any]]) -> List[Tuple[Dict[str, Any], str]]:

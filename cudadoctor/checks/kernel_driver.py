@@ -565,6 +565,13 @@ _DRIVER_SERVES = (
 #: torch's own warning about a GPU's capability ("Found GPU0 NVIDIA GB10 which is of cuda capability 12.1"): the CUDA
 #: runtime enumerated the device, so the driver serves it.
 _TORCH_FOUND_GPU = re.compile(r"\bFound GPU\s?\d+\b[^\n]{0,80}?\bwhich is of cuda capability\b", re.I)
+#: The report says the driver serves the GPU (session 26, b272-03: "a working NVIDIA driver (580.126.18)", "nvidia-smi ...
+#: all work correctly", a program's "NVML initialized successfully").
+_DRIVER_WORKS = re.compile(
+    r"\bNVML initiali[sz]ed successfully\b|\bworking NVIDIA (?:driver|stack)\b"
+    r"|\bnvidia-smi\b[^\n.]{0,60}?\b(?:works?|working|shows?|lists?|detects?|sees?)\b(?!\s+(?:not|no)\b)",
+    re.I,
+)
 
 
 def _blackwell_not_served(fx: Facts) -> Optional[Tuple[str, str]]:
@@ -577,7 +584,7 @@ def _blackwell_not_served(fx: Facts) -> Optional[Tuple[str, str]]:
     if not blackwell:
         return None
     text = _text(fx)
-    if _OPEN_RUNS.search(text) or _TORCH_FOUND_GPU.search(text):
+    if _OPEN_RUNS.search(text) or _TORCH_FOUND_GPU.search(text) or _DRIVER_WORKS.search(text):
         return None
     ev = evidence_of(fx)
     if any(ev.of(code) for code in _DRIVER_SERVES):
