@@ -361,3 +361,24 @@ def test_bf16_named_beside_a_failing_first_kernel_is_no_old_build_guess():
     # the regex was written with backspace characters for \b once (never matching 'bf16' as a word): it must match now
     assert arch._DTYPE_NAMED.search("CUBLAS_STATUS_EXECUTION_FAILED when calling cublasGemmEx with bf16 inputs")
     assert not arch._DTYPE_NAMED.search("abf16x")
+
+
+# ---------------------------------------------------------------- conda's __cuda in more words (b275)
+
+
+def test_conda_virtual_package_in_rattlers_and_reporters_words(tmp_path):
+    rattler = (
+        "Cannot solve the request because of: jaxlib >=0.4.23,<0.5.0 *cuda12* cannot be installed because there are no "
+        "viable options:\n└─ __cuda *, for which no candidates were found."
+    )
+    assert severities(paste_findings(tmp_path, rattler))["conda-cuda-virtual-package-missing"] == "error"
+    assert "conda-cuda-virtual-package-missing" in codes(
+        paste_findings(tmp_path, "CUDA virtual package not found in docker build")
+    )
+    built_on_cpu = (
+        "some of the more recent GPU conda packages include a virtual dependency on __cuda. The virtual package detects "
+        "the cuda version, and is used by the conda/mamba solver. Since our image builds run on CPU nodes, this does not work."
+    )
+    assert severities(paste_findings(tmp_path, built_on_cpu))["conda-cuda-virtual-package-missing"] == "warning"
+    # __cuda named where a GPU is present and nothing says the build runs without one: no guess
+    assert "conda-cuda-virtual-package-missing" not in codes(paste_findings(tmp_path, "virtual packages : __cuda=12.4=0"))

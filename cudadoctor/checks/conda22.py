@@ -53,17 +53,37 @@ _MISSING = (
     r"__cuda\b[^\n]{0,40}?which is missing on the system"
     r"|Virtual package ['`\"]?__cuda['`\"]? does not match any of the available virtual packages"
     r"|nothing provides (?:the requested )?__cuda\b"
+    # rattler/pixi's newer solver ("└─ __cuda *, for which no candidates were found"), and the words for it in a title
+    r"|__cuda\b[^\n]{0,20}?for which no candidates were found"
+    r"|\b(?:CUDA|__cuda) virtual package\b[^\n]{0,30}?\b(?:not found|is missing|missing|not (?:detected|available))"
+)
+#: Session 26 (b275): a report about __cuda / conda's virtual packages where the environment is built without a GPU
+#: (a Docker build, a login node, CI, an offline or CPU-only machine): the likely cause, where the solver's words are not
+#: quoted.
+_VIRTUAL_NAMED = r"(?i)__cuda\b|\bvirtual (?:package|dependenc)\w*\b[^\n]{0,80}?\bcuda\b|\bcuda\b[^\n]{0,40}?\bvirtual package"
+_NO_GPU_HERE = (
+    r"(?i)\bdocker build\b|\blogin node|\bCI\b|\brunners?\b|\boffline\b|without (?:internet|a GPU|GPUs?|CUDA|an NVIDIA)"
+    r"|\bno GPUs?\b|\bCPU[- ]only (?:node|host|machine|runner)|\bbuild (?:node|host|machine)|machines? without"
+    r"|\bimage builds?\b|\bCPU nodes?\b|\bGPU (?:is )?(?:not available|unavailable)"
 )
 
 
 @check(CONDA_CUDA_VIRTUAL_PACKAGE_MISSING)
 def conda_cuda_virtual_package_missing(fx: Facts) -> Iterator[Finding]:
     said = search(fx, _MISSING)
+    likely = False
     if not said:
-        return
+        named = search(fx, _VIRTUAL_NAMED)
+        where = search(fx, _NO_GPU_HERE) if named else None
+        if not (named and where):
+            return
+        said, likely = named, True
     yield CONDA_CUDA_VIRTUAL_PACKAGE_MISSING.finding(
-        title="The environment needs a CUDA build, and conda/pixi found no NVIDIA driver here (no __cuda virtual package)",
-        evidence={said[0]: said[1][:300]},
+        title=("Likely: " if likely else "")
+        + ("the" if likely else "The")
+        + " environment needs a CUDA build, and conda/pixi found no NVIDIA driver here (no __cuda virtual package)",
+        severity="warning" if likely else None,
+        evidence={said[0]: said[1][:300], **({"built_where": where[1][:200]} if likely and where else {})},
         fix=Fix(
             (
                 "nvidia-smi  # a machine that should have a GPU: its driver must work first",
