@@ -382,3 +382,10 @@ def test_conda_virtual_package_in_rattlers_and_reporters_words(tmp_path):
     assert severities(paste_findings(tmp_path, built_on_cpu))["conda-cuda-virtual-package-missing"] == "warning"
     # __cuda named where a GPU is present and nothing says the build runs without one: no guess
     assert "conda-cuda-virtual-package-missing" not in codes(paste_findings(tmp_path, "virtual packages : __cuda=12.4=0"))
+
+
+def test_scs_without_its_gpu_extension(tmp_path):
+    # cvxpy#902: SCS's pip build has no GPU solver
+    found = paste_findings(tmp_path, "ModuleNotFoundError: No module named '_scs_gpu'")
+    assert codes(found) == ["companion-cpu-only-build"]
+    assert found[0]["title"].startswith("SCS")

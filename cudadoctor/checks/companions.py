@@ -343,6 +343,17 @@ _CPU_BUILDS: Tuple[Tuple[str, str, Tuple[str, ...]], ...] = (
         ),
     ),
     (
+        # SCS's pip/conda builds carry no GPU solver; _scs_gpu exists only in a source build with its GPU option
+        # (scs-python#2, cvxpy#902: the maintainers)
+        "SCS",
+        r"_scs_gpu|\bscs\b",
+        (
+            'python -c "import _scs_gpu"  # ModuleNotFoundError: this SCS has no GPU solver',
+            "# build SCS from source with its GPU option (SCS's installation docs), with a CUDA toolkit installed; or solve "
+            "with gpu=False",
+        ),
+    ),
+    (
         "jaxlib",
         r"jax|xla|registered platform|GPU/TPU",
         (
