@@ -389,3 +389,21 @@ def test_scs_without_its_gpu_extension(tmp_path):
     found = paste_findings(tmp_path, "ModuleNotFoundError: No module named '_scs_gpu'")
     assert codes(found) == ["companion-cpu-only-build"]
     assert found[0]["title"].startswith("SCS")
+
+
+# ---------------------------------------------------------------- nvidia-opencl-icd-missing
+
+
+def test_opencl_without_nvidias_icd(tmp_path):
+    katago = (
+        "terminate called after throwing an instance of 'StringError'\n  what():  OpenCL error at "
+        "/home/u/KataGo/cpp/neuralnet/openclhelpers.cpp, func err, line 263, error CL_PLATFORM_NOT_FOUND_KHR"
+    )
+    assert codes(paste_findings(tmp_path, "GPU: RTX 3060\n" + katago)) == ["nvidia-opencl-icd-missing"]
+    docker = "Inside a docker container on a Tesla V100:\nLightGBMError: No OpenCL device found"
+    found = paste_findings(tmp_path, docker)
+    assert codes(found) == ["nvidia-opencl-icd-missing"]
+    assert any("nvidia.icd" in c for c in found[0]["fix"]["commands"])
+    # only an AMD GPU named: not NVIDIA's ICD
+    amd = "GPU: AMD Radeon RX 6800\n" + katago
+    assert "nvidia-opencl-icd-missing" not in codes(paste_findings(tmp_path, amd))

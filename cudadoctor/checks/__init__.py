@@ -79,4 +79,5 @@ BUILTIN_MODULES = (
     "platform26",
     "egl26",
     "wheels26",
+    "opencl26",
 )
