@@ -407,3 +407,17 @@ def test_opencl_without_nvidias_icd(tmp_path):
     # only an AMD GPU named: not NVIDIA's ICD
     amd = "GPU: AMD Radeon RX 6800\n" + katago
     assert "nvidia-opencl-icd-missing" not in codes(paste_findings(tmp_path, amd))
+
+
+# ---------------------------------------------------------------- cuda-translation-layer-gap
+
+
+def test_cuda_through_a_translation_layer(tmp_path):
+    scale = "Compiling for gfx1100 with SCALE-AMD 1.7.1:\nrepro.cu:2:11: error: unknown type name 'cudaSurfaceObject_t'"
+    found = paste_findings(tmp_path, scale)
+    assert "cuda-translation-layer-gap" in codes(found)
+    assert "non-nvidia-gpu" not in codes(found)  # CUDA on that GPU on purpose
+    zluda = "Blender 4.1 with ZLUDA on an AMD Radeon RX 570: Failed to configure CUDA context (Invalid context)"
+    assert "cuda-translation-layer-gap" in codes(paste_findings(tmp_path, zluda))
+    # 'scale' as a word is no layer
+    assert "cuda-translation-layer-gap" not in codes(paste_findings(tmp_path, "error: loss scale overflow on AMD GPU"))

@@ -80,4 +80,5 @@ BUILTIN_MODULES = (
     "egl26",
     "wheels26",
     "opencl26",
+    "xlate26",
 )

@@ -207,6 +207,10 @@ def non_nvidia_gpu(fx: Facts) -> Iterator[Finding]:
         return
     if {g["vendor"] for g in named} == {"amd"} and said_or_pasted(fx, ROCM_IN_USE.pattern, "rocm_in_use"):
         return  # the reporter runs ROCm on the AMD GPU (torch.cuda is its API there): not a CUDA-on-AMD mix-up
+    from .xlate26 import layer_failure
+
+    if layer_failure(text_of(fx)):
+        return  # CUDA run on that GPU on purpose, through SCALE or ZLUDA, failing there (cuda-translation-layer-gap)
     wants = fx.get("torch.cuda_available") is False or search(fx, _WANTS_CUDA) is not None
     if not wants and {g["vendor"] for g in named} == {"apple"}:
         wants = search(fx, _MAC_WANTS_NVIDIA) is not None
