@@ -72,3 +72,20 @@ def gpu_label(d: Dict[str, Any]) -> str:
     who = gpu_target(d)
     head = f"GPU {who}" if who != "<N>" else "A GPU"
     return f"{head} ({name})" if name else head
+
+
+def companion_below_minimum(fx: Facts) -> Optional[Tuple[str, str, Dict[str, Any], str]]:
+    """(package, line, gpu, minimum): the error text names a package or program (kb/errors/companion.json
+    min_capability: flash-attn, vLLM, Ollama, PG-Strom) that supports no GPU as old as one here."""
+    from cudadoctor.errortext import kb_document
+    from cudadoctor.interpret import cap_number, gpus
+
+    devices = [g for g in gpus(fx) if g.get("capability")]
+    if not devices:
+        return None
+    for row in kb_document("companion.json").get("min_capability", {}).get("packages", []):
+        hit = search(fx, row["names"])
+        low = min(devices, key=lambda g: cap_number(g["capability"]) or 0)
+        if hit and (cap_number(low["capability"]) or 99) < (cap_number(row["min_capability"]) or 0):
+            return row["package"], hit[1], low, row["min_capability"]
+    return None

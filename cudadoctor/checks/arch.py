@@ -34,7 +34,7 @@ from cudadoctor.interpret import (
 )
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import error_match, kb, text_of
+from ._common import companion_below_minimum, error_match, kb, text_of
 from ._fixes import arch_fix
 from .torch_package import cpu_build_in_text
 
@@ -775,9 +775,7 @@ def gpu_arch_unsupported(fx: Facts) -> Iterator[Finding]:
         yield _ngc_finding(fx, said, ngc)
         return
     if torch_unknown(fx) and not torch_named(fx, text_of(fx)):
-        from .extensions import _below_minimum  # (lazily: extensions imports this module)
-
-        if _below_minimum(fx):
+        if companion_below_minimum(fx):
             return  # a program that is not torch names its own GPU floor (companion-arch-unsupported): PG-Strom, vLLM...
     archs, source, devices = _build_and_devices(fx, said)
     bound, bound_source = arch_bound(fx) if not archs else (None, None)

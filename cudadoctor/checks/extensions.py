@@ -12,12 +12,12 @@ import dataclasses
 import re
 from typing import Any, Dict, Iterator, Optional, Tuple
 
-from cudadoctor.errortext import kb_document, program_patterns
+from cudadoctor.errortext import program_patterns
 from cudadoctor.facts import Facts
 from cudadoctor.interpret import arch_runs, build_arch_list, cap_number, gpus, torch_cuda, torch_version
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import INDEX, PIP, error_match, search, text_of
+from ._common import INDEX, PIP, companion_below_minimum, error_match, search, text_of
 from .arch import any_build_gpu, kernel_owner, program_not_torch, torch_named, torch_op_failed, user_says_unsupported
 from .profilers24 import PROFILER_UNSUPPORTED_GPU
 
@@ -597,17 +597,9 @@ def _no_kernel_any_torch(fx: Facts) -> Optional[Tuple[str, str]]:
 
 
 def _below_minimum(fx: Facts) -> Optional[Tuple[str, str, Dict[str, Any], str]]:
-    """(package, line, gpu, minimum): the error text names a package (kb/errors/companion.json min_capability)
-    that supports no GPU as old as one here."""
-    devices = [g for g in gpus(fx) if g.get("capability")]
-    if not devices:
-        return None
-    for row in kb_document("companion.json").get("min_capability", {}).get("packages", []):
-        hit = search(fx, row["names"])
-        low = min(devices, key=lambda g: cap_number(g["capability"]) or 0)
-        if hit and (cap_number(low["capability"]) or 99) < (cap_number(row["min_capability"]) or 0):
-            return row["package"], hit[1], low, row["min_capability"]
-    return None
+    """(package, line, gpu, minimum): the error text names a package that supports no GPU as old as one here
+    (checks/_common.companion_below_minimum, which arch.py reads too)."""
+    return companion_below_minimum(fx)
 
 
 def _kernel_package(fx: Facts) -> Optional[str]:
