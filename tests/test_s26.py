@@ -421,3 +421,10 @@ def test_cuda_through_a_translation_layer(tmp_path):
     assert "cuda-translation-layer-gap" in codes(paste_findings(tmp_path, zluda))
     # 'scale' as a word is no layer
     assert "cuda-translation-layer-gap" not in codes(paste_findings(tmp_path, "error: loss scale overflow on AMD GPU"))
+
+
+def test_thc_functions_and_candles_bf16_kernels(tmp_path):
+    thc = 'dcn_v2_cuda.cu(86): error: identifier "THCState_getCurrentStream" is undefined'
+    assert codes(paste_findings(tmp_path, thc)) == ["extension-source-uses-removed-thc-api"]
+    candle = 'An error occurred: DriverError(CUDA_ERROR_NOT_FOUND, "named symbol not found") when loading cast_bf16_f16'
+    assert "gpu-lacks-bf16" in codes(paste_findings(tmp_path, "GPU: Tesla T4\n" + candle))
