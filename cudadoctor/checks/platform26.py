@@ -51,7 +51,7 @@ PACKAGE_NOT_BUILT_FOR_PLATFORM = Code(
         "https://github.com/Qiskit/qiskit-aer/issues/841",
         "https://github.com/pytorch/FBGEMM/issues/3737",
         "https://github.com/meta-pytorch/torchrec/issues/210",
-        "https://learn.microsoft.com/en-us/windows/ai/directml/gpu-cuda-in-wsl",
+        "https://pypi.org/pypi/cucim/json",
     ),
 )
 
