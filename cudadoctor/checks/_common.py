@@ -6,6 +6,7 @@ Nothing here does I/O. The knowledge base (``cudadoctor.kb``) is read-only packa
 
 from __future__ import annotations
 
+import re
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from cudadoctor import kb as _kb
@@ -89,3 +90,11 @@ def companion_below_minimum(fx: Facts) -> Optional[Tuple[str, str, Dict[str, Any
         if hit and (cap_number(low["capability"]) or 99) < (cap_number(row["min_capability"]) or 0):
             return row["package"], hit[1], low, row["min_capability"]
     return None
+
+
+#: pip refusing a requirement, and the name it refused (extras kept: "jax[cuda12]"): platform26 and wheels26 read it.
+PIP_REFUSED = re.compile(
+    r"(?:No matching distribution found for|Could not find a version that satisfies the requirement)\s+"
+    r"(?P<pkg>[A-Za-z0-9_.\-]+(?:\[[\w,\s-]+\])?)",
+    re.I,
+)

@@ -69,6 +69,20 @@ def container_kind(fx: Facts) -> Optional[str]:
     return kind_in(text_of(fx)) if text_of(fx) else None
 
 
+#: A container named in words (where container_kind's facts and patterns show none): Docker, Podman, Kubernetes, the HPC
+#: runtimes.
+CONTAINER_WORDS = re.compile(r"\b(?:docker|container|podman|kubernetes|k8s|singularity|apptainer)\b", re.I)
+
+
+def container_named(fx: Facts, text: str, words: "re.Pattern[str]" = CONTAINER_WORDS) -> Optional[str]:
+    """container_kind, else the first container word ``words`` finds in ``text``; None when neither shows one."""
+    kind = container_kind(fx)
+    if kind:
+        return kind
+    m = words.search(text)
+    return m.group(0) if m else None
+
+
 def gpus_requested(fx: Facts) -> Optional[bool]:
     """Whether the pasted start command asked for GPUs (readers/containers.py); None when not shown."""
     c = fx.dict("pasted.container") or {}

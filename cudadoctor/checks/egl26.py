@@ -21,7 +21,7 @@ from cudadoctor.facts import Facts
 from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import error_match, text_of
-from ._containers import container_kind
+from ._containers import container_named
 
 NVIDIA_EGL_UNAVAILABLE = Code(
     code="nvidia-egl-unavailable",
@@ -55,7 +55,6 @@ NVIDIA_EGL_UNAVAILABLE = Code(
 
 _NVDIFFRAST = re.compile(r"nvdiffrast|glutil\.cpp|RasterizeGLContext", re.I)
 _MUJOCO = re.compile(r"mujoco|dm_control|robosuite|PLATFORM_DEVICE", re.I)
-_CONTAINER_WORDS = re.compile(r"\b(?:docker|container|podman|kubernetes|k8s|singularity|apptainer)\b", re.I)
 
 
 @check(NVIDIA_EGL_UNAVAILABLE)
@@ -64,7 +63,7 @@ def nvidia_egl_unavailable(fx: Facts) -> Iterator[Finding]:
     if not said:
         return
     text = text_of(fx)
-    where = container_kind(fx) or (m.group(0) if (m := _CONTAINER_WORDS.search(text)) else None)
+    where = container_named(fx, text)
     cmds: List[str] = []
     if _NVDIFFRAST.search(text) or "eglInitialize" in said[1]:
         cmds.append(

@@ -13,7 +13,6 @@ The wordings are signatures (kb/errors/b26.json). Pure: no I/O.
 
 from __future__ import annotations
 
-import re
 from typing import Iterator, List
 
 from cudadoctor.facts import Facts
@@ -21,7 +20,7 @@ from cudadoctor.interpret.environment import os_family
 from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import error_match, text_of
-from ._containers import container_kind
+from ._containers import container_named
 from .codes5 import only_other_gpus
 
 NVIDIA_OPENCL_ICD_MISSING = Code(
@@ -52,8 +51,6 @@ NVIDIA_OPENCL_ICD_MISSING = Code(
     ),
 )
 
-_CONTAINER_WORDS = re.compile(r"\b(?:docker|container|podman|kubernetes|k8s|singularity|apptainer)\b", re.I)
-
 
 @check(NVIDIA_OPENCL_ICD_MISSING)
 def nvidia_opencl_icd_missing(fx: Facts) -> Iterator[Finding]:
@@ -61,7 +58,7 @@ def nvidia_opencl_icd_missing(fx: Facts) -> Iterator[Finding]:
     if not said or only_other_gpus(fx):
         return
     text = text_of(fx)
-    where = container_kind(fx) or (m.group(0) if (m := _CONTAINER_WORDS.search(text)) else None)
+    where = container_named(fx, text)
     windows = os_family(fx) == "windows" or "OpenCL.dll" in said[1]
     cmds: List[str]
     if windows:

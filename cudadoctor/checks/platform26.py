@@ -24,7 +24,7 @@ from cudadoctor.facts import Facts
 from cudadoctor.interpret.environment import container, is_wsl, os_key
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import text_of
+from ._common import PIP_REFUSED, text_of
 
 PACKAGE_NOT_BUILT_FOR_PLATFORM = Code(
     code="package-not-built-for-platform",
@@ -56,11 +56,6 @@ PACKAGE_NOT_BUILT_FOR_PLATFORM = Code(
 )
 
 #: pip's and conda's refusals, and the name refused.
-_PIP_REFUSED = re.compile(
-    r"(?:No matching distribution found for|Could not find a version that satisfies the requirement)\s+"
-    r"(?P<pkg>[A-Za-z0-9_.\-]+(?:\[[\w,\s-]+\])?)",
-    re.I,
-)
 _CONDA_REFUSED = re.compile(r"PackagesNotFoundError:[^\n]*(?:\n[^\n]*){0,3}?\n\s*-\s*(?P<pkg>[A-Za-z0-9_.\-]+)", re.I)
 #: A Linux shared object loaded on Windows.
 _WIN193 = re.compile(r"WinError 193\]?\s*%1 is not a valid Win32 application", re.I)
@@ -184,7 +179,7 @@ def package_not_built_for_platform(fx: Facts) -> Iterator[Finding]:
 
 def _refused(fx: Facts, text: str) -> Optional[Tuple[str, Optional[str], dict, bool]]:
     exact = _names()[0]
-    for rx in (_PIP_REFUSED, _CONDA_REFUSED):
+    for rx in (PIP_REFUSED, _CONDA_REFUSED):
         for m in rx.finditer(text):
             asked = re.sub(r"\[.*", "", m.group("pkg"))
             name = exact.get(_norm(m.group("pkg"))) or exact.get(_norm(asked))

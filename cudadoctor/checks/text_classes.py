@@ -533,6 +533,37 @@ def container_toolkit_missing(fx: Facts) -> Iterator[Finding]:
     )
 
 
+#: nvcc failing on the host's own headers rather than refusing the compiler by version (kb/errors/b26.json): (pattern in
+#: the matched line, title, commands, why). gcc 11's std_function.h with CUDA 11.5 (Ubuntu 22.04's pairing), gcc 6's
+#: <tuple> with CUDA 8; glibc 2.23's string.h with CUDA 7.5 (fixed in CUDA 8; a define avoids it).
+_HEADER_CLASHES: Tuple[Tuple[str, str, Tuple[str, ...], str], ...] = (
+    (
+        r"parameter packs not expanded",
+        "nvcc cannot compile this gcc's C++ headers (parameter packs not expanded in {header}): build with an older gcc "
+        "as nvcc's host compiler, or a newer CUDA toolkit",
+        (
+            "nvcc --version; gcc --version  # e.g. CUDA 11.5 with gcc 11 (Ubuntu 22.04's packages)",
+            "sudo apt-get install gcc-10 g++-10",
+            "export CC=gcc-10 CXX=g++-10 NVCC_PREPEND_FLAGS='-ccbin /usr/bin/g++-10'  # then rebuild",
+            "# or install a newer CUDA toolkit (12.x) whose nvcc compiles these headers",
+        ),
+        "nvcc parses the host compiler's standard headers; this nvcc cannot parse these.",
+    ),
+    (
+        r"memcpy",
+        "This CUDA (7.5 or older) does not support this system's glibc headers (string.h's memcpy): add "
+        "-D_FORCE_INLINES to nvcc's flags, or use CUDA 8 or newer",
+        (
+            "nvcc --version  # 7.5 or older",
+            'NVCC_FLAGS="$NVCC_FLAGS -D_FORCE_INLINES"  # Makefile; CMake: set(CUDA_NVCC_FLAGS "${CUDA_NVCC_FLAGS} -D_FORCE_INLINES")',
+            "# or install CUDA 8 or newer, which compiles against glibc 2.23+ headers",
+        ),
+        "glibc 2.23's string.h defines an inline mempcpy that CUDA 7.5's front end cannot compile unless "
+        "_FORCE_INLINES is defined.",
+    ),
+)
+
+
 @check(HOST_COMPILER_UNSUPPORTED)
 def host_compiler_unsupported(fx: Facts) -> Iterator[Finding]:
     said = error_match(fx, HOST_COMPILER_UNSUPPORTED)
@@ -561,40 +592,12 @@ def host_compiler_unsupported(fx: Facts) -> Iterator[Finding]:
             ),
         )
         return
-    if said and re.search(r"parameter packs not expanded", said[1]):
-        # nvcc's front end on gcc 11's std_function.h (CUDA 11.5, Ubuntu 22.04's pairing; kb/errors/b26.json)
-        yield HOST_COMPILER_UNSUPPORTED.finding(
-            title="nvcc cannot compile this gcc's C++ headers (parameter packs not expanded in "
-            + ("std_function.h" if "std_function" in said[1] else "<tuple>")
-            + "): build with an older gcc as nvcc's host compiler, or a newer CUDA toolkit",
-            evidence={said[0]: said[1]},
-            fix=Fix(
-                (
-                    "nvcc --version; gcc --version  # e.g. CUDA 11.5 with gcc 11 (Ubuntu 22.04's packages)",
-                    "sudo apt-get install gcc-10 g++-10",
-                    "export CC=gcc-10 CXX=g++-10 NVCC_PREPEND_FLAGS='-ccbin /usr/bin/g++-10'  # then rebuild",
-                    "# or install a newer CUDA toolkit (12.x) whose nvcc compiles these headers",
-                ),
-                "nvcc parses the host compiler's standard headers; this nvcc cannot parse these.",
-            ),
-        )
-        return
-    if said and re.search(r"memcpy", said[1]):
-        # CUDA 7.5's nvcc and glibc 2.23's string.h (kb/errors/b26.json): fixed in CUDA 8; a define avoids it
-        yield HOST_COMPILER_UNSUPPORTED.finding(
-            title="This CUDA (7.5 or older) does not support this system's glibc headers (string.h's memcpy): add "
-            "-D_FORCE_INLINES to nvcc's flags, or use CUDA 8 or newer",
-            evidence={said[0]: said[1]},
-            fix=Fix(
-                (
-                    "nvcc --version  # 7.5 or older",
-                    'NVCC_FLAGS="$NVCC_FLAGS -D_FORCE_INLINES"  # Makefile; CMake: set(CUDA_NVCC_FLAGS "${CUDA_NVCC_FLAGS} -D_FORCE_INLINES")',
-                    "# or install CUDA 8 or newer, which compiles against glibc 2.23+ headers",
-                ),
-                "glibc 2.23's string.h defines an inline mempcpy that CUDA 7.5's front end cannot compile unless "
-                "_FORCE_INLINES is defined.",
-            ),
-        )
+    header = next((h for h in _HEADER_CLASHES if said and re.search(h[0], said[1])), None)
+    if said and header:
+        _rx, title, cmds_, why = header
+        if "{header}" in title:
+            title = title.format(header="std_function.h" if "std_function" in said[1] else "<tuple>")
+        yield HOST_COMPILER_UNSUPPORTED.finding(title=title, evidence={said[0]: said[1]}, fix=Fix(cmds_, why))
         return
     cmds = [
         f"sudo apt-get install gcc-{n} g++-{n}",
@@ -1301,14 +1304,14 @@ def legacy_gpu_driver_silent(fx: Facts) -> Optional[Finding]:
     named = [g for g in gpus(fx) if g.get("capability") and g.get("capability_source") not in ("torch", "nvml")]
     if not silent or not named or len(named) != len(gpus(fx)):
         return None
-    rows = [(g, legacy_branch(str(g["capability"]))) for g in named]
-    if not all(row and int(row["last"]) <= 470 for _g, row in rows):
+    rows = [legacy_branch(str(g["capability"])) for g in named]
+    if not all(r and int(r["last"]) <= 470 for r in rows):
         return None
-    g, row = rows[0]
-    last, name = row["last"], g.get("name") or "this GPU"  # type: ignore[index]
+    g, row = named[0], rows[0] or {}
+    last, name = row["last"], g.get("name") or "this GPU"
     return GPU_NEEDS_LEGACY_DRIVER.finding(
-        title=f"Likely: the installed driver does not drive the {name} ({row['generation']}, compute capability "  # type: ignore[index]
-        f"{g['capability']}): drivers from {row['dropped_in']} on dropped it, and it needs the {last}.xx legacy driver",  # type: ignore[index]
+        title=f"Likely: the installed driver does not drive the {name} ({row['generation']}, compute capability "
+        f"{g['capability']}): drivers from {row['dropped_in']} on dropped it, and it needs the {last}.xx legacy driver",
         evidence={"driver_silent": silent.group(0), "gpu": name, "legacy_branch": last, "driver": None},
         fix=Fix(
             (
@@ -1318,7 +1321,7 @@ def legacy_gpu_driver_silent(fx: Facts) -> Optional[Finding]:
                 f"the {last} driver",
                 "sudo reboot; nvidia-smi  # lists the GPU",
             ),
-            f"NVIDIA's drivers from {row['dropped_in']} on do not drive {row['generation']} GPUs; an image or a "  # type: ignore[index]
+            f"NVIDIA's drivers from {row['dropped_in']} on do not drive {row['generation']} GPUs; an image or a "
             f"distribution installing a current driver leaves them unused.",
         ),
         severity="warning",

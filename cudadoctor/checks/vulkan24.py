@@ -25,7 +25,7 @@ from cudadoctor.interpret.gpus import driver_version, gpus
 from cudadoctor.model import Code, Finding, Fix, check
 
 from ._common import error_match, text_of
-from ._containers import container_kind
+from ._containers import container_named
 
 NVIDIA_VULKAN_DRIVER_MISSING = Code(
     code="nvidia-vulkan-driver-missing",
@@ -75,7 +75,7 @@ def nvidia_vulkan_driver_missing(fx: Facts) -> Iterator[Finding]:
         or fx.get("pasted.nvidia_named")
         or gpu_vendors.nvidia_named(text.splitlines())
     )
-    where = container_kind(fx) or (m.group(0) if (m := _CONTAINER_WORDS.search(text)) else None)
+    where = container_named(fx, text, _CONTAINER_WORDS)
     evidence = {said[0]: said[1]}
     cmds: Tuple[str, ...]
     if where:

@@ -20,7 +20,7 @@ from cudadoctor.facts import Facts
 from cudadoctor.interpret.build import torch_version
 from cudadoctor.model import Code, Finding, Fix, check
 
-from ._common import text_of
+from ._common import PIP_REFUSED, text_of
 
 COMPANION_WHEEL_MISSING_FOR_TORCH = Code(
     code="companion-wheel-missing-for-torch",
@@ -52,12 +52,7 @@ COMPANION_WHEEL_MISSING_FOR_TORCH = Code(
 _KAOLIN_SAYS = re.compile(
     r"Kaolin does not support pytorch version:?\s*(?P<torch>[\w.+]+)?|This is the kaolin placeholder wheel", re.I
 )
-#: pip finding no version of a package, and a find-links page named for one torch build.
-_REFUSED = re.compile(
-    r"(?:No matching distribution found for|Could not find a version that satisfies the requirement)\s+"
-    r"(?P<pkg>[A-Za-z0-9_.\-]+)",
-    re.I,
-)
+#: A find-links page named for one torch build.
 _TORCH_PAGE = re.compile(r"https?://\S+?/(?:whl/)?torch-(?P<torch>\d+\.\d+(?:\.\d+)?)[_+](?P<var>cu\d+|cpu)\.html", re.I)
 _PYG = re.compile(r"^(?:torch[-_](?:scatter|sparse|cluster|spline[-_]conv|geometric)|pyg[-_]lib)$", re.I)
 _TORCH_FAMILY = re.compile(r"^(?:torch|torchvision|torchaudio|pytorch)$", re.I)
@@ -103,23 +98,28 @@ def companion_wheel_missing_for_torch(fx: Facts) -> Iterator[Finding]:
     )
 
 
+def _base(requirement: str) -> str:
+    """The distribution's name in a requirement: 'kaolin==0.13.0' and 'kaolin[all]' are 'kaolin'."""
+    return re.split(r"[=<>!~\[]", requirement)[0]
+
+
 def _evidence(fx: Facts, text: str) -> Optional[Tuple[str, Optional[str], dict, bool]]:
     m = _KAOLIN_SAYS.search(text)
     if m:
         return "kaolin", m.group("torch") or torch_version(fx), {"kaolin": m.group(0)}, True
     page = _TORCH_PAGE.search(text)
-    for r in _REFUSED.finditer(text):
-        if re.split(r"[=<>!~]", r.group("pkg"))[0].lower() == "kaolin":
+    on_page = f"{page.group('torch')}+{page.group('var')}" if page else None
+    for r in PIP_REFUSED.finditer(text):
+        pkg = _base(r.group("pkg"))
+        if pkg.lower() == "kaolin":
             # Kaolin is published per torch build only (PyPI holds a placeholder): refused, it has none for this torch
-            torch = f"{page.group('torch')}+{page.group('var')}" if page else torch_version(fx)
-            return "kaolin", torch, {"pip": r.group(0)}, True
+            return "kaolin", on_page or torch_version(fx), {"pip": r.group(0)}, True
     if page:
-        for r in _REFUSED.finditer(text):
-            pkg = r.group("pkg")
-            if _PYG.match(pkg) or _TORCH_FAMILY.match(pkg.split("=")[0]):
+        for r in PIP_REFUSED.finditer(text):
+            pkg = _base(r.group("pkg"))
+            if _PYG.match(pkg) or _TORCH_FAMILY.match(pkg):
                 continue
-            torch = f"{page.group('torch')}+{page.group('var')}"
-            return re.split(r"[=<>!~]", pkg)[0], torch, {"pip": r.group(0), "page": page.group(0)}, True
+            return pkg, on_page, {"pip": r.group(0), "page": page.group(0)}, True
     said = _NO_WHEEL_SAID.search(text)
     if said:
         return "kaolin", torch_version(fx), {"said": said.group(0)[:200]}, False
